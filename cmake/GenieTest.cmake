@@ -1,0 +1,26 @@
+# genie_test(NAME SOURCES ... DEPS ... LABELS unit|e2e|slow [TIMEOUT s])
+# Builds a GoogleTest binary and registers each test case with ctest under the given labels,
+# so CI can budget time with `ctest -L unit` / `-LE slow`.
+function(genie_test name)
+  if(NOT GENIE_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    GENIE_DATA_DIR="${GENIE_DATA_DIR}"
+    GENIE_BINARY_DIR="${CMAKE_BINARY_DIR}"
+    GENIE_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  genie_warnings(${name})
+  include(GoogleTest)
+  gtest_discover_tests(${name}
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,21 @@
+# Warnings for genie's own targets (not for generated protobuf code), sanitizers for all.
+function(genie_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+    -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough)
+  if(GENIE_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(GENIE_SANITIZE)
+  add_compile_options(-fsanitize=${GENIE_SANITIZE} -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${GENIE_SANITIZE})
+endif()
+
+# genie_library(NAME SOURCES ... DEPS ...): a module library with genie's warnings.
+function(genie_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  genie_warnings(${name})
+endfunction()

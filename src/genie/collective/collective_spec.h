@@ -1,0 +1,50 @@
+// CollectiveSpec: everything the planner needs to know about one collective call, and the plan
+// options that shape its wire traffic (chunks, channels, slice size, per-dimension algorithms).
+// Built by the executor from an Op plus the system configuration; consumed by Plan(). Value
+// type; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "genie/common/units.h"
+#include "genie/workload/op.h"
+
+namespace genie::collective {
+
+// Algorithm names follow ASTRA-sim's system.json where they exist.
+enum class Algorithm : uint8_t {
+  kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kPairwise, kTree,
+  kOneRing, kOneDirect, kOneHalvingDoubling, kCustom,
+};
+const char* AlgorithmName(Algorithm a);          // "ring", "direct", "halvingDoubling", ...
+bool ParseAlgorithm(const std::string& text, Algorithm* out, int* direct_window);
+
+enum class Optimization : uint8_t { kBaseline, kLocalBwAware };
+enum class SchedulingPolicy : uint8_t { kLifo, kFifo, kExplicit };
+
+struct PlanOptions {
+  // One algorithm per dimension of `dims` (a single entry applies to every dimension).
+  std::vector<Algorithm> algorithms = {Algorithm::kRing};
+  int direct_window = 0;           // directK: at most K concurrent peers (0 = all)
+  std::vector<int> dims;           // logical topology, dim 0 fastest; empty = one dim of N
+  std::vector<bool> involved_dim;  // empty = all dims
+  Optimization optimization = Optimization::kBaseline;
+  int chunks = 1;                  // preferred-dataset-splits
+  int active_chunks = 1;           // active-chunks-per-dimension (0 = unlimited)
+  int channels = 1;                // parallel flows per peer pair (NCCL channels)
+  Bytes slice_bytes = 0;           // largest message on the wire (0 = no limit)
+  std::string custom_path;         // Algorithm::kCustom: MSCCL-IR XML or Chakra ET prefix
+};
+
+struct CollectiveSpec {
+  CollectiveType type = CollectiveType::kAllReduce;
+  Bytes size = 0;                  // Chakra comm_size semantics (REFERENCE §2)
+  std::vector<int> group;          // global ranks, in group order; group[i] has group index i
+  int root = 0;                    // group index of the root (broadcast, reduce, gather, scatter)
+  uint32_t collective_id = 0;      // distinguishes concurrent collectives in message tags
+  PlanOptions options;
+};
+
+}  // namespace genie::collective

@@ -1,0 +1,12 @@
+// Logging setup: spdlog to stderr, tagged with the rank when one is known. Code logs with
+// spdlog::info/warn/error directly; call SetupLogging once at start, from the main thread.
+#pragma once
+
+#include <string>
+
+namespace genie {
+
+// verbosity: 0 = warnings and errors, 1 = info, 2 = debug, 3 = trace.
+void SetupLogging(int verbosity, int rank = -1);
+
+}  // namespace genie

@@ -1,0 +1,49 @@
+// Backend: the only thing the Executor and CollectiveRunner see of time and the network.
+// RealBackend = event loop (epoll + timerfd, precise sleep) + a Transport; SimBackend = a
+// virtual clock + a modelled network. Because the executor cannot tell them apart, a real run
+// and its prediction execute the very same issue rules and schedules.
+//
+// Threading: a Backend belongs to one rank's event loop; every method, and every callback it
+// invokes, runs on that loop's thread. Callbacks never run re-entrantly from inside the call
+// that scheduled them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "genie/common/units.h"
+
+namespace genie::runtime {
+
+// One point-to-point message. Matched with its counterpart by (src, dst, tag).
+struct Message {
+  int peer = -1;          // destination for Send, source for Recv (global rank)
+  uint64_t tag = 0;
+  Bytes bytes = 0;
+  uint16_t channel = 0;   // which parallel flow to the peer carries it
+  const void* data = nullptr;  // Send: payload (nullptr = no real data; the wire carries filler)
+  void* into = nullptr;        // Recv: where the payload lands (nullptr = discard)
+};
+
+using Callback = std::function<void()>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  // Current time in ns: virtual for simulation, monotonic wall time for real runs.
+  virtual TimeNs Now() const = 0;
+  // Calls `fn` once `delay` ns have passed (a compute op, a modelled local cost).
+  virtual void After(TimeNs delay, Callback fn) = 0;
+  // Posts a send; `done` runs when the payload has left this rank (buffer reusable).
+  virtual void Send(const Message& msg, Callback done) = 0;
+  // Posts a receive; `done` runs when the matching message has fully arrived.
+  virtual void Recv(const Message& msg, Callback done) = 0;
+  // True when the backend models time (simulation): local costs such as endpoint delay and
+  // reduction time are charged by the model; on a real backend the CPU pays them for real.
+  virtual bool modelled() const = 0;
+};
+
+}  // namespace genie::runtime

@@ -1,0 +1,46 @@
+// genie: emulate a large ML training job's network traffic without GPUs.
+#include <algorithm>
+#include <cstdio>
+
+#include "genie/common/logging.h"
+#include "tools/genie/command.h"
+
+namespace genie::cli {
+
+std::vector<Command>& Registry() {
+  static std::vector<Command> registry;
+  return registry;
+}
+
+}  // namespace genie::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"genie: test a real network with realistic ML training traffic, without GPUs.\n"
+               "Each emulated GPU (rank) walks its Chakra execution trace; collectives become\n"
+               "the point-to-point messages a collective library would send."};
+  app.set_version_flag("--version", "genie " GENIE_VERSION);
+  app.require_subcommand(1);
+  int verbosity = 0;
+  app.add_flag("-v,--verbose", verbosity, "More log output (-v info, -vv debug)");
+
+  auto& commands = genie::cli::Registry();
+  // Registration order depends on link order; present commands in workflow order instead.
+  static const char* kOrder[] = {"inspect", "gen", "plan", "simulate", "run", "launch",
+                                 "results", "testbed", "bench", "doctor"};
+  auto rank_of = [](const std::string& n) {
+    auto it = std::find(std::begin(kOrder), std::end(kOrder), n);
+    return static_cast<int>(it - std::begin(kOrder));
+  };
+  std::sort(commands.begin(), commands.end(),
+            [&](const auto& a, const auto& b) { return rank_of(a.name) < rank_of(b.name); });
+
+  std::function<int()> action;
+  for (auto& command : commands) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    auto run = command.setup(*sub);
+    sub->callback([&action, run] { action = run; });
+  }
+  CLI11_PARSE(app, argc, argv);
+  genie::SetupLogging(verbosity);
+  return action ? action() : 0;
+}
