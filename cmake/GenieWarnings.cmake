@@ -19,3 +19,17 @@ function(genie_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
   genie_warnings(${name})
 endfunction()
+
+# Sets `out` to every genie module library defined so far (for tests/, bench/, fuzz/, tools/,
+# which are added after all modules).
+function(genie_all_libs out)
+  set(libs "")
+  foreach(lib genie_report genie_record genie_testbed genie_launch genie_runtime genie_net
+              genie_loop genie_sim genie_config genie_collective genie_compute genie_workload
+              genie_trace genie_proto genie_common)
+    if(TARGET ${lib})
+      list(APPEND libs ${lib})
+    endif()
+  endforeach()
+  set(${out} ${libs} PARENT_SCOPE)
+endfunction()
