@@ -1,0 +1,29 @@
+// Reading back a Recorder's JSON-lines stream (recorder.h), e.g. after a crash or to merge the
+// per-rank files of a run. A truncated last line (the process died mid-write) is dropped and
+// flagged; damage anywhere else is an error naming the file and line. Any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/common/status.h"
+#include "genie/record/op_event.h"
+#include "genie/record/rank_summary.h"
+
+namespace genie::record {
+
+struct RecordStream {
+  nlohmann::json header;  // the header line's "run" object; null when the file had none
+  std::vector<OpEvent> ops;
+  std::vector<RankSummary> ranks;
+  bool truncated = false;  // the last line was incomplete and was dropped
+};
+
+Result<RecordStream> ReadRecordStream(const std::string& path);
+// The same from text already in memory; `name` is used in error messages.
+Result<RecordStream> ParseRecordStream(std::string_view text, const std::string& name);
+
+}  // namespace genie::record

@@ -1,0 +1,64 @@
+// Recorder: collects what one rank (or the whole simulation) executed — an OpEvent per finished
+// node and a RankSummary per finished iteration — in memory, and optionally streams each record
+// to a JSON-lines file as it arrives, so a crashed or killed run still leaves its results.
+//
+// Stream format (docs/results.md): one self-contained JSON object per line, flushed to the
+// kernel after every line. First line: {"record":"header","format":"genie-record","version":1,
+// "run":{...}}; then {"record":"op",...} and {"record":"rank",...} lines (event_json.h fields).
+// A reader (record_stream.h) drops a truncated last line.
+//
+// Ownership and threads: owned by one rank's event loop (or the simulator); not thread-safe.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/common/status.h"
+#include "genie/record/op_event.h"
+#include "genie/record/rank_summary.h"
+
+namespace genie::record {
+
+inline constexpr const char* kStreamFormat = "genie-record";
+inline constexpr int kStreamVersion = 1;
+
+class Recorder {
+ public:
+  // stream_path "" = memory only; otherwise the file is created (truncated) and the header line
+  // written at once. `header` is the run information (provenance, rank, world size, ...).
+  static Result<std::unique_ptr<Recorder>> Create(const std::string& stream_path,
+                                                  const nlohmann::json& header);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  void OnOp(const OpEvent& event);
+  void OnRankDone(const RankSummary& summary);
+
+  const std::vector<OpEvent>& ops() const { return ops_; }
+  const std::vector<RankSummary>& ranks() const { return ranks_; }
+  const nlohmann::json& header() const { return header_; }
+
+  // The first write error on the stream (later records are still kept in memory), or OK.
+  const Status& status() const { return status_; }
+  // Closes the stream; returns status(). Also done by the destructor.
+  Status Close();
+
+ private:
+  Recorder(std::FILE* file, std::string path, nlohmann::json header)
+      : file_(file), path_(std::move(path)), header_(std::move(header)) {}
+  void WriteLine(const nlohmann::json& j);
+
+  std::FILE* file_;  // null when memory only or closed
+  std::string path_;
+  nlohmann::json header_;
+  std::vector<OpEvent> ops_;
+  std::vector<RankSummary> ranks_;
+  Status status_;
+};
+
+}  // namespace genie::record
