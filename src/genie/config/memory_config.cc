@@ -1,0 +1,108 @@
+#include "genie/config/memory_config.h"
+
+#include <cmath>
+
+#include "genie/config/text_file.h"
+
+namespace genie::config {
+namespace {
+using json = nlohmann::json;
+}  // namespace
+
+const char* MemoryTypeName(MemoryType type) {
+  switch (type) {
+    case MemoryType::kNoMemoryExpansion: return "NO_MEMORY_EXPANSION";
+    case MemoryType::kPerNodeMemoryExpansion: return "PER_NODE_MEMORY_EXPANSION";
+    case MemoryType::kPerNpuMemoryExpansion: return "PER_NPU_MEMORY_EXPANSION";
+    case MemoryType::kMemoryPool: return "MEMORY_POOL";
+  }
+  return "?";
+}
+
+TimeNs MemoryConfig::AccessTimeNs(Bytes tensor_size) const {
+  if (remote_mem_bw_gbps <= 0) return remote_mem_latency_ns;
+  // ASTRA-sim: latency + (uint64)((size / (bw * 1e9)) * FREQ), FREQ = 1e9 (1 cycle = 1 ns).
+  double seconds = static_cast<double>(tensor_size) / (remote_mem_bw_gbps * 1e9);
+  return remote_mem_latency_ns + static_cast<TimeNs>(seconds * 1e9);
+}
+
+int MemoryConfig::QueueOf(int rank) const {
+  switch (type) {
+    case MemoryType::kPerNodeMemoryExpansion:
+      return num_npus_per_node > 0 ? rank / num_npus_per_node : 0;
+    case MemoryType::kMemoryPool: return 0;
+    default: return -1;
+  }
+}
+
+json MemoryConfig::ToJson() const {
+  json j;
+  j["path"] = path;
+  j["memory-type"] = MemoryTypeName(type);
+  j["remote-mem-latency"] = remote_mem_latency_ns;
+  j["remote-mem-bw"] = remote_mem_bw_gbps;
+  if (type == MemoryType::kPerNodeMemoryExpansion) {
+    j["num-nodes"] = num_nodes;
+    j["num-npus-per-node"] = num_npus_per_node;
+  }
+  return j;
+}
+
+Result<MemoryConfig> ParseMemoryConfig(const std::string& text, const std::string& origin) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::InvalidArgument(origin + ": not a JSON object (expected e.g. "
+                                   "{\"memory-type\": \"NO_MEMORY_EXPANSION\"})");
+  }
+  auto err = [&](const char* key, const std::string& what) {
+    return Status::InvalidArgument(origin + ": key \"" + key + "\": " + what);
+  };
+  auto number = [&](const char* key, double* out) -> Status {
+    if (!j.contains(key)) return Status::Ok();
+    if (!j[key].is_number()) return err(key, "expected a number, found " + j[key].dump());
+    *out = j[key].get<double>();
+    if (!std::isfinite(*out) || *out < 0) return err(key, "must be a finite number >= 0");
+    return Status::Ok();
+  };
+  MemoryConfig c;
+  c.path = origin;
+  if (j.contains("memory-type")) {
+    if (!j["memory-type"].is_string()) return err("memory-type", "expected a string");
+    std::string t = j["memory-type"].get<std::string>();
+    bool found = false;
+    for (MemoryType m : {MemoryType::kNoMemoryExpansion, MemoryType::kPerNodeMemoryExpansion,
+                         MemoryType::kPerNpuMemoryExpansion, MemoryType::kMemoryPool}) {
+      if (t == MemoryTypeName(m)) {
+        c.type = m;
+        found = true;
+      }
+    }
+    if (!found) {
+      return err("memory-type", "unknown value \"" + t +
+                                    "\" (use NO_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION, "
+                                    "PER_NPU_MEMORY_EXPANSION or MEMORY_POOL)");
+    }
+  }
+  double latency = 0, nodes = 0, per_node = 0;
+  GENIE_RETURN_IF_ERROR(number("remote-mem-latency", &latency));
+  GENIE_RETURN_IF_ERROR(number("remote-mem-bw", &c.remote_mem_bw_gbps));
+  GENIE_RETURN_IF_ERROR(number("num-nodes", &nodes));
+  GENIE_RETURN_IF_ERROR(number("num-npus-per-node", &per_node));
+  c.remote_mem_latency_ns = static_cast<TimeNs>(latency);
+  c.num_nodes = static_cast<int>(nodes);
+  c.num_npus_per_node = static_cast<int>(per_node);
+  if (c.type != MemoryType::kNoMemoryExpansion && c.remote_mem_bw_gbps <= 0) {
+    return err("remote-mem-bw", std::string("must be > 0 GB/s for ") + MemoryTypeName(c.type));
+  }
+  if (c.type == MemoryType::kPerNodeMemoryExpansion && c.num_npus_per_node <= 0) {
+    return err("num-npus-per-node", "must be > 0 for PER_NODE_MEMORY_EXPANSION");
+  }
+  return c;
+}
+
+Result<MemoryConfig> LoadMemoryConfig(const std::string& path) {
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "memory configuration"));
+  return ParseMemoryConfig(text, path);
+}
+
+}  // namespace genie::config

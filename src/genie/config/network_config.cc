@@ -1,0 +1,148 @@
+#include "genie/config/network_config.h"
+
+#include <cmath>
+
+#include <yaml-cpp/yaml.h>
+
+#include "genie/config/text_file.h"
+
+namespace genie::config {
+namespace {
+
+std::string Where(const std::string& origin, const char* key) {
+  return (origin.empty() ? std::string("network configuration") : origin) + ": key \"" + key +
+         "\"";
+}
+
+// A YAML list (or a single scalar, taken as a one-element list) of T.
+template <typename T>
+Status ReadList(const YAML::Node& root, const char* key, const std::string& origin,
+                std::vector<T>* out) {
+  YAML::Node node = root[key];
+  if (!node) {
+    return Status::InvalidArgument(Where(origin, key) +
+                                   " is missing (give one value per dimension)");
+  }
+  try {
+    if (node.IsScalar()) {
+      out->push_back(node.as<T>());
+    } else if (node.IsSequence()) {
+      for (const YAML::Node& e : node) out->push_back(e.as<T>());
+    } else {
+      return Status::InvalidArgument(Where(origin, key) + ": expected a list like [ 8 ]");
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(Where(origin, key) + ": " + e.msg +
+                                   " (line " + std::to_string(e.mark.line + 1) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* TopologyKindName(TopologyKind kind) {
+  switch (kind) {
+    case TopologyKind::kRing: return "Ring";
+    case TopologyKind::kFullyConnected: return "FullyConnected";
+    case TopologyKind::kSwitch: return "Switch";
+  }
+  return "?";
+}
+
+int NetworkConfig::total_npus() const {
+  int n = 1;
+  for (int c : npus_count) n *= c;
+  return n;
+}
+
+nlohmann::json NetworkConfig::ToJson() const {
+  nlohmann::json j;
+  j["path"] = path;
+  nlohmann::json topo = nlohmann::json::array();
+  for (TopologyKind k : topology) topo.push_back(TopologyKindName(k));
+  j["topology"] = topo;
+  j["npus_count"] = npus_count;
+  j["bandwidth"] = bandwidth_gbps;
+  j["latency"] = latency_ns;
+  j["total_npus"] = total_npus();
+  return j;
+}
+
+Status ValidateNetworkConfig(const NetworkConfig& c) {
+  const std::string& o = c.path;
+  if (c.topology.empty()) {
+    return Status::InvalidArgument(Where(o, "topology") + " lists no dimension");
+  }
+  auto check_len = [&](size_t n, const char* key) -> Status {
+    if (n == c.topology.size()) return Status::Ok();
+    return Status::InvalidArgument(Where(o, key) + " has " + std::to_string(n) +
+                                   " entries but topology has " +
+                                   std::to_string(c.topology.size()) +
+                                   " dimensions (give one per dimension)");
+  };
+  GENIE_RETURN_IF_ERROR(check_len(c.npus_count.size(), "npus_count"));
+  GENIE_RETURN_IF_ERROR(check_len(c.bandwidth_gbps.size(), "bandwidth"));
+  GENIE_RETURN_IF_ERROR(check_len(c.latency_ns.size(), "latency"));
+  int64_t total = 1;
+  for (size_t d = 0; d < c.topology.size(); ++d) {
+    std::string dim = " (dimension " + std::to_string(d) + ")";
+    if (c.npus_count[d] <= 1) {
+      return Status::InvalidArgument(Where(o, "npus_count") + ": " +
+                                     std::to_string(c.npus_count[d]) + dim +
+                                     " must be larger than 1");
+    }
+    total *= c.npus_count[d];
+    if (total > (int64_t{1} << 24)) {
+      return Status::InvalidArgument(Where(o, "npus_count") + ": more than 2^24 NPUs in total");
+    }
+    if (!(c.bandwidth_gbps[d] > 0) || !std::isfinite(c.bandwidth_gbps[d])) {
+      return Status::InvalidArgument(Where(o, "bandwidth") + dim + " must be a positive GB/s");
+    }
+    if (!(c.latency_ns[d] >= 0) || !std::isfinite(c.latency_ns[d])) {
+      return Status::InvalidArgument(Where(o, "latency") + dim + " must be >= 0 ns");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::string& origin) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(origin + ": not valid YAML: " + e.msg + " (line " +
+                                   std::to_string(e.mark.line + 1) + ")");
+  }
+  if (!root.IsMap()) {
+    return Status::InvalidArgument(origin +
+                                   ": expected keys topology, npus_count, bandwidth, latency");
+  }
+  NetworkConfig c;
+  c.path = origin;
+  std::vector<std::string> names;
+  GENIE_RETURN_IF_ERROR(ReadList(root, "topology", origin, &names));
+  for (const std::string& n : names) {
+    if (n == "Ring") {
+      c.topology.push_back(TopologyKind::kRing);
+    } else if (n == "FullyConnected") {
+      c.topology.push_back(TopologyKind::kFullyConnected);
+    } else if (n == "Switch") {
+      c.topology.push_back(TopologyKind::kSwitch);
+    } else {
+      return Status::InvalidArgument(Where(origin, "topology") + ": unknown building block \"" +
+                                     n + "\" (use Ring, FullyConnected or Switch)");
+    }
+  }
+  GENIE_RETURN_IF_ERROR(ReadList(root, "npus_count", origin, &c.npus_count));
+  GENIE_RETURN_IF_ERROR(ReadList(root, "bandwidth", origin, &c.bandwidth_gbps));
+  GENIE_RETURN_IF_ERROR(ReadList(root, "latency", origin, &c.latency_ns));
+  GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
+  return c;
+}
+
+Result<NetworkConfig> LoadNetworkConfig(const std::string& path) {
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "network configuration"));
+  return ParseNetworkConfig(text, path);
+}
+
+}  // namespace genie::config

@@ -1,0 +1,83 @@
+#include "genie/config/network_config.h"
+
+#include <gtest/gtest.h>
+
+namespace genie::config {
+namespace {
+
+const std::string kDir = std::string(GENIE_DATA_DIR) + "/astra-sim-configs/";
+
+TEST(NetworkConfigTest, RingFiles) {
+  for (int n : {4, 8, 16}) {
+    std::string path = kDir + "Ring_" + std::to_string(n) + "npus.yml";
+    auto c = LoadNetworkConfig(path);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->topology, std::vector<TopologyKind>{TopologyKind::kRing});
+    EXPECT_EQ(c->npus_count, std::vector<int>{n});
+    EXPECT_EQ(c->bandwidth_gbps, std::vector<double>{50.0});
+    EXPECT_EQ(c->latency_ns, std::vector<double>{500.0});
+    EXPECT_EQ(c->total_npus(), n);
+    EXPECT_EQ(c->path, path);
+  }
+}
+
+TEST(NetworkConfigTest, HgxSwitch) {
+  auto c = LoadNetworkConfig(kDir + "HGX-H100-validated.yml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->topology, std::vector<TopologyKind>{TopologyKind::kSwitch});
+  EXPECT_EQ(c->npus_count, std::vector<int>{8});
+  EXPECT_EQ(c->bandwidth_gbps, std::vector<double>{400.0});
+  EXPECT_EQ(c->latency_ns, std::vector<double>{936.25});
+  nlohmann::json j = c->ToJson();
+  EXPECT_EQ(j["topology"], nlohmann::json::array({"Switch"}));
+  EXPECT_EQ(j["latency"][0], 936.25);
+  EXPECT_EQ(j["total_npus"], 8);
+}
+
+TEST(NetworkConfigTest, MultiDimensional) {
+  auto c = ParseNetworkConfig(
+      "topology: [ Ring, FullyConnected, Switch ]\nnpus_count: [ 2, 4, 8 ]\n"
+      "bandwidth: [ 200, 100, 50.5 ]\nlatency: [ 10, 20, 30 ]\n",
+      "3d.yml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->dims(), 3);
+  EXPECT_EQ(c->total_npus(), 64);
+  EXPECT_EQ(c->topology[1], TopologyKind::kFullyConnected);
+  EXPECT_EQ(c->bandwidth_gbps[2], 50.5);
+}
+
+TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
+  auto unknown = ParseNetworkConfig(
+      "topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "n.yml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("n.yml"), std::string::npos);
+  EXPECT_NE(unknown.status().message().find("Torus"), std::string::npos);
+
+  auto mismatch = ParseNetworkConfig(
+      "topology: [ Ring, Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 ]\n",
+      "m.yml");
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_NE(mismatch.status().message().find("npus_count"), std::string::npos);
+
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: [ Ring ]\nnpus_count: [ 1 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "x")
+                   .ok());
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 0 ]\nlatency: [ 1 ]\n", "x")
+                   .ok());
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ -1 ]\n", "x")
+                   .ok());
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: [ Ring ]\nnpus_count: [ four ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
+                   "x")
+                   .ok());
+  auto missing = ParseNetworkConfig("topology: [ Ring ]\nnpus_count: [ 4 ]\n", "x");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("bandwidth"), std::string::npos);
+  EXPECT_FALSE(ParseNetworkConfig("topology: [ Ring\n", "x").ok());
+  EXPECT_FALSE(LoadNetworkConfig("/nonexistent/net.yml").ok());
+}
+
+}  // namespace
+}  // namespace genie::config

@@ -1,0 +1,312 @@
+#include "genie/config/system_config.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <spdlog/spdlog.h>
+
+#include "genie/config/text_file.h"
+
+namespace genie::config {
+namespace {
+
+using json = nlohmann::json;
+
+const char* const kCollectives[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+
+// Reads numbers the way ASTRA-sim's nlohmann assignments do: any JSON number; integer fields
+// truncate a fractional value. Strings, lists and objects are errors.
+class Reader {
+ public:
+  Reader(const json& j, const std::string& origin) : j_(j), origin_(origin) {}
+
+  Status Error(const std::string& key, const std::string& what) const {
+    return Status::InvalidArgument(origin_ + ": key \"" + key + "\": " + what);
+  }
+  bool Has(const char* key) const { return j_.contains(key); }
+
+  Status Number(const char* key, double* out) const {
+    if (!j_.contains(key)) return Status::Ok();
+    const json& v = j_[key];
+    if (!v.is_number()) return Error(key, "expected a number, found " + v.dump());
+    *out = v.get<double>();
+    if (!std::isfinite(*out)) return Error(key, "must be finite");
+    return Status::Ok();
+  }
+  template <typename Int>
+  Status Integer(const char* key, Int* out) const {
+    double d = static_cast<double>(*out);
+    GENIE_RETURN_IF_ERROR(Number(key, &d));
+    *out = static_cast<Int>(d);
+    return Status::Ok();
+  }
+  // ASTRA-sim tests `j[key] != 0`: accept 0/1 and true/false.
+  Status Flag(const char* key, bool* out) const {
+    if (!j_.contains(key)) return Status::Ok();
+    const json& v = j_[key];
+    if (v.is_boolean()) {
+      *out = v.get<bool>();
+    } else if (v.is_number()) {
+      *out = v.get<double>() != 0;
+    } else {
+      return Error(key, "expected 0/1 or true/false, found " + v.dump());
+    }
+    return Status::Ok();
+  }
+  Status String(const char* key, std::string* out) const {
+    if (!j_.contains(key)) return Status::Ok();
+    const json& v = j_[key];
+    if (!v.is_string()) return Error(key, "expected a string, found " + v.dump());
+    *out = v.get<std::string>();
+    return Status::Ok();
+  }
+  // A list of strings; a single string is accepted as a one-element list.
+  Status StringList(const std::string& key, std::vector<std::string>* out) const {
+    const json& v = j_[key];
+    if (v.is_string()) {
+      out->push_back(v.get<std::string>());
+      return Status::Ok();
+    }
+    if (!v.is_array()) return Error(key, "expected a list of strings, found " + v.dump());
+    for (const json& e : v) {
+      if (!e.is_string()) return Error(key, "expected a list of strings, found " + v.dump());
+      out->push_back(e.get<std::string>());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const json& j_;
+  const std::string& origin_;
+};
+
+bool KnownKey(const std::string& key) {
+  static const std::set<std::string> kKnown = {
+      "scheduling-policy", "endpoint-delay", "active-chunks-per-dimension",
+      "preferred-dataset-splits", "all-reduce-implementation", "all-gather-implementation",
+      "reduce-scatter-implementation", "all-to-all-implementation",
+      "all-reduce-implementation-custom", "all-gather-implementation-custom",
+      "reduce-scatter-implementation-custom", "all-to-all-implementation-custom",
+      "collective-optimization", "local-mem-bw", "local-reduction-delay", "peak-perf",
+      "roofline-enabled", "replay-only", "trace-enabled", "track-local-mem", "L", "o", "g", "G",
+      "model-shared-bus", "boost-mode", "intra-dimension-scheduling",
+      "inter-dimension-scheduling"};
+  return kKnown.count(key) != 0;
+}
+
+}  // namespace
+
+const char* SchedulingPolicyName(SchedulingPolicy p) {
+  switch (p) {
+    case SchedulingPolicy::kLifo: return "LIFO";
+    case SchedulingPolicy::kFifo: return "FIFO";
+    case SchedulingPolicy::kExplicit: return "EXPLICIT";
+  }
+  return "?";
+}
+
+const char* CollectiveOptimizationName(CollectiveOptimization o) {
+  return o == CollectiveOptimization::kBaseline ? "baseline" : "localBWAware";
+}
+
+std::string CollectiveImpl::ToString() const {
+  if (direct_window > 0 && (name == "direct" || name == "oneDirect")) {
+    return name + std::to_string(direct_window);
+  }
+  return name;
+}
+
+Result<CollectiveImpl> ParseCollectiveImpl(const std::string& text) {
+  static const char* const kPlain[] = {"ring", "oneRing", "doubleBinaryTree", "halvingDoubling",
+                                       "oneHalvingDoubling"};
+  for (const char* p : kPlain) {
+    if (text == p) return CollectiveImpl{text, -1};
+  }
+  // ASTRA-sim: "direct" / "directK" / "oneDirect" / "oneDirectK".
+  for (const std::string prefix : {"oneDirect", "direct"}) {
+    if (text.rfind(prefix, 0) != 0) continue;
+    std::string rest = text.substr(prefix.size());
+    if (rest.empty()) return CollectiveImpl{prefix, -1};
+    char* end = nullptr;
+    long k = std::strtol(rest.c_str(), &end, 10);
+    if (*end != '\0' || k <= 0) break;
+    return CollectiveImpl{prefix, static_cast<int>(k)};
+  }
+  return Status::InvalidArgument(
+      "unknown collective implementation \"" + text +
+      "\" (use ring, oneRing, direct, directK, oneDirect, oneDirectK, halvingDoubling, "
+      "oneHalvingDoubling or doubleBinaryTree)");
+}
+
+const std::vector<CollectiveImpl>* SystemConfig::ImplementationsFor(
+    const std::string& collective) const {
+  auto it = implementations.find(collective);
+  return it == implementations.end() ? nullptr : &it->second;
+}
+
+nlohmann::json SystemConfig::ToJson() const {
+  json j;
+  j["path"] = path;
+  j["scheduling-policy"] = SchedulingPolicyName(scheduling_policy);
+  j["endpoint-delay"] = endpoint_delay_ns;
+  j["active-chunks-per-dimension"] = active_chunks_per_dimension;
+  j["preferred-dataset-splits"] = preferred_dataset_splits;
+  for (const auto& [coll, impls] : implementations) {
+    json list = json::array();
+    for (const CollectiveImpl& i : impls) list.push_back(i.ToString());
+    j[coll + "-implementation"] = list;
+  }
+  for (const auto& [coll, prefix] : custom_implementations) {
+    j[coll + "-implementation-custom"] = json::array({prefix});
+  }
+  j["collective-optimization"] = CollectiveOptimizationName(collective_optimization);
+  j["local-mem-bw"] = local_mem_bw_gbps;
+  j["local-reduction-delay"] = local_reduction_delay_ns;
+  j["peak-perf"] = peak_perf_tflops;
+  j["roofline-enabled"] = roofline_enabled ? 1 : 0;
+  j["replay-only"] = replay_only ? 1 : 0;
+  j["trace-enabled"] = trace_enabled ? 1 : 0;
+  j["track-local-mem"] = track_local_mem ? 1 : 0;
+  j["L"] = L;
+  j["o"] = o;
+  j["g"] = g;
+  j["G"] = G;
+  j["model-shared-bus"] = model_shared_bus ? 1 : 0;
+  j["boost-mode"] = boost_mode;
+  j["intra-dimension-scheduling"] = intra_dimension_scheduling;
+  j["inter-dimension-scheduling"] = inter_dimension_scheduling;
+  j["keys-set-by-file"] = present_keys;
+  j["ignored-keys"] = ignored_keys;
+  if (!Has("preferred-dataset-splits")) {
+    j["notes"].push_back("preferred-dataset-splits absent: genie uses 1 (ASTRA-sim leaves 0)");
+  }
+  return j;
+}
+
+Result<SystemConfig> ParseSystemConfig(const std::string& text, const std::string& origin) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (j.is_discarded()) {
+    return Status::InvalidArgument(origin + ": not valid JSON (check commas and quotes)");
+  }
+  if (!j.is_object()) {
+    return Status::InvalidArgument(origin + ": expected a JSON object of system settings");
+  }
+  SystemConfig c;
+  c.path = origin;
+  Reader r(j, origin);
+  for (const auto& item : j.items()) {
+    c.present_keys.insert(item.key());
+    if (!KnownKey(item.key())) c.ignored_keys.push_back(item.key());
+  }
+
+  std::string policy;
+  GENIE_RETURN_IF_ERROR(r.String("scheduling-policy", &policy));
+  if (r.Has("scheduling-policy")) {
+    if (policy == "LIFO") {
+      c.scheduling_policy = SchedulingPolicy::kLifo;
+    } else if (policy == "FIFO") {
+      c.scheduling_policy = SchedulingPolicy::kFifo;
+    } else if (policy == "EXPLICIT") {
+      c.scheduling_policy = SchedulingPolicy::kExplicit;
+    } else {
+      return r.Error("scheduling-policy", "unknown value \"" + policy +
+                                              "\" (use LIFO, FIFO or EXPLICIT)");
+    }
+  }
+
+  GENIE_RETURN_IF_ERROR(r.Integer("endpoint-delay", &c.endpoint_delay_ns));
+  if (c.endpoint_delay_ns < 0) return r.Error("endpoint-delay", "must be >= 0 ns");
+  GENIE_RETURN_IF_ERROR(r.Integer("active-chunks-per-dimension", &c.active_chunks_per_dimension));
+  if (c.active_chunks_per_dimension < 1) {
+    return r.Error("active-chunks-per-dimension", "must be >= 1");
+  }
+  GENIE_RETURN_IF_ERROR(r.Integer("preferred-dataset-splits", &c.preferred_dataset_splits));
+  if (c.preferred_dataset_splits < 1) {
+    return r.Error("preferred-dataset-splits", "must be >= 1");
+  }
+
+  for (const char* coll : kCollectives) {
+    std::string key = std::string(coll) + "-implementation";
+    if (j.contains(key)) {
+      std::vector<std::string> names;
+      GENIE_RETURN_IF_ERROR(r.StringList(key, &names));
+      if (names.empty()) return r.Error(key, "needs at least one algorithm (one per dimension)");
+      std::vector<CollectiveImpl> impls;
+      for (const std::string& n : names) {
+        auto impl = ParseCollectiveImpl(n);
+        if (!impl.ok()) return r.Error(key, impl.status().message());
+        impls.push_back(*impl);
+      }
+      c.implementations[coll] = std::move(impls);
+    }
+    std::string custom_key = key + "-custom";
+    if (j.contains(custom_key)) {
+      std::vector<std::string> paths;
+      GENIE_RETURN_IF_ERROR(r.StringList(custom_key, &paths));
+      if (paths.size() != 1) {
+        return r.Error(custom_key,
+                       "must list exactly one Chakra ET prefix (it covers all dimensions)");
+      }
+      c.custom_implementations[coll] = paths[0];
+    }
+  }
+
+  std::string opt;
+  GENIE_RETURN_IF_ERROR(r.String("collective-optimization", &opt));
+  if (r.Has("collective-optimization")) {
+    if (opt == "baseline") {
+      c.collective_optimization = CollectiveOptimization::kBaseline;
+    } else if (opt == "localBWAware") {
+      c.collective_optimization = CollectiveOptimization::kLocalBwAware;
+    } else {
+      return r.Error("collective-optimization",
+                     "unknown value \"" + opt + "\" (use baseline or localBWAware)");
+    }
+  }
+
+  GENIE_RETURN_IF_ERROR(r.Number("local-mem-bw", &c.local_mem_bw_gbps));
+  if (c.local_mem_bw_gbps < 0) return r.Error("local-mem-bw", "must be >= 0 GB/s");
+  GENIE_RETURN_IF_ERROR(r.Integer("local-reduction-delay", &c.local_reduction_delay_ns));
+  GENIE_RETURN_IF_ERROR(r.Number("peak-perf", &c.peak_perf_tflops));
+  if (c.peak_perf_tflops < 0) return r.Error("peak-perf", "must be >= 0 TFLOPS");
+  GENIE_RETURN_IF_ERROR(r.Flag("roofline-enabled", &c.roofline_enabled));
+  GENIE_RETURN_IF_ERROR(r.Flag("replay-only", &c.replay_only));
+  GENIE_RETURN_IF_ERROR(r.Flag("trace-enabled", &c.trace_enabled));
+  GENIE_RETURN_IF_ERROR(r.Flag("track-local-mem", &c.track_local_mem));
+  GENIE_RETURN_IF_ERROR(r.Number("L", &c.L));
+  GENIE_RETURN_IF_ERROR(r.Number("o", &c.o));
+  GENIE_RETURN_IF_ERROR(r.Number("g", &c.g));
+  GENIE_RETURN_IF_ERROR(r.Number("G", &c.G));
+  GENIE_RETURN_IF_ERROR(r.Flag("model-shared-bus", &c.model_shared_bus));
+  GENIE_RETURN_IF_ERROR(r.Integer("boost-mode", &c.boost_mode));
+
+  GENIE_RETURN_IF_ERROR(r.String("intra-dimension-scheduling", &c.intra_dimension_scheduling));
+  static const std::set<std::string> kIntra = {"FIFO", "RG", "smallestFirst",
+                                               "lessRemainingPhaseFirst"};
+  if (!kIntra.count(c.intra_dimension_scheduling)) {
+    return r.Error("intra-dimension-scheduling",
+                   "unknown value \"" + c.intra_dimension_scheduling +
+                       "\" (use FIFO, RG, smallestFirst or lessRemainingPhaseFirst)");
+  }
+  GENIE_RETURN_IF_ERROR(r.String("inter-dimension-scheduling", &c.inter_dimension_scheduling));
+  static const std::set<std::string> kInter = {"baseline", "themis", "enforcedRoundRobin",
+                                               "offlineGreedy", "offlineGreedyFlex"};
+  if (!kInter.count(c.inter_dimension_scheduling)) {
+    return r.Error("inter-dimension-scheduling",
+                   "unknown value \"" + c.inter_dimension_scheduling +
+                       "\" (use baseline, themis, enforcedRoundRobin, offlineGreedy or "
+                       "offlineGreedyFlex)");
+  }
+
+  for (const std::string& k : c.ignored_keys) {
+    spdlog::warn("{}: ignoring unknown system key \"{}\" (ASTRA-sim ignores it too)", origin, k);
+  }
+  return c;
+}
+
+Result<SystemConfig> LoadSystemConfig(const std::string& path) {
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "system configuration"));
+  return ParseSystemConfig(text, path);
+}
+
+}  // namespace genie::config
