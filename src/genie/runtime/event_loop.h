@@ -1,0 +1,97 @@
+// EventLoop: the one loop of a rank process (epoll + one timerfd). It waits for socket
+// readiness and for timers on absolute CLOCK_MONOTONIC deadlines, firing timers with the
+// precise-sleep recipe: the timerfd is armed at (deadline - margin) and, when spinning is
+// allowed, the loop then busy-polls epoll with a zero timeout until the deadline — so sockets
+// keep being served while it spins, and no thread is ever created per operation.
+//
+// Ownership: the loop owns its epoll fd, timerfd and eventfd; it does NOT own registered fds
+// (callers close them after RemoveFd). Threading: every method must be called on the loop
+// thread (the one calling Run), except Quit() and Wake(), which any thread or a signal handler
+// may call. Callbacks run on the loop thread, never re-entrantly from the call that scheduled
+// them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "genie/common/status.h"
+#include "genie/common/units.h"
+#include "genie/runtime/precise_sleep.h"
+
+namespace genie::runtime {
+
+class EventLoop {
+ public:
+  using TimerId = uint64_t;
+  using Task = std::function<void()>;
+  // Receives the epoll event mask (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, ...).
+  using FdHandler = std::function<void(uint32_t events)>;
+
+  static Result<std::unique_ptr<EventLoop>> Create(SleepPolicy policy = {});
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Watches `fd` for `events` (EPOLLIN/EPOLLOUT...; level-triggered). One handler per fd.
+  Status AddFd(int fd, uint32_t events, FdHandler handler);
+  Status ModifyFd(int fd, uint32_t events);
+  // Stops watching; safe to call from inside that fd's own handler.
+  void RemoveFd(int fd);
+
+  // Runs `fn` once MonotonicNow() >= deadline (absolute ns). Returns an id for Cancel.
+  TimerId RunAt(TimeNs deadline, Task fn);
+  TimerId RunAfter(TimeNs delay, Task fn) { return RunAt(MonotonicNow() + delay, std::move(fn)); }
+  // A cancelled timer never runs; cancelling a fired or unknown id does nothing.
+  void Cancel(TimerId id);
+  // Runs `fn` on the next loop iteration (after the current callback returns).
+  void Post(Task fn);
+
+  // Runs until Quit(). Returns immediately if Quit() was already called.
+  void Run();
+  // Runs one iteration, waiting at most until `max_wait_until` (absolute ns); for callers that
+  // drive the loop themselves while connecting (setup phases with their own deadline).
+  void RunOnce(TimeNs max_wait_until);
+  // Any thread: makes Run() return after the current iteration.
+  void Quit();
+  bool quitting() const { return quit_.load(std::memory_order_acquire); }
+  // Clears a previous Quit() so Run() may be called again.
+  void ResetQuit() { quit_.store(false, std::memory_order_release); }
+
+  TimeNs Now() const { return MonotonicNow(); }
+  const SleepPolicy& policy() const { return policy_; }
+  // Timers fired late by more than 1 ms (VM preemption, overload); a health figure for results.
+  uint64_t late_timers() const { return late_timers_; }
+
+ private:
+  struct Timer {
+    TimeNs deadline;
+    TimerId id;
+    bool operator>(const Timer& o) const {
+      return deadline != o.deadline ? deadline > o.deadline : id > o.id;
+    }
+  };
+
+  EventLoop(SleepPolicy policy, int epfd, int tfd, int efd);
+  void Wait(TimeNs max_wait_until);
+  void ArmTimerFd(TimeNs when);
+  void FireDueTimers();
+  void RunPosted();
+
+  SleepPolicy policy_;
+  int epfd_, tfd_, efd_;
+  std::atomic<bool> quit_{false};
+  std::unordered_map<int, std::shared_ptr<FdHandler>> handlers_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::unordered_map<TimerId, Task> timer_tasks_;  // absent = cancelled
+  TimerId next_timer_id_ = 1;
+  TimeNs armed_at_ = -1;  // deadline the timerfd is armed for, -1 = disarmed
+  std::vector<Task> posted_, running_;
+  uint64_t late_timers_ = 0;
+};
+
+}  // namespace genie::runtime

@@ -1,0 +1,124 @@
+#include "genie/runtime/event_loop.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace genie::runtime {
+namespace {
+
+std::unique_ptr<EventLoop> MakeLoop(bool spin = true) {
+  SleepPolicy p;
+  p.spin = spin;
+  auto loop = EventLoop::Create(p);
+  EXPECT_TRUE(loop.ok()) << loop.status().ToString();
+  return std::move(loop).value();
+}
+
+TEST(EventLoopTest, TimersFireInDeadlineOrderAndNeverEarly) {
+  for (bool spin : {true, false}) {
+    auto loop = MakeLoop(spin);
+    std::vector<int> order;
+    std::vector<TimeNs> lateness;
+    TimeNs base = MonotonicNow();
+    // Scheduled out of order; equal deadlines fire in scheduling order.
+    const TimeNs offsets[] = {3 * kNsPerMs, 1 * kNsPerMs, 2 * kNsPerMs, 2 * kNsPerMs, 300 * kNsPerUs};
+    for (int i = 0; i < 5; ++i) {
+      TimeNs deadline = base + offsets[i];
+      loop->RunAt(deadline, [&, i, deadline] {
+        order.push_back(i);
+        lateness.push_back(MonotonicNow() - deadline);
+        if (order.size() == 5) loop->Quit();
+      });
+    }
+    loop->Run();
+    EXPECT_EQ(order, (std::vector<int>{4, 1, 2, 3, 0})) << "spin=" << spin;
+    for (TimeNs l : lateness) EXPECT_GE(l, 0);
+  }
+}
+
+TEST(EventLoopTest, CancelledTimerNeverRuns) {
+  auto loop = MakeLoop();
+  bool ran = false;
+  auto id = loop->RunAfter(kNsPerMs, [&] { ran = true; });
+  loop->RunAfter(2 * kNsPerMs, [&] { loop->Quit(); });
+  loop->Cancel(id);
+  loop->Run();
+  EXPECT_FALSE(ran);
+}
+
+TEST(EventLoopTest, PostRunsLaterNotReentrantly) {
+  auto loop = MakeLoop();
+  std::vector<int> seq;
+  loop->Post([&] {
+    seq.push_back(1);
+    loop->Post([&] {
+      seq.push_back(3);
+      loop->Quit();
+    });
+    seq.push_back(2);  // the nested Post has not run yet
+  });
+  loop->Run();
+  EXPECT_EQ(seq, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(EventLoopTest, FdHandlerSeesDataAndMayRemoveItself) {
+  auto loop = MakeLoop();
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  std::string got;
+  ASSERT_TRUE(loop->AddFd(p[0], EPOLLIN, [&](uint32_t ev) {
+                    EXPECT_TRUE(ev & EPOLLIN);
+                    char buf[16];
+                    ssize_t n = read(p[0], buf, sizeof(buf));
+                    got.append(buf, static_cast<size_t>(n));
+                    loop->RemoveFd(p[0]);
+                    loop->Quit();
+                  }).ok());
+  loop->RunAfter(kNsPerMs, [&] { ASSERT_EQ(write(p[1], "hi", 2), 2); });
+  loop->Run();
+  EXPECT_EQ(got, "hi");
+  close(p[0]);
+  close(p[1]);
+}
+
+TEST(EventLoopTest, QuitFromAnotherThreadWakesABlockedLoop) {
+  auto loop = MakeLoop();
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    loop->Quit();
+  });
+  loop->Run();  // nothing scheduled: only Quit can end this
+  t.join();
+  EXPECT_TRUE(loop->quitting());
+}
+
+TEST(PreciseSleepTest, SleepUntilNeverReturnsEarly) {
+  SetMinimalTimerSlack();
+  for (bool spin : {true, false}) {
+    SleepPolicy p;
+    p.spin = spin;
+    for (TimeNs d : {TimeNs{50'000}, TimeNs{500'000}, TimeNs{2'000'000}}) {
+      TimeNs deadline = MonotonicNow() + d;
+      SleepUntil(deadline, p);
+      EXPECT_GE(MonotonicNow(), deadline);
+    }
+  }
+}
+
+TEST(PreciseSleepTest, DefaultPolicySpinsOnlyWhenRanksFitOnCores) {
+  int cores = UsableCores();
+  EXPECT_TRUE(DefaultSleepPolicy(cores).spin);
+  EXPECT_FALSE(DefaultSleepPolicy(cores + 1).spin);
+  EXPECT_FALSE(DefaultSleepPolicy(1, -1).spin);
+  SleepPolicy forced = DefaultSleepPolicy(cores + 8, 50);
+  EXPECT_TRUE(forced.spin);
+  EXPECT_EQ(forced.margin, 50 * kNsPerUs);
+}
+
+}  // namespace
+}  // namespace genie::runtime
