@@ -1,0 +1,48 @@
+// NetworkModel: how long a message takes to cross the simulated network. One interface, two
+// ASTRA-sim-compatible models (congestion_unaware_model.h, congestion_aware_model.h). A model
+// schedules delivery on the shared EventQueue; it knows bytes and endpoints, never payloads or
+// tags (matching is SimBackend's job). Owned by SimBackend; single-threaded like its queue.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "genie/common/units.h"
+#include "genie/sim/event_queue.h"
+#include "genie/sim/topology.h"
+
+namespace genie::sim {
+
+enum class NetworkModelKind { kCongestionUnaware, kCongestionAware };
+const char* NetworkModelName(NetworkModelKind kind);  // "unaware", "aware"
+// Accepts "unaware", "aware", "congestion_unaware", "congestion-aware", ... (case-sensitive).
+std::optional<NetworkModelKind> ParseNetworkModelKind(const std::string& text);
+
+// Traffic one unidirectional link carried (congestion-aware model only).
+struct LinkStats {
+  int link = 0;
+  uint64_t messages = 0;
+  Bytes bytes = 0;
+  TimeNs busy_ns = 0;        // sum of serialization times
+  TimeNs queued_ns = 0;      // total time messages waited for the link to free up
+  uint64_t max_queue = 0;    // most messages ever waiting behind the one in service
+};
+
+class NetworkModel {
+ public:
+  virtual ~NetworkModel() = default;
+  virtual NetworkModelKind kind() const = 0;
+  // Starts moving `bytes` from npu `src` to npu `dst` now; `delivered` runs (as an event on
+  // the queue, never inside this call) when the whole message has arrived at `dst`.
+  virtual void Transmit(int src, int dst, Bytes bytes, std::function<void()> delivered) = 0;
+  // Per-link counters for links that carried traffic (empty for the unaware model).
+  virtual std::vector<LinkStats> link_stats() const { return {}; }
+};
+
+std::unique_ptr<NetworkModel> MakeNetworkModel(NetworkModelKind kind, const Topology* topology,
+                                               EventQueue* queue);
+
+}  // namespace genie::sim

@@ -1,0 +1,235 @@
+#include "genie/sim/sim_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "genie/common/check.h"
+
+namespace genie::sim {
+
+// Rank r's window on the shared simulation.
+class SimBackend::RankView final : public runtime::Backend {
+ public:
+  RankView(SimBackend* sim, int rank) : sim_(sim), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return sim_->world_size(); }
+  TimeNs Now() const override { return sim_->queue_.Now(); }
+  void After(TimeNs delay, runtime::Callback fn) override {
+    GENIE_CHECK(delay >= 0) << "rank " << rank_ << ": After() with negative delay " << delay;
+    sim_->queue_.After(delay, std::move(fn));
+  }
+  void Send(const runtime::Message& msg, runtime::Callback done) override {
+    sim_->Send(rank_, msg, std::move(done));
+  }
+  void Recv(const runtime::Message& msg, runtime::Callback done) override {
+    sim_->Recv(rank_, msg, std::move(done));
+  }
+  bool modelled() const override { return true; }
+
+ private:
+  SimBackend* sim_;
+  int rank_;
+};
+
+Result<std::unique_ptr<SimBackend>> SimBackend::Create(const config::NetworkConfig& network,
+                                                       NetworkModelKind model, int world_size) {
+  GENIE_ASSIGN_OR_RETURN(Topology topology, Topology::Create(network));
+  if (world_size == 0) world_size = topology.npus();
+  if (world_size < 0 || world_size > topology.npus()) {
+    return Status::InvalidArgument(
+        "the workload has " + std::to_string(world_size) + " ranks but " +
+        (network.path.empty() ? std::string("the network") : network.path) + " has only " +
+        std::to_string(topology.npus()) + " NPUs (raise npus_count)");
+  }
+  return std::unique_ptr<SimBackend>(new SimBackend(std::move(topology), model, world_size));
+}
+
+SimBackend::SimBackend(Topology topology, NetworkModelKind model, int world_size)
+    : topology_(std::move(topology)), rank_counters_(world_size) {
+  network_ = MakeNetworkModel(model, &topology_, &queue_);
+  ranks_.reserve(world_size);
+  for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<RankView>(this, r));
+}
+
+SimBackend::~SimBackend() = default;
+
+runtime::Backend& SimBackend::ForRank(int rank) {
+  GENIE_CHECK(rank >= 0 && rank < world_size()) << "rank " << rank << " of " << world_size();
+  return *ranks_[rank];
+}
+
+SimBackend::Slot& SimBackend::SlotAt(Channel& ch, uint64_t seq) {
+  GENIE_CHECK(seq >= ch.base) << "slot " << seq << " already retired";
+  while (ch.slots.size() <= seq - ch.base) ch.slots.emplace_back();
+  return ch.slots[seq - ch.base];
+}
+
+void SimBackend::Retire(const Key& key, Channel& ch) {
+  while (!ch.slots.empty() && ch.slots.front().done) {
+    ch.slots.pop_front();
+    ++ch.base;
+  }
+  if (ch.slots.empty()) channels_.erase(key);  // both counters equal base: a fresh channel
+}
+
+void SimBackend::CountMismatch(const Key& key, Bytes sent, Bytes posted) {
+  if (sent == posted) return;
+  if (counters_.size_mismatches++ == 0) {
+    spdlog::warn("simulation: rank {} posted a {}-byte receive for a {}-byte send from rank {} "
+                 "(tag {}); delivering the send's size (further mismatches are only counted)",
+                 key.dst, posted, sent, key.src, key.tag);
+  }
+}
+
+void SimBackend::Send(int rank, const runtime::Message& msg, runtime::Callback done) {
+  GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
+      << "rank " << rank << " sends to rank " << msg.peer << " of " << world_size();
+  Key key{rank, msg.peer, msg.tag};
+  Channel& ch = channels_[key];
+  uint64_t seq = ch.next_send++;
+  Slot& slot = SlotAt(ch, seq);
+  slot.sent = true;
+  slot.send_bytes = msg.bytes;
+  slot.data = msg.data;
+  slot.send_done = std::move(done);
+  ++counters_.messages_sent;
+  counters_.bytes_sent += msg.bytes;
+  ++rank_counters_[rank].messages_sent;
+  rank_counters_[rank].bytes_sent += msg.bytes;
+  network_->Transmit(rank, msg.peer, msg.bytes, [this, key, seq] { Delivered(key, seq); });
+}
+
+void SimBackend::Delivered(const Key& key, uint64_t seq) {
+  auto it = channels_.find(key);
+  GENIE_CHECK(it != channels_.end()) << "delivery without a channel";
+  Channel& ch = it->second;
+  Slot& slot = SlotAt(ch, seq);
+  slot.arrived = true;
+  ++counters_.messages_delivered;
+  ++rank_counters_[key.dst].messages_received;
+  rank_counters_[key.dst].bytes_received += slot.send_bytes;
+  runtime::Callback send_done = std::move(slot.send_done);
+  runtime::Callback recv_done;
+  if (slot.posted) {
+    CountMismatch(key, slot.send_bytes, slot.recv_bytes);
+    if (slot.data != nullptr && slot.into != nullptr) {
+      std::memcpy(slot.into, slot.data, std::min(slot.send_bytes, slot.recv_bytes));
+    }
+    recv_done = std::move(slot.recv_done);
+    slot.done = true;
+    ++counters_.recvs_completed;
+    Retire(key, ch);  // `slot` and `ch` may be gone from here on
+  } else if (slot.data != nullptr && slot.send_bytes > 0) {
+    const auto* p = static_cast<const uint8_t*>(slot.data);
+    slot.held.assign(p, p + slot.send_bytes);  // the sender may reuse its buffer after done
+  }
+  if (send_done) send_done();
+  if (recv_done) recv_done();
+}
+
+void SimBackend::Recv(int rank, const runtime::Message& msg, runtime::Callback done) {
+  GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
+      << "rank " << rank << " receives from rank " << msg.peer << " of " << world_size();
+  Key key{msg.peer, rank, msg.tag};
+  Channel& ch = channels_[key];
+  uint64_t seq = ch.next_recv++;
+  Slot& slot = SlotAt(ch, seq);
+  slot.posted = true;
+  slot.recv_bytes = msg.bytes;
+  ++counters_.recvs_posted;
+  if (!slot.arrived) {
+    slot.into = msg.into;
+    slot.recv_done = std::move(done);
+    return;
+  }
+  // Arrived earlier and held: complete at the current time, as a new event (ASTRA-sim
+  // schedules the receive handler with a zero delay).
+  CountMismatch(key, slot.send_bytes, slot.recv_bytes);
+  if (msg.into != nullptr && !slot.held.empty()) {
+    std::memcpy(msg.into, slot.held.data(), std::min<Bytes>(slot.held.size(), msg.bytes));
+  }
+  slot.done = true;
+  ++counters_.recvs_completed;
+  Retire(key, ch);
+  queue_.After(0, std::move(done));
+}
+
+SimCounters SimBackend::counters() const {
+  SimCounters c = counters_;
+  c.events = queue_.executed();
+  return c;
+}
+
+Status SimBackend::CheckAllMatched() const {
+  std::vector<std::string> problems;
+  size_t total = 0;
+  for (const auto& [key, ch] : channels_) {
+    for (size_t i = 0; i < ch.slots.size(); ++i) {
+      const Slot& s = ch.slots[i];
+      if (s.done) continue;
+      std::string what;
+      if (s.sent && !s.posted) {
+        what = "rank " + std::to_string(key.src) + " sent " + std::to_string(s.send_bytes) +
+               " B to rank " + std::to_string(key.dst) + " (tag " + std::to_string(key.tag) +
+               ") but rank " + std::to_string(key.dst) + " never posted the receive";
+      } else if (s.posted && !s.sent) {
+        what = "rank " + std::to_string(key.dst) + " waits for a message from rank " +
+               std::to_string(key.src) + " (tag " + std::to_string(key.tag) +
+               ") that was never sent";
+      } else if (s.sent && s.posted && !s.arrived) {
+        what = "message rank " + std::to_string(key.src) + " -> " + std::to_string(key.dst) +
+               " (tag " + std::to_string(key.tag) + ") still in flight";
+      } else {
+        continue;
+      }
+      if (++total <= 20) problems.push_back(what);
+    }
+  }
+  if (total == 0) return Status::Ok();
+  std::sort(problems.begin(), problems.end());  // hash order is not stable across runs
+  std::string msg = std::to_string(total) + " unmatched point-to-point operation(s) at t=" +
+                    std::to_string(Now()) + " ns (check the trace's SEND/RECV pairs):";
+  for (const std::string& p : problems) msg += "\n  " + p;
+  if (total > problems.size()) msg += "\n  ...";
+  return Status::Unavailable(msg);
+}
+
+nlohmann::json SimBackend::StatsJson(size_t max_links) const {
+  nlohmann::json j;
+  SimCounters c = counters();
+  j["model"] = NetworkModelName(model_kind());
+  j["time_ns"] = Now();
+  j["events"] = c.events;
+  j["messages_sent"] = c.messages_sent;
+  j["bytes_sent"] = c.bytes_sent;
+  j["messages_delivered"] = c.messages_delivered;
+  j["recvs_completed"] = c.recvs_completed;
+  j["size_mismatches"] = c.size_mismatches;
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankCounters& r : rank_counters_) {
+    ranks.push_back({{"messages_sent", r.messages_sent}, {"bytes_sent", r.bytes_sent},
+                     {"messages_received", r.messages_received},
+                     {"bytes_received", r.bytes_received}});
+  }
+  j["ranks"] = ranks;
+  std::vector<LinkStats> links = network_->link_stats();
+  if (model_kind() == NetworkModelKind::kCongestionAware) {
+    j["links_used"] = links.size();
+    std::sort(links.begin(), links.end(), [](const LinkStats& a, const LinkStats& b) {
+      return a.busy_ns != b.busy_ns ? a.busy_ns > b.busy_ns : a.link < b.link;
+    });
+    nlohmann::json busiest = nlohmann::json::array();
+    for (size_t i = 0; i < links.size() && i < max_links; ++i) {
+      const LinkStats& l = links[i];
+      busiest.push_back({{"link", topology_.LinkName(l.link)}, {"messages", l.messages},
+                         {"bytes", l.bytes}, {"busy_ns", l.busy_ns},
+                         {"queued_ns", l.queued_ns}, {"max_queue", l.max_queue}});
+    }
+    j["busiest_links"] = busiest;
+  }
+  return j;
+}
+
+}  // namespace genie::sim

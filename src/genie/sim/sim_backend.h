@@ -1,0 +1,132 @@
+// SimBackend: every rank of a workload in one process on one virtual clock and one simulated
+// network. ForRank(r) hands out rank r's view, a runtime::Backend, so the Executor and the
+// CollectiveRunner run unchanged on simulated time; Run() drains the event queue.
+//
+// Semantics (ASTRA-sim's analytical frontend):
+//  - Now() is the shared virtual time in ns; After(d, fn) runs fn d ns later.
+//  - Send starts the transfer at once on the network model; its `done` runs when the message
+//    has been delivered to the receiver (ASTRA-sim fires the send handler on arrival, not when
+//    the last byte leaves the sender).
+//  - Recv matches sends by (src, dst, tag) in posting order (the k-th send of a triple meets the
+//    k-th receive). A message that arrives before its Recv is held; that Recv's `done` is then
+//    scheduled at the current time. When the Recv was already posted, the send's and the
+//    receive's `done` run in that order in the arrival event.
+//  - Payloads are copied when both sides give buffers (Message::data / Message::into), so
+//    collective results can be verified in simulation too.
+// Owns the queue, topology and network model; all methods and callbacks run on the thread that
+// calls Run().
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/common/status.h"
+#include "genie/config/network_config.h"
+#include "genie/runtime/backend.h"
+#include "genie/sim/event_queue.h"
+#include "genie/sim/network_model.h"
+#include "genie/sim/topology.h"
+
+namespace genie::sim {
+
+struct SimCounters {
+  uint64_t messages_sent = 0;
+  Bytes bytes_sent = 0;
+  uint64_t messages_delivered = 0;
+  uint64_t recvs_posted = 0;
+  uint64_t recvs_completed = 0;
+  uint64_t size_mismatches = 0;  // a Recv whose size differs from its matching Send's
+  uint64_t events = 0;           // events the queue has run
+};
+
+struct RankCounters {
+  uint64_t messages_sent = 0;
+  Bytes bytes_sent = 0;
+  uint64_t messages_received = 0;
+  Bytes bytes_received = 0;
+};
+
+class SimBackend {
+ public:
+  // `world_size` ranks (0 = every NPU of the network; more than that is an error).
+  static Result<std::unique_ptr<SimBackend>> Create(const config::NetworkConfig& network,
+                                                    NetworkModelKind model,
+                                                    int world_size = 0);
+  ~SimBackend();
+  SimBackend(const SimBackend&) = delete;
+  SimBackend& operator=(const SimBackend&) = delete;
+
+  runtime::Backend& ForRank(int rank);
+  int world_size() const { return static_cast<int>(ranks_.size()); }
+  // Runs events until none is left; returns how many ran in this call.
+  uint64_t Run() { return queue_.Run(); }
+  TimeNs Now() const { return queue_.Now(); }
+
+  EventQueue& queue() { return queue_; }
+  const Topology& topology() const { return topology_; }
+  NetworkModel& network() { return *network_; }
+  NetworkModelKind model_kind() const { return network_->kind(); }
+
+  SimCounters counters() const;
+  const RankCounters& rank_counters(int rank) const { return rank_counters_[rank]; }
+  // OK when every send was received and every receive matched; otherwise an error listing
+  // (up to 20 of) the unmatched pairs — a deadlock or a trace whose SEND/RECV disagree.
+  Status CheckAllMatched() const;
+  // Counters, per-rank traffic and (aware model) the busiest links, for result files.
+  nlohmann::json StatsJson(size_t max_links = 16) const;
+
+ private:
+  class RankView;
+  struct Key {
+    int src;
+    int dst;
+    uint64_t tag;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(k.src)) << 32) |
+                   static_cast<uint32_t>(k.dst);
+      h ^= k.tag + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      return std::hash<uint64_t>()(h);
+    }
+  };
+  // The k-th send and the k-th receive of one (src, dst, tag).
+  struct Slot {
+    bool sent = false, posted = false, arrived = false, done = false;
+    Bytes send_bytes = 0, recv_bytes = 0;
+    const void* data = nullptr;
+    void* into = nullptr;
+    std::vector<uint8_t> held;  // payload of a message that arrived before its Recv
+    runtime::Callback send_done, recv_done;
+  };
+  struct Channel {
+    uint64_t base = 0;  // sequence number of slots.front()
+    uint64_t next_send = 0, next_recv = 0;
+    std::deque<Slot> slots;
+  };
+
+  SimBackend(Topology topology, NetworkModelKind model, int world_size);
+  void Send(int rank, const runtime::Message& msg, runtime::Callback done);
+  void Recv(int rank, const runtime::Message& msg, runtime::Callback done);
+  void Delivered(const Key& key, uint64_t seq);
+  Slot& SlotAt(Channel& ch, uint64_t seq);
+  void Retire(const Key& key, Channel& ch);  // drops finished slots, and the channel if empty
+  void CountMismatch(const Key& key, Bytes sent, Bytes posted);
+
+  EventQueue queue_;
+  Topology topology_;
+  std::unique_ptr<NetworkModel> network_;
+  std::vector<std::unique_ptr<RankView>> ranks_;
+  std::unordered_map<Key, Channel, KeyHash> channels_;
+  SimCounters counters_;
+  std::vector<RankCounters> rank_counters_;
+};
+
+}  // namespace genie::sim

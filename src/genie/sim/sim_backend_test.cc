@@ -1,0 +1,223 @@
+#include "genie/sim/sim_backend.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "genie/config/network_config.h"
+
+namespace genie::sim {
+namespace {
+
+using config::TopologyKind;
+using runtime::Message;
+
+constexpr Bytes kMsg = 32768;
+const std::string kConfigs = std::string(GENIE_DATA_DIR) + "/astra-sim-configs/";
+
+std::unique_ptr<SimBackend> Make(const std::string& yml, NetworkModelKind kind, int world = 0) {
+  auto net = config::LoadNetworkConfig(kConfigs + yml);
+  EXPECT_TRUE(net.ok()) << net.status().ToString();
+  auto sim = SimBackend::Create(*net, kind, world);
+  EXPECT_TRUE(sim.ok()) << sim.status().ToString();
+  return std::move(sim).value();
+}
+
+Message To(int peer, uint64_t tag, Bytes bytes, const void* data = nullptr) {
+  Message m;
+  m.peer = peer;
+  m.tag = tag;
+  m.bytes = bytes;
+  m.data = data;
+  return m;
+}
+Message From(int peer, uint64_t tag, Bytes bytes, void* into = nullptr) {
+  Message m;
+  m.peer = peer;
+  m.tag = tag;
+  m.bytes = bytes;
+  m.into = into;
+  return m;
+}
+
+TEST(SimBackendTest, RankViews) {
+  auto sim = Make("HGX-H100-validated.yml", NetworkModelKind::kCongestionAware, 4);
+  EXPECT_EQ(sim->world_size(), 4);
+  runtime::Backend& b = sim->ForRank(3);
+  EXPECT_EQ(b.rank(), 3);
+  EXPECT_EQ(b.world_size(), 4);
+  EXPECT_TRUE(b.modelled());
+  EXPECT_EQ(b.Now(), 0);
+  TimeNs fired = -1;
+  b.After(250, [&] { fired = b.Now(); });
+  sim->Run();
+  EXPECT_EQ(fired, 250);
+}
+
+TEST(SimBackendTest, MoreRanksThanNpusIsAnError) {
+  auto net = config::LoadNetworkConfig(kConfigs + "Ring_8npus.yml");
+  ASSERT_TRUE(net.ok());
+  auto sim = SimBackend::Create(*net, NetworkModelKind::kCongestionUnaware, 16);
+  ASSERT_FALSE(sim.ok());
+  EXPECT_NE(sim.status().message().find("Ring_8npus.yml"), std::string::npos);
+  EXPECT_NE(sim.status().message().find("16 ranks"), std::string::npos);
+}
+
+// Send's done and Recv's done both fire on delivery, send first (ASTRA-sim's order).
+TEST(SimBackendTest, RecvPostedFirstCompletesOnDelivery) {
+  for (auto [kind, expected] : {std::pair{NetworkModelKind::kCongestionUnaware, TimeNs{1948}},
+                                std::pair{NetworkModelKind::kCongestionAware, TimeNs{2024}}}) {
+    auto sim = Make("HGX-H100-validated.yml", kind);
+    std::vector<std::string> log;
+    runtime::Backend& r0 = sim->ForRank(0);
+    runtime::Backend& r1 = sim->ForRank(1);
+    r1.Recv(From(0, 7, kMsg), [&] { log.push_back("recv@" + std::to_string(r1.Now())); });
+    r0.Send(To(1, 7, kMsg), [&] { log.push_back("send@" + std::to_string(r0.Now())); });
+    EXPECT_TRUE(log.empty());  // never inside the posting call
+    sim->Run();
+    std::string t = std::to_string(expected);
+    EXPECT_EQ(log, (std::vector<std::string>{"send@" + t, "recv@" + t}));
+    EXPECT_TRUE(sim->CheckAllMatched().ok());
+  }
+}
+
+TEST(SimBackendTest, EarlyMessageIsHeldUntilRecvIsPosted) {
+  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionAware);
+  runtime::Backend& r2 = sim->ForRank(2);
+  runtime::Backend& r3 = sim->ForRank(3);
+  std::vector<uint8_t> payload = {1, 2, 3, 4};
+  std::vector<uint8_t> into(4, 0);
+  TimeNs sent = -1, received = -1;
+  bool inside_recv_call = false;
+  r2.Send(To(3, 1, payload.size(), payload.data()), [&] {
+    sent = r2.Now();
+    payload.assign(4, 9);  // the sender may reuse its buffer once done
+  });
+  r3.After(5000, [&] {
+    inside_recv_call = true;
+    r3.Recv(From(2, 1, 4, into.data()), [&] {
+      EXPECT_FALSE(inside_recv_call);
+      received = r3.Now();
+    });
+    inside_recv_call = false;
+  });
+  sim->Run();
+  EXPECT_EQ(sent, 500);  // 4 bytes: floor(500 + 0.07)
+  EXPECT_EQ(received, 5000);
+  EXPECT_EQ(into, (std::vector<uint8_t>{1, 2, 3, 4}));
+  EXPECT_TRUE(sim->CheckAllMatched().ok());
+}
+
+TEST(SimBackendTest, SameTagMatchesInPostingOrderAndTagsKeepApart) {
+  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionUnaware);
+  runtime::Backend& a = sim->ForRank(0);
+  runtime::Backend& b = sim->ForRank(1);
+  const char kA[] = "AAAA", kB[] = "BBBB", kC[] = "CCCC";
+  char first[5] = {}, second[5] = {}, other[5] = {};
+  b.Recv(From(0, 9, 4, other), [] {});  // tag 9 posted before the tag-5 ones
+  b.Recv(From(0, 5, 4, first), [] {});
+  b.Recv(From(0, 5, 4, second), [] {});
+  a.Send(To(1, 5, 4, kA), [] {});
+  a.Send(To(1, 5, 4, kB), [] {});
+  a.Send(To(1, 9, 4, kC), [] {});
+  sim->Run();
+  EXPECT_STREQ(first, "AAAA");
+  EXPECT_STREQ(second, "BBBB");
+  EXPECT_STREQ(other, "CCCC");
+  SimCounters c = sim->counters();
+  EXPECT_EQ(c.messages_sent, 3u);
+  EXPECT_EQ(c.bytes_sent, 12u);
+  EXPECT_EQ(c.recvs_completed, 3u);
+  EXPECT_EQ(sim->rank_counters(1).bytes_received, 12u);
+  EXPECT_EQ(sim->rank_counters(0).messages_sent, 3u);
+}
+
+// One ring step of an 8-rank all-reduce: every rank sends to its right neighbour at once.
+TEST(SimBackendTest, RingStepAllRanksConcurrently) {
+  struct Case {
+    const char* yml;
+    NetworkModelKind kind;
+    TimeNs expected;
+  };
+  for (const Case& c : {Case{"Ring_8npus.yml", NetworkModelKind::kCongestionUnaware, 1110},
+                        Case{"Ring_8npus.yml", NetworkModelKind::kCongestionAware, 1110},
+                        Case{"HGX-H100-validated.yml", NetworkModelKind::kCongestionUnaware, 1948},
+                        Case{"HGX-H100-validated.yml", NetworkModelKind::kCongestionAware,
+                             2024}}) {
+    auto sim = Make(c.yml, c.kind);
+    std::vector<TimeNs> done(8, -1);
+    for (int r = 0; r < 8; ++r) {
+      runtime::Backend& b = sim->ForRank(r);
+      b.Recv(From((r + 7) % 8, 0, kMsg), [&done, &b, r] { done[r] = b.Now(); });
+      b.Send(To((r + 1) % 8, 0, kMsg), [] {});
+    }
+    sim->Run();
+    EXPECT_EQ(done, std::vector<TimeNs>(8, c.expected)) << c.yml << " " << NetworkModelName(c.kind);
+  }
+}
+
+// A chain of dependent sends: each rank forwards once it has received (a ring broadcast),
+// so delays add up exactly: 7 hops on Ring_8npus.
+TEST(SimBackendTest, ChainedStepsAccumulateExactly) {
+  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionAware);
+  TimeNs last = -1;
+  for (int r = 1; r < 8; ++r) {
+    runtime::Backend& b = sim->ForRank(r);
+    b.Recv(From(r - 1, 3, kMsg), [&sim, &b, &last, r] {
+      if (r < 7) {
+        b.After(10, [&b, r] { b.Send(To(r + 1, 3, kMsg), [] {}); });  // endpoint delay
+      } else {
+        last = b.Now();
+      }
+      (void)sim;
+    });
+  }
+  sim->ForRank(0).Send(To(1, 3, kMsg), [] {});
+  sim->Run();
+  EXPECT_EQ(last, 7 * 1110 + 6 * 10);
+}
+
+TEST(SimBackendTest, UnmatchedOperationsAreReported) {
+  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionUnaware);
+  sim->ForRank(4).Recv(From(5, 11, 8), [] {});
+  sim->ForRank(6).Send(To(7, 12, 8), [] {});
+  sim->Run();
+  Status s = sim->CheckAllMatched();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("2 unmatched"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("rank 4 waits for a message from rank 5 (tag 11)"),
+            std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("rank 6 sent 8 B to rank 7 (tag 12)"), std::string::npos)
+      << s.message();
+}
+
+TEST(SimBackendTest, SizeMismatchIsCountedAndDelivered) {
+  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionUnaware);
+  bool got = false;
+  sim->ForRank(1).Recv(From(0, 0, 100), [&] { got = true; });
+  sim->ForRank(0).Send(To(1, 0, 64), [] {});
+  sim->Run();
+  EXPECT_TRUE(got);
+  EXPECT_EQ(sim->counters().size_mismatches, 1u);
+}
+
+TEST(SimBackendTest, StatsJsonShowsTheBusiestLink) {
+  auto sim = Make("HGX-H100-validated.yml", NetworkModelKind::kCongestionAware);
+  for (int i = 0; i < 2; ++i) {
+    sim->ForRank(1).Recv(From(0, i, kMsg), [] {});
+    sim->ForRank(0).Send(To(1, i, kMsg), [] {});
+  }
+  sim->Run();
+  EXPECT_EQ(sim->Now(), 2100);
+  nlohmann::json j = sim->StatsJson();
+  EXPECT_EQ(j["model"], "aware");
+  EXPECT_EQ(j["messages_sent"], 2);
+  EXPECT_EQ(j["links_used"], 2);
+  EXPECT_EQ(j["busiest_links"][0]["link"], "dim 0: npu 0 -> switch 8 (dim 0)");
+  EXPECT_EQ(j["busiest_links"][0]["queued_ns"], 76);
+  EXPECT_EQ(j["ranks"][1]["bytes_received"], 2 * kMsg);
+}
+
+}  // namespace
+}  // namespace genie::sim

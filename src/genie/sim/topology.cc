@@ -1,0 +1,196 @@
+#include "genie/sim/topology.h"
+
+#include "genie/common/check.h"
+
+namespace genie::sim {
+
+using config::TopologyKind;
+
+Result<Topology> Topology::Create(const config::NetworkConfig& config) {
+  GENIE_RETURN_IF_ERROR(config::ValidateNetworkConfig(config));
+  Topology t;
+  t.npus_ = config.total_npus();
+  int stride = 1;
+  int64_t links = 0;
+  int switches = 0;
+  for (int d = 0; d < config.dims(); ++d) {
+    Dim dim;
+    dim.kind = config.topology[d];
+    dim.size = config.npus_count[d];
+    dim.stride = stride;
+    dim.groups = t.npus_ / dim.size;
+    switch (dim.kind) {
+      // A 2-ring has one link per direction (ASTRA-sim connects the pair once each way).
+      case TopologyKind::kRing: dim.links_per_group = dim.size == 2 ? 2 : 2 * dim.size; break;
+      case TopologyKind::kFullyConnected: dim.links_per_group = dim.size * (dim.size - 1); break;
+      case TopologyKind::kSwitch: dim.links_per_group = 2 * dim.size; break;
+    }
+    dim.link_offset = static_cast<int>(links);
+    links += int64_t{dim.groups} * dim.links_per_group;
+    if (links > (int64_t{1} << 30)) {
+      return Status::InvalidArgument(config.path + ": the topology has more than 2^30 links");
+    }
+    dim.switch_offset = t.npus_ + switches;
+    if (dim.kind == TopologyKind::kSwitch) switches += dim.groups;
+    dim.latency_ns = config.latency_ns[d];
+    dim.bandwidth_gbps = config.bandwidth_gbps[d];
+    // Same expression (and so the same double) as ASTRA-sim's bw_GBps_to_Bpns.
+    dim.bytes_per_ns = dim.bandwidth_gbps * (1 << 30) / (1'000'000'000);
+    t.dims_.push_back(dim);
+    stride *= dim.size;
+  }
+  t.num_links_ = static_cast<int>(links);
+  t.num_devices_ = t.npus_ + switches;
+  return t;
+}
+
+std::vector<int> Topology::Address(int rank) const {
+  std::vector<int> a(dims_.size());
+  for (int d = 0; d < dims(); ++d) a[d] = Coordinate(rank, d);
+  return a;
+}
+
+int Topology::RankOf(const std::vector<int>& address) const {
+  GENIE_CHECK_EQ(address.size(), dims_.size());
+  int rank = 0;
+  for (int d = dims() - 1; d >= 0; --d) rank = rank * dims_[d].size + address[d];
+  return rank;
+}
+
+int Topology::FirstDifferingDim(int a, int b) const {
+  for (int d = 0; d < dims(); ++d) {
+    if (Coordinate(a, d) != Coordinate(b, d)) return d;
+  }
+  return -1;
+}
+
+int Topology::Hops(int dim, int from, int to) const {
+  if (from == to) return 0;
+  const Dim& d = dims_[dim];
+  switch (d.kind) {
+    case TopologyKind::kRing: {
+      int cw = (to - from + d.size) % d.size;
+      return std::min(cw, d.size - cw);
+    }
+    case TopologyKind::kFullyConnected: return 1;
+    case TopologyKind::kSwitch: return 2;
+  }
+  return 0;
+}
+
+TimeNs Topology::UnawareDelay(int src, int dst, Bytes bytes) const {
+  int d = FirstDifferingDim(src, dst);
+  if (d < 0) return 0;
+  int hops = Hops(d, Coordinate(src, d), Coordinate(dst, d));
+  // ASTRA-sim: (EventTime)(hops * latency + (double)size / bw_Bpns), truncated once.
+  auto link_delay = hops * dims_[d].latency_ns;
+  auto serialization = static_cast<double>(bytes) / dims_[d].bytes_per_ns;
+  return static_cast<TimeNs>(link_delay + serialization);
+}
+
+int Topology::Group(int rank, int dim) const {
+  const Dim& d = dims_[dim];
+  int low = rank % d.stride;
+  int high = rank / (d.stride * d.size);
+  return low + high * d.stride;
+}
+
+int Topology::MemberOf(int group, int dim, int coord) const {
+  const Dim& d = dims_[dim];
+  int low = group % d.stride;
+  int high = group / d.stride;
+  return low + coord * d.stride + high * d.stride * d.size;
+}
+
+Topology::LinkInfo Topology::link(int id) const {
+  GENIE_CHECK(id >= 0 && id < num_links_) << "link id " << id;
+  int dim = dims() - 1;
+  while (dims_[dim].link_offset > id) --dim;
+  const Dim& d = dims_[dim];
+  int rel = id - d.link_offset;
+  int group = rel / d.links_per_group;
+  int slot = rel % d.links_per_group;
+  LinkInfo info;
+  info.dim = dim;
+  switch (d.kind) {
+    case TopologyKind::kRing: {
+      bool cw = slot < d.size;
+      int from = cw ? slot : slot - d.size;
+      int to = cw ? (from + 1) % d.size : (from - 1 + d.size) % d.size;
+      info.from_device = MemberOf(group, dim, from);
+      info.to_device = MemberOf(group, dim, to);
+      break;
+    }
+    case TopologyKind::kFullyConnected: {
+      int from = slot / (d.size - 1);
+      int to = slot % (d.size - 1);
+      if (to >= from) ++to;
+      info.from_device = MemberOf(group, dim, from);
+      info.to_device = MemberOf(group, dim, to);
+      break;
+    }
+    case TopologyKind::kSwitch: {
+      int sw = d.switch_offset + group;
+      if (slot < d.size) {
+        info.from_device = MemberOf(group, dim, slot);
+        info.to_device = sw;
+      } else {
+        info.from_device = sw;
+        info.to_device = MemberOf(group, dim, slot - d.size);
+      }
+      break;
+    }
+  }
+  return info;
+}
+
+std::string Topology::DeviceName(int device) const {
+  if (device < npus_) return "npu " + std::to_string(device);
+  int dim = dims() - 1;
+  while (dims_[dim].kind != TopologyKind::kSwitch || dims_[dim].switch_offset > device) --dim;
+  return "switch " + std::to_string(device) + " (dim " + std::to_string(dim) + ")";
+}
+
+std::string Topology::LinkName(int id) const {
+  LinkInfo l = link(id);
+  return "dim " + std::to_string(l.dim) + ": " + DeviceName(l.from_device) + " -> " +
+         DeviceName(l.to_device);
+}
+
+void Topology::Route(int src, int dst, std::vector<int>* links) const {
+  links->clear();
+  int cur = src;
+  for (int dim = 0; dim < dims(); ++dim) {
+    const Dim& d = dims_[dim];
+    int from = Coordinate(cur, dim);
+    int to = Coordinate(dst, dim);
+    if (from == to) continue;
+    int base = d.link_offset + Group(cur, dim) * d.links_per_group;
+    switch (d.kind) {
+      case TopologyKind::kRing: {
+        int cw = (to - from + d.size) % d.size;
+        int ccw = d.size - cw;
+        if (ccw < cw) {  // strictly shorter, as ASTRA-sim decides
+          for (int k = 0, c = from; k < ccw; ++k, c = (c - 1 + d.size) % d.size) {
+            links->push_back(base + d.size + c);
+          }
+        } else {
+          for (int k = 0, c = from; k < cw; ++k, c = (c + 1) % d.size) {
+            links->push_back(base + c);
+          }
+        }
+        break;
+      }
+      case TopologyKind::kFullyConnected:
+        links->push_back(base + from * (d.size - 1) + (to < from ? to : to - 1));
+        break;
+      case TopologyKind::kSwitch:
+        links->push_back(base + from);
+        links->push_back(base + d.size + to);
+        break;
+    }
+    cur += (to - from) * d.stride;
+  }
+}
+
+}  // namespace genie::sim

@@ -1,0 +1,136 @@
+#include "genie/sim/topology.h"
+
+#include <gtest/gtest.h>
+
+namespace genie::sim {
+namespace {
+
+using config::NetworkConfig;
+using config::TopologyKind;
+
+NetworkConfig Net(std::vector<TopologyKind> kinds, std::vector<int> n) {
+  NetworkConfig c;
+  c.topology = kinds;
+  c.npus_count = n;
+  c.bandwidth_gbps.assign(kinds.size(), 50.0);
+  c.latency_ns.assign(kinds.size(), 500.0);
+  return c;
+}
+
+TEST(TopologyTest, MixedRadixAddressesDimZeroFastest) {
+  auto t = Topology::Create(Net({TopologyKind::kRing, TopologyKind::kSwitch,
+                                 TopologyKind::kFullyConnected}, {2, 8, 4}));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->npus(), 64);
+  EXPECT_EQ(t->Address(47), (std::vector<int>{1, 7, 2}));  // ASTRA-sim's worked example
+  for (int r = 0; r < 64; ++r) EXPECT_EQ(t->RankOf(t->Address(r)), r);
+  EXPECT_EQ(t->FirstDifferingDim(47, 47), -1);
+  EXPECT_EQ(t->FirstDifferingDim(0, 1), 0);
+  EXPECT_EQ(t->FirstDifferingDim(0, 2), 1);
+  EXPECT_EQ(t->FirstDifferingDim(0, 16), 2);
+  EXPECT_EQ(t->FirstDifferingDim(1, 18), 0);
+}
+
+TEST(TopologyTest, HopCounts) {
+  auto t = Topology::Create(Net({TopologyKind::kRing, TopologyKind::kFullyConnected,
+                                 TopologyKind::kSwitch}, {8, 4, 4}));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->Hops(0, 0, 1), 1);
+  EXPECT_EQ(t->Hops(0, 0, 3), 3);
+  EXPECT_EQ(t->Hops(0, 0, 4), 4);
+  EXPECT_EQ(t->Hops(0, 0, 5), 3);  // the shorter, anticlockwise way
+  EXPECT_EQ(t->Hops(0, 6, 1), 3);
+  EXPECT_EQ(t->Hops(1, 0, 3), 1);
+  EXPECT_EQ(t->Hops(2, 3, 0), 2);
+  EXPECT_EQ(t->Hops(2, 3, 3), 0);
+}
+
+TEST(TopologyTest, LinkAndDeviceCounts) {
+  auto ring = Topology::Create(Net({TopologyKind::kRing}, {8}));
+  EXPECT_EQ(ring->num_links(), 16);
+  EXPECT_EQ(ring->num_devices(), 8);
+  auto ring2 = Topology::Create(Net({TopologyKind::kRing}, {2}));
+  EXPECT_EQ(ring2->num_links(), 2);  // one link each way
+  auto sw = Topology::Create(Net({TopologyKind::kSwitch}, {8}));
+  EXPECT_EQ(sw->num_links(), 16);
+  EXPECT_EQ(sw->num_devices(), 9);
+  auto fc = Topology::Create(Net({TopologyKind::kFullyConnected}, {4}));
+  EXPECT_EQ(fc->num_links(), 12);
+  auto two = Topology::Create(Net({TopologyKind::kSwitch, TopologyKind::kRing}, {4, 2}));
+  EXPECT_EQ(two->num_links(), 2 * 8 + 4 * 2);
+  EXPECT_EQ(two->num_devices(), 10);
+}
+
+TEST(TopologyTest, SwitchRouteGoesThroughTheSwitch) {
+  auto t = Topology::Create(Net({TopologyKind::kSwitch}, {8}));
+  std::vector<int> route;
+  t->Route(3, 6, &route);
+  ASSERT_EQ(route.size(), 2u);
+  EXPECT_EQ(t->LinkName(route[0]), "dim 0: npu 3 -> switch 8 (dim 0)");
+  EXPECT_EQ(t->LinkName(route[1]), "dim 0: switch 8 (dim 0) -> npu 6");
+}
+
+TEST(TopologyTest, RingRouteTakesTheShorterDirection) {
+  auto t = Topology::Create(Net({TopologyKind::kRing}, {8}));
+  std::vector<int> route;
+  t->Route(0, 5, &route);
+  ASSERT_EQ(route.size(), 3u);
+  EXPECT_EQ(t->LinkName(route[0]), "dim 0: npu 0 -> npu 7");
+  EXPECT_EQ(t->LinkName(route[2]), "dim 0: npu 6 -> npu 5");
+  t->Route(0, 4, &route);  // a tie goes clockwise
+  ASSERT_EQ(route.size(), 4u);
+  EXPECT_EQ(t->LinkName(route[0]), "dim 0: npu 0 -> npu 1");
+}
+
+// Every route of a mixed 3-D topology is a connected walk from src to dst whose length is the
+// sum of the per-dimension hop counts.
+TEST(TopologyTest, EveryRouteIsAConnectedShortestWalk) {
+  auto t = Topology::Create(Net({TopologyKind::kRing, TopologyKind::kSwitch,
+                                 TopologyKind::kFullyConnected}, {5, 3, 4}));
+  ASSERT_TRUE(t.ok());
+  std::vector<int> route;
+  for (int s = 0; s < t->npus(); ++s) {
+    for (int d = 0; d < t->npus(); ++d) {
+      t->Route(s, d, &route);
+      int hops = 0;
+      for (int dim = 0; dim < t->dims(); ++dim) {
+        hops += t->Hops(dim, t->Coordinate(s, dim), t->Coordinate(d, dim));
+      }
+      ASSERT_EQ(static_cast<int>(route.size()), hops) << s << "->" << d;
+      int at = s;
+      int prev_dim = 0;
+      for (int id : route) {
+        Topology::LinkInfo l = t->link(id);
+        ASSERT_EQ(l.from_device, at) << s << "->" << d;
+        ASSERT_GE(l.dim, prev_dim);  // dimension by dimension, from dim 0 up
+        prev_dim = l.dim;
+        at = l.to_device;
+      }
+      ASSERT_EQ(at, d);
+    }
+  }
+}
+
+TEST(TopologyTest, UnawareDelayUsesFirstDifferingDimension) {
+  NetworkConfig c = Net({TopologyKind::kRing, TopologyKind::kSwitch}, {8, 2});
+  c.bandwidth_gbps = {50.0, 400.0};
+  c.latency_ns = {500.0, 936.25};
+  auto t = Topology::Create(c);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->UnawareDelay(0, 1, 32768), 1110);   // floor(500 + 610.35)
+  EXPECT_EQ(t->UnawareDelay(0, 3, 32768), 2110);   // floor(3*500 + 610.35)
+  EXPECT_EQ(t->UnawareDelay(0, 8, 32768), 1948);   // dim 1: floor(2*936.25 + 76.29)
+  EXPECT_EQ(t->UnawareDelay(1, 8, 32768), 1110);   // differs in dim 0 first: only dim 0 counts
+  EXPECT_EQ(t->UnawareDelay(4, 4, 32768), 0);
+  EXPECT_EQ(t->UnawareDelay(0, 1, 0), 500);
+  EXPECT_EQ(t->bytes_per_ns(0), 50.0 * 1073741824.0 / 1e9);
+}
+
+TEST(TopologyTest, InvalidConfigIsAnError) {
+  NetworkConfig c = Net({TopologyKind::kRing}, {8});
+  c.latency_ns.clear();
+  EXPECT_FALSE(Topology::Create(c).ok());
+}
+
+}  // namespace
+}  // namespace genie::sim
