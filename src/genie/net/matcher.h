@@ -1,0 +1,81 @@
+// MessageMatcher: two-sided tag matching shared by transports that lack it in hardware. Holds
+// posted receives and unexpected arrivals keyed by (peer, channel, tag), FIFO per key, and a
+// pool of reusable buffers for unexpected payloads, so steady state allocates no payload memory.
+// Owned by one transport; loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "genie/common/units.h"
+
+namespace genie::net {
+
+struct MatchKey {
+  int peer;
+  uint16_t channel;
+  uint64_t tag;
+  bool operator==(const MatchKey& o) const {
+    return peer == o.peer && channel == o.channel && tag == o.tag;
+  }
+};
+
+struct MatchKeyHash {
+  size_t operator()(const MatchKey& k) const {
+    uint64_t h = k.tag * 0x9E3779B97F4A7C15ULL;
+    h ^= (static_cast<uint64_t>(static_cast<uint32_t>(k.peer)) << 16 | k.channel) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
+  }
+};
+
+class MessageMatcher {
+ public:
+  struct Posted {
+    void* into;
+    Bytes bytes;
+    uint64_t cookie;
+  };
+  struct Arrived {
+    Bytes bytes;
+    bool has_data;
+    std::vector<unsigned char> data;  // from the pool when has_data
+  };
+
+  void AddPosted(const MatchKey& k, const Posted& p) { posted_[k].push_back(p); }
+  std::optional<Posted> TakePosted(const MatchKey& k) { return Take(posted_, k); }
+  void AddArrived(const MatchKey& k, Arrived a) {
+    arrived_[k].push_back(std::move(a));
+    ++arrived_count_;
+  }
+  std::optional<Arrived> TakeArrived(const MatchKey& k) {
+    auto a = Take(arrived_, k);
+    if (a) --arrived_count_;
+    return a;
+  }
+  size_t arrived_count() const { return arrived_count_; }
+
+  // A buffer with size() == bytes, reusing a returned one when possible.
+  std::vector<unsigned char> TakeBuffer(Bytes bytes);
+  void ReturnBuffer(std::vector<unsigned char> buf);
+
+ private:
+  template <typename Map>
+  static auto Take(Map& m, const MatchKey& k) -> std::optional<typename Map::mapped_type::value_type> {
+    auto it = m.find(k);
+    if (it == m.end()) return std::nullopt;
+    auto v = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) m.erase(it);
+    return v;
+  }
+
+  std::unordered_map<MatchKey, std::deque<Posted>, MatchKeyHash> posted_;
+  std::unordered_map<MatchKey, std::deque<Arrived>, MatchKeyHash> arrived_;
+  size_t arrived_count_ = 0;
+  std::vector<std::vector<unsigned char>> pool_;
+};
+
+}  // namespace genie::net

@@ -1,0 +1,108 @@
+// TcpTransport: the Transport over non-blocking TCP sockets on one EventLoop.
+//
+// Connections: C per peer pair (channels); the higher rank connects to the lower one, binding
+// its source to the bind address too, and opens with a hello frame carrying its rank, channel,
+// world size and the job id; the acceptor checks them and answers with an ack. Anything else
+// that connects (garbage, another job) is rejected, logged with its address, and the run goes
+// on. Every later frame is checked (frame.h); a bad frame on an established connection or a
+// connection that closes without goodbye is a fatal error naming the peer rank.
+//
+// Memory: no allocation per message. Sends go out with sendmsg straight from the caller's
+// buffer (or from one shared zero buffer when the message carries no data); receives land in
+// the posted buffer, in a shared scratch buffer when discarded, or — only for messages that
+// arrive before their receive and carry real data — in a pooled buffer (MessageMatcher).
+//
+// Threading: loop thread only. The EventLoop must outlive the transport.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "genie/net/frame.h"
+#include "genie/net/matcher.h"
+#include "genie/net/transport.h"
+#include "genie/runtime/event_loop.h"
+
+namespace genie::net {
+
+class TcpTransport final : public Transport {
+ public:
+  static Result<std::unique_ptr<TcpTransport>> Create(runtime::EventLoop* loop,
+                                                      const TransportOptions& options);
+  ~TcpTransport() override;
+
+  std::string name() const override { return "tcp"; }
+  void SetEvents(TransportEvents* events) override { events_ = events; }
+  Result<std::string> Listen() override;
+  Status Connect(const std::vector<std::string>& addresses) override;
+  void PostSend(const SendOp& op) override;
+  void PostRecv(const RecvOp& op) override;
+  Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override;
+  void PostWrite(const WriteOp& op) override;
+  Status Shutdown(TimeNs timeout) override;
+  const PeerCounters& counters(int peer) const override { return counters_.at(peer); }
+  size_t unexpected_messages() const override { return matcher_.arrived_count(); }
+
+  // Connections refused because their handshake or first frame was wrong.
+  uint64_t rejected_connections() const { return rejected_; }
+  const std::string& listen_address() const { return listen_address_; }
+
+ private:
+  struct OutFrame;
+  struct Conn;
+  struct Completion;
+
+  TcpTransport(runtime::EventLoop* loop, const TransportOptions& options);
+  Status StartConnect(int peer, int channel);
+  void RetryConnect(int peer, int channel, const std::string& why);
+  void OnAccept();
+  void OnConnEvent(Conn* c, uint32_t events);
+  void FinishConnect(Conn* c);
+  void ReadSome(Conn* c);
+  Status BeginPayload(Conn* c);
+  Status FinishPayload(Conn* c);
+  void Flush(Conn* c);
+  void Enqueue(Conn* c, FrameType type, uint8_t flags, uint16_t channel, uint64_t tag,
+               const void* data, Bytes bytes, uint64_t offset, uint32_t imm, int kind,
+               uint64_t cookie);
+  void Established(Conn* c);
+  void SetWantOut(Conn* c, bool want);
+  // Closes a connection. `reason` empty = quiet (orderly); otherwise logged, and fatal when
+  // the connection belongs to a known peer.
+  void CloseConn(Conn* c, const std::string& reason);
+  void MaybeFinishBye(Conn* c);
+  void Complete(const Completion& done);
+  void ReportFatal(Status status);
+  void DrainCompletions();
+  Conn* ConnFor(int peer, uint16_t channel, const char* op);
+  FrameExpectation ExpectationFor(const Conn* c) const;
+
+  runtime::EventLoop* loop_;
+  TransportOptions options_;
+  TransportEvents* events_ = nullptr;
+  uint64_t job_hash_;
+  int listen_fd_ = -1;
+  std::string listen_address_;
+  std::vector<std::string> addresses_;
+  TimeNs connect_deadline_ = 0;
+  std::unordered_map<int, std::unique_ptr<Conn>> conns_;  // by fd
+  std::vector<std::unique_ptr<Conn>> dead_;                // closed, freed on the next turn
+  std::vector<std::vector<Conn*>> by_peer_;                // [peer][channel], open only
+  std::vector<PeerCounters> counters_;
+  int established_ = 0;
+  MessageMatcher matcher_;
+  std::vector<std::pair<unsigned char*, Bytes>> regions_;
+  std::vector<Completion> done_, draining_;
+  std::vector<Status> fatal_;
+  bool drain_posted_ = false;
+  bool shutting_down_ = false;
+  bool first_fatal_seen_ = false;
+  Status first_fatal_;
+  uint64_t rejected_ = 0;
+  std::vector<unsigned char> scratch_;
+};
+
+}  // namespace genie::net

@@ -1,0 +1,127 @@
+// Transport: how a rank's messages reach other ranks for real. A small non-blocking contract
+// in the spirit of NCCL's net plugin (isend / irecv / test) and libfabric (tagged messages,
+// RMA writes with remote CQ data), so TCP today and a libfabric transport next implement the
+// same interface and RealBackend does not change:
+//
+//  * two-sided: PostSend / PostRecv of (peer, channel, tag, bytes); a receive matches the
+//    first message from `peer` on `channel` with `tag`, in order. A message that arrives
+//    before its receive is posted is kept by the transport until it is (unexpected message).
+//  * one-sided: RegisterRegion exposes local memory under a key (sent to peers out of band,
+//    e.g. in a two-sided message); PostWrite puts bytes at (key, offset) of a peer's region and
+//    delivers a 32-bit immediate to it — what NCCL's RDMA transport does with
+//    RDMA_WRITE_WITH_IMM. On TCP the write is emulated by a frame the receiver copies.
+//  * channels: C parallel connections (flows) per peer pair; `channel` picks one (mod C).
+//
+// Lifecycle: Listen() -> publish the address through a rendezvous -> Connect(all addresses)
+// -> post operations while the EventLoop runs -> Shutdown(). Completions and failures are
+// reported to the TransportEvents sink, always from the loop (never from inside a Post* call).
+//
+// Threading: a transport belongs to one EventLoop; call it only on that loop's thread.
+// Memory: buffers passed to Post* must stay valid until their completion is reported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "genie/common/status.h"
+#include "genie/common/units.h"
+
+namespace genie::net {
+
+struct TransportOptions {
+  int rank = 0;
+  int world_size = 1;
+  std::string job_id;                   // checked in every connection's handshake
+  std::string bind_addr = "127.0.0.1";  // the only local address used (listen and connect)
+  int channels = 1;                     // connections per peer pair
+  std::string tcp_congestion;           // kernel algorithm name ("cubic", "bbr"); empty = default
+  TimeNs peer_timeout = 30 * kNsPerSec; // connect deadline and TCP_USER_TIMEOUT
+  int socket_buffer_bytes = 4 << 20;    // SO_SNDBUF / SO_RCVBUF
+  Bytes max_message_bytes = Bytes{1} << 36;  // larger frames are treated as corruption
+};
+
+// Per-peer figures (tests count them; results report them). Payload bytes only.
+struct PeerCounters {
+  uint64_t bytes_sent = 0;
+  uint64_t messages_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t messages_received = 0;
+  uint64_t writes_sent = 0;
+  uint64_t writes_received = 0;
+  int connections = 0;  // established connections to this peer right now
+};
+
+struct SendOp {
+  int peer = -1;
+  uint16_t channel = 0;
+  uint64_t tag = 0;
+  const void* data = nullptr;  // nullptr: no real data, the wire carries filler
+  Bytes bytes = 0;
+  uint64_t cookie = 0;  // returned in OnSendDone
+};
+
+struct RecvOp {
+  int peer = -1;
+  uint16_t channel = 0;
+  uint64_t tag = 0;
+  void* into = nullptr;  // nullptr: discard the payload
+  Bytes bytes = 0;       // must equal the sender's; a mismatch is a fatal error naming both
+  uint64_t cookie = 0;
+};
+
+struct WriteOp {
+  int peer = -1;
+  uint16_t channel = 0;
+  const void* data = nullptr;  // nullptr: filler
+  Bytes bytes = 0;
+  uint64_t remote_key = 0;  // from the peer's RegisterRegion
+  Bytes remote_offset = 0;
+  uint32_t imm = 0;         // delivered to the peer with OnRemoteWrite
+  uint64_t cookie = 0;
+};
+
+// Receives completions. Called on the loop thread only.
+class TransportEvents {
+ public:
+  virtual ~TransportEvents() = default;
+  // The payload has left this rank (handed to the kernel); the buffer may be reused.
+  virtual void OnSendDone(uint64_t cookie) = 0;
+  virtual void OnRecvDone(uint64_t cookie, Bytes bytes) = 0;
+  virtual void OnWriteDone(uint64_t cookie) = 0;
+  // A peer's write landed in region `key` at [offset, offset + bytes).
+  virtual void OnRemoteWrite(int peer, uint16_t channel, uint64_t key, Bytes offset, Bytes bytes,
+                             uint32_t imm) = 0;
+  // A peer is lost or misbehaved; the message names the peer rank. Pending ops to it never
+  // complete. The transport keeps running for other peers; the caller usually stops.
+  virtual void OnFatal(const Status& status) = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::string name() const = 0;
+  virtual void SetEvents(TransportEvents* events) = 0;
+
+  // Starts listening on the bind address; returns this rank's address for the rendezvous.
+  virtual Result<std::string> Listen() = 0;
+  // Establishes every connection (C per peer), driving the event loop itself until all are
+  // up or peer_timeout has passed. addresses[r] is rank r's Listen() result.
+  virtual Status Connect(const std::vector<std::string>& addresses) = 0;
+
+  virtual void PostSend(const SendOp& op) = 0;
+  virtual void PostRecv(const RecvOp& op) = 0;
+  virtual Result<uint64_t> RegisterRegion(void* base, Bytes bytes) = 0;
+  virtual void PostWrite(const WriteOp& op) = 0;
+
+  // Orderly end: flushes queued frames, says goodbye on every connection and waits (driving
+  // the loop, at most `timeout`) for every peer's goodbye; then closes everything. Doubles as
+  // a final barrier. Returns Timeout naming the peers that did not answer.
+  virtual Status Shutdown(TimeNs timeout) = 0;
+
+  virtual const PeerCounters& counters(int peer) const = 0;
+  // Messages that arrived with no receive posted yet and are still unclaimed.
+  virtual size_t unexpected_messages() const = 0;
+};
+
+}  // namespace genie::net
