@@ -221,3 +221,99 @@ TEST(SimBackendTest, StatsJsonShowsTheBusiestLink) {
 
 }  // namespace
 }  // namespace genie::sim
+
+namespace genie::sim {
+namespace {
+
+// A minimal ring all-reduce driven directly on the SimBackend with ASTRA-sim's per-step costs
+// (REFERENCE §2): endpoint delay e before the first send and after every receive, a local
+// reduction of 3 x floor(m / local-mem-bw) ns after each reduce-scatter receive, chunks in a
+// window of `active` per rank (chunk k + active starts when chunk k finishes). It exists to pin
+// down the network models against ASTRA-sim's published end-to-end figures; the real planner
+// and runner live in collective/ and runtime/.
+class RingAllReduce {
+ public:
+  RingAllReduce(SimBackend* sim, Bytes size, int chunks, int active, TimeNs endpoint_delay,
+                double local_mem_bw_gbps)
+      : sim_(sim), n_(sim->world_size()), chunks_(chunks), active_(active),
+        e_(endpoint_delay), finish_(n_, -1), next_chunk_(n_, 0), done_chunks_(n_, 0) {
+    m_ = size / chunks / n_;
+    reduction_ = 3 * static_cast<TimeNs>(static_cast<double>(m_) / local_mem_bw_gbps);
+  }
+  std::vector<TimeNs> Run() {
+    for (int r = 0; r < n_; ++r) {
+      for (int k = 0; k < active_ && k < chunks_; ++k) StartChunk(r);
+    }
+    sim_->Run();
+    EXPECT_TRUE(sim_->CheckAllMatched().ok());
+    return finish_;
+  }
+
+ private:
+  void StartChunk(int r) {
+    int c = next_chunk_[r]++;
+    sim_->ForRank(r).After(e_, [this, r, c] { Step(r, c, 0); });
+  }
+  void Step(int r, int c, int s) {
+    runtime::Backend& b = sim_->ForRank(r);
+    const int steps = 2 * (n_ - 1);
+    uint64_t tag = static_cast<uint64_t>(c) * 1000 + s;
+    runtime::Message out;
+    out.peer = (r + 1) % n_;
+    out.tag = tag;
+    out.bytes = m_;
+    b.Send(out, [] {});
+    runtime::Message in;
+    in.peer = (r + n_ - 1) % n_;
+    in.tag = tag;
+    in.bytes = m_;
+    b.Recv(in, [this, &b, r, c, s, steps] {
+      TimeNs cost = e_ + (s < n_ - 1 ? reduction_ : 0);
+      if (s + 1 < steps) {
+        b.After(cost, [this, r, c, s] { Step(r, c, s + 1); });
+      } else {
+        b.After(e_, [this, &b, r] {
+          finish_[r] = b.Now();
+          ++done_chunks_[r];
+          if (next_chunk_[r] < chunks_) StartChunk(r);
+        });
+      }
+    });
+  }
+
+  SimBackend* sim_;
+  int n_;
+  int chunks_, active_;
+  TimeNs e_;
+  Bytes m_ = 0;
+  TimeNs reduction_ = 0;
+  std::vector<TimeNs> finish_;
+  std::vector<int> next_chunk_, done_chunks_;
+};
+
+TEST(SimBackendOracleTest, RingAllReduceMatchesAstraSimFigures) {
+  struct Case {
+    const char* yml;
+    NetworkModelKind kind;
+    int active;
+    double mem_bw;
+    TimeNs expected;
+  };
+  const Case cases[] = {
+      {"Ring_8npus.yml", NetworkModelKind::kCongestionUnaware, 1, 1600, 64440},
+      {"Ring_8npus.yml", NetworkModelKind::kCongestionAware, 1, 1600, 64440},
+      {"Ring_8npus.yml", NetworkModelKind::kCongestionUnaware, 1, 50, 117780},
+      {"Ring_8npus.yml", NetworkModelKind::kCongestionAware, 1, 50, 117780},
+      {"HGX-H100-validated.yml", NetworkModelKind::kCongestionUnaware, 2, 3350, 55222},
+      {"HGX-H100-validated.yml", NetworkModelKind::kCongestionAware, 2, 3350, 57426},
+  };
+  for (const Case& c : cases) {
+    auto sim = Make(c.yml, c.kind);
+    RingAllReduce ar(sim.get(), 1 << 20, 4, c.active, 10, c.mem_bw);
+    EXPECT_EQ(ar.Run(), std::vector<TimeNs>(8, c.expected))
+        << c.yml << " " << NetworkModelName(c.kind) << " local-mem-bw " << c.mem_bw;
+  }
+}
+
+}  // namespace
+}  // namespace genie::sim
