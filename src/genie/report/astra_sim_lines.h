@@ -1,0 +1,18 @@
+// ASTRA-sim's per-rank result line, byte for byte, so scripts that grep ASTRA-sim's output read
+// genie's too:  "sys[r] finished, T cycles, exposed communication E cycles."
+// T = the rank's span over its measured iterations (its finish time when it starts at 0, as in
+// simulation; wall-time ns in real runs) and E = T - GPU compute time. 1 cycle = 1 ns.
+// Pure; any thread.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "genie/record/rank_summary.h"
+
+namespace genie::report {
+
+// One line per rank, in rank order.
+void PrintAstraSimLines(std::ostream& out, const std::vector<record::RankSummary>& ranks);
+
+}  // namespace genie::report

@@ -1,0 +1,148 @@
+#include "genie/report/chrome_trace.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "genie/record/names.h"
+#include "genie/report/bandwidth.h"
+#include "genie/report/statistics.h"
+
+namespace genie::report {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<TraceTrack> TrackOf(const record::OpEvent& e) {
+  switch (e.kind) {
+    case OpKind::kCompute:
+      return e.is_cpu_op ? TraceTrack::kCpu : TraceTrack::kCompute;
+    case OpKind::kCollective:
+    case OpKind::kSend:
+      return TraceTrack::kComm;
+    case OpKind::kRecv:
+      return TraceTrack::kRecv;
+    case OpKind::kMemLoad:
+    case OpKind::kMemStore:
+      return TraceTrack::kMemory;
+    default:
+      return std::nullopt;
+  }
+}
+
+const char* TrackName(TraceTrack t) {
+  switch (t) {
+    case TraceTrack::kCompute: return "GPU compute";
+    case TraceTrack::kCpu: return "CPU";
+    case TraceTrack::kComm: return "communication";
+    case TraceTrack::kRecv: return "recv";
+    case TraceTrack::kMemory: return "memory";
+  }
+  return "?";
+}
+
+double Us(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
+
+json Meta(const char* name, int pid, int tid, json args) {
+  return {{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", 0},
+          {"args", std::move(args)}};
+}
+
+}  // namespace
+
+json BuildChromeTrace(const std::vector<record::OpEvent>& events) {
+  // Group by (rank, track), then place each op on the first lane already free at its start.
+  std::map<std::pair<int, int>, std::vector<const record::OpEvent*>> tracks;
+  for (const auto& e : events) {
+    auto t = TrackOf(e);
+    if (t) tracks[{e.rank, static_cast<int>(*t)}].push_back(&e);
+  }
+  json out = json::array();
+  std::vector<int> ranks_seen;
+  for (auto& [key, list] : tracks) {
+    auto [rank, track] = key;
+    if (ranks_seen.empty() || ranks_seen.back() != rank) {
+      ranks_seen.push_back(rank);
+      out.push_back(Meta("process_name", rank, 0, {{"name", fmt::format("rank {}", rank)}}));
+      out.push_back(Meta("process_sort_index", rank, 0, {{"sort_index", rank}}));
+    }
+    std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
+      return std::tie(a->start, a->end, a->iteration, a->node) <
+             std::tie(b->start, b->end, b->iteration, b->node);
+    });
+    std::vector<TimeNs> lane_end;
+    std::vector<json> slices;
+    for (const record::OpEvent* e : list) {
+      size_t lane = 0;
+      while (lane < lane_end.size() && lane_end[lane] > e->start) ++lane;
+      if (lane == lane_end.size()) {
+        lane_end.push_back(e->end);
+        int tid = track * kLaneStride + static_cast<int>(lane);
+        std::string tname = lane == 0 ? TrackName(static_cast<TraceTrack>(track))
+                                      : fmt::format("{} #{}", TrackName(static_cast<TraceTrack>(
+                                                                  track)),
+                                                    lane + 1);
+        out.push_back(Meta("thread_name", rank, tid, {{"name", tname}}));
+        out.push_back(Meta("thread_sort_index", rank, tid, {{"sort_index", tid}}));
+      }
+      lane_end[lane] = std::max(e->end, e->start);
+      json args = {{"node", e->node}, {"iteration", e->iteration}};
+      if (e->is_comm()) {
+        args["size"] = e->size;
+        args["group"] = e->group;
+        args["group_size"] = e->group_size;
+        if (!e->algorithm.empty()) args["algorithm"] = e->algorithm;
+        if (e->peer >= 0) args["peer"] = e->peer;
+        args["bytes_sent"] = e->bytes_sent;
+        args["bytes_received"] = e->bytes_received;
+        args["algbw_gbps"] = AlgBw(*e);
+        args["busbw_gbps"] = BusBw(*e);
+      }
+      std::string name = e->name;
+      if (name.empty()) {
+        name = e->is_comm() ? fmt::format("{} {}", CommTypeName(*e), e->node)
+                            : fmt::format("node {}", e->node);
+      }
+      std::string cat = e->kind == OpKind::kCollective ? CommTypeName(*e)
+                                                       : record::KindName(e->kind);
+      out.push_back({{"ph", "X"},
+                     {"name", std::move(name)},
+                     {"cat", std::move(cat)},
+                     {"pid", rank},
+                     {"tid", track * kLaneStride + static_cast<int>(lane)},
+                     {"ts", Us(e->start)},
+                     {"dur", Us(std::max<TimeNs>(0, e->duration()))},
+                     {"args", std::move(args)}});
+    }
+  }
+  return {{"traceEvents", std::move(out)}, {"displayTimeUnit", "ns"}};
+}
+
+Status WriteChromeTrace(const std::string& path, const std::vector<record::OpEvent>& events) {
+  json doc = BuildChromeTrace(events);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    return Status::IoError(fmt::format("cannot write Chrome trace {}: {} (check that the "
+                                       "directory exists and is writable)",
+                                       path, std::strerror(errno)));
+  }
+  // One event per line: large traces stay greppable and diffable.
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  const json& list = doc["traceEvents"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    out << list[i].dump(-1, ' ', false, json::error_handler_t::replace)
+        << (i + 1 < list.size() ? ",\n" : "\n");
+  }
+  out << "]}\n";
+  out.flush();
+  if (!out) return Status::IoError(fmt::format("writing Chrome trace {} failed (disk full?)", path));
+  return Status::Ok();
+}
+
+}  // namespace genie::report

@@ -1,0 +1,112 @@
+#include "genie/report/results_file.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "genie/record/event_json.h"
+#include "genie/record/record_stream.h"
+#include "genie/report/results_json.h"
+
+namespace genie::report {
+
+using nlohmann::json;
+
+namespace {
+
+Result<RunRecords> FromResultsJson(const json& doc, const std::string& path) {
+  RunRecords r;
+  r.run_info = doc.value("provenance", json());
+  r.clock_offsets_ns = doc.value("clock_offsets_ns", json::object());
+  size_t i = 0;
+  for (const json& c : doc.value("collectives", json::array())) {
+    auto e = record::OpEventFromJson(c);
+    if (!e.ok()) return e.status().WithContext(fmt::format("{}: collectives[{}]", path, i));
+    r.ops.push_back(std::move(*e));
+    ++i;
+  }
+  for (const json& rank : doc.value("ranks", json::array())) {
+    for (const json& it : rank.value("iterations", json::array())) {
+      auto s = record::RankSummaryFromJson(it);
+      if (!s.ok()) return s.status().WithContext(fmt::format("{}: ranks", path));
+      r.ranks.push_back(*s);
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<RunRecords> LoadResults(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("cannot open results file {}", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!whole.is_discarded() && whole.is_object() && !whole.contains("record")) {
+    if (whole.value("format", "") != kResultsFormat) {
+      return Status::InvalidArgument(fmt::format(
+          "{} is JSON but not a genie results file (no \"format\": \"{}\"); give a results JSON "
+          "or a rank's .jsonl stream",
+          path, kResultsFormat));
+    }
+    return FromResultsJson(whole, path);
+  }
+  GENIE_ASSIGN_OR_RETURN(record::RecordStream s, record::ParseRecordStream(text, path));
+  RunRecords r;
+  r.run_info = std::move(s.header);
+  r.ops = std::move(s.ops);
+  r.ranks = std::move(s.ranks);
+  r.truncated = s.truncated;
+  return r;
+}
+
+Result<RunRecords> MergeStreams(const std::vector<std::string>& paths,
+                                const std::map<int, TimeNs>& clock_offsets_ns) {
+  RunRecords out;
+  out.run_info = {{"merged_files", json::array()}, {"headers", json::array()}};
+  std::map<int, std::string> owner;  // rank -> the file it came from
+  for (const std::string& path : paths) {
+    GENIE_ASSIGN_OR_RETURN(record::RecordStream s, record::ReadRecordStream(path));
+    std::set<int> ranks_here;
+    for (const auto& e : s.ops) ranks_here.insert(e.rank);
+    for (const auto& r : s.ranks) ranks_here.insert(r.rank);
+    for (int rank : ranks_here) {
+      auto [it, inserted] = owner.emplace(rank, path);
+      if (!inserted) {
+        return Status::InvalidArgument(fmt::format(
+            "rank {} appears in both {} and {}; give each rank's stream once", rank, it->second,
+            path));
+      }
+    }
+    auto offset = [&](int rank) {
+      auto it = clock_offsets_ns.find(rank);
+      return it == clock_offsets_ns.end() ? TimeNs{0} : it->second;
+    };
+    for (auto& e : s.ops) {
+      TimeNs d = offset(e.rank);
+      e.start += d;
+      e.end += d;
+      out.ops.push_back(std::move(e));
+    }
+    for (auto& r : s.ranks) {
+      TimeNs d = offset(r.rank);
+      r.start += d;
+      r.finish += d;
+      out.ranks.push_back(r);
+    }
+    out.truncated = out.truncated || s.truncated;
+    out.run_info["merged_files"].push_back(std::filesystem::path(path).filename().string());
+    out.run_info["headers"].push_back(s.header);
+  }
+  for (const auto& [rank, ns] : clock_offsets_ns) {
+    out.clock_offsets_ns[std::to_string(rank)] = ns;
+  }
+  return out;
+}
+
+}  // namespace genie::report

@@ -1,0 +1,36 @@
+// Reading results back: a results JSON (results_json.h) or a rank's JSON-lines stream
+// (record/recorder.h), and merging the per-rank streams of a run into one set of records
+// (`genie results show` / `genie results merge`). Clock offsets (rank -> ns added to every time
+// of that rank) let a multi-host run put all ranks on one clock; the offsets applied are kept
+// in the records so the results JSON can say what was done. Reads files; any thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/common/status.h"
+#include "genie/record/op_event.h"
+#include "genie/record/rank_summary.h"
+
+namespace genie::report {
+
+struct RunRecords {
+  nlohmann::json run_info;  // a results JSON's provenance, or a stream's header
+  std::vector<record::OpEvent> ops;  // from a results JSON: its communication ops only
+  std::vector<record::RankSummary> ranks;
+  nlohmann::json clock_offsets_ns = nlohmann::json::object();
+  bool truncated = false;  // a stream's last line was incomplete
+};
+
+// Detects the format from the content.
+Result<RunRecords> LoadResults(const std::string& path);
+
+// Merges JSON-lines streams (one per rank, or any split of ranks); a rank found in two files is
+// an error. run_info becomes {"merged_files": [file names], "headers": [each file's header]}.
+Result<RunRecords> MergeStreams(const std::vector<std::string>& paths,
+                                const std::map<int, TimeNs>& clock_offsets_ns = {});
+
+}  // namespace genie::report

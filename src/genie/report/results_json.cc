@@ -1,0 +1,128 @@
+#include "genie/report/results_json.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "genie/record/event_json.h"
+#include "genie/report/bandwidth.h"
+#include "genie/report/statistics.h"
+
+namespace genie::report {
+
+using nlohmann::json;
+
+namespace {
+
+json SpreadJson(const Spread& s) {
+  return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
+}
+
+}  // namespace
+
+json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& ops,
+                      const std::vector<record::RankSummary>& ranks,
+                      const json& clock_offsets_ns) {
+  json doc;
+  doc["format"] = kResultsFormat;
+  doc["version"] = kResultsVersion;
+  doc["provenance"] = run_info;
+  doc["clock_offsets_ns"] = clock_offsets_ns.is_null() ? json::object() : clock_offsets_ns;
+
+  // Per rank: totals over measured iterations, then each iteration (warm-ups included, marked
+  // by a negative iteration number).
+  std::vector<record::RankSummary> sorted_ranks = ranks;
+  std::sort(sorted_ranks.begin(), sorted_ranks.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.rank, a.iteration) < std::tie(b.rank, b.iteration);
+  });
+  std::vector<RankTotals> totals = TotalsPerRank(ranks);
+  json rank_list = json::array();
+  std::vector<TimeNs> exposed;
+  for (const RankTotals& t : totals) {
+    json iters = json::array();
+    for (const auto& s : sorted_ranks) {
+      if (s.rank == t.rank) iters.push_back(record::ToJson(s));
+    }
+    rank_list.push_back({{"rank", t.rank},
+                         {"start", t.start},
+                         {"finish", t.finish},
+                         {"compute_ns", t.compute_ns},
+                         {"comm_ns", t.comm_ns},
+                         {"exposed_comm_ns", t.exposed_comm_ns},
+                         {"iterations", std::move(iters)}});
+    exposed.push_back(t.exposed_comm_ns);
+  }
+
+  std::vector<IterationStep> steps = StepTimes(ranks);
+  json iter_list = json::array();
+  std::vector<TimeNs> step_ns;
+  for (const auto& s : steps) {
+    iter_list.push_back({{"iteration", s.iteration},
+                         {"start", s.start},
+                         {"finish", s.finish},
+                         {"step_time_ns", s.step_ns()}});
+    step_ns.push_back(s.step_ns());
+  }
+
+  std::vector<const record::OpEvent*> comm;
+  for (const auto& e : ops) {
+    if (e.is_comm()) comm.push_back(&e);
+  }
+  std::sort(comm.begin(), comm.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->iteration, a->rank, a->node, a->start) <
+           std::tie(b->iteration, b->rank, b->node, b->start);
+  });
+  json coll_list = json::array();
+  for (const auto* e : comm) {
+    json j = record::ToJson(*e);
+    j["duration_ns"] = e->duration();
+    j["algbw_gbps"] = AlgBw(*e);
+    j["busbw_gbps"] = BusBw(*e);
+    coll_list.push_back(std::move(j));
+  }
+
+  json type_list = json::array();
+  for (const TypeRow& r : CollectiveTypeTable(ops)) {
+    type_list.push_back({{"type", r.type},
+                         {"count", r.count},
+                         {"bytes", r.bytes},
+                         {"total_time_ns", r.total_ns},
+                         {"mean_time_ns", r.mean_ns},
+                         {"algbw_gbps", r.algbw_gbps},
+                         {"busbw_gbps", r.busbw_gbps}});
+  }
+
+  doc["summary"] = {{"ranks", totals.size()},
+                    {"iterations", steps.size()},
+                    {"step_time_ns", SpreadJson(SpreadOf(step_ns))},
+                    {"exposed_comm_ns", SpreadJson(SpreadOf(exposed))}};
+  doc["iterations"] = std::move(iter_list);
+  doc["ranks"] = std::move(rank_list);
+  doc["collective_types"] = std::move(type_list);
+  doc["collectives"] = std::move(coll_list);
+  return doc;
+}
+
+Status WriteJsonFile(const std::string& path, const json& doc) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    return Status::IoError(fmt::format("cannot write {}: {} (check that the directory exists "
+                                       "and is writable)",
+                                       path, std::strerror(errno)));
+  }
+  out << doc.dump(1, ' ', false, json::error_handler_t::replace) << '\n';
+  out.flush();
+  if (!out) return Status::IoError(fmt::format("writing {} failed (disk full?)", path));
+  return Status::Ok();
+}
+
+Status WriteResultsJson(const std::string& path, const json& run_info,
+                        const std::vector<record::OpEvent>& ops,
+                        const std::vector<record::RankSummary>& ranks) {
+  return WriteJsonFile(path, BuildResultsJson(run_info, ops, ranks));
+}
+
+}  // namespace genie::report

@@ -1,0 +1,37 @@
+// The results JSON of a run (docs/results.md): provenance, per-rank totals and per-iteration
+// figures, every communication op with its algbw/busbw, per-iteration step time with
+// min/median/max, and a per-collective-type table. Written by `genie simulate`/`genie run`
+// (rank 0) and `genie results merge`; read back by `genie results show`.
+// Entries are ordered by (iteration, rank, node), never by time, so two runs of one workload
+// differ only in timing fields (see strip.h). Pure apart from the file write; any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/common/status.h"
+#include "genie/record/op_event.h"
+#include "genie/record/rank_summary.h"
+
+namespace genie::report {
+
+inline constexpr const char* kResultsFormat = "genie-results";
+inline constexpr int kResultsVersion = 1;
+
+// run_info: provenance (see provenance.h). clock_offsets_ns: per-rank offsets (rank -> ns, as a
+// JSON object) already applied to the times, recorded for merged multi-host runs.
+nlohmann::json BuildResultsJson(const nlohmann::json& run_info,
+                                const std::vector<record::OpEvent>& ops,
+                                const std::vector<record::RankSummary>& ranks,
+                                const nlohmann::json& clock_offsets_ns = nlohmann::json::object());
+
+Status WriteResultsJson(const std::string& path, const nlohmann::json& run_info,
+                        const std::vector<record::OpEvent>& ops,
+                        const std::vector<record::RankSummary>& ranks);
+
+// Writes any JSON document to `path` (pretty-printed), naming the path on failure.
+Status WriteJsonFile(const std::string& path, const nlohmann::json& doc);
+
+}  // namespace genie::report

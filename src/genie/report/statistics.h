@@ -1,0 +1,66 @@
+// Statistics over a run's records, shared by the results JSON, the human summary and the
+// ASTRA-sim lines so that all three always agree. Only measured iterations (iteration >= 0)
+// count; warm-ups (negative iterations) are recorded but left out. Pure; any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "genie/common/units.h"
+#include "genie/record/op_event.h"
+#include "genie/record/rank_summary.h"
+
+namespace genie::report {
+
+// One rank over all measured iterations: span = finish - start (first start to last finish),
+// compute/comm summed, exposed = span - compute (ASTRA-sim's definition, over the span).
+struct RankTotals {
+  int rank = 0;
+  int iterations = 0;
+  TimeNs start = 0;
+  TimeNs finish = 0;
+  TimeNs compute_ns = 0;
+  TimeNs comm_ns = 0;
+  TimeNs exposed_comm_ns = 0;
+  TimeNs span() const { return finish - start; }
+};
+// Sorted by rank.
+std::vector<RankTotals> TotalsPerRank(const std::vector<record::RankSummary>& ranks);
+
+// One iteration across ranks: step time = last rank's finish - first rank's start.
+struct IterationStep {
+  int iteration = 0;
+  TimeNs start = 0;
+  TimeNs finish = 0;
+  TimeNs step_ns() const { return finish - start; }
+};
+// Sorted by iteration.
+std::vector<IterationStep> StepTimes(const std::vector<record::RankSummary>& ranks);
+
+// min / median / max; the median of an even count is the mean of the middle two (rounded down).
+struct Spread {
+  TimeNs min = 0;
+  TimeNs median = 0;
+  TimeNs max = 0;
+};
+Spread SpreadOf(std::vector<TimeNs> values);
+
+// One row per communication type ("all_reduce", ..., "send", "recv"), each rank's execution of
+// an op counted once. algbw = ΣS / Σt and busbw = Σ(S·factor) / Σt over the row's ops, i.e. the
+// time-weighted figures (equal to nccl-tests' for a row of identical ops).
+struct TypeRow {
+  std::string type;
+  int64_t count = 0;
+  Bytes bytes = 0;          // Σ comm_size
+  TimeNs total_ns = 0;      // Σ op duration
+  double mean_ns = 0;       // total_ns / count
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+// Rows in collective-type order, then send, recv.
+std::vector<TypeRow> CollectiveTypeTable(const std::vector<record::OpEvent>& ops);
+
+// "all_reduce" for collectives, "send"/"recv" for point-to-point, "" otherwise.
+std::string CommTypeName(const record::OpEvent& event);
+
+}  // namespace genie::report

@@ -1,0 +1,116 @@
+#include "genie/report/strip.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "genie/report/chrome_trace.h"
+
+namespace genie::report {
+
+using nlohmann::json;
+
+const std::vector<std::string>& TimingKeys() {
+  static const std::vector<std::string> kKeys = {
+      "start",       "end",          "finish",        "ts",           "dur",
+      "duration_ns", "compute_ns",   "comm_ns",       "exposed_comm_ns", "step_time_ns",
+      "total_time_ns", "mean_time_ns", "algbw_gbps",  "busbw_gbps",   "time",
+      "hostname",    "command_line",
+  };
+  return kKeys;
+}
+
+namespace {
+
+void StripInPlace(json& j) {
+  static const std::set<std::string> kKeys(TimingKeys().begin(), TimingKeys().end());
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (kKeys.count(it.key()) != 0) {
+        it = j.erase(it);
+        continue;
+      }
+      if (it.key() != "configs" && it.key() != "transport") StripInPlace(it.value());
+      ++it;
+    }
+  } else if (j.is_array()) {
+    for (auto& v : j) StripInPlace(v);
+  }
+}
+
+// Lanes of a Chrome trace track depend on which ops overlapped; fold them into the track.
+void CanonicalTrace(json& doc) {
+  json events = json::array();
+  std::set<std::string> seen;
+  for (json& e : doc["traceEvents"]) {
+    if (e.contains("tid") && e["tid"].is_number_integer()) {
+      int tid = e["tid"].get<int>();
+      bool extra_lane = tid % kLaneStride != 0;
+      std::string name = e.value("name", "");
+      if (extra_lane && e.value("ph", "") == "M" &&
+          (name == "thread_name" || name == "thread_sort_index")) {
+        continue;
+      }
+      e["tid"] = tid / kLaneStride * kLaneStride;
+    }
+    events.push_back(std::move(e));
+  }
+  std::vector<std::string> lines;
+  for (const json& e : events) lines.push_back(e.dump());
+  std::sort(lines.begin(), lines.end());
+  json sorted = json::array();
+  for (const auto& l : lines) sorted.push_back(json::parse(l));
+  doc["traceEvents"] = std::move(sorted);
+}
+
+}  // namespace
+
+json StripTimings(const json& doc) {
+  json out = doc;
+  StripInPlace(out);
+  if (out.is_object() && out.contains("traceEvents") && out["traceEvents"].is_array()) {
+    CanonicalTrace(out);
+  }
+  return out;
+}
+
+Result<std::string> StripFileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("cannot open {}", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+
+  json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!whole.is_discarded() && !(whole.is_object() && whole.contains("record"))) {
+    return StripTimings(whole).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  // JSON lines: header first, then every other record in a canonical order.
+  std::vector<std::string> header, records;
+  std::istringstream lines(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(lines, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      if (lines.peek() == EOF) break;  // truncated last line: the run stopped mid-write
+      return Status::Corruption(fmt::format(
+          "{}: line {} is not JSON; strip reads results JSON, Chrome traces and genie's JSON-lines "
+          "streams", path, line_no));
+    }
+    std::string s = StripTimings(j).dump(-1, ' ', false, json::error_handler_t::replace);
+    (j.is_object() && j.value("record", "") == "header" ? header : records).push_back(s);
+  }
+  std::sort(records.begin(), records.end());
+  std::string out;
+  for (const auto& s : header) out += s + "\n";
+  for (const auto& s : records) out += s + "\n";
+  return out;
+}
+
+}  // namespace genie::report

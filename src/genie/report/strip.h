@@ -1,0 +1,28 @@
+// Stripping timing from results files so two runs of one workload compare equal with `diff`
+// (`genie results strip`). Removed wherever they occur: times (start, end, finish, ts, dur,
+// *_ns durations), bandwidths (algbw/busbw), and the per-run provenance fields (time, hostname,
+// command_line). Objects under a "configs" or "transport" key are kept verbatim: they are the
+// inputs, not measurements. Entries whose order could depend on timing are put in a canonical
+// order (JSON-lines records, Chrome trace events; results JSON is already ordered by
+// iteration, rank and node). Pure apart from reading the file; any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/common/status.h"
+
+namespace genie::report {
+
+const std::vector<std::string>& TimingKeys();
+
+// A results JSON, a Chrome trace, or one JSON-lines record, with timings removed.
+nlohmann::json StripTimings(const nlohmann::json& doc);
+
+// The stripped text of a results JSON, a Chrome trace or a JSON-lines stream (detected from
+// the content). A truncated last line of a stream is dropped.
+Result<std::string> StripFileText(const std::string& path);
+
+}  // namespace genie::report

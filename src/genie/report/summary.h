@@ -1,0 +1,18 @@
+// The human summary printed at the end of a run and by `genie results show`: rank and iteration
+// counts, step time min/median/max, exposed communication and compute per rank, and a
+// per-collective-type table in nccl-tests' style (time in µs, algbw/busbw in GB/s, footer
+// "Avg bus bandwidth"). Pure; any thread.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "genie/record/op_event.h"
+#include "genie/record/rank_summary.h"
+
+namespace genie::report {
+
+void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
+                  const std::vector<record::RankSummary>& ranks);
+
+}  // namespace genie::report
