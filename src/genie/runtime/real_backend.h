@@ -1,0 +1,92 @@
+// RealBackend: the Backend of real runs. Time is CLOCK_MONOTONIC; After() is a precise timer
+// on the rank's EventLoop (timerfd to deadline - margin, then spin if allowed); Send/Recv are
+// two-sided messages over a net::Transport (TCP), matched by (peer, tag, channel). A message
+// that arrives before its Recv is posted is kept by the transport until it is.
+//
+// Create() connects eagerly: it listens on the bind address, exchanges addresses through the
+// rendezvous, and returns only when all C connections to every peer are up (or fails naming
+// the missing ranks after peer_timeout). So connection cost never lands inside a measured step.
+//
+// Ownership: owns its EventLoop and Transport. Threading: everything on the thread that calls
+// Run(), except Stop(), which any thread may call. Callbacks run on the loop, never
+// re-entrantly from Send/Recv/After.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "genie/common/status.h"
+#include "genie/net/transport.h"
+#include "genie/runtime/backend.h"
+#include "genie/runtime/event_loop.h"
+
+namespace genie::runtime {
+
+struct RealBackendOptions {
+  int rank = 0;
+  int world_size = 1;
+  std::string job_id = "genie";
+  // "dir:/path" (files in a shared directory) or "tcp:host:port" (store on rank 0).
+  std::string rendezvous;
+  std::string bind_addr = "127.0.0.1";
+  int channels = 1;            // connections per peer pair
+  std::string tcp_congestion;  // empty = the kernel's default
+  TimeNs peer_timeout = 30 * kNsPerSec;  // connect/rendezvous deadline and TCP_USER_TIMEOUT
+  // Spin the last spin_us µs of every timer. Set spin = DefaultSleepPolicy(local ranks).spin
+  // so that spinning happens only when this machine's ranks fit on its cores.
+  bool spin = true;
+  int spin_us = 200;
+  int socket_buffer_bytes = 4 << 20;
+};
+
+class RealBackend final : public Backend, private net::TransportEvents {
+ public:
+  static Result<std::unique_ptr<RealBackend>> Create(const RealBackendOptions& options);
+  ~RealBackend() override;
+
+  int rank() const override { return options_.rank; }
+  int world_size() const override { return options_.world_size; }
+  TimeNs Now() const override { return MonotonicNow(); }
+  void After(TimeNs delay, Callback fn) override;
+  void Send(const Message& msg, Callback done) override;
+  void Recv(const Message& msg, Callback done) override;
+  bool modelled() const override { return false; }
+
+  // Runs the loop until Stop() or a fatal transport error (then status() says which peer).
+  void Run();
+  // Any thread. The current (or next) Run() returns after the current callback.
+  void Stop() { loop_->Quit(); }
+  // OK, or the first fatal error; the message names the peer rank.
+  const Status& status() const { return status_; }
+  // Orderly end after Run(): goodbye on every connection and wait for every peer's (at most
+  // peer_timeout). A final barrier: returns when all peers have finished too.
+  Status Shutdown();
+
+  const net::PeerCounters& counters(int peer) const { return transport_->counters(peer); }
+  // Ops posted whose completion has not run yet (tests and leak checks).
+  size_t pending_ops() const { return callbacks_.size() - free_.size(); }
+  EventLoop& loop() { return *loop_; }
+  net::Transport& transport() { return *transport_; }
+  const RealBackendOptions& options() const { return options_; }
+
+ private:
+  RealBackend(const RealBackendOptions& options, std::unique_ptr<EventLoop> loop);
+  uint64_t Store(Callback fn);
+  void Fire(uint64_t cookie);
+
+  void OnSendDone(uint64_t cookie) override { Fire(cookie); }
+  void OnRecvDone(uint64_t cookie, Bytes) override { Fire(cookie); }
+  void OnWriteDone(uint64_t cookie) override { Fire(cookie); }
+  void OnRemoteWrite(int, uint16_t, uint64_t, Bytes, Bytes, uint32_t) override {}
+  void OnFatal(const Status& status) override;
+
+  RealBackendOptions options_;
+  std::unique_ptr<EventLoop> loop_;               // declared before transport_: outlives it
+  std::unique_ptr<net::Transport> transport_;
+  std::vector<Callback> callbacks_;  // slot per in-flight op; cookie = slot index
+  std::vector<uint64_t> free_;
+  Status status_;
+};
+
+}  // namespace genie::runtime
