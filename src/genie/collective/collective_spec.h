@@ -21,6 +21,11 @@ enum class Algorithm : uint8_t {
 const char* AlgorithmName(Algorithm a);          // "ring", "direct", "halvingDoubling", ...
 bool ParseAlgorithm(const std::string& text, Algorithm* out, int* direct_window);
 
+// The planner's own spelling of collective types ("all_reduce", ...), so genie_collective does
+// not depend on genie_workload. ParseCollectiveOp also accepts "all-reduce" and "ALL_REDUCE".
+const char* CollectiveOpName(CollectiveType type);
+bool ParseCollectiveOp(const std::string& text, CollectiveType* out);
+
 enum class Optimization : uint8_t { kBaseline, kLocalBwAware };
 enum class SchedulingPolicy : uint8_t { kLifo, kFifo, kExplicit };
 

@@ -1,0 +1,27 @@
+// Plan: turns one collective call (CollectiveSpec) into this rank's Schedule — the
+// point-to-point steps a real collective library would perform, shaped like ASTRA-sim's
+// algorithms (chunks, phases, per-step message sizes) and like NCCL on the wire (channels,
+// slices). Pure: no I/O but custom-algorithm files (parsed once and cached), no clock.
+// Thread-safe (the custom-file cache is locked).
+#pragma once
+
+#include <vector>
+
+#include "genie/collective/collective_spec.h"
+#include "genie/collective/schedule.h"
+#include "genie/common/status.h"
+
+namespace genie::collective {
+
+// The schedule of the member with index `group_index` in spec.group.
+Result<Schedule> Plan(const CollectiveSpec& spec, int group_index);
+
+// Every member's schedule, index = group index (for the checker, `genie plan`, tests).
+Result<std::vector<Schedule>> PlanAll(const CollectiveSpec& spec);
+
+// Bytes this schedule puts on the wire (every message it sends).
+Bytes BytesSent(const Schedule& schedule);
+// Number of messages it sends.
+uint64_t MessagesSent(const Schedule& schedule);
+
+}  // namespace genie::collective
