@@ -146,7 +146,9 @@ TEST(RealBackendTest, APeerProcessThatDiesFailsTheRunNamingIt) {
   if (child == 0) {
     auto b = RealBackend::Create(Opts(1, 2, dir));
     if (!b.ok()) _exit(3);
-    kill(getpid(), SIGKILL);  // dies mid-run, without goodbye
+    // Wait until rank 0 is running too, then die mid-run, without goodbye.
+    (*b)->Recv({0, 1, 0, 0, nullptr, nullptr}, [] { kill(getpid(), SIGKILL); });
+    (*b)->Run();
     _exit(4);
   }
   auto created = RealBackend::Create(Opts(0, 2, dir));
@@ -154,6 +156,7 @@ TEST(RealBackendTest, APeerProcessThatDiesFailsTheRunNamingIt) {
   RealBackend& b = **created;
   std::vector<char> buf(100);
   bool received = false;
+  b.Send({1, 1, 0, 0, nullptr, nullptr}, [] {});
   b.Recv({1, 7, 100, 0, nullptr, buf.data()}, [&] { received = true; });
   b.Run();  // returns on the fatal error
   EXPECT_FALSE(received);
