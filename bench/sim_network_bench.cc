@@ -1,0 +1,99 @@
+// Simulator throughput: events per second of the analytical network models at 1,024 ranks.
+// Traffic is a chain of ring steps (each rank sends m bytes to a neighbour, and sends the next
+// step once it has received the previous one) — the shape of a ring all-reduce; with
+// 2 x (N - 1) = 2,046 steps it *is* a 1,024-rank ring all-reduce of one chunk.
+//   build/<dir>/bench/sim_network_bench [--benchmark_filter=Aware]
+#include <sys/resource.h>
+
+#include <benchmark/benchmark.h>
+
+#include "genie/config/network_config.h"
+#include "genie/sim/sim_backend.h"
+
+namespace genie::sim {
+namespace {
+
+using config::TopologyKind;
+
+config::NetworkConfig Switch1024() {
+  return {"switch-1024", {TopologyKind::kSwitch}, {1024}, {400.0}, {936.25}};
+}
+config::NetworkConfig Hgx8x128() {  // 8 NPUs per switch, 128 nodes on a second switch tier
+  return {"hgx-8x128", {TopologyKind::kSwitch, TopologyKind::kSwitch}, {8, 128},
+          {400.0, 50.0}, {936.25, 2000.0}};
+}
+config::NetworkConfig Ring1024() {
+  return {"ring-1024", {TopologyKind::kRing}, {1024}, {50.0}, {500.0}};
+}
+
+// Every rank runs `steps` ring steps to rank + stride (mod N); returns events executed.
+uint64_t RunRingSteps(SimBackend* sim, int steps, int stride, Bytes bytes) {
+  const int n = sim->world_size();
+  struct Ctx {
+    SimBackend* sim;
+    int n, steps, stride;
+    Bytes bytes;
+    void Step(int r, int s) {
+      runtime::Backend& b = sim->ForRank(r);
+      runtime::Message out;
+      out.peer = (r + stride) % n;
+      out.tag = static_cast<uint64_t>(s);
+      out.bytes = bytes;
+      b.Send(out, [] {});
+      runtime::Message in;
+      in.peer = (r + n - stride) % n;
+      in.tag = static_cast<uint64_t>(s);
+      in.bytes = bytes;
+      b.Recv(in, [this, r, s] {
+        if (s + 1 < steps) sim->ForRank(r).After(10, [this, r, s] { Step(r, s + 1); });
+      });
+    }
+  } ctx{sim, n, steps, stride, bytes};
+  for (int r = 0; r < n; ++r) ctx.Step(r, 0);
+  return sim->Run();
+}
+
+double PeakRssMiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+void RingSteps(benchmark::State& state, config::NetworkConfig net, NetworkModelKind kind,
+               int stride) {
+  const int steps = static_cast<int>(state.range(0));
+  uint64_t events = 0, messages = 0;
+  TimeNs simulated = 0;
+  for (auto _ : state) {
+    auto sim = SimBackend::Create(net, kind);
+    if (!sim.ok()) {
+      state.SkipWithError(sim.status().ToString().c_str());
+      return;
+    }
+    events += RunRingSteps(sim->get(), steps, stride, 1024);  // 1 MiB / 1,024 ranks
+    messages += (*sim)->counters().messages_delivered;
+    simulated = (*sim)->Now();
+  }
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
+                                                  benchmark::Counter::kIsRate);
+  state.counters["msgs/s"] = benchmark::Counter(static_cast<double>(messages),
+                                                benchmark::Counter::kIsRate);
+  state.counters["sim_ns"] = static_cast<double>(simulated);
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+
+BENCHMARK_CAPTURE(RingSteps, Aware_Switch1024, Switch1024(), NetworkModelKind::kCongestionAware, 1)
+    ->Arg(64)->Arg(2046)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RingSteps, Aware_Ring1024, Ring1024(), NetworkModelKind::kCongestionAware, 1)
+    ->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RingSteps, Aware_Hgx8x128_CrossNode, Hgx8x128(),
+                  NetworkModelKind::kCongestionAware, 8)
+    ->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(RingSteps, Unaware_Switch1024, Switch1024(),
+                  NetworkModelKind::kCongestionUnaware, 1)
+    ->Arg(64)->Arg(2046)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace genie::sim
+
+BENCHMARK_MAIN();
