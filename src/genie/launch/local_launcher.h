@@ -1,0 +1,35 @@
+// LocalLauncher: starts N ranks of a program on this machine (what `genie launch -n N` does),
+// each with GENIE_RANK, GENIE_WORLD_SIZE, GENIE_LOCAL_RANK, GENIE_LOCAL_WORLD_SIZE,
+// GENIE_RENDEZVOUS (dir:<a fresh directory unless given>) and GENIE_JOB_ID in its environment.
+// It forwards SIGINT/SIGTERM to the ranks; when a rank fails (non-zero exit or killed) it
+// stops the others (SIGTERM, then SIGKILL after a grace period) and reports that rank.
+//
+// Blocks the calling thread until every rank has exited; call from the main thread of a
+// single-threaded process (it uses fork and a signalfd).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "genie/common/status.h"
+#include "genie/common/units.h"
+
+namespace genie::launch {
+
+struct LaunchOptions {
+  int ranks = 1;
+  std::vector<std::string> argv;  // argv[0] is the program (a path, or a name found in PATH)
+  std::string rendezvous_dir;     // empty: a fresh temporary directory, removed afterwards
+  std::string job_id;             // empty: derived from the launcher's pid and start time
+  TimeNs grace = 5 * kNsPerSec;   // SIGTERM -> SIGKILL
+};
+
+struct LaunchResult {
+  int exit_code = 0;     // 0 when every rank exited 0
+  int failed_rank = -1;  // the first rank that failed, if any
+  std::string message;   // e.g. "rank 2 failed: exit code 3; stopped the other 3 ranks"
+};
+
+Result<LaunchResult> RunLocalRanks(const LaunchOptions& options);
+
+}  // namespace genie::launch

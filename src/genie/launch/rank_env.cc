@@ -1,0 +1,114 @@
+#include "genie/launch/rank_env.h"
+
+#include <cstdlib>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace genie::launch {
+
+namespace {
+
+struct Scheme {
+  const char* source;
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+  const char* local_size;
+  const char* job;
+};
+
+constexpr Scheme kSchemes[] = {
+    {"genie", "GENIE_RANK", "GENIE_WORLD_SIZE", "GENIE_LOCAL_RANK", "GENIE_LOCAL_WORLD_SIZE",
+     "GENIE_JOB_ID"},
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "TORCHELASTIC_RUN_ID"},
+    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid"},
+    {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", nullptr},
+    {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE",
+     "SLURM_JOB_ID"},
+};
+
+Result<int> ParseInt(const char* name, const char* value, int min) {
+  std::string_view v(value);
+  char* end = nullptr;
+  long x = std::strtol(value, &end, 10);
+  if (v.empty() || *end != '\0' || x < min || x > 1'000'000) {
+    return Status::InvalidArgument(
+        fmt::format("environment variable {}='{}' is not an integer >= {}", name, value, min));
+  }
+  return static_cast<int>(x);
+}
+
+uint64_t Fnv(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
+  EnvLookup env = lookup ? lookup : EnvLookup([](const char* n) { return std::getenv(n); });
+  RankEnv out;
+  out.source = "none";
+  const Scheme* used = nullptr;
+  for (const Scheme& s : kSchemes) {
+    if (env(s.rank) != nullptr) {
+      used = &s;
+      break;
+    }
+  }
+  if (used != nullptr) {
+    out.source = used->source;
+    const char* size = env(used->size);
+    if (size == nullptr) {
+      return Status::InvalidArgument(fmt::format("{} is set but {} is not; the launcher must set "
+                                                 "both", used->rank, used->size));
+    }
+    GENIE_ASSIGN_OR_RETURN(out.rank, ParseInt(used->rank, env(used->rank), 0));
+    GENIE_ASSIGN_OR_RETURN(out.world_size, ParseInt(used->size, size, 1));
+    if (out.rank >= out.world_size) {
+      return Status::InvalidArgument(fmt::format("{}={} is not below {}={}", used->rank, out.rank,
+                                                 used->size, out.world_size));
+    }
+    out.local_rank = out.rank;
+    if (const char* v = env(used->local_rank)) {
+      GENIE_ASSIGN_OR_RETURN(out.local_rank, ParseInt(used->local_rank, v, 0));
+    }
+    if (const char* v = env(used->local_size)) {
+      // Slurm writes e.g. "4(x2)"; the leading count is what we need.
+      std::string s(v);
+      s = s.substr(0, s.find('('));
+      GENIE_ASSIGN_OR_RETURN(out.local_world_size, ParseInt(used->local_size, s.c_str(), 1));
+    }
+    if (used->job != nullptr && env(used->job) != nullptr) out.job_id = env(used->job);
+    if (std::string_view(used->source) == "slurm" && env("SLURM_STEP_ID") != nullptr) {
+      out.job_id += std::string(".") + env("SLURM_STEP_ID");
+    }
+  }
+  if (const char* v = env("GENIE_RENDEZVOUS")) {
+    out.rendezvous = v;
+  } else if (env("MASTER_ADDR") != nullptr && env("MASTER_PORT") != nullptr) {
+    out.rendezvous = fmt::format("tcp:{}:{}", env("MASTER_ADDR"), env("MASTER_PORT"));
+  }
+  if (const char* v = env("GENIE_JOB_ID")) out.job_id = v;
+  if (out.job_id.empty()) {
+    // Same on every rank without coordination: derived from where they meet.
+    out.job_id = fmt::format("job-{:016x}", Fnv(out.rendezvous));
+  }
+  for (char& c : out.job_id) {
+    if (c == ' ' || c == '\t' || c == '\n') c = '_';
+  }
+  if (out.world_size > 1 && out.rendezvous.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "rank {} of {} (from {} variables) but no rendezvous: set GENIE_RENDEZVOUS=dir:/shared/path "
+        "or tcp:host:port, or MASTER_ADDR and MASTER_PORT", out.rank, out.world_size, out.source));
+  }
+  return out;
+}
+
+}  // namespace genie::launch

@@ -1,0 +1,93 @@
+#include "genie/launch/rank_env.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+namespace genie::launch {
+namespace {
+
+Result<RankEnv> From(const std::map<std::string, std::string>& vars) {
+  return DiscoverRankEnv([&](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  });
+}
+
+TEST(RankEnvTest, GenieLauncherVariables) {
+  auto e = From({{"GENIE_RANK", "2"}, {"GENIE_WORLD_SIZE", "4"}, {"GENIE_LOCAL_RANK", "2"},
+                 {"GENIE_RENDEZVOUS", "dir:/tmp/x"}, {"GENIE_JOB_ID", "j7"}});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->rank, 2);
+  EXPECT_EQ(e->world_size, 4);
+  EXPECT_EQ(e->local_rank, 2);
+  EXPECT_EQ(e->rendezvous, "dir:/tmp/x");
+  EXPECT_EQ(e->job_id, "j7");
+  EXPECT_EQ(e->source, "genie");
+}
+
+TEST(RankEnvTest, TorchrunStyleUsesMasterAddrAndPort) {
+  auto e = From({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"},
+                 {"MASTER_ADDR", "10.1.2.3"}, {"MASTER_PORT", "29500"}});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->rank, 5);
+  EXPECT_EQ(e->world_size, 8);
+  EXPECT_EQ(e->local_rank, 1);
+  EXPECT_EQ(e->local_world_size, 4);
+  EXPECT_EQ(e->rendezvous, "tcp:10.1.2.3:29500");
+  EXPECT_EQ(e->source, "torchrun");
+  // Derived job id: the same on every rank because it depends only on the rendezvous.
+  auto other = From({{"RANK", "0"}, {"WORLD_SIZE", "8"}, {"MASTER_ADDR", "10.1.2.3"},
+                     {"MASTER_PORT", "29500"}});
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(e->job_id, other->job_id);
+  EXPECT_EQ(e->job_id.rfind("job-", 0), 0u);
+}
+
+TEST(RankEnvTest, OpenMpiPmiAndSlurm) {
+  auto ompi = From({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                    {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"GENIE_RENDEZVOUS", "dir:/d"}});
+  ASSERT_TRUE(ompi.ok());
+  EXPECT_EQ(ompi->source, "openmpi");
+  EXPECT_EQ(ompi->rank, 3);
+  EXPECT_EQ(ompi->local_rank, 1);
+  auto pmi = From({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "1"},
+                   {"GENIE_RENDEZVOUS", "dir:/d"}});
+  ASSERT_TRUE(pmi.ok());
+  EXPECT_EQ(pmi->source, "pmi");
+  EXPECT_EQ(pmi->world_size, 2);
+  auto slurm = From({{"SLURM_PROCID", "6"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "2"},
+                     {"SLURM_NTASKS_PER_NODE", "8(x2)"}, {"SLURM_JOB_ID", "1234"},
+                     {"SLURM_STEP_ID", "0"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}});
+  ASSERT_TRUE(slurm.ok()) << slurm.status().ToString();
+  EXPECT_EQ(slurm->source, "slurm");
+  EXPECT_EQ(slurm->rank, 6);
+  EXPECT_EQ(slurm->local_world_size, 8);
+  EXPECT_EQ(slurm->job_id, "1234.0");
+}
+
+TEST(RankEnvTest, NoLauncherMeansOneRank) {
+  auto e = From({});
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->rank, 0);
+  EXPECT_EQ(e->world_size, 1);
+  EXPECT_EQ(e->source, "none");
+}
+
+TEST(RankEnvTest, ErrorsNameTheVariable) {
+  auto bad = From({{"GENIE_RANK", "x"}, {"GENIE_WORLD_SIZE", "2"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("GENIE_RANK='x'"), std::string::npos);
+  auto high = From({{"RANK", "4"}, {"WORLD_SIZE", "4"}, {"GENIE_RENDEZVOUS", "dir:/d"}});
+  ASSERT_FALSE(high.ok());
+  EXPECT_NE(high.status().message().find("RANK=4 is not below WORLD_SIZE=4"), std::string::npos);
+  auto no_size = From({{"PMI_RANK", "0"}});
+  ASSERT_FALSE(no_size.ok());
+  EXPECT_NE(no_size.status().message().find("PMI_SIZE"), std::string::npos);
+  auto no_rdzv = From({{"RANK", "0"}, {"WORLD_SIZE", "2"}});
+  ASSERT_FALSE(no_rdzv.ok());
+  EXPECT_NE(no_rdzv.status().message().find("MASTER_ADDR"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace genie::launch
