@@ -22,6 +22,15 @@ std::string TempPath(const std::string& name) {
   return (dir / name).string();
 }
 
+// Removes this process's scratch directory when the tests end.
+struct ScratchCleanup {
+  ~ScratchCleanup() {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("genie_record_test_" + std::to_string(getpid())),
+                   ec);
+  }
+} scratch_cleanup;
+
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;

@@ -1,8 +1,8 @@
 // Stripping timing from results files so two runs of one workload compare equal with `diff`
 // (`genie results strip`). Removed wherever they occur: times (start, end, finish, ts, dur,
-// *_ns durations), bandwidths (algbw/busbw), and the per-run provenance fields (time, hostname,
-// command_line). Objects under a "configs" or "transport" key are kept verbatim: they are the
-// inputs, not measurements. Entries whose order could depend on timing are put in a canonical
+// *_ns durations), bandwidths (algbw/busbw), and the per-run fields (time, hostname,
+// command_line, merged_files). Objects under a "configs" or "transport" key are kept verbatim:
+// they are the inputs, not measurements. Entries whose order could depend on timing are put in a canonical
 // order (JSON-lines records, Chrome trace events; results JSON is already ordered by
 // iteration, rank and node). Pure apart from reading the file; any thread.
 #pragma once

@@ -1,0 +1,235 @@
+// End-to-end tests of `genie results show | strip | merge` on real files: per-rank JSON-lines
+// streams written by the Recorder (as `genie run` writes them), run through the genie binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/record/recorder.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using genie::TimeNs;
+using genie::record::OpEvent;
+using genie::record::RankSummary;
+
+const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
+
+struct Proc {
+  int exit_code;
+  std::string out;
+};
+
+Proc Sh(const std::string& cmd) {
+  Proc r{-1, ""};
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// "%s.stripped.json" with %s = run name.
+std::string Name(std::string pattern, const std::string& run) {
+  return pattern.replace(pattern.find("%s"), 2, run);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ResultsE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("genie_results_e2e_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string P(const std::string& name) { return (dir_ / name).string(); }
+
+  // One run of a 4-rank workload: per rank a compute op then a 1 MiB ring all-reduce, and a
+  // SEND/RECV pair between ranks 0 and 1. `slow` stretches the timings (a second, slower run).
+  void WriteRun(const std::string& prefix, TimeNs slow) {
+    for (int rank = 0; rank < 4; ++rank) {
+      json header = {{"rank", rank}, {"world_size", 4},
+                     {"provenance", {{"hostname", prefix}, {"time", prefix},
+                                     {"configs", {{"system", {{"endpoint-delay", 10}}}}}}}};
+      auto rec = genie::record::Recorder::Create(P(prefix + ".rank" + std::to_string(rank) +
+                                                   ".jsonl"), header);
+      ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+      OpEvent comp;
+      comp.rank = rank;
+      comp.node = 1;
+      comp.name = "fwd";
+      comp.kind = genie::OpKind::kCompute;
+      comp.start = 0;
+      comp.end = 1000 + slow;
+      OpEvent coll;
+      coll.rank = rank;
+      coll.node = 2;
+      coll.name = "allreduce";
+      coll.kind = genie::OpKind::kCollective;
+      coll.coll_type = genie::CollectiveType::kAllReduce;
+      coll.size = 1048576;
+      coll.group_size = 4;
+      coll.algorithm = "ring";
+      coll.bytes_sent = 786432;
+      coll.bytes_received = 786432;
+      coll.start = comp.end;
+      coll.end = coll.start + 64440 + slow * rank;
+      OpEvent p2p;
+      p2p.rank = rank;
+      p2p.node = 3;
+      p2p.kind = rank == 0 ? genie::OpKind::kSend : genie::OpKind::kRecv;
+      p2p.size = 4096;
+      p2p.peer = 1 - rank;
+      p2p.start = 10;
+      p2p.end = 2000 + slow;
+      // Completion order differs between the runs.
+      if (slow == 0) {
+        (*rec)->OnOp(comp);
+        if (rank < 2) (*rec)->OnOp(p2p);
+      } else {
+        if (rank < 2) (*rec)->OnOp(p2p);
+        (*rec)->OnOp(comp);
+      }
+      (*rec)->OnOp(coll);
+      (*rec)->OnRankDone({rank, 0, 0, coll.end, comp.end, coll.end - std::min(comp.end, p2p.end),
+                          coll.end - comp.end});
+    }
+  }
+  std::string Streams(const std::string& prefix) {
+    std::string s;
+    for (int r = 0; r < 4; ++r) s += " " + P(prefix + ".rank" + std::to_string(r) + ".jsonl");
+    return s;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ResultsE2eTest, MergeWritesAResultsJsonAndAValidChromeTrace) {
+  WriteRun("a", 0);
+  Proc m = Sh(kGenie + " results merge " + P("a.json") + Streams("a"));
+  ASSERT_EQ(m.exit_code, 0) << m.out;
+  EXPECT_NE(m.out.find("(4 ranks, 10 ops)"), std::string::npos) << m.out;
+
+  json doc = json::parse(Slurp(P("a.json")));
+  EXPECT_EQ(doc["format"], "genie-results");
+  EXPECT_EQ(doc["summary"]["ranks"], 4);
+  EXPECT_EQ(doc["summary"]["step_time_ns"]["max"], 65440);
+  EXPECT_EQ(doc["collectives"].size(), 6u);  // 4 all-reduces, one send, one recv
+  EXPECT_EQ(doc["collective_types"][0]["type"], "all_reduce");
+  EXPECT_DOUBLE_EQ(doc["collective_types"][0]["busbw_gbps"].get<double>(),
+                   1048576.0 / 64440.0 * 1.5);
+  EXPECT_EQ(doc["provenance"]["merged_files"].size(), 4u);
+  EXPECT_EQ(doc["clock_offsets_ns"], json::object());
+
+  json trace = json::parse(Slurp(P("a.trace.json")));
+  int slices = 0;
+  for (const json& e : trace["traceEvents"]) {
+    for (const char* k : {"ph", "ts", "pid", "tid", "name"}) ASSERT_TRUE(e.contains(k)) << k;
+    if (e["ph"] == "X") {
+      ASSERT_TRUE(e.contains("dur"));
+      ++slices;
+    }
+  }
+  EXPECT_EQ(slices, 10);
+}
+
+TEST_F(ResultsE2eTest, ClockOffsetsAreAppliedAndRecorded) {
+  WriteRun("a", 0);
+  Proc m = Sh(kGenie + " results merge " + P("o.json") + " --clock-offset 2=500 --clock-offset 3=-7" +
+             Streams("a"));
+  ASSERT_EQ(m.exit_code, 0) << m.out;
+  json doc = json::parse(Slurp(P("o.json")));
+  EXPECT_EQ(doc["clock_offsets_ns"], json({{"2", 500}, {"3", -7}}));
+  EXPECT_EQ(doc["ranks"][2]["finish"], 65440 + 500);
+  EXPECT_EQ(doc["ranks"][3]["start"], -7);
+
+  Proc bad = Sh(kGenie + " results merge " + P("x.json") + " --clock-offset two" + Streams("a"));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("RANK=NS"), std::string::npos) << bad.out;
+}
+
+TEST_F(ResultsE2eTest, StripMakesTwoRunsWithDifferentTimingsIdentical) {
+  WriteRun("a", 0);
+  WriteRun("b", 777);
+  ASSERT_EQ(Sh(kGenie + " results merge " + P("a.json") + Streams("a")).exit_code, 0);
+  ASSERT_EQ(Sh(kGenie + " results merge " + P("b.json") + Streams("b")).exit_code, 0);
+  // Before stripping the runs differ ...
+  EXPECT_NE(Sh("diff -q " + P("a.json") + " " + P("b.json")).exit_code, 0);
+  EXPECT_NE(Sh("diff -q " + P("a.rank1.jsonl") + " " + P("b.rank1.jsonl")).exit_code, 0);
+
+  Proc s = Sh(kGenie + " results strip " + P("a.json") + " " + P("b.json") + " " +
+             P("a.trace.json") + " " + P("b.trace.json") + " " + P("a.rank1.jsonl") + " " +
+             P("b.rank1.jsonl"));
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  EXPECT_NE(s.out.find(P("a.stripped.json")), std::string::npos) << s.out;
+  // ... and after it they are equal, byte for byte, with diff.
+  for (const char* name : {"%s.stripped.json", "%s.trace.stripped.json", "%s.rank1.stripped.jsonl"}) {
+    std::string fa = P(Name(name, "a"));
+    std::string fb = P(Name(name, "b"));
+    Proc d = Sh("diff " + fa + " " + fb);
+    EXPECT_EQ(d.exit_code, 0) << fa << "\n" << d.out;
+    EXPECT_GT(Slurp(fa).size(), 100u);
+    EXPECT_EQ(Slurp(fa).find("\"end\""), std::string::npos);
+  }
+  // --stdout gives the same text.
+  Proc o = Sh(kGenie + " results strip --stdout " + P("a.json"));
+  EXPECT_EQ(o.out, Slurp(P("a.stripped.json")));
+}
+
+TEST_F(ResultsE2eTest, ShowPrintsTheSummaryAndAstraSimLines) {
+  WriteRun("a", 0);
+  ASSERT_EQ(Sh(kGenie + " results merge " + P("a.json") + Streams("a")).exit_code, 0);
+  Proc s = Sh(kGenie + " results show --astra-sim " + P("a.json"));
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  EXPECT_NE(s.out.find("# genie results: 4 ranks, 1 measured iteration\n"), std::string::npos)
+      << s.out;
+  EXPECT_NE(s.out.find("all_reduce"), std::string::npos);
+  EXPECT_NE(s.out.find("# Avg bus bandwidth"), std::string::npos);
+  for (int r = 0; r < 4; ++r) {
+    std::string line = "sys[" + std::to_string(r) +
+                       "] finished, 65440 cycles, exposed communication 64440 cycles.\n";
+    EXPECT_NE(s.out.find(line), std::string::npos) << line << s.out;
+  }
+  // The rank streams directly (merged on the fly) give the same summary.
+  Proc direct = Sh(kGenie + " results show --astra-sim" + Streams("a"));
+  ASSERT_EQ(direct.exit_code, 0) << direct.out;
+  EXPECT_EQ(direct.out, s.out);
+}
+
+TEST_F(ResultsE2eTest, ShowReadsAStreamCutMidRecord) {
+  WriteRun("a", 0);
+  std::string p = P("a.rank0.jsonl");
+  fs::resize_file(p, fs::file_size(p) - 5);  // the rank record loses its tail
+  Proc s = Sh(kGenie + " results show " + p);
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  EXPECT_NE(s.out.find("last record was incomplete"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("all_reduce"), std::string::npos) << s.out;
+}
+
+TEST_F(ResultsE2eTest, ErrorsNameTheFile) {
+  std::string p = P("junk.json");
+  std::ofstream(p) << "[1, 2, 3]\n";
+  Proc s = Sh(kGenie + " results show " + p);
+  EXPECT_NE(s.exit_code, 0);
+  EXPECT_NE(s.out.find(p), std::string::npos) << s.out;
+}
+
+}  // namespace

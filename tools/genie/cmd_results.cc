@@ -1,0 +1,164 @@
+// genie results show | strip | merge: read, compare and combine genie's results files (results
+// JSON, per-rank JSON-lines streams, Chrome traces). See docs/results.md.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "genie/common/status.h"
+#include "genie/report/astra_sim_lines.h"
+#include "genie/report/chrome_trace.h"
+#include "genie/report/results_file.h"
+#include "genie/report/results_json.h"
+#include "genie/report/statistics.h"
+#include "genie/report/strip.h"
+#include "genie/report/summary.h"
+#include "tools/genie/command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ResultsArgs {
+  std::vector<std::string> show_files;
+  bool astra_sim = false;
+  std::vector<std::string> strip_files;
+  bool to_stdout = false;
+  bool in_place = false;
+  std::string strip_dir;
+  std::string merge_out;
+  std::vector<std::string> merge_files;
+  std::string trace_out;
+  std::vector<std::string> clock_offsets;
+};
+
+int Fail(const genie::Status& s) {
+  fmt::print(stderr, "genie results: {}\n", s.message());
+  return 1;
+}
+
+// run.json -> run.stripped.json, rank0.jsonl -> rank0.stripped.jsonl (beside it, or in dir).
+std::string StrippedPath(const std::string& path, const std::string& dir) {
+  fs::path p(path);
+  fs::path name = p.stem().string() + ".stripped" + p.extension().string();
+  return ((dir.empty() ? p.parent_path() : fs::path(dir)) / name).string();
+}
+
+genie::Result<genie::report::RunRecords> Load(const std::vector<std::string>& files) {
+  if (files.size() == 1) return genie::report::LoadResults(files[0]);
+  return genie::report::MergeStreams(files);
+}
+
+int Show(const ResultsArgs& a) {
+  auto r = Load(a.show_files);
+  if (!r.ok()) return Fail(r.status());
+  if (r->truncated) {
+    std::cout << "# note: the stream's last record was incomplete (the run stopped while "
+                 "writing it) and was ignored\n";
+  }
+  genie::report::PrintSummary(std::cout, r->ops, r->ranks);
+  if (a.astra_sim) genie::report::PrintAstraSimLines(std::cout, r->ranks);
+  return 0;
+}
+
+int Strip(const ResultsArgs& a) {
+  for (const std::string& file : a.strip_files) {
+    auto text = genie::report::StripFileText(file);
+    if (!text.ok()) return Fail(text.status());
+    if (a.to_stdout) {
+      std::cout << *text;
+      continue;
+    }
+    std::string out = a.in_place ? file : StrippedPath(file, a.strip_dir);
+    std::ofstream f(out, std::ios::binary | std::ios::trunc);
+    f << *text;
+    f.flush();
+    if (!f) return Fail(genie::Status::IoError(fmt::format("cannot write {}", out)));
+    std::cout << out << "\n";
+  }
+  return 0;
+}
+
+int Merge(const ResultsArgs& a) {
+  std::map<int, genie::TimeNs> offsets;
+  for (const std::string& spec : a.clock_offsets) {
+    auto eq = spec.find('=');
+    try {
+      if (eq == std::string::npos) throw std::invalid_argument(spec);
+      offsets[std::stoi(spec.substr(0, eq))] = std::stoll(spec.substr(eq + 1));
+    } catch (const std::exception&) {
+      return Fail(genie::Status::InvalidArgument(fmt::format(
+          "--clock-offset \"{}\": expected RANK=NS, e.g. --clock-offset 3=-1500", spec)));
+    }
+  }
+  auto r = genie::report::MergeStreams(a.merge_files, offsets);
+  if (!r.ok()) return Fail(r.status());
+  nlohmann::json doc =
+      genie::report::BuildResultsJson(r->run_info, r->ops, r->ranks, r->clock_offsets_ns);
+  genie::Status s = genie::report::WriteJsonFile(a.merge_out, doc);
+  if (!s.ok()) return Fail(s);
+  std::string trace = a.trace_out;
+  if (trace.empty()) {
+    fs::path p(a.merge_out);
+    trace = (p.parent_path() / (p.stem().string() + ".trace.json")).string();
+  }
+  s = genie::report::WriteChromeTrace(trace, r->ops);
+  if (!s.ok()) return Fail(s);
+  if (r->truncated) {
+    std::cout << "# note: an incomplete last record in one of the streams was ignored\n";
+  }
+  std::cout << fmt::format("wrote {} and {} ({} ranks, {} ops)\n", a.merge_out, trace,
+                           genie::report::TotalsPerRank(r->ranks).size(), r->ops.size());
+  return 0;
+}
+
+}  // namespace
+
+GENIE_COMMAND(results, "Show, strip (for diffing) and merge genie results files") {
+  auto a = std::make_shared<ResultsArgs>();
+  app.require_subcommand(1);
+
+  CLI::App* show = app.add_subcommand(
+      "show", "Print the summary of a results JSON or of rank streams (.jsonl; several are "
+              "merged)");
+  show->add_option("files", a->show_files, "results JSON, or one or more rank .jsonl streams")
+      ->required()
+      ->check(CLI::ExistingFile);
+  show->add_flag("--astra-sim", a->astra_sim,
+                 "Also print ASTRA-sim's 'sys[r] finished, T cycles, ...' lines");
+
+  CLI::App* strip = app.add_subcommand(
+      "strip", "Write the file(s) with every timing field removed, so two runs of one workload "
+               "compare equal with diff (FILE -> FILE.stripped.EXT)");
+  strip->add_option("files", a->strip_files, "results JSON, Chrome trace or .jsonl stream")
+      ->required()
+      ->check(CLI::ExistingFile);
+  strip->add_flag("--stdout", a->to_stdout, "Print the stripped text instead of writing files");
+  strip->add_flag("--in-place", a->in_place, "Overwrite each file");
+  strip->add_option("-o,--output-dir", a->strip_dir, "Write the stripped files into DIR");
+
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Combine per-rank .jsonl streams into one results JSON and a Chrome trace");
+  merge->add_option("out", a->merge_out, "results JSON to write")->required();
+  merge->add_option("files", a->merge_files, "rank streams (.jsonl)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  merge->add_option("--trace-out", a->trace_out,
+                    "Chrome trace to write (default: OUT's name with .trace.json)");
+  merge->add_option("--clock-offset", a->clock_offsets,
+                    "RANK=NS added to every time of that rank (repeatable)")
+      ->allow_extra_args(false);  // one value per flag, so the streams stay positional
+
+  return [a, show, strip, merge]() -> int {
+    if (show->parsed()) return Show(*a);
+    if (strip->parsed()) return Strip(*a);
+    if (merge->parsed()) return Merge(*a);
+    return 2;
+  };
+}
