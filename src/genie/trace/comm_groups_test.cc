@@ -1,1 +1,52 @@
+// pg_name normalisation and comm-group files (the STG workload.json is the real example).
+#include "genie/trace/comm_groups.h"
+
 #include <gtest/gtest.h>
+
+namespace genie::trace {
+namespace {
+
+TEST(CommGroupsTest, ParsePgName) {
+  EXPECT_EQ(*ParsePgName(""), kWorldGroupId);
+  EXPECT_EQ(*ParsePgName("1"), 1);
+  EXPECT_EQ(*ParsePgName("1.0"), 1);
+  EXPECT_EQ(*ParsePgName("0.0"), 0);
+  EXPECT_EQ(*ParsePgName(" 12 "), 12);
+  EXPECT_FALSE(ParsePgName("1.5").ok());
+  EXPECT_FALSE(ParsePgName("default_pg").ok());
+  EXPECT_FALSE(ParsePgName("1.").ok());
+  EXPECT_NE(ParsePgName("x").status().message().find("process-group number"), std::string::npos);
+}
+
+TEST(CommGroupsTest, LoadsStgWorkloadJson) {
+  auto groups = CommGroups::Load(std::string(GENIE_DATA_DIR) +
+                                 "/traces/generated/stg/llama_fsdp_dp4_tp2/workload.json");
+  ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+  EXPECT_EQ(groups->all().size(), 14u);
+  EXPECT_EQ(*groups->Find(1), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(*groups->Find(2), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(*groups->Find(6), (std::vector<int>{3, 7}));
+  EXPECT_EQ(*groups->Find(14), (std::vector<int>{7}));
+  EXPECT_EQ(groups->Find(15), nullptr);
+}
+
+TEST(CommGroupsTest, ResolveAndErrors) {
+  auto groups = CommGroups::Parse(R"({"1": [3, 1, 1], "2.0": [0]})", "g.json");
+  ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+  EXPECT_EQ(*groups->Find(1), (std::vector<int>{1, 3}));
+  EXPECT_EQ(*groups->Resolve(kWorldGroupId, 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(*groups->Resolve(0, 2), (std::vector<int>{0, 1}));  // PyTorch default group
+  EXPECT_EQ(*groups->Resolve(2, 2), (std::vector<int>{0}));
+  EXPECT_NE(groups->Resolve(1, 2).status().message().find("names rank 3"), std::string::npos);
+  EXPECT_NE(groups->Resolve(7, 8).status().message().find("--comm-group"), std::string::npos);
+  EXPECT_FALSE(CommGroups::Parse("[1,2]", "a.json").ok());
+  EXPECT_FALSE(CommGroups::Parse("{\"x\": [1]}", "a.json").ok());
+  EXPECT_FALSE(CommGroups::Parse("{\"1\": [-1]}", "a.json").ok());
+  EXPECT_FALSE(CommGroups::Parse("{\"1\": []}", "a.json").ok());
+  EXPECT_NE(CommGroups::Parse("{", "bad.json").status().message().find("bad.json"),
+            std::string::npos);
+  EXPECT_EQ(CommGroups::Load("/nonexistent/g.json").status().code(), Status::Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace genie::trace

@@ -67,8 +67,11 @@ def attr(b):
             val, kind = bool(v), "bool"
         elif f == 29:
             val, kind = v.decode(), "string"
-        elif f == 28:
-            val, kind = [bool(x) for x in packed(v, w)] if w == 2 else [bool(v)], "bool_list"
+        elif f == 28:  # BoolList message: repeated bool values = 1 (packed or not)
+            vals = []
+            for f2, w2, v2 in fields(v):
+                vals += packed(v2, w2)
+            val, kind = [bool(x) for x in vals], "bool_list"
         elif f == 3:
             import struct; val, kind = struct.unpack("<d", v)[0], "double"
         elif f > 2:
@@ -112,9 +115,19 @@ def summary(path):
     no_ct = sum(1 for n in ns if n["type"] == 7 and "comm_type" not in n["attr"])
     no_cs = sum(1 for n in ns if n["type"] == 7 and "comm_type" in n["attr"] and "comm_size" not in n["attr"])
     comp_us = sum(n["dur"] for n in ns if n["type"] == 4)
+    cpu = lambda n: bool(n["attr"].get("is_cpu_op", ("", 0))[1])
+    gpu_comp_us = sum(n["dur"] for n in ns if n["type"] == 4 and not cpu(n))
+    wrappers = [n for n in ns if n["type"] == 7 and "comm_type" not in n["attr"] and cpu(n)]
+    cpu_us = sum(n["dur"] for n in ns if n["type"] == 4 and cpu(n)) + sum(n["dur"] for n in wrappers)
+    sends = [n for n in ns if n["type"] == 5]
+    recvs = [n for n in ns if n["type"] == 6]
     return dict(nodes=len(ns), by_type=dict(by_type), coll=dict(coll), coll_bytes=coll_bytes,
                 missing_ctrl=missing_ctrl, missing_data=missing_data, coll_without_type=no_ct,
-                coll_without_size=no_cs, comp_us=comp_us)
+                coll_without_size=no_cs, comp_us=comp_us,
+                gpu_comp_us=gpu_comp_us, cpu_us=cpu_us, wrappers=len(wrappers),
+                sends=len(sends), recvs=len(recvs),
+                send_bytes=sum(n["attr"].get("comm_size", n["attr"].get("tensor_size", ("", 0)))[1] for n in sends),
+                recv_bytes=sum(n["attr"].get("comm_size", n["attr"].get("tensor_size", ("", 0)))[1] for n in recvs))
 
 
 if __name__ == "__main__":

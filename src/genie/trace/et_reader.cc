@@ -1,9 +1,11 @@
 #include "genie/trace/et_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,7 +13,7 @@
 namespace genie::trace {
 namespace {
 
-constexpr size_t kBufferBytes = 1 << 20;
+constexpr size_t kBufferBytes = 256 << 10;
 
 std::string Errno() { return std::strerror(errno); }
 
@@ -103,6 +105,9 @@ Result<std::unique_ptr<EtReader>> EtReader::Open(const std::string& path) {
     GENIE_ASSIGN_OR_RETURN(fd, Inflate(path));
   }
   std::unique_ptr<EtReader> reader(new EtReader(path, fd, gz));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Status::IoError(path + ": cannot stat: " + Errno());
+  reader->file_size_ = static_cast<uint64_t>(st.st_size);
   reader->buf_.resize(kBufferBytes);
   std::string bytes;
   uint64_t offset = 0;
@@ -179,6 +184,13 @@ Result<bool> EtReader::NextRaw(std::string* bytes, uint64_t* offset) {
                               std::to_string(size) + " exceeds the " +
                               std::to_string(kMaxMessageBytes >> 20) +
                               " MiB limit (corrupt or not a Chakra ET file)");
+  }
+  // Check against the file size first so a corrupt length never allocates a large buffer.
+  uint64_t remaining = file_size_ - std::min(file_size_, buf_file_offset_ + buf_pos_);
+  if (size > remaining) {
+    return Status::Corruption(path_ + ": byte " + std::to_string(len_offset) + ": message of " +
+                              std::to_string(size) + " bytes but only " +
+                              std::to_string(remaining) + " remain (truncated trace)");
   }
   GENIE_RETURN_IF_ERROR(Fill(size));
   if (buf_end_ - buf_pos_ < size) {

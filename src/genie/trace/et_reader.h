@@ -51,6 +51,7 @@ class EtReader {
   bool gzipped_ = false;
   ChakraProtoMsg::GlobalMetadata metadata_;
   uint64_t first_node_offset_ = 0;
+  uint64_t file_size_ = 0;  // uncompressed bytes
 
   // Sequential read buffer: bytes [buf_pos_, buf_end_) of buf_ are file bytes starting at
   // file offset buf_file_offset_ + buf_pos_.

@@ -41,7 +41,6 @@ Result<int> GenerateCollective(const GenCollectiveOptions& options) {
     return Status::InvalidArgument("--size is too large for Chakra's int64 comm_size");
   }
   ChakraProtoMsg::Node node;
-  node.set_id(0);
   node.set_name(std::string(CollectiveTypeName(options.type)) + "_" +
                 std::to_string(options.ranks) + "npus_" + SizeLabel(options.size));
   node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
@@ -52,6 +51,8 @@ Result<int> GenerateCollective(const GenCollectiveOptions& options) {
     GENIE_ASSIGN_OR_RETURN(auto writer,
                            trace::EtWriter::Create(RankPath(options.output, r),
                                                    trace::DefaultMetadata(), options.gzip));
+    // The node id is the rank, as in ASTRA-sim's shipped microbenchmarks.
+    node.set_id(static_cast<uint64_t>(r));
     GENIE_RETURN_IF_ERROR(writer->Write(node));
     GENIE_RETURN_IF_ERROR(writer->Close());
   }

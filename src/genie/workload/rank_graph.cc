@@ -290,6 +290,8 @@ std::vector<NodeId> RankGraph::FindCycle(bool with_ctrl) const {
   // walk[seen_at[v]..] is the cycle, each a dependent of the next; print in dependency order.
   std::vector<NodeId> cycle;
   for (size_t k = walk.size(); k-- > seen_at[v];) cycle.push_back(ids_[walk[k]]);
+  // Start at the smallest id so the message is stable.
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   cycle.push_back(cycle.front());
   return cycle;
 }
