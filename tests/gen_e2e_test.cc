@@ -1,0 +1,186 @@
+// `genie gen` end to end: traces that carry the same nodes as ASTRA-sim's shipped
+// microbenchmarks, a 1,024-rank all-reduce, a chain of 1,000 x 1 ms compute nodes, and that
+// `genie inspect` reads them all back.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "et_def.pb.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kGenie = std::string(GENIE_BINARY_DIR) + "/tools/genie/genie";
+const std::string kTraces = std::string(GENIE_DATA_DIR) + "/traces";
+
+struct CmdResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+CmdResult Genie(const std::string& args) {
+  CmdResult run;
+  FILE* p = ::popen((kGenie + " " + args + " 2>&1").c_str(), "r");
+  if (p == nullptr) return run;
+  char buf[65536];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) run.out.append(buf, n);
+  int status = ::pclose(p);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// Decodes a (non-gzip) ET file with protobuf directly: varint32 length, message, ...
+struct Decoded {
+  ChakraProtoMsg::GlobalMetadata metadata;
+  std::vector<ChakraProtoMsg::Node> nodes;
+};
+
+Decoded Decode(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(std::istreambuf_iterator<char>(in), {});
+  Decoded d;
+  size_t pos = 0;
+  bool first = true;
+  while (pos < bytes.size()) {
+    uint32_t len = 0;
+    int shift = 0;
+    while (true) {
+      auto c = static_cast<unsigned char>(bytes.at(pos++));
+      len |= static_cast<uint32_t>(c & 0x7f) << shift;
+      shift += 7;
+      if (c < 0x80) break;
+    }
+    std::string msg = bytes.substr(pos, len);
+    pos += len;
+    if (first) {
+      EXPECT_TRUE(d.metadata.ParseFromString(msg)) << path;
+      first = false;
+    } else {
+      d.nodes.emplace_back();
+      EXPECT_TRUE(d.nodes.back().ParseFromString(msg)) << path;
+    }
+  }
+  return d;
+}
+
+class GenE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("genie_gen_e2e_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(GenE2eTest, AllReduce8RanksCarriesTheShippedMicrobenchmarkNodes) {
+  CmdResult r = Genie("gen collective --type all_reduce --size 1MiB --ranks 8 --output " +
+                      (dir_ / "all_reduce").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (int rank = 0; rank < 8; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    Decoded mine = Decode((dir_ / ("all_reduce." + std::to_string(rank) + ".et")).string());
+    Decoded shipped = Decode(kTraces + "/astra-sim/microbenchmarks/all_reduce/8npus_1MB/all_reduce." +
+                             std::to_string(rank) + ".et");
+    EXPECT_EQ(mine.metadata.version(), shipped.metadata.version());
+    ASSERT_EQ(mine.nodes.size(), 1u);
+    ASSERT_EQ(shipped.nodes.size(), 1u);
+    const auto& a = mine.nodes[0];
+    const auto& b = shipped.nodes[0];
+    EXPECT_EQ(a.id(), b.id());
+    EXPECT_EQ(a.name(), b.name());
+    EXPECT_EQ(a.type(), b.type());
+    EXPECT_EQ(a.data_deps_size(), b.data_deps_size());
+    EXPECT_EQ(a.ctrl_deps_size(), b.ctrl_deps_size());
+    EXPECT_EQ(a.duration_micros(), b.duration_micros());
+    ASSERT_EQ(a.attr_size(), b.attr_size());
+    for (int i = 0; i < a.attr_size(); ++i) {
+      EXPECT_EQ(a.attr(i).name(), b.attr(i).name());
+      EXPECT_EQ(a.attr(i).value_case(), b.attr(i).value_case()) << a.attr(i).name();
+      EXPECT_EQ(a.attr(i).SerializeAsString(), b.attr(i).SerializeAsString()) << a.attr(i).name();
+    }
+    // Spelled out: is_cpu_op bool false, comm_type int64 0, comm_size int64 1 MiB.
+    EXPECT_EQ(a.attr(0).name(), "is_cpu_op");
+    EXPECT_EQ(a.attr(0).value_case(), ChakraProtoMsg::AttributeProto::kBoolVal);
+    EXPECT_EQ(a.attr(2).name(), "comm_size");
+    EXPECT_EQ(a.attr(2).value_case(), ChakraProtoMsg::AttributeProto::kInt64Val);
+    EXPECT_EQ(a.attr(2).int64_val(), 1048576);
+  }
+}
+
+TEST_F(GenE2eTest, EveryCollectiveTypeInspects) {
+  const char* kTypes[] = {"all_reduce", "reduce", "all_gather", "gather", "scatter", "broadcast",
+                          "all_to_all", "reduce_scatter", "reduce_scatter_block", "barrier"};
+  for (const char* type : kTypes) {
+    std::string out = (dir_ / type / "w").string();
+    ASSERT_EQ(Genie(std::string("gen collective --type ") + type + " --size 64KiB --ranks 3 " +
+                    "--output " + out).exit_code, 0);
+    CmdResult r = Genie("inspect --json " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["ranks"][2]["collectives"][type]["sizes"]["65536"], 1) << type;
+  }
+  CmdResult bad = Genie("gen collective --type all_sum --output " + (dir_ / "x").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("unknown --type 'all_sum'"), std::string::npos) << bad.out;
+}
+
+TEST_F(GenE2eTest, AllReduce1024Ranks) {
+  std::string out = (dir_ / "big" / "ar").string();
+  CmdResult g = Genie("gen collective --type all_reduce --size 1MiB --ranks 1024 --output " + out);
+  ASSERT_EQ(g.exit_code, 0) << g.out;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "big")) files += e.is_regular_file();
+  EXPECT_EQ(files, 1024u);
+  Decoded last = Decode(out + ".1023.et");
+  ASSERT_EQ(last.nodes.size(), 1u);
+  EXPECT_EQ(last.nodes[0].id(), 1023u);
+  EXPECT_EQ(last.nodes[0].name(), "all_reduce_1024npus_1MB");
+  CmdResult r = Genie("inspect --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["ranks"].size(), 1024u);
+  EXPECT_EQ(j["ranks"][1023]["collectives"]["all_reduce"]["total_bytes"], 1048576);
+}
+
+TEST_F(GenE2eTest, ComputeChainOf1000OneMillisecondNodes) {
+  std::string out = (dir_ / "chain").string();
+  CmdResult g = Genie("gen compute-chain --count 1000 --duration 1ms --ranks 1 --output " + out);
+  ASSERT_EQ(g.exit_code, 0) << g.out;
+  Decoded d = Decode(out + ".0.et");
+  ASSERT_EQ(d.nodes.size(), 1000u);
+  for (size_t i = 0; i < d.nodes.size(); ++i) {
+    const auto& n = d.nodes[i];
+    ASSERT_EQ(n.id(), i);
+    EXPECT_EQ(n.type(), ChakraProtoMsg::COMP_NODE);
+    EXPECT_EQ(n.duration_micros(), 1000u);
+    ASSERT_EQ(n.data_deps_size(), i == 0 ? 0 : 1);
+    if (i > 0) {
+      EXPECT_EQ(n.data_deps(0), i - 1);
+    }
+    // Like the shipped one_comp_node: is_cpu_op as a bool.
+    ASSERT_EQ(n.attr_size(), 1);
+    EXPECT_EQ(n.attr(0).name(), "is_cpu_op");
+    EXPECT_EQ(n.attr(0).value_case(), ChakraProtoMsg::AttributeProto::kBoolVal);
+  }
+  CmdResult r = Genie("inspect --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"][0]["compute_ns"], 1'000'000'000);
+  EXPECT_EQ(j["ranks"][0]["nodes_by_type"]["COMP_NODE"], 1000);
+  CmdResult frac = Genie("gen compute-chain --count 3 --duration 1500ns --output " + out);
+  EXPECT_EQ(frac.exit_code, 1);
+  EXPECT_NE(frac.out.find("whole number of microseconds"), std::string::npos) << frac.out;
+}
+
+}  // namespace
