@@ -1,0 +1,68 @@
+// `genie plan` end to end: the real binary plans, checks and totals a collective.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Output {
+  int code = -1;
+  std::string text;
+};
+
+Output Genie(const std::string& args) {
+  const std::string cmd = std::string(GENIE_BINARY_DIR) + "/tools/genie/genie " + args + " 2>&1";
+  Output out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.text.append(buf.data(), n);
+  const int status = pclose(p);
+  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+TEST(PlanE2e, RingAllReduceTotalsAndChecks) {
+  const Output o = Genie("plan --collective all_reduce --algorithm ring --ranks 8 --size 1MiB");
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("checker: ok"), std::string::npos) << o.text;
+  // 2(N-1) S = 14 MiB in 8 x 14 messages.
+  EXPECT_NE(o.text.find("total                   112         14680064"), std::string::npos)
+      << o.text;
+}
+
+TEST(PlanE2e, PrintsOneRanksStepsWithChannelsAndSlices) {
+  const Output o = Genie("plan -c all_gather -a ring -n 4 -s 4096 --rank 1 --channels 2 "
+                         "--slice 1024");
+  ASSERT_EQ(o.code, 0) << o.text;
+  // All-gather of 4 KiB per rank: send, 2 recv-copy-send, recv; each as 2 channels x 2
+  // slices of 1 KiB.
+  EXPECT_NE(o.text.find("rank 1 (group index 1): buffer 16384 B, 16 steps"), std::string::npos)
+      << o.text;
+  EXPECT_NE(o.text.find("recv-copy-send"), std::string::npos);
+  EXPECT_NE(o.text.find("total                    48            49152"), std::string::npos)
+      << o.text;
+}
+
+TEST(PlanE2e, GroupSubsetsAndAllToAll) {
+  const Output o = Genie("plan -c all_to_all -a direct --group 9,2,5 -s 3000");
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("checker: ok"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("total                     6             6000"), std::string::npos)
+      << o.text;
+}
+
+TEST(PlanE2e, RejectsUnknownNamesAndUnsupportedPairs) {
+  Output o = Genie("plan -c all_reduce -a bogus -n 4");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.text.find("unknown algorithm 'bogus'"), std::string::npos) << o.text;
+  o = Genie("plan -c all_gather -a doubleBinaryTree -n 4");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.text.find("does not implement all_gather"), std::string::npos) << o.text;
+}
+
+}  // namespace
