@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -136,6 +137,7 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       continue;
     }
     // SIGCHLD: reap everything that has exited (signals coalesce).
+    std::vector<std::pair<int, int>> failed;  // (rank, wait status) in this batch
     while (true) {
       int wstatus = 0;
       pid_t pid = waitpid(-1, &wstatus, WNOHANG);
@@ -147,17 +149,27 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       if (r < 0 || !running[static_cast<size_t>(r)]) continue;
       running[static_cast<size_t>(r)] = false;
       --alive;
-      bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
-      if (!ok && result.failed_rank < 0 && result.exit_code == 0) {
-        result.failed_rank = r;
-        result.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-        result.message = fmt::format("rank {} failed: {}; stopping the other {} rank(s)", r,
-                                     Describe(wstatus), alive);
-        spdlog::error("genie launch: {}", result.message);
-        stop_others(SIGTERM);
-        kill_at = Now() + o.grace;
-      }
+      if (!(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) failed.emplace_back(r, wstatus);
     }
+    if (failed.empty() || result.failed_rank >= 0 || result.exit_code != 0) continue;
+    // The cause first: a rank that did not merely report a lost peer, then the lowest rank.
+    auto witness = [](int ws) { return WIFEXITED(ws) && WEXITSTATUS(ws) == kExitPeerFailed; };
+    std::sort(failed.begin(), failed.end(), [&](const auto& x, const auto& y) {
+      if (witness(x.second) != witness(y.second)) return !witness(x.second);
+      return x.first < y.first;
+    });
+    auto [r, wstatus] = failed.front();
+    result.failed_rank = r;
+    result.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    result.message = fmt::format("rank {} failed: {}", r, Describe(wstatus));
+    for (size_t i = 1; i < failed.size(); ++i) {
+      result.message += fmt::format("{}rank {} {}", i == 1 ? " (then " : ", ", failed[i].first,
+                                    Describe(failed[i].second));
+    }
+    if (failed.size() > 1) result.message += ")";
+    result.message += fmt::format("; stopping the other {} rank(s)", alive);
+    stop_others(SIGTERM);
+    kill_at = Now() + o.grace;
   }
   close(sfd);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);

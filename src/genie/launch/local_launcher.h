@@ -16,6 +16,11 @@
 
 namespace genie::launch {
 
+// Exit code of a rank that stops because a *peer* failed (lost connection), not by its own
+// fault. When several ranks have exited by the time the launcher looks, it names a rank with
+// another exit status first, so the report points at the cause rather than at a witness.
+inline constexpr int kExitPeerFailed = 75;
+
 struct LaunchOptions {
   int ranks = 1;
   std::vector<std::string> argv;  // argv[0] is the program (a path, or a name found in PATH)
