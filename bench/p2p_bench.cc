@@ -1,0 +1,124 @@
+// Two-rank point-to-point throughput over loopback through RealBackend + TCP transport, the
+// figure bench/p2p_vs_iperf3.sh sets beside iperf3. Forks a sender (rank 1) and receives in
+// rank 0; a window of messages stays in flight, real data from one preallocated buffer.
+// Usage: p2p_bench [--total BYTES] [--channels C] [--window W] [sizes...]
+// Prints one line per size, and "p2p_gbit_per_s <size> <value>" lines for scripts.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "genie/common/units.h"
+#include "genie/runtime/real_backend.h"
+
+using namespace genie;
+using runtime::RealBackend;
+
+namespace {
+
+// One rank's side of the stream; returns elapsed ns for rank 0, 0 for rank 1, -1 on error.
+TimeNs Side(int rank, const std::string& dir, const std::string& job, Bytes size, int count,
+            int channels, int window) {
+  runtime::RealBackendOptions o;
+  o.rank = rank;
+  o.world_size = 2;
+  o.job_id = job;
+  o.rendezvous = "dir:" + dir;
+  o.channels = channels;
+  o.spin = false;
+  auto created = RealBackend::Create(o);
+  if (!created.ok()) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, created.status().ToString().c_str());
+    return -1;
+  }
+  RealBackend& b = **created;
+  std::vector<unsigned char> buf(size * static_cast<size_t>(window), 1);
+  int posted = 0, done = 0;
+  TimeNs start = b.Now();
+  std::function<void()> post;
+  post = [&] {
+    int i = posted++;
+    runtime::Message m;
+    m.peer = 1 - rank;
+    m.tag = static_cast<uint64_t>(i);
+    m.bytes = size;
+    m.channel = static_cast<uint16_t>(i % channels);
+    unsigned char* slot = buf.data() + size * static_cast<size_t>(i % window);
+    auto cb = [&] {
+      if (++done == count) {
+        b.Stop();
+      } else if (posted < count) {
+        post();
+      }
+    };
+    if (rank == 1) {
+      m.data = slot;
+      b.Send(m, cb);
+    } else {
+      m.into = slot;
+      b.Recv(m, cb);
+    }
+  };
+  for (int i = 0; i < window && i < count; ++i) post();
+  b.Run();
+  TimeNs elapsed = b.Now() - start;
+  if (!b.status().ok()) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, b.status().ToString().c_str());
+    return -1;
+  }
+  b.Shutdown();
+  return rank == 0 ? elapsed : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);
+  Bytes total = Bytes{2} << 30;
+  int channels = 1, window = 4;
+  std::vector<Bytes> sizes;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--total" && i + 1 < argc) {
+      total = ParseBytes(argv[++i]).value();
+    } else if (a == "--channels" && i + 1 < argc) {
+      channels = std::atoi(argv[++i]);
+    } else if (a == "--window" && i + 1 < argc) {
+      window = std::atoi(argv[++i]);
+    } else {
+      sizes.push_back(ParseBytes(a).value());
+    }
+  }
+  if (sizes.empty()) sizes = {Bytes{64} << 10, Bytes{1} << 20, Bytes{16} << 20};
+  int status = 0;
+  for (Bytes size : sizes) {
+    int count = static_cast<int>(std::max<Bytes>(16, total / size));
+    char tmpl[] = "/tmp/genie_p2p_XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    std::string job = "p2p-" + std::to_string(getpid()) + "-" + std::to_string(size);
+    pid_t child = fork();
+    if (child == 0) _exit(Side(1, dir, job, size, count, channels, window) < 0 ? 1 : 0);
+    TimeNs ns = Side(0, dir, job, size, count, channels, window);
+    int ws = 0;
+    waitpid(child, &ws, 0);
+    std::filesystem::remove_all(dir);
+    if (ns <= 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+      status = 1;
+      continue;
+    }
+    double bytes = static_cast<double>(size) * count;
+    double gbit = bytes * 8 / static_cast<double>(ns);
+    std::printf("p2p loopback: %s messages x %d, %d channel(s), window %d: %.2f Gbit/s (%.3f GB/s)\n",
+                FormatBytes(size).c_str(), count, channels, window, gbit, bytes / static_cast<double>(ns));
+    std::printf("p2p_gbit_per_s %llu %.3f\n", static_cast<unsigned long long>(size), gbit);
+    std::fflush(stdout);
+  }
+  return status;
+}
