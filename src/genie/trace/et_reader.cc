@@ -216,22 +216,35 @@ Result<bool> EtReader::Next(ChakraProtoMsg::Node* node, uint64_t* offset) {
   return true;
 }
 
-Status EtReader::ReadAt(uint64_t offset, uint32_t size, std::string* bytes) const {
-  bytes->resize(size);
+Status EtReader::ReadAt(uint64_t offset, uint32_t size, std::string* bytes) {
+  if (offset >= window_offset_ && offset + size <= window_offset_ + window_.size()) {
+    bytes->assign(window_.data() + (offset - window_offset_), size);
+    return Status::Ok();
+  }
+  // Refill the window from `offset` (at least `size` bytes, more when the file has them).
+  size_t want = std::max<size_t>(kWindowBytes, size);
+  if (offset < file_size_) want = std::min<uint64_t>(want, std::max<uint64_t>(file_size_ - offset, size));
+  window_.resize(want);
+  window_offset_ = offset;
   size_t done = 0;
-  while (done < size) {
-    ssize_t r = ::pread(fd_, bytes->data() + done, size - done, static_cast<off_t>(offset + done));
+  while (done < want) {
+    ssize_t r = ::pread(fd_, window_.data() + done, want - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) continue;
+      window_.clear();
       return Status::IoError(path_ + ": read failed at byte " + std::to_string(offset + done) +
                              ": " + Errno());
     }
-    if (r == 0) {
-      return Status::IoError(path_ + ": file shrank while reading byte " +
-                             std::to_string(offset + done) + " (was it rewritten during the run?)");
-    }
+    if (r == 0) break;
     done += static_cast<size_t>(r);
   }
+  window_.resize(done);
+  if (done < size) {
+    window_.clear();
+    return Status::IoError(path_ + ": file shrank while reading byte " +
+                           std::to_string(offset + done) + " (was it rewritten during the run?)");
+  }
+  bytes->assign(window_.data(), size);
   return Status::Ok();
 }
 

@@ -32,8 +32,11 @@ class EtReader {
   Result<bool> NextRaw(std::string* bytes, uint64_t* offset);
   // Same, parsed. A message that is not a valid Node is an error naming the offset.
   Result<bool> Next(ChakraProtoMsg::Node* node, uint64_t* offset);
-  // Random access to a payload seen before (offset/size as returned by NextRaw).
-  Status ReadAt(uint64_t offset, uint32_t size, std::string* bytes) const;
+  // Random access to a payload seen before (offset/size as returned by NextRaw). Served from a
+  // read-ahead window (kWindowBytes) so that reading nodes in roughly file order costs one
+  // system call per window, not one per node.
+  Status ReadAt(uint64_t offset, uint32_t size, std::string* bytes);
+  static constexpr size_t kWindowBytes = 256u << 10;
   // Restarts sequential reading at the first node.
   void Rewind();
 
@@ -60,6 +63,10 @@ class EtReader {
   size_t buf_end_ = 0;
   uint64_t buf_file_offset_ = 0;
   bool eof_ = false;
+
+  // Random-access window: file bytes [window_offset_, window_offset_ + window_.size()).
+  std::string window_;
+  uint64_t window_offset_ = 0;
 };
 
 // Describes a node for error messages: "file.et: node 12 at byte 345".

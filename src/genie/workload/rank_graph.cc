@@ -70,12 +70,6 @@ Status RankGraph::Index() {
   const std::string& path = reader_->path();
   std::string where = path + " (rank " + std::to_string(rank_) + ")";
   // Pass 1: id, offset, size, deps by id, in file order.
-  struct Raw {
-    NodeId id;
-    uint64_t offset;
-    uint32_t size;
-  };
-  std::vector<Raw> raw;
   std::vector<std::pair<uint32_t, NodeId>> data_raw, ctrl_raw;  // (file index, dep id)
   trace::NodeHeader header;
   std::string bytes;
@@ -86,7 +80,7 @@ Status RankGraph::Index() {
     Status s = trace::ScanNodeHeader(bytes, &header);
     if (!s.ok()) {
       return Status::Corruption(where + ": message at byte " + std::to_string(offset) +
-                                " (after " + std::to_string(raw.size()) +
+                                " (after " + std::to_string(ids_.size()) +
                                 " nodes) is not a valid Node: " + s.message());
     }
     if (header.type >= type_counts_.size()) {
@@ -96,52 +90,57 @@ Status RankGraph::Index() {
                                    std::to_string(header.type) +
                                    ", not a Chakra NodeType (0..7); corrupt or newer schema"));
     }
-    if (raw.size() >= kNone - 1) {
+    if (ids_.size() >= kNone - 1) {
       return Status::Unsupported(where + ": more than 4 billion nodes in one rank's trace");
     }
     ++type_counts_[header.type];
-    auto index = static_cast<uint32_t>(raw.size());
-    raw.push_back({header.id, offset, static_cast<uint32_t>(bytes.size())});
+    auto index = static_cast<uint32_t>(ids_.size());
+    ids_.push_back(header.id);
+    offsets_.push_back(offset);
+    sizes_.push_back(static_cast<uint32_t>(bytes.size()));
     for (NodeId d : header.data_deps) data_raw.emplace_back(index, d);
     for (NodeId d : header.ctrl_deps) ctrl_raw.emplace_back(index, d);
   }
-  // Sort by id; position in the sorted order is the node index.
-  const size_t n = raw.size();
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  bool sorted = std::is_sorted(raw.begin(), raw.end(),
-                               [](const Raw& a, const Raw& b) { return a.id < b.id; });
+  // Sort by id (usually already sorted); position in the sorted order is the node index.
+  const size_t n = ids_.size();
+  bool sorted = std::is_sorted(ids_.begin(), ids_.end());
+  std::vector<uint32_t> file_to_index;
   if (!sorted) {
+    std::vector<uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
     std::sort(order.begin(), order.end(),
-              [&raw](uint32_t a, uint32_t b) { return raw[a].id < raw[b].id; });
-  }
-  std::vector<uint32_t> file_to_index(sorted ? 0 : n);
-  ids_.resize(n);
-  offsets_.resize(n);
-  sizes_.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    const Raw& r = raw[order[i]];
-    if (i > 0 && ids_[i - 1] == r.id) {
-      return Status::InvalidArgument(
-          Named(kErrDuplicateNodeId, where + ": node id " + std::to_string(r.id) +
-                                         " appears twice (bytes " +
-                                         std::to_string(offsets_[i - 1]) + " and " +
-                                         std::to_string(r.offset) + "); node ids must be unique"));
+              [this](uint32_t a, uint32_t b) { return ids_[a] < ids_[b]; });
+    file_to_index.resize(n);
+    std::vector<NodeId> ids(n);
+    std::vector<uint64_t> offsets(n);
+    std::vector<uint32_t> sizes(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      ids[i] = ids_[order[i]];
+      offsets[i] = offsets_[order[i]];
+      sizes[i] = sizes_[order[i]];
+      file_to_index[order[i]] = i;
     }
-    ids_[i] = r.id;
-    offsets_[i] = r.offset;
-    sizes_[i] = r.size;
-    if (!sorted) file_to_index[order[i]] = i;
+    ids_.swap(ids);
+    offsets_.swap(offsets);
+    sizes_.swap(sizes);
   }
-  raw.clear();
-  raw.shrink_to_fit();
-  order.clear();
-  order.shrink_to_fit();
+  ids_.shrink_to_fit();
+  offsets_.shrink_to_fit();
+  sizes_.shrink_to_fit();
+  for (uint32_t i = 1; i < n; ++i) {
+    if (ids_[i - 1] == ids_[i]) {
+      return Status::InvalidArgument(
+          Named(kErrDuplicateNodeId, where + ": node id " + std::to_string(ids_[i]) +
+                                         " appears twice (bytes " +
+                                         std::to_string(std::min(offsets_[i - 1], offsets_[i])) +
+                                         " and " +
+                                         std::to_string(std::max(offsets_[i - 1], offsets_[i])) +
+                                         "); node ids must be unique"));
+    }
+  }
   auto to_index = [&](uint32_t file_index) { return sorted ? file_index : file_to_index[file_index]; };
-  auto find = [this](NodeId id) -> uint32_t {
-    auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
-    return it != ids_.end() && *it == id ? static_cast<uint32_t>(it - ids_.begin()) : kNone;
-  };
+  dense_ = n > 0 && ids_.back() - ids_.front() == n - 1;
+  auto find = [this](NodeId id) { return Find(id); };
 
   // Data deps must all resolve.
   std::vector<std::pair<uint32_t, uint32_t>> edges;
@@ -344,15 +343,22 @@ Status RankGraph::LoadMetadataGroups() {
   return Status::Ok();
 }
 
-uint32_t RankGraph::IndexOf(NodeId id) const {
+uint32_t RankGraph::Find(NodeId id) const {
+  if (dense_) {
+    return id >= ids_.front() && id <= ids_.back() ? static_cast<uint32_t>(id - ids_.front())
+                                                   : kNone;
+  }
   auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
-  GENIE_CHECK(it != ids_.end() && *it == id) << "node " << id << " is not in " << path();
-  return static_cast<uint32_t>(it - ids_.begin());
+  return it != ids_.end() && *it == id ? static_cast<uint32_t>(it - ids_.begin()) : kNone;
 }
 
-bool RankGraph::Contains(NodeId id) const {
-  return std::binary_search(ids_.begin(), ids_.end(), id);
+uint32_t RankGraph::IndexOf(NodeId id) const {
+  uint32_t i = Find(id);
+  GENIE_CHECK(i != kNone) << "node " << id << " is not in " << path();
+  return i;
 }
+
+bool RankGraph::Contains(NodeId id) const { return Find(id) != kNone; }
 
 void RankGraph::Reset() {
   const size_t n = ids_.size();
@@ -394,12 +400,11 @@ void RankGraph::Complete(NodeId id) {
 }
 
 Result<Op> RankGraph::Load(NodeId id) {
-  auto it = std::lower_bound(ids_.begin(), ids_.end(), id);
-  if (it == ids_.end() || *it != id) {
+  uint32_t i = Find(id);
+  if (i == kNone) {
     return Status::NotFound(path() + " (rank " + std::to_string(rank_) + "): no node " +
                             std::to_string(id));
   }
-  auto i = static_cast<size_t>(it - ids_.begin());
   GENIE_RETURN_IF_ERROR(reader_->ReadAt(offsets_[i], sizes_[i], &scratch_));
   ChakraProtoMsg::Node node;
   if (!node.ParseFromString(scratch_)) {

@@ -57,6 +57,7 @@ class RankGraph {
   Status Index();
   void AddWarning(const char* name, const std::string& message);
   uint32_t IndexOf(NodeId id) const;  // GENIE_CHECKs presence
+  uint32_t Find(NodeId id) const;     // index or UINT32_MAX
   // Kahn's algorithm over data edges (+ ctrl edges if `with_ctrl`); returns a cycle (node ids
   // in dependency order) or empty.
   std::vector<NodeId> FindCycle(bool with_ctrl) const;
@@ -70,6 +71,7 @@ class RankGraph {
 
   // Index, sorted by id; position = internal node index.
   std::vector<NodeId> ids_;
+  bool dense_ = false;  // ids_ are consecutive (the usual case): index = id - ids_[0]
   std::vector<uint64_t> offsets_;
   std::vector<uint32_t> sizes_;
   // Dependents in CSR form: data edges and (separately) ctrl edges that point to present nodes.
