@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <google/protobuf/stubs/logging.h>
+#include <spdlog/spdlog.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -16,6 +18,25 @@ namespace {
 constexpr size_t kBufferBytes = 256 << 10;
 
 std::string Errno() { return std::strerror(errno); }
+
+// protobuf prints parse complaints (e.g. invalid UTF-8 in a node name) straight to stderr;
+// genie reports the failed parse itself, naming file and offset, so route these to debug logs.
+void ProtobufLog(google::protobuf::LogLevel level, const char* file, int line,
+                 const std::string& message) {
+  if (level >= google::protobuf::LOGLEVEL_FATAL) {
+    spdlog::critical("protobuf {}:{}: {}", file, line, message);
+  } else {
+    spdlog::debug("protobuf {}:{}: {}", file, line, message);
+  }
+}
+
+void QuietProtobufOnce() {
+  static const bool done = [] {
+    google::protobuf::SetLogHandler(&ProtobufLog);
+    return true;
+  }();
+  (void)done;
+}
 
 // Inflates gzip `path` into an unlinked temporary file; returns its descriptor.
 Result<int> Inflate(const std::string& path) {
@@ -92,6 +113,7 @@ EtReader::~EtReader() {
 }
 
 Result<std::unique_ptr<EtReader>> EtReader::Open(const std::string& path) {
+  QuietProtobufOnce();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return Status::NotFound(path + ": cannot open trace: " + Errno() +
