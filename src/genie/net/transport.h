@@ -11,6 +11,7 @@
 //    delivers a 32-bit immediate to it — what NCCL's RDMA transport does with
 //    RDMA_WRITE_WITH_IMM. On TCP the write is emulated by a frame the receiver copies.
 //  * channels: C parallel connections (flows) per peer pair; `channel` picks one (mod C).
+//  * a message to one's own rank is matched locally (copied), never touching the network.
 //
 // Lifecycle: Listen() -> publish the address through a rendezvous -> Connect(all addresses)
 // -> post operations while the EventLoop runs -> Shutdown(). Completions and failures are

@@ -747,8 +747,40 @@ TcpTransport::Conn* TcpTransport::ConnFor(int peer, uint16_t channel, const char
   return c;
 }
 
+void TcpTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
+  MatchKey k{options_.rank, ch, op.tag};
+  if (auto p = matcher_.TakePosted(k)) {
+    if (p->bytes != op.bytes) {
+      ReportFatal(Status::InvalidArgument(fmt::format(
+          "rank {} sent itself {} bytes with tag {} on channel {} but posted a receive of {} "
+          "bytes; the schedule is inconsistent", options_.rank, op.bytes, op.tag, ch, p->bytes)));
+      return;
+    }
+    if (p->into != nullptr && op.bytes > 0) {
+      if (op.data != nullptr) {
+        std::memcpy(p->into, op.data, op.bytes);
+      } else {
+        std::memset(p->into, 0, op.bytes);
+      }
+    }
+    Complete({Completion::kRecv, options_.rank, ch, p->cookie, 0, op.bytes, 0});
+  } else {
+    MessageMatcher::Arrived a{op.bytes, op.data != nullptr, {}};
+    if (a.has_data && op.bytes > 0) {
+      a.data = matcher_.TakeBuffer(op.bytes);
+      std::memcpy(a.data.data(), op.data, op.bytes);
+    }
+    matcher_.AddArrived(k, std::move(a));
+  }
+  Complete({Completion::kSend, options_.rank, ch, op.cookie, 0, op.bytes, 0});
+}
+
 void TcpTransport::PostSend(const SendOp& op) {
   uint16_t ch = static_cast<uint16_t>(op.channel % options_.channels);
+  if (op.peer == options_.rank) {
+    DeliverToSelf(op, ch);  // a schedule may address its own rank; no socket involved
+    return;
+  }
   Conn* c = ConnFor(op.peer, ch, "send");
   if (c == nullptr) return;
   Enqueue(c, FrameType::kData, op.data != nullptr ? kFlagHasData : 0, ch, op.tag, op.data,

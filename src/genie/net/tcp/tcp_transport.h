@@ -78,6 +78,7 @@ class TcpTransport final : public Transport {
   void ReportFatal(Status status);
   void DrainCompletions();
   Conn* ConnFor(int peer, uint16_t channel, const char* op);
+  void DeliverToSelf(const SendOp& op, uint16_t channel);
   FrameExpectation ExpectationFor(const Conn* c) const;
 
   runtime::EventLoop* loop_;

@@ -338,6 +338,21 @@ TEST(TcpTransportTest, BindsOnlyTheGivenAddressForListeningAndConnecting) {
   EXPECT_EQ(sources, std::set<std::string>{"127.0.0.2"});
 }
 
+TEST(TcpTransportTest, MessagesToSelfAreMatchedLocally) {
+  Cluster c(2);
+  std::vector<unsigned char> a = Pattern(5000, 3), b(5000), z(10, 0xff);
+  Node& n = c[0];
+  n.t->PostSend({0, 0, 1, a.data(), a.size(), 1});  // before its receive
+  n.t->PostRecv({0, 0, 1, b.data(), b.size(), 2});
+  n.t->PostRecv({0, 0, 2, z.data(), z.size(), 3});  // before its send, which has no data
+  n.t->PostSend({0, 0, 2, nullptr, z.size(), 4});
+  ASSERT_TRUE(n.RunUntil([&] { return n.sends.size() == 2 && n.recvs.size() == 2; }));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(z, std::vector<unsigned char>(10, 0));
+  EXPECT_TRUE(n.fatal.empty());
+  EXPECT_EQ(n.t->counters(1).messages_sent, 0u);
+}
+
 TEST(TcpTransportTest, UnknownCongestionControlIsAClearError) {
   auto loop = std::move(EventLoop::Create()).value();
   auto o = Opts(0, 2);
