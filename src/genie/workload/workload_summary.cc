@@ -164,6 +164,15 @@ Result<WorkloadSummary> InspectWorkload(const trace::WorkloadFiles& files,
         auto m = groups.Resolve(c.group, n);
         if (m.ok()) {
           members_of[c.group] = *m;
+        } else if (m.status().code() == Status::Code::kNotFound) {
+          // As ASTRA-sim (and genie's executor) do: an undefined group means every rank.
+          unknown.insert(c.group);
+          summary.warnings.push_back(Named(
+              kProblemUnknownGroup,
+              fmt::format("rank {} node {}: {}; all ranks are used, as ASTRA-sim does", r, c.id,
+                          m.status().message())));
+          auto world = groups.Resolve(trace::kWorldGroupId, n);
+          members_of[c.group] = *world;
         } else {
           unknown.insert(c.group);
           cross.push_back(Named(kProblemUnknownGroup,
@@ -290,10 +299,13 @@ Result<WorkloadSummary> InspectWorkload(const trace::WorkloadFiles& files,
                                 (bad > 10 ? bad - 10 : 0) + (p2p_reports > 20 ? p2p_reports - 20 : 0)));
   }
 
+  std::vector<std::string> cross_warnings = std::move(summary.warnings);
+  summary.warnings.clear();
   for (const RankSummary& rs : summary.ranks) {
     for (const auto& p : rs.problems) summary.problems.push_back(p);
     for (const auto& w : rs.warnings) summary.warnings.push_back(w);
   }
+  for (auto& w : cross_warnings) summary.warnings.push_back(std::move(w));
   for (auto& p : cross) summary.problems.push_back(std::move(p));
   return summary;
 }

@@ -22,7 +22,7 @@ namespace genie::workload {
 // Names of cross-rank problems (see docs/traces.md).
 inline constexpr const char* kProblemCollectiveMismatch = "collective-mismatch";
 inline constexpr const char* kProblemNotInGroup = "not-in-group";
-inline constexpr const char* kProblemUnknownGroup = "unknown-group";
+inline constexpr const char* kProblemUnknownGroup = "unknown-group";  // a warning: world used
 inline constexpr const char* kProblemSendWithoutRecv = "send-without-recv";
 inline constexpr const char* kProblemRecvWithoutSend = "recv-without-send";
 inline constexpr const char* kProblemP2pSizeMismatch = "p2p-size-mismatch";
