@@ -32,20 +32,25 @@ class EventQueue {
   uint64_t executed() const { return executed_; }
 
  private:
-  struct Event {
+  // The heap holds small entries; the callbacks stay put in `fns_` (heap moves are cheap).
+  struct Entry {
     TimeNs when;
     uint64_t seq;  // insertion order: the tie-break at equal times
-    Fn fn;
+    uint32_t fn;   // index into fns_
   };
-  // std heap algorithms build a max-heap: "greater" puts the earliest event on top.
-  static bool Later(const Event& a, const Event& b) {
-    return a.when != b.when ? a.when > b.when : a.seq > b.seq;
-  }
+  // std heap algorithms build a max-heap: "later" puts the earliest event on top.
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.when != b.when ? a.when > b.when : a.seq > b.seq;
+    }
+  };
 
   TimeNs now_ = 0;
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
-  std::vector<Event> heap_;
+  std::vector<Entry> heap_;
+  std::vector<Fn> fns_;
+  std::vector<uint32_t> free_fns_;
 };
 
 }  // namespace genie::sim

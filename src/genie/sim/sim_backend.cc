@@ -62,16 +62,23 @@ runtime::Backend& SimBackend::ForRank(int rank) {
 
 SimBackend::Slot& SimBackend::SlotAt(Channel& ch, uint64_t seq) {
   GENIE_CHECK(seq >= ch.base) << "slot " << seq << " already retired";
-  while (ch.slots.size() <= seq - ch.base) ch.slots.emplace_back();
-  return ch.slots[seq - ch.base];
+  size_t i = ch.head + (seq - ch.base);
+  while (ch.slots.size() <= i) ch.slots.emplace_back();  // may move other slots: callers hold
+  return ch.slots[i];                                     // no other slot reference
 }
 
 void SimBackend::Retire(const Key& key, Channel& ch) {
-  while (!ch.slots.empty() && ch.slots.front().done) {
-    ch.slots.pop_front();
+  while (ch.head < ch.slots.size() && ch.slots[ch.head].done) {
+    ch.slots[ch.head] = Slot();  // release callbacks and held payload now
+    ++ch.head;
     ++ch.base;
   }
-  if (ch.slots.empty()) channels_.erase(key);  // both counters equal base: a fresh channel
+  if (ch.head == ch.slots.size()) {
+    channels_.erase(key);  // both counters equal base: the same as a fresh channel
+  } else if (ch.head >= 16 && ch.head * 2 >= ch.slots.size()) {
+    ch.slots.erase(ch.slots.begin(), ch.slots.begin() + static_cast<std::ptrdiff_t>(ch.head));
+    ch.head = 0;
+  }
 }
 
 void SimBackend::CountMismatch(const Key& key, Bytes sent, Bytes posted) {
@@ -166,7 +173,7 @@ Status SimBackend::CheckAllMatched() const {
   std::vector<std::string> problems;
   size_t total = 0;
   for (const auto& [key, ch] : channels_) {
-    for (size_t i = 0; i < ch.slots.size(); ++i) {
+    for (size_t i = ch.head; i < ch.slots.size(); ++i) {
       const Slot& s = ch.slots[i];
       if (s.done) continue;
       std::string what;

@@ -18,7 +18,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -106,10 +105,13 @@ class SimBackend {
     std::vector<uint8_t> held;  // payload of a message that arrived before its Recv
     runtime::Callback send_done, recv_done;
   };
+  // Usually holds one slot (tags are unique per step), so a vector with a moving head
+  // rather than a deque (whose first node alone is 512 bytes).
   struct Channel {
-    uint64_t base = 0;  // sequence number of slots.front()
+    uint64_t base = 0;  // sequence number of slots[head]
     uint64_t next_send = 0, next_recv = 0;
-    std::deque<Slot> slots;
+    size_t head = 0;
+    std::vector<Slot> slots;
   };
 
   SimBackend(Topology topology, NetworkModelKind model, int world_size);
