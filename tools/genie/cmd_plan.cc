@@ -21,7 +21,7 @@ using collective::Schedule;
 struct PlanArgs {
   std::string collective = "all_reduce";
   std::string algorithm = "ring";
-  int ranks = 8;
+  int ranks = 0;  // 0: the topology's size, else 8
   std::string group;
   std::string size = "1MiB";
   int rank = -1;
@@ -105,7 +105,13 @@ int Run(const PlanArgs& a) {
   if (!a.group.empty()) {
     for (const std::string& r : SplitList(a.group, ',')) spec.group.push_back(std::stoi(r));
   } else {
-    for (int r = 0; r < a.ranks; ++r) spec.group.push_back(r);
+    int ranks = a.ranks;
+    if (ranks <= 0 && !a.topology.empty()) {
+      ranks = 1;
+      for (const std::string& d : SplitList(a.topology, 'x')) ranks *= std::stoi(d);
+    }
+    if (ranks <= 0) ranks = 8;
+    for (int r = 0; r < ranks; ++r) spec.group.push_back(r);
   }
   spec.root = a.root;
   collective::PlanOptions& o = spec.options;
@@ -210,7 +216,8 @@ GENIE_COMMAND(plan, "Show (and check) how a collective becomes point-to-point me
                  "ring | direct | directK | halvingDoubling | doubleBinaryTree | tree | pairwise "
                  "| oneRing | oneDirect | oneHalvingDoubling; comma list = one per dimension")
       ->capture_default_str();
-  app.add_option("--ranks,-n", args->ranks, "Number of ranks (group 0..N-1)")->capture_default_str();
+  app.add_option("--ranks,-n", args->ranks,
+                 "Number of ranks, group 0..N-1 (default: the topology's size, else 8)");
   app.add_option("--group", args->group, "Explicit rank group, e.g. 3,7,1,12 (overrides --ranks)");
   app.add_option("--size,-s", args->size,
                  "Chakra comm_size (all-gather: each rank's input), e.g. 1MiB")

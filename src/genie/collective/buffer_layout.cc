@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "genie/collective/geometry.h"
+#include "genie/collective/hierarchy.h"
 
 namespace genie::collective {
 namespace {
@@ -21,10 +22,16 @@ Region Own(int rank, ByteRange r) { return {r, {{rank, r.offset}}}; }
 
 }  // namespace
 
-BufferLayout Layout(const CollectiveSpec& spec, int group_index) {
+BufferLayout Layout(const CollectiveSpec& asked, int asked_index) {
   BufferLayout out;
+  if (asked_index < 0 || asked_index >= static_cast<int>(asked.group.size())) return out;
+  // Involved dimensions narrow the group; everything below speaks of the effective one.
+  auto eff = internal::MakeEffective(asked, asked_index);
+  if (!eff.ok()) return out;
+  const internal::Effective& e = *eff;
+  const CollectiveSpec& spec = e.spec;
+  const int group_index = e.index;
   const int n = static_cast<int>(spec.group.size());
-  if (group_index < 0 || group_index >= n) return out;
   const int me = spec.group[static_cast<size_t>(group_index)];
   const int root = spec.group[static_cast<size_t>(std::clamp(spec.root, 0, n - 1))];
   const bool is_root = group_index == spec.root;
@@ -48,7 +55,7 @@ BufferLayout Layout(const CollectiveSpec& spec, int group_index) {
     case CollectiveType::kReduceScatterBlock:
       out.initial.push_back(Own(me, whole));
       for (int k = 0; k < chunks; ++k) {
-        const ByteRange b = Geometry(spec, group_index, k).blocks[static_cast<size_t>(group_index)];
+        const ByteRange b = internal::NestedBlock(e, group_index, k);
         out.final.push_back({b, All(spec, b.offset)});
       }
       break;
@@ -60,19 +67,25 @@ BufferLayout Layout(const CollectiveSpec& spec, int group_index) {
       }
       break;
     case CollectiveType::kAllGather:
-    case CollectiveType::kGather: {
-      const bool all = spec.type == CollectiveType::kAllGather || is_root;
+      for (int k = 0; k < chunks; ++k) {
+        out.initial.push_back(Own(me, internal::NestedBlock(e, group_index, k)));
+        for (int j = 0; j < n; ++j) {
+          const ByteRange b = internal::NestedBlock(e, j, k);
+          out.final.push_back({b, {{spec.group[static_cast<size_t>(j)], b.offset}}});
+        }
+      }
+      break;
+    case CollectiveType::kGather:
       for (int k = 0; k < chunks; ++k) {
         const ChunkGeometry g = Geometry(spec, group_index, k);
         out.initial.push_back(Own(me, g.blocks[static_cast<size_t>(group_index)]));
-        if (!all) continue;
+        if (!is_root) continue;
         for (int j = 0; j < n; ++j) {
           const ByteRange b = g.blocks[static_cast<size_t>(j)];
           out.final.push_back({b, {{spec.group[static_cast<size_t>(j)], b.offset}}});
         }
       }
       break;
-    }
     case CollectiveType::kAllToAll: {
       out.initial.push_back(Own(me, whole));
       for (int k = 0; k < chunks; ++k) {

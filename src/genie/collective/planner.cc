@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "genie/collective/geometry.h"
+#include "genie/collective/hierarchy.h"
 #include "genie/collective/phase.h"
 
 namespace genie::collective {
@@ -265,39 +266,43 @@ class Lowerer {
 
 }  // namespace
 
-Result<std::vector<PhaseSpec>> ChunkPhases(const CollectiveSpec& spec, int group_index,
-                                           int chunk) {
-  const ChunkGeometry g = Geometry(spec, group_index, chunk);
+std::vector<PhaseSpec> ChunkPhases(const Effective& e, int chunk) {
+  const CollectiveSpec& spec = e.spec;
+  if (Hierarchical(spec.type)) return HierarchicalPhases(e, chunk);
+  // Everything else runs over the (involved) group as one dimension.
+  const ChunkGeometry g = Geometry(spec, e.index, chunk);
   PhaseSpec p;
   p.op = spec.type;
   p.algorithm = EffectiveAlgorithm(spec.type, spec.options.algorithms[0]);
   p.direct_window = spec.options.direct_window;
   p.members = spec.group;
-  p.me = group_index;
+  p.me = e.index;
   p.root = spec.root;
   p.region = spec.type == CollectiveType::kBarrier ? ByteRange{0, 0} : g.region;
   p.blocks = g.blocks;
   p.recv_blocks = g.recv_blocks;
   p.order = BlockOrder(p.algorithm, static_cast<int>(spec.group.size()));
-  return std::vector<PhaseSpec>{p};
+  p.dim = static_cast<uint16_t>(e.dim_ids.front());
+  return {p};
 }
 
 }  // namespace internal
 
 Result<Schedule> Plan(const CollectiveSpec& spec, int group_index) {
   GENIE_RETURN_IF_ERROR(internal::Validate(spec, group_index));
+  GENIE_ASSIGN_OR_RETURN(internal::Effective e, internal::MakeEffective(spec, group_index));
   Schedule out;
   out.rank = spec.group[static_cast<size_t>(group_index)];
   out.group_index = group_index;
-  out.buffer_bytes = internal::BufferBytes(spec, group_index);
+  out.buffer_bytes = internal::BufferBytes(e.spec, e.index);
   out.channels = spec.options.channels;
   internal::Lowerer lower(spec, &out);
   for (int k = 0; k < spec.options.chunks; ++k) {
-    GENIE_ASSIGN_OR_RETURN(std::vector<internal::PhaseSpec> phases,
-                           internal::ChunkPhases(spec, group_index, k));
-    for (const internal::PhaseSpec& p : phases) {
+    for (const internal::PhaseSpec& p : internal::ChunkPhases(e, k)) {
       internal::PhaseBuilder b;
-      GENIE_RETURN_IF_ERROR(internal::BuildPhase(p, &b));
+      GENIE_RETURN_IF_ERROR(internal::BuildPhase(p, &b).WithContext(
+          std::string("planning ") + CollectiveOpName(spec.type) + " on dimension " +
+          std::to_string(p.dim) + " for rank " + std::to_string(out.rank)));
       lower.Lower(p, b.steps(), static_cast<uint32_t>(k));
     }
   }
