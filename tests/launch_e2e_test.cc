@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <regex>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -64,7 +64,8 @@ TEST(LaunchE2eTest, AFailingRankStopsTheJobAndIsNamed) {
 }
 
 TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
-  std::string pid_file = testing::TempDir() + "/genie_launch_pid";
+  std::string pid_file = testing::TempDir() + "/genie_launch_pid." + std::to_string(getpid());
+  std::remove(pid_file.c_str());  // never read a stale pid
   FILE* f = Start("sh -c 'echo $$ > " + pid_file + "; exec " + kGenie +
                   " launch -n 2 --exec -- sleep 60'");
   pid_t launcher = -1;
@@ -79,6 +80,7 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it start its ranks
   kill(launcher, SIGTERM);
   Outcome r = Finish(f);  // returns only once the launcher exited; it waits for its ranks
+  std::remove(pid_file.c_str());
   EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
 }

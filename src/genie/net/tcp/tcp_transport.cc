@@ -552,6 +552,7 @@ Status TcpTransport::FinishPayload(Conn* c) {
 }
 
 void TcpTransport::Established(Conn* c) {
+  if (c->state == Conn::State::kClosed) return;  // the ack could not be sent
   c->state = Conn::State::kOpen;
   by_peer_[static_cast<size_t>(c->peer)][static_cast<size_t>(c->channel)] = c;
   ++counters_[static_cast<size_t>(c->peer)].connections;
