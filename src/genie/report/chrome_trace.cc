@@ -121,7 +121,8 @@ json BuildChromeTrace(const std::vector<record::OpEvent>& events) {
                      {"args", std::move(args)}});
     }
   }
-  return {{"traceEvents", std::move(out)}, {"displayTimeUnit", "ns"}};
+  // No "displayTimeUnit": some Perfetto versions take it as the unit of ts, not of display.
+  return {{"traceEvents", std::move(out)}};
 }
 
 Status WriteChromeTrace(const std::string& path, const std::vector<record::OpEvent>& events) {
@@ -133,7 +134,7 @@ Status WriteChromeTrace(const std::string& path, const std::vector<record::OpEve
                                        path, std::strerror(errno)));
   }
   // One event per line: large traces stay greppable and diffable.
-  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  out << "{\"traceEvents\":[\n";
   const json& list = doc["traceEvents"];
   for (size_t i = 0; i < list.size(); ++i) {
     out << list[i].dump(-1, ' ', false, json::error_handler_t::replace)
@@ -141,7 +142,9 @@ Status WriteChromeTrace(const std::string& path, const std::vector<record::OpEve
   }
   out << "]}\n";
   out.flush();
-  if (!out) return Status::IoError(fmt::format("writing Chrome trace {} failed (disk full?)", path));
+  if (!out) {
+    return Status::IoError(fmt::format("writing Chrome trace {} failed (disk full?)", path));
+  }
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -125,11 +126,13 @@ TEST(ChromeTraceTest, ProcessesTracksAndTimesFieldByField) {
 
 TEST(ChromeTraceTest, NoTwoSlicesOnOneThreadOverlap) {
   json doc = BuildChromeTrace(TwoRanks());
-  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> lanes;
+  std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> lanes;
   for (const json& e : doc["traceEvents"]) {
     if (e["ph"] != "X") continue;
-    double ts = e["ts"];
-    lanes[{e["pid"], e["tid"]}].push_back({ts, ts + e["dur"].get<double>()});
+    // In integer ns, as Perfetto reads them (llround(µs × 1000)).
+    int64_t ts = std::llround(e["ts"].get<double>() * 1000);
+    int64_t dur = std::llround(e["dur"].get<double>() * 1000);
+    lanes[{e["pid"], e["tid"]}].push_back({ts, ts + dur});
   }
   for (auto& [key, v] : lanes) {
     std::sort(v.begin(), v.end());

@@ -32,7 +32,9 @@ class ResultsFileTest : public ::testing::Test {
     }
   }
   void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(int rank) { return (dir_ / ("rank" + std::to_string(rank) + ".jsonl")).string(); }
+  std::string Path(int rank) {
+    return (dir_ / ("rank" + std::to_string(rank) + ".jsonl")).string();
+  }
   fs::path dir_;
 };
 
