@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -95,15 +96,32 @@ Status SetDataSocketOptions(int fd, const DataSocketOptions& o) {
     return Status::IoError(fmt::format("setsockopt(TCP_NODELAY): {}", strerror(errno)));
   }
   if (o.buffer_bytes > 0) {
-    // The kernel doubles the value and caps it at net.core.{w,r}mem_max; not an error.
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &o.buffer_bytes, sizeof(o.buffer_bytes));
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o.buffer_bytes, sizeof(o.buffer_bytes));
+    // The *FORCE variants (CAP_NET_ADMIN) pass net.core.{w,r}mem_max, whose Debian default
+    // (208 KiB) is too small for a fast link; without the capability the kernel caps the
+    // plain variants at that maximum — not an error.
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &o.buffer_bytes, sizeof(o.buffer_bytes)) != 0) {
+      setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &o.buffer_bytes, sizeof(o.buffer_bytes));
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &o.buffer_bytes, sizeof(o.buffer_bytes)) != 0) {
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o.buffer_bytes, sizeof(o.buffer_bytes));
+    }
   }
   if (o.user_timeout > 0) {
     unsigned int ms = static_cast<unsigned int>(o.user_timeout / kNsPerMs);
     if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) != 0) {
       return Status::IoError(fmt::format("setsockopt(TCP_USER_TIMEOUT): {}", strerror(errno)));
     }
+    // TCP_USER_TIMEOUT only fires with unacknowledged data in flight; a rank that merely waits
+    // to receive would never notice a dead host. Keepalive probes close that gap: idle for a
+    // third of the timeout, then probes; with TCP_USER_TIMEOUT set the kernel aborts once
+    // probes have gone unanswered for the user timeout.
+    int secs = static_cast<int>(std::max<TimeNs>(1, o.user_timeout / kNsPerSec / 3));
+    int interval = std::max(1, secs / 2);
+    int count = 3;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
   }
   if (!o.congestion.empty()) {
     if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o.congestion.data(),

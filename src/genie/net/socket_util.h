@@ -34,7 +34,8 @@ struct DataSocketOptions {
   std::string congestion;      // TCP_CONGESTION by name; empty = system default
 };
 
-// TCP_NODELAY, buffers, TCP_USER_TIMEOUT, TCP_CONGESTION. The error names what failed and,
+// TCP_NODELAY, buffers, TCP_USER_TIMEOUT plus keepalive probes (so an idle connection to a
+// dead host fails within about the timeout too), TCP_CONGESTION. The error names what failed and,
 // for congestion control, lists the algorithms the kernel offers.
 Status SetDataSocketOptions(int fd, const DataSocketOptions& options);
 Status SetNonBlocking(int fd);

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -365,6 +366,36 @@ TEST(TcpTransportTest, UnknownCongestionControlIsAClearError) {
   o.tcp_congestion = "reno";
   auto t2 = std::move(TcpTransport::Create(loop.get(), o)).value();
   EXPECT_TRUE(t2->Listen().ok());
+}
+
+TEST(SocketOptionsTest, DataSocketsGetNodelayTimeoutsKeepaliveAndCongestion) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  DataSocketOptions o;
+  o.user_timeout = 9 * kNsPerSec;
+  o.congestion = "reno";
+  ASSERT_TRUE(SetDataSocketOptions(fd, o).ok());
+  auto get = [&](int level, int name) {
+    int v = -1;
+    socklen_t len = sizeof(v);
+    getsockopt(fd, level, name, &v, &len);
+    return v;
+  };
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_NODELAY), 1);
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_USER_TIMEOUT), 9000);
+  EXPECT_EQ(get(SOL_SOCKET, SO_KEEPALIVE), 1);
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_KEEPIDLE), 3);
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_KEEPINTVL), 1);
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_KEEPCNT), 3);
+  // The kernel reports double what was set; without CAP_NET_ADMIN it is capped at wmem_max.
+  int wmem_max = 0;
+  std::ifstream("/proc/sys/net/core/wmem_max") >> wmem_max;
+  int sndbuf = get(SOL_SOCKET, SO_SNDBUF);
+  EXPECT_TRUE(sndbuf == 2 * (4 << 20) || sndbuf == 2 * std::min(4 << 20, wmem_max)) << sndbuf;
+  char cc[16] = {};
+  socklen_t len = sizeof(cc);
+  getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &len);
+  EXPECT_STREQ(cc, "reno");
+  close(fd);
 }
 
 TEST(TcpTransportTest, ConnectTimesOutNamingTheMissingRank) {
