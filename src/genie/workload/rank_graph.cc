@@ -226,8 +226,10 @@ Status RankGraph::Index() {
       use_ctrl_ = false;
     }
   }
-  if (!use_ctrl_) {
-    ctrl_begin_.assign(n + 1, 0);
+  if (!use_ctrl_ || ctrl_edges_.empty()) {
+    // No ctrl edges counted: drop the CSR index too (ForEachDependent checks ctrl_edges_).
+    ctrl_begin_.clear();
+    ctrl_begin_.shrink_to_fit();
     ctrl_edges_.clear();
     ctrl_edges_.shrink_to_fit();
   }
