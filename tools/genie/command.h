@@ -22,6 +22,8 @@ struct Command {
 };
 
 std::vector<Command>& Registry();
+// The process's command line as given (for provenance and for re-launching itself).
+std::vector<std::string>& ProcessArgv();
 
 struct Registrar {
   Registrar(std::string name, std::string description, CommandSetup setup) {

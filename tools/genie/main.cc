@@ -12,9 +12,15 @@ std::vector<Command>& Registry() {
   return registry;
 }
 
+std::vector<std::string>& ProcessArgv() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+
 }  // namespace genie::cli
 
 int main(int argc, char** argv) {
+  genie::cli::ProcessArgv().assign(argv, argv + argc);
   CLI::App app{"genie: test a real network with realistic ML training traffic, without GPUs.\n"
                "Each emulated GPU (rank) walks its Chakra execution trace; collectives become\n"
                "the point-to-point messages a collective library would send."};

@@ -37,7 +37,8 @@ class Backend {
   virtual TimeNs Now() const = 0;
   // Calls `fn` once `delay` ns have passed (a compute op, a modelled local cost).
   virtual void After(TimeNs delay, Callback fn) = 0;
-  // Posts a send; `done` runs when the payload has left this rank (buffer reusable).
+  // Posts a send; `done` runs once the payload's buffer may be reused: on a real transport when
+  // the data is handed to the kernel, in simulation when it is delivered (ASTRA-sim's rule).
   virtual void Send(const Message& msg, Callback done) = 0;
   // Posts a receive; `done` runs when the matching message has fully arrived.
   virtual void Recv(const Message& msg, Callback done) = 0;

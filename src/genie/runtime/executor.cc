@@ -1,0 +1,422 @@
+#include "genie/runtime/executor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+
+#include "genie/collective/planner.h"
+
+namespace genie::runtime {
+namespace {
+
+constexpr uint64_t kP2pBit = 1ull << 63;
+
+// FNV-1a over the member list: every member computes the same value for the same group.
+uint64_t GroupHash(const std::vector<int>& members) {
+  uint64_t h = 1469598103934665603ull;
+  for (int r : members) {
+    h ^= static_cast<uint64_t>(r) + 1;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+Executor::Executor(workload::RankGraph& graph, const ExecutorConfig& config, Backend& backend,
+                   record::Recorder* recorder)
+    : graph_(graph),
+      config_(config),
+      backend_(backend),
+      recorder_(recorder),
+      compute_(config.compute),
+      rank_(backend.rank()) {}
+
+Executor::~Executor() = default;
+
+void Executor::Start(int iteration, std::function<void(const Status&)> done) {
+  iteration_ = iteration;
+  done_ = std::move(done);
+  finished_ = false;
+  status_ = Status::Ok();
+  compute_ns_ = comm_ns_ = 0;
+  comm_in_flight_ = 0;
+  summary_ = {};
+  summary_.rank = rank_;
+  summary_.iteration = iteration;
+  summary_.start = backend_.Now();
+  Pump();
+}
+
+Executor::Resource Executor::ResourceFor(const Op& op) const {
+  switch (op.kind) {
+    case OpKind::kCompute: return op.is_cpu_op ? Resource::kCpu : Resource::kGpuCompute;
+    case OpKind::kCollective:
+    case OpKind::kSend: return Resource::kGpuComm;
+    case OpKind::kMemLoad:
+    case OpKind::kMemStore: return Resource::kMemory;
+    case OpKind::kRecv:
+    case OpKind::kMetadata:
+    case OpKind::kInvalid: return Resource::kNone;
+  }
+  return Resource::kNone;
+}
+
+void Executor::Pump() {
+  if (finished_) return;
+  if (pumping_) {
+    pump_again_ = true;
+    return;
+  }
+  pumping_ = true;
+  do {
+    pump_again_ = false;
+    // Snapshot: issuing mutates the ready set.
+    std::vector<NodeId> ready(graph_.ready().begin(), graph_.ready().end());
+    for (NodeId id : ready) {
+      auto it = ready_ops_.find(id);
+      if (it == ready_ops_.end()) {
+        auto op = graph_.Load(id);
+        if (!op.ok()) {
+          pumping_ = false;
+          Fail(op.status());
+          return;
+        }
+        it = ready_ops_.emplace(id, std::move(op).value()).first;
+      }
+      if (TryIssue(it->second)) ready_ops_.erase(it);
+      if (finished_) {
+        pumping_ = false;
+        return;
+      }
+    }
+  } while (pump_again_);
+  pumping_ = false;
+
+  if (in_flight_.empty() && graph_.AllComplete()) {
+    finished_ = true;
+    summary_.finish = backend_.Now();
+    summary_.compute_ns = compute_ns_;
+    summary_.comm_ns = comm_ns_;
+    summary_.exposed_comm_ns = summary_.finish - summary_.start - compute_ns_;
+    if (recorder_ != nullptr) recorder_->OnRankDone(summary_);
+    if (done_) done_(status_);
+  }
+}
+
+bool Executor::TryIssue(const Op& op) {
+  const Resource resource = ResourceFor(op);
+  if (resource != Resource::kNone && busy_[static_cast<int>(resource)] > 0) return false;
+  graph_.Take(op.id);
+
+  if (op.kind == OpKind::kMetadata || op.kind == OpKind::kInvalid) {
+    graph_.Complete(op.id);  // no time; dependents may now be ready
+    pump_again_ = true;
+    return true;
+  }
+
+  auto flight = std::make_unique<InFlight>();
+  flight->op = op;
+  flight->start = backend_.Now();
+  flight->resource = resource;
+  ++busy_[static_cast<int>(resource)];
+  InFlight& f = *flight;
+  in_flight_.emplace(op.id, std::move(flight));
+  const NodeId id = op.id;
+
+  Status st;
+  switch (op.kind) {
+    case OpKind::kCompute: {
+      TimeNs d = compute_.Duration(op);
+      if (!op.is_cpu_op) compute_ns_ += d;
+      backend_.After(d, [this, id] { Finish(id); });
+      break;
+    }
+    case OpKind::kMemLoad:
+    case OpKind::kMemStore: {
+      TimeNs d = 0;
+      if (config_.memory.has_value()) {
+        if (config_.memory->type == config::MemoryType::kNoMemoryExpansion) {
+          st = Status::InvalidArgument(
+              "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" +
+              op.name + ") is a remote memory access but " + config_.memory->path +
+              " says NO_MEMORY_EXPANSION; give a memory.json with remote-mem-latency/-bw");
+          break;
+        }
+        d = config_.memory->AccessTimeNs(op.tensor_size);
+      }
+      backend_.After(d, [this, id] { Finish(id); });
+      break;
+    }
+    case OpKind::kCollective: st = IssueCollective(f); break;
+    case OpKind::kSend: st = IssueSend(f); break;
+    case OpKind::kRecv: st = IssueRecv(f); break;
+    default: break;
+  }
+  if (!st.ok()) {
+    Fail(st);
+    return true;
+  }
+  if (op.kind == OpKind::kCollective || op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+    if (comm_in_flight_++ == 0) comm_busy_since_ = backend_.Now();
+  }
+  return true;
+}
+
+Result<std::vector<int>> Executor::GroupMembers(const Op& op) const {
+  std::vector<int> members;
+  const std::vector<int>* found = nullptr;
+  if (op.group != kWorldGroup) {
+    found = config_.groups.Find(op.group);
+    if (found == nullptr) found = graph_.metadata_groups().Find(op.group);
+    if (found == nullptr) {
+      // ASTRA-sim falls back to the world group for an unknown group; so do we, loudly.
+      static bool warned = false;
+      if (!warned) {
+        spdlog::warn("rank {}: node {} names process group {} that no comm-group file or "
+                     "METADATA node defines; using all ranks (pass --comm-group FILE)",
+                     rank_, op.id, op.group);
+        warned = true;
+      }
+    }
+  }
+  if (found != nullptr) {
+    members = *found;
+  } else {
+    members.resize(config_.world_size);
+    std::iota(members.begin(), members.end(), 0);
+  }
+  if (std::find(members.begin(), members.end(), rank_) == members.end()) {
+    return Status::InvalidArgument("rank " + std::to_string(rank_) + ", node " +
+                                   std::to_string(op.id) + " (" + op.name + "): process group " +
+                                   std::to_string(op.group) +
+                                   " does not contain this rank; check the comm-group file");
+  }
+  for (int r : members) {
+    if (r < 0 || r >= config_.world_size) {
+      return Status::InvalidArgument("process group " + std::to_string(op.group) +
+                                     " names rank " + std::to_string(r) + " but the workload has " +
+                                     std::to_string(config_.world_size) + " ranks");
+    }
+  }
+  return members;
+}
+
+uint64_t Executor::NextCollectiveTag(const std::vector<int>& members) {
+  const uint64_t h = GroupHash(members);
+  const uint64_t seq = coll_seq_[h]++;
+  return ((h & 0x3fff) << 48) | ((seq & 0xffff) << 32);
+}
+
+uint64_t Executor::NextP2pTag(bool send, int peer, int64_t tag) {
+  auto& counters = send ? send_seq_ : recv_seq_;
+  const uint64_t seq = counters[{peer, tag}]++;
+  return kP2pBit | ((static_cast<uint64_t>(tag) & 0x7fffffffull) << 32) | (seq & 0xffffffffull);
+}
+
+Status Executor::IssueCollective(InFlight& f) {
+  const Op& op = f.op;
+  GENIE_ASSIGN_OR_RETURN(std::vector<int> members, GroupMembers(op));
+  collective::CollectiveSpec spec;
+  spec.type = op.coll_type;
+  spec.size = op.comm_size;
+  spec.group = members;
+  if (op.src >= 0) {
+    auto it = std::find(members.begin(), members.end(), op.src);
+    if (it != members.end()) spec.root = static_cast<int>(it - members.begin());
+  }
+  spec.options = config_.plan;
+  auto choice_it = config_.implementations.find(op.coll_type);
+  CollectiveChoice choice = choice_it != config_.implementations.end() ? choice_it->second
+                                                                       : CollectiveChoice{};
+  spec.options.algorithms = choice.algorithms;
+  spec.options.direct_window = choice.direct_window;
+  spec.options.custom_path = choice.custom_path;
+  if (!op.involved_dim.empty()) spec.options.involved_dim = op.involved_dim;
+  // The logical topology applies to the world group; a subgroup runs as one dimension.
+  int dims_product = 1;
+  for (int d : spec.options.dims) dims_product *= d;
+  if (spec.options.dims.empty() || dims_product != static_cast<int>(members.size())) {
+    spec.options.dims = {static_cast<int>(members.size())};
+    spec.options.involved_dim.clear();
+    if (spec.options.algorithms.size() > 1) spec.options.algorithms.resize(1);
+  }
+  const int group_index = static_cast<int>(
+      std::find(members.begin(), members.end(), rank_) - members.begin());
+  auto schedule = collective::Plan(spec, group_index);
+  if (!schedule.ok()) {
+    return schedule.status().WithContext("rank " + std::to_string(rank_) + ", node " +
+                                         std::to_string(op.id) + " (" + op.name + ")");
+  }
+  std::string algorithm;
+  for (size_t i = 0; i < spec.options.algorithms.size(); ++i) {
+    if (i) algorithm += ",";
+    algorithm += collective::AlgorithmName(spec.options.algorithms[i]);
+  }
+  f.algorithm = algorithm;
+  f.group_size = static_cast<int>(members.size());
+  const NodeId id = op.id;
+  const uint64_t tag = NextCollectiveTag(members);
+  std::vector<uint8_t>* buffer = nullptr;
+  if (config_.verify) {
+    if (spec.size % 4 != 0) {
+      ++unverifiable_;  // verification works on whole float32 elements
+    } else {
+      collective::BufferLayout layout = collective::Layout(spec, group_index);
+      f.buffer.assign(layout.buffer_bytes, 0);
+      for (const auto& region : layout.initial) {
+        for (Bytes i = 0; i + 4 <= region.range.length; i += 4) {
+          float v = collective::ExpectedElement(region, region.range.offset + i);
+          std::memcpy(f.buffer.data() + region.range.offset + i, &v, 4);
+        }
+      }
+      f.expected = std::move(layout.final);
+      buffer = &f.buffer;
+    }
+  }
+  f.runner = std::make_unique<CollectiveRunner>(
+      backend_, std::move(schedule).value(), tag, config_.costs, config_.plan.active_chunks,
+      config_.policy, buffer, [this, id] {
+        auto& fl = *in_flight_.at(id);
+        if (config_.verify && !fl.expected.empty()) {
+          Status st = Verify(fl);
+          if (!st.ok()) {
+            Fail(st);
+            return;
+          }
+          ++verified_;
+        }
+        Finish(id, fl.runner->bytes_sent(), fl.runner->bytes_received());
+      });
+  f.runner->Start();
+  return Status::Ok();
+}
+
+Status Executor::IssueSend(InFlight& f) {
+  const Op& op = f.op;
+  if (op.dst < 0 || op.dst >= config_.world_size) {
+    return Status::InvalidArgument("rank " + std::to_string(rank_) + ", node " +
+                                   std::to_string(op.id) + " (" + op.name +
+                                   "): SEND has no valid destination rank (comm_dst = " +
+                                   std::to_string(op.dst) + ")");
+  }
+  Message msg;
+  msg.peer = op.dst;
+  msg.tag = NextP2pTag(true, op.dst, op.tag);
+  msg.bytes = op.comm_size;
+  const NodeId id = op.id;
+  const Bytes bytes = op.comm_size;
+  f.group_size = 2;
+  backend_.Send(msg, [this, id, bytes] { Finish(id, bytes, 0); });
+  return Status::Ok();
+}
+
+Status Executor::IssueRecv(InFlight& f) {
+  const Op& op = f.op;
+  if (op.src < 0 || op.src >= config_.world_size) {
+    return Status::InvalidArgument("rank " + std::to_string(rank_) + ", node " +
+                                   std::to_string(op.id) + " (" + op.name +
+                                   "): RECV has no valid source rank (comm_src = " +
+                                   std::to_string(op.src) + ")");
+  }
+  Message msg;
+  msg.peer = op.src;
+  msg.tag = NextP2pTag(false, op.src, op.tag);
+  msg.bytes = op.comm_size;
+  const NodeId id = op.id;
+  const Bytes bytes = op.comm_size;
+  f.group_size = 2;
+  backend_.Recv(msg, [this, id, bytes] { Finish(id, 0, bytes); });
+  return Status::Ok();
+}
+
+void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
+  if (finished_) return;
+  auto it = in_flight_.find(id);
+  GENIE_CHECK(it != in_flight_.end()) << "completion for node " << id << " not in flight";
+  std::unique_ptr<InFlight> f = std::move(it->second);
+  in_flight_.erase(it);
+  const TimeNs now = backend_.Now();
+  --busy_[static_cast<int>(f->resource)];
+  const Op& op = f->op;
+  const bool comm = op.kind == OpKind::kCollective || op.kind == OpKind::kSend ||
+                    op.kind == OpKind::kRecv;
+  if (comm && --comm_in_flight_ == 0) comm_ns_ += now - comm_busy_since_;
+
+  if (recorder_ != nullptr) {
+    record::OpEvent e;
+    e.rank = rank_;
+    e.iteration = iteration_;
+    e.node = op.id;
+    e.name = op.name;
+    e.kind = op.kind;
+    e.is_cpu_op = op.is_cpu_op;
+    e.start = f->start;
+    e.end = now;
+    e.coll_type = op.coll_type;
+    e.size = op.comm_size;
+    e.group = op.group;
+    e.group_size = f->group_size;
+    e.algorithm = f->algorithm;
+    e.peer = op.kind == OpKind::kSend ? op.dst : (op.kind == OpKind::kRecv ? op.src : -1);
+    e.bytes_sent = sent;
+    e.bytes_received = received;
+    recorder_->OnOp(e);
+  }
+  graph_.Complete(id);
+  Pump();
+}
+
+Status Executor::Verify(const InFlight& f) const {
+  for (const auto& region : f.expected) {
+    for (Bytes i = 0; i + 4 <= region.range.length; i += 4) {
+      const Bytes at = region.range.offset + i;
+      float got;
+      std::memcpy(&got, f.buffer.data() + at, 4);
+      const float want = collective::ExpectedElement(region, at);
+      if (got != want) {
+        return Status::Internal(
+            "verify failed on rank " + std::to_string(rank_) + ", node " +
+            std::to_string(f.op.id) + " (" + CollectiveTypeName(f.op.coll_type) + " " +
+            FormatBytes(f.op.comm_size) + ", " + f.algorithm + "): byte " + std::to_string(at) +
+            " holds " + std::to_string(got) + ", expected " + std::to_string(want) +
+            " (the sum over " + std::to_string(region.sources.size()) + " contributions)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void Executor::Fail(Status status) {
+  if (finished_) return;
+  finished_ = true;
+  status_ = std::move(status);
+  if (done_) done_(status_);
+}
+
+std::string Executor::DescribePending() const {
+  std::ostringstream out;
+  for (const auto& [id, f] : in_flight_) {
+    const Op& op = f->op;
+    out << "  rank " << rank_ << " node " << id << " (" << op.name << ", " << OpKindName(op.kind);
+    if (op.kind == OpKind::kCollective) {
+      out << " " << CollectiveTypeName(op.coll_type) << " " << FormatBytes(op.comm_size)
+          << " over " << f->group_size << " ranks";
+    } else if (op.kind == OpKind::kSend) {
+      out << " to rank " << op.dst << " tag " << op.tag;
+    } else if (op.kind == OpKind::kRecv) {
+      out << " from rank " << op.src << " tag " << op.tag;
+    }
+    out << ") in flight since " << f->start << " ns\n";
+  }
+  if (in_flight_.empty() && !graph_.AllComplete()) {
+    out << "  rank " << rank_ << ": nothing in flight but the graph is not complete ("
+        << graph_.ready().size() << " ready nodes)\n";
+  }
+  return out.str();
+}
+
+}  // namespace genie::runtime

@@ -1,0 +1,114 @@
+// Executor: walks one rank's Chakra graph under ASTRA-sim's issue rules and hands compute and
+// communication to a Backend. It reads no clock and opens no socket, so the same code drives a
+// simulated rank (SimBackend) and a real one (RealBackend).
+//
+// Issue rules (REFERENCE §2): a node is ready when its counted dependencies are done (the
+// RankGraph decides which count); ready nodes are considered in ascending id order and issue
+// when their resource is free — at most one CPU op, one GPU compute op, one GPU communication
+// op (COMM_COLL or COMM_SEND) and one memory op in flight; COMM_RECV, METADATA and INVALID are
+// exempt. A busy resource does not block later ready nodes of other kinds.
+//
+// Tags: collectives use bits 48..61 for a hash of the group's members and 32..47 for the
+// group's collective sequence number; bit 62 is left to the caller (e.g. iteration barriers);
+// bit 63 marks point-to-point SEND/RECV.
+//
+// Lifetime: owned by whoever drives the rank (simulate/run command); borrows graph, config,
+// backend and recorder, which must outlive it. Single-threaded: all calls and callbacks on the
+// backend's loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "genie/collective/buffer_layout.h"
+#include "genie/common/status.h"
+#include "genie/compute/compute_model.h"
+#include "genie/record/recorder.h"
+#include "genie/runtime/backend.h"
+#include "genie/runtime/collective_runner.h"
+#include "genie/runtime/executor_config.h"
+#include "genie/workload/rank_graph.h"
+
+namespace genie::runtime {
+
+class Executor {
+ public:
+  Executor(workload::RankGraph& graph, const ExecutorConfig& config, Backend& backend,
+           record::Recorder* recorder);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Runs the whole graph once (iteration `iteration`); `done` gets OK or the first error.
+  void Start(int iteration, std::function<void(const Status&)> done);
+
+  bool finished() const { return finished_; }
+  const Status& status() const { return status_; }
+  // One line per op still in flight or ready, for deadlock and timeout reports.
+  std::string DescribePending() const;
+  // This iteration's summary (valid once finished).
+  const record::RankSummary& summary() const { return summary_; }
+  // --verify: collectives whose final buffers were checked, and those too odd-sized to check.
+  uint64_t verified() const { return verified_; }
+  uint64_t unverifiable() const { return unverifiable_; }
+
+ private:
+  enum class Resource : uint8_t { kNone, kCpu, kGpuCompute, kGpuComm, kMemory };
+  struct InFlight {
+    Op op;
+    TimeNs start = 0;
+    Resource resource = Resource::kNone;
+    std::unique_ptr<CollectiveRunner> runner;
+    std::string algorithm;
+    int group_size = 0;
+    // --verify: the working buffer with real data and what it must hold at the end.
+    std::vector<uint8_t> buffer;
+    std::vector<collective::Region> expected;
+  };
+
+  void Pump();
+  bool TryIssue(const Op& op);
+  Resource ResourceFor(const Op& op) const;
+  Status IssueCollective(InFlight& f);
+  Status IssueSend(InFlight& f);
+  Status IssueRecv(InFlight& f);
+  void Finish(NodeId id, Bytes sent = 0, Bytes received = 0);
+  void Fail(Status status);
+  Status Verify(const InFlight& f) const;
+  Result<std::vector<int>> GroupMembers(const Op& op) const;
+  uint64_t NextCollectiveTag(const std::vector<int>& members);
+  uint64_t NextP2pTag(bool send, int peer, int64_t tag);
+
+  workload::RankGraph& graph_;
+  const ExecutorConfig& config_;
+  Backend& backend_;
+  record::Recorder* recorder_;
+  compute::ComputeModel compute_;
+  int rank_;
+
+  int iteration_ = 0;
+  std::function<void(const Status&)> done_;
+  bool finished_ = false;
+  bool pumping_ = false;
+  bool pump_again_ = false;
+  Status status_;
+  std::map<NodeId, Op> ready_ops_;               // decoded ready nodes, not yet issued
+  std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
+  int busy_[5] = {0, 0, 0, 0, 0};                // per Resource
+  std::map<uint64_t, uint32_t> coll_seq_;        // group hash -> collectives issued
+  std::map<std::pair<int, int64_t>, uint32_t> send_seq_, recv_seq_;
+  record::RankSummary summary_;
+  TimeNs compute_ns_ = 0;
+  TimeNs comm_busy_since_ = -1;
+  int comm_in_flight_ = 0;
+  TimeNs comm_ns_ = 0;
+  uint64_t verified_ = 0;
+  uint64_t unverifiable_ = 0;
+};
+
+}  // namespace genie::runtime
