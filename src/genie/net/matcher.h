@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -38,10 +39,16 @@ class MessageMatcher {
     Bytes bytes;
     uint64_t cookie;
   };
+  // A reusable payload buffer; not zero-filled (it is always overwritten by a payload).
+  struct Buffer {
+    std::unique_ptr<unsigned char[]> data;
+    Bytes capacity = 0;
+    unsigned char* get() const { return data.get(); }
+  };
   struct Arrived {
     Bytes bytes;
     bool has_data;
-    std::vector<unsigned char> data;  // from the pool when has_data
+    Buffer buf;  // from the pool when has_data
   };
 
   void AddPosted(const MatchKey& k, const Posted& p) { posted_[k].push_back(p); }
@@ -57,9 +64,9 @@ class MessageMatcher {
   }
   size_t arrived_count() const { return arrived_count_; }
 
-  // A buffer with size() == bytes, reusing a returned one when possible.
-  std::vector<unsigned char> TakeBuffer(Bytes bytes);
-  void ReturnBuffer(std::vector<unsigned char> buf);
+  // A buffer of at least `bytes`, reusing a returned one when possible.
+  Buffer TakeBuffer(Bytes bytes);
+  void ReturnBuffer(Buffer buf);
 
  private:
   template <typename Map>
@@ -75,7 +82,7 @@ class MessageMatcher {
   std::unordered_map<MatchKey, std::deque<Posted>, MatchKeyHash> posted_;
   std::unordered_map<MatchKey, std::deque<Arrived>, MatchKeyHash> arrived_;
   size_t arrived_count_ = 0;
-  std::vector<std::vector<unsigned char>> pool_;
+  std::vector<Buffer> pool_;
 };
 
 }  // namespace genie::net

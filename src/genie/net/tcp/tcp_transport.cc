@@ -28,6 +28,8 @@ constexpr size_t kMaxIov = 64;
 // Bytes read from one connection per readiness event, so one busy peer cannot starve others.
 constexpr size_t kReadBudget = 4 << 20;
 constexpr TimeNs kConnectRetry = 50 * kNsPerMs;
+// Unexpected payload bytes held before connections without a waiting receive stop being read.
+constexpr Bytes kUnexpectedCap = Bytes{64} << 20;
 
 enum Kind : int { kControl = 0, kSendKind = 1, kWriteKind = 2 };
 
@@ -64,6 +66,7 @@ struct TcpTransport::Conn {
   std::string remote;
   std::deque<OutFrame> outq;
   bool want_out = false;
+  bool paused = false;  // not reading: too many unexpected bytes buffered (flow control)
   uint64_t send_seq = 0;
   uint64_t recv_seq = 0;
   bool bye_queued = false;
@@ -116,6 +119,8 @@ TcpTransport::TcpTransport(runtime::EventLoop* loop, const TransportOptions& opt
       by_peer_(static_cast<size_t>(options.world_size),
                std::vector<Conn*>(static_cast<size_t>(options.channels), nullptr)),
       counters_(static_cast<size_t>(options.world_size)),
+      posted_count_(static_cast<size_t>(options.world_size),
+                    std::vector<int>(static_cast<size_t>(options.channels), 0)),
       scratch_(kScratchBytes) {}
 
 TcpTransport::~TcpTransport() {
@@ -308,9 +313,50 @@ FrameExpectation TcpTransport::ExpectationFor(const Conn* c) const {
   return e;
 }
 
+std::optional<MessageMatcher::Posted> TcpTransport::TakePosted(const MatchKey& k) {
+  auto p = matcher_.TakePosted(k);
+  if (p && k.peer >= 0 && k.peer < options_.world_size) {
+    --posted_count_[static_cast<size_t>(k.peer)][k.channel];
+  }
+  return p;
+}
+
+void TcpTransport::ReleaseUnexpected(Bytes bytes) {
+  unexpected_bytes_ -= std::min(unexpected_bytes_, bytes);
+  if (unexpected_bytes_ >= kUnexpectedCap) return;
+  for (auto& [fd, c] : conns_) {
+    if (c->paused) Resume(c.get());
+  }
+}
+
+void TcpTransport::UpdateInterest(Conn* c) {
+  uint32_t ev = (c->paused ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+                (c->want_out ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+  (void)loop_->ModifyFd(c->fd, ev);
+}
+
+void TcpTransport::Resume(Conn* c) {
+  c->paused = false;
+  UpdateInterest(c);
+  // Frames may already sit in the read buffer, where epoll cannot see them.
+  int fd = c->fd;
+  loop_->Post([this, fd, c] {
+    auto it = conns_.find(fd);
+    if (it != conns_.end() && it->second.get() == c && !c->paused) ReadSome(c);
+  });
+}
+
 void TcpTransport::ReadSome(Conn* c) {
   size_t budget = kReadBudget;
   while (c->state != Conn::State::kClosed && budget > 0) {
+    if (!c->in_payload && c->state == Conn::State::kOpen && unexpected_bytes_ >= kUnexpectedCap &&
+        posted_count_[static_cast<size_t>(c->peer)][static_cast<size_t>(c->channel)] == 0) {
+      // Flow control: the application is behind and nothing it waits for comes from this
+      // connection; stop reading so TCP pushes back on the sender instead of memory growing.
+      c->paused = true;
+      UpdateInterest(c);
+      return;
+    }
     if (!c->in_payload) {
       if (c->rend - c->rpos >= kFrameHeaderBytes) {
         auto parsed = ParseFrame(c->rbuf.data() + c->rpos, ExpectationFor(c));
@@ -450,7 +496,7 @@ Status TcpTransport::BeginPayload(Conn* c) {
     case FrameType::kData: {
       if (c->state != Conn::State::kOpen) return wrong_state();
       MatchKey k{c->peer, h.channel, h.tag};
-      if (auto p = matcher_.TakePosted(k)) {
+      if (auto p = TakePosted(k)) {
         if (p->bytes != h.length) {
           return Status::InvalidArgument(fmt::format(
               "rank {} sent {} bytes with tag {} on channel {} but rank {} posted a receive of {} "
@@ -466,8 +512,9 @@ Status TcpTransport::BeginPayload(Conn* c) {
       c->arrived.has_data = (h.flags & kFlagHasData) != 0;
       if (c->arrived.has_data && h.length > 0) {
         c->dest = Conn::Dest::kArrived;
-        c->arrived.data = matcher_.TakeBuffer(h.length);
-        c->target = c->arrived.data.data();
+        c->arrived.buf = matcher_.TakeBuffer(h.length);
+        c->target = c->arrived.buf.get();
+        unexpected_bytes_ += h.length;
       } else {
         c->dest = Conn::Dest::kDiscard;
       }
@@ -525,7 +572,7 @@ Status TcpTransport::FinishPayload(Conn* c) {
       }
       MatchKey k{c->peer, h.channel, h.tag};
       // A receive may have been posted while the payload was streaming in.
-      if (auto p = matcher_.TakePosted(k)) {
+      if (auto p = TakePosted(k)) {
         if (p->bytes != h.length) {
           return Status::InvalidArgument(fmt::format(
               "rank {} sent {} bytes with tag {} on channel {} but rank {} posted a receive of {} "
@@ -534,12 +581,13 @@ Status TcpTransport::FinishPayload(Conn* c) {
         }
         if (p->into != nullptr && h.length > 0) {
           if (c->dest == Conn::Dest::kArrived) {
-            std::memcpy(p->into, c->arrived.data.data(), h.length);
+            std::memcpy(p->into, c->arrived.buf.get(), h.length);
           } else {
             std::memset(p->into, 0, h.length);
           }
         }
-        matcher_.ReturnBuffer(std::move(c->arrived.data));
+        if (c->dest == Conn::Dest::kArrived) ReleaseUnexpected(h.length);
+        matcher_.ReturnBuffer(std::move(c->arrived.buf));
         Complete({Completion::kRecv, c->peer, h.channel, p->cookie, 0, h.length, 0});
         return Status::Ok();
       }
@@ -591,7 +639,7 @@ void TcpTransport::Enqueue(Conn* c, FrameType type, uint8_t flags, uint16_t chan
 void TcpTransport::SetWantOut(Conn* c, bool want) {
   if (c->want_out == want) return;
   c->want_out = want;
-  (void)loop_->ModifyFd(c->fd, want ? (EPOLLIN | EPOLLOUT) : EPOLLIN);
+  UpdateInterest(c);
 }
 
 void TcpTransport::Flush(Conn* c) {
@@ -678,7 +726,10 @@ void TcpTransport::CloseConn(Conn* c, const std::string& reason) {
     }
   }
   c->state = Conn::State::kClosed;
-  if (c->dest == Conn::Dest::kArrived) matcher_.ReturnBuffer(std::move(c->arrived.data));
+  if (c->dest == Conn::Dest::kArrived && c->in_payload) {
+    ReleaseUnexpected(c->cur.length);
+    matcher_.ReturnBuffer(std::move(c->arrived.buf));
+  }
   loop_->RemoveFd(c->fd);
   close(c->fd);
   auto it = conns_.find(c->fd);
@@ -750,7 +801,7 @@ TcpTransport::Conn* TcpTransport::ConnFor(int peer, uint16_t channel, const char
 
 void TcpTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
   MatchKey k{options_.rank, ch, op.tag};
-  if (auto p = matcher_.TakePosted(k)) {
+  if (auto p = TakePosted(k)) {
     if (p->bytes != op.bytes) {
       ReportFatal(Status::InvalidArgument(fmt::format(
           "rank {} sent itself {} bytes with tag {} on channel {} but posted a receive of {} "
@@ -768,8 +819,9 @@ void TcpTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
   } else {
     MessageMatcher::Arrived a{op.bytes, op.data != nullptr, {}};
     if (a.has_data && op.bytes > 0) {
-      a.data = matcher_.TakeBuffer(op.bytes);
-      std::memcpy(a.data.data(), op.data, op.bytes);
+      a.buf = matcher_.TakeBuffer(op.bytes);
+      std::memcpy(a.buf.get(), op.data, op.bytes);
+      unexpected_bytes_ += op.bytes;
     }
     matcher_.AddArrived(k, std::move(a));
   }
@@ -801,16 +853,23 @@ void TcpTransport::PostRecv(const RecvOp& op) {
     }
     if (op.into != nullptr && op.bytes > 0) {
       if (a->has_data) {
-        std::memcpy(op.into, a->data.data(), op.bytes);
+        std::memcpy(op.into, a->buf.get(), op.bytes);
       } else {
         std::memset(op.into, 0, op.bytes);
       }
     }
-    matcher_.ReturnBuffer(std::move(a->data));
+    if (a->has_data && a->bytes > 0) ReleaseUnexpected(a->bytes);
+    matcher_.ReturnBuffer(std::move(a->buf));
     Complete({Completion::kRecv, op.peer, ch, op.cookie, 0, op.bytes, 0});
     return;
   }
   matcher_.AddPosted(k, {op.into, op.bytes, op.cookie});
+  if (op.peer >= 0 && op.peer < options_.world_size) {
+    ++posted_count_[static_cast<size_t>(op.peer)][ch];
+    // A paused connection may hold exactly this message: read it again.
+    Conn* c = by_peer_[static_cast<size_t>(op.peer)][ch];
+    if (c != nullptr && c->paused) Resume(c);
+  }
 }
 
 Result<uint64_t> TcpTransport::RegisterRegion(void* base, Bytes bytes) {

@@ -11,12 +11,15 @@
 // buffer (or from one shared zero buffer when the message carries no data); receives land in
 // the posted buffer, in a shared scratch buffer when discarded, or — only for messages that
 // arrive before their receive and carry real data — in a pooled buffer (MessageMatcher).
+// Flow control: while more than 64 MiB of such payloads wait, connections on which no receive
+// is posted are not read, so TCP pushes back on senders instead of memory growing.
 //
 // Threading: loop thread only. The EventLoop must outlive the transport.
 #pragma once
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -79,6 +82,10 @@ class TcpTransport final : public Transport {
   void DrainCompletions();
   Conn* ConnFor(int peer, uint16_t channel, const char* op);
   void DeliverToSelf(const SendOp& op, uint16_t channel);
+  std::optional<MessageMatcher::Posted> TakePosted(const MatchKey& k);
+  void ReleaseUnexpected(Bytes bytes);
+  void UpdateInterest(Conn* c);
+  void Resume(Conn* c);
   FrameExpectation ExpectationFor(const Conn* c) const;
 
   runtime::EventLoop* loop_;
@@ -95,6 +102,8 @@ class TcpTransport final : public Transport {
   std::vector<PeerCounters> counters_;
   int established_ = 0;
   MessageMatcher matcher_;
+  std::vector<std::vector<int>> posted_count_;  // [peer][channel] receives waiting
+  Bytes unexpected_bytes_ = 0;                  // payload bytes held for unposted receives
   std::vector<std::pair<unsigned char*, Bytes>> regions_;
   std::vector<Completion> done_, draining_;
   std::vector<Status> fatal_;

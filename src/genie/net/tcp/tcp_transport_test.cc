@@ -339,6 +339,33 @@ TEST(TcpTransportTest, BindsOnlyTheGivenAddressForListeningAndConnecting) {
   EXPECT_EQ(sources, std::set<std::string>{"127.0.0.2"});
 }
 
+TEST(TcpTransportTest, FlowControlBoundsUnexpectedDataAndResumesForAWaitingReceive) {
+  Cluster c(2);
+  constexpr int kMsgs = 80;
+  constexpr size_t kSize = 1 << 20;
+  std::vector<std::vector<unsigned char>> out, in(kMsgs);
+  for (int i = 0; i < kMsgs; ++i) out.emplace_back(kSize, static_cast<unsigned char>(i + 1));
+  c.Run([&](int rank, Node& n) {
+    if (rank == 1) {
+      for (int i = 0; i < kMsgs; ++i) n.t->PostSend({0, 0, uint64_t(i), out[i].data(), kSize, uint64_t(i)});
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends.size() == kMsgs; }));
+      return;
+    }
+    ASSERT_TRUE(n.RunUntil([&] { return n.t->unexpected_messages() >= 64; }));
+    TimeNs until = n.loop->Now() + 200 * kNsPerMs;
+    while (n.loop->Now() < until) n.loop->RunOnce(until);
+    // 64 MiB held, then the connection is no longer read: TCP holds the rest at the sender.
+    EXPECT_EQ(n.t->unexpected_messages(), 64u);
+    for (int i = kMsgs - 1; i >= 0; --i) {
+      in[i].assign(kSize, 0);
+      n.t->PostRecv({1, 0, uint64_t(i), in[i].data(), kSize, uint64_t(i)});
+    }
+    ASSERT_TRUE(n.RunUntil([&] { return n.recvs.size() == kMsgs; }));
+    EXPECT_TRUE(n.fatal.empty());
+  });
+  for (int i = 0; i < kMsgs; ++i) EXPECT_EQ(in[i], out[i]) << i;
+}
+
 TEST(TcpTransportTest, MessagesToSelfAreMatchedLocally) {
   Cluster c(2);
   std::vector<unsigned char> a = Pattern(5000, 3), b(5000), z(10, 0xff);
