@@ -10,7 +10,7 @@ namespace {
 
 bool IsFlatName(Algorithm a) {
   return a == Algorithm::kOneRing || a == Algorithm::kOneDirect ||
-         a == Algorithm::kOneHalvingDoubling;
+         a == Algorithm::kOneHalvingDoubling || a == Algorithm::kCustom;
 }
 
 std::vector<int> Digits(int g, const std::vector<int>& dims) {
@@ -172,6 +172,19 @@ Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index) {
   o.involved_dim.clear();
   e.dim_ids = ids;
   e.flat = sub_dims.size() == 1 || (!o.algorithms.empty() && IsFlatName(o.algorithms[0]));
+  if (!o.algorithms.empty() && o.algorithms[0] == Algorithm::kCustom) {
+    GENIE_ASSIGN_OR_RETURN(e.custom, LoadCustom(spec.options.custom_path));
+    if (e.custom->ranks != static_cast<int>(group.size())) {
+      return Status::InvalidArgument(e.custom->source + " is written for " +
+                                     std::to_string(e.custom->ranks) + " ranks; the collective "
+                                     "has " + std::to_string(group.size()));
+    }
+    const std::string want = spec.type == CollectiveType::kAllReduce ? "allreduce" : "";
+    if (want.empty() || (e.custom->collective != want && !e.custom->collective.empty())) {
+      return Status::Unsupported(e.custom->source + " implements '" + e.custom->collective +
+                                 "'; custom algorithms run all-reduce only for now");
+    }
+  }
   if (e.flat) {
     o.dims = {static_cast<int>(group.size())};
     e.dim_ids = {ids.front()};

@@ -7,6 +7,7 @@
 // genie_collective; pure functions; any thread.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "genie/collective/collective_spec.h"
@@ -22,6 +23,7 @@ struct Effective {
   int index = 0;               // this rank's index in spec.group
   std::vector<int> dim_ids;    // original dimension number of each spec.options.dims entry
   bool flat = true;            // one dimension (or a flattened oneX algorithm)
+  std::shared_ptr<const CustomAlgorithm> custom;  // loaded when the algorithm is kCustom
 };
 Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index);
 

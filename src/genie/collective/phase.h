@@ -8,7 +8,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
 #include "genie/collective/collective_spec.h"
+#include "genie/collective/custom.h"
 #include "genie/collective/schedule.h"
 #include "genie/common/status.h"
 
@@ -26,6 +29,7 @@ struct PhaseSpec {
   std::vector<ByteRange> recv_blocks;  // all-to-all output slots
   std::vector<int> order;              // position -> member of `blocks` in the buffer
   uint16_t dim = 0;
+  std::shared_ptr<const CustomAlgorithm> custom;  // Algorithm::kCustom
   int n() const { return static_cast<int>(members.size()); }
   int Peer(int offset) const { return ((me + offset) % n() + n()) % n(); }
 };
@@ -38,6 +42,7 @@ struct LogicalStep {
   ByteRange send;
   ByteRange recv;
   std::vector<uint32_t> deps;
+  int channel = -1;  // fixed flow (custom algorithms); -1 = spread over the spec's channels
 };
 
 class PhaseBuilder {
@@ -63,6 +68,7 @@ Status BuildHalvingDoubling(const PhaseSpec& p, PhaseBuilder* b);
 Status BuildDoubleBinaryTree(const PhaseSpec& p, PhaseBuilder* b);
 Status BuildPairwise(const PhaseSpec& p, PhaseBuilder* b);
 Status BuildTree(const PhaseSpec& p, PhaseBuilder* b);
+Status BuildCustom(const PhaseSpec& p, PhaseBuilder* b);
 
 // Shared pieces: NCCL's binary tree over n members (root 0) as ncclGetBtree defines it, and the
 // rooted collectives every family falls back on.

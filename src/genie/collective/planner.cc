@@ -48,6 +48,7 @@ Status BuildPhase(const PhaseSpec& p, PhaseBuilder* b) {
     case Algorithm::kDoubleBinaryTree: return BuildDoubleBinaryTree(p, b);
     case Algorithm::kPairwise: return BuildPairwise(p, b);
     case Algorithm::kTree: return BuildTree(p, b);
+    case Algorithm::kCustom: return BuildCustom(p, b);
     default: return UnsupportedFor(p);
   }
 }
@@ -193,7 +194,11 @@ class Lowerer {
     Hazards hazards;
     for (size_t i = 0; i < steps.size(); ++i) {
       const LogicalStep& s = steps[i];
-      pieces[i] = Pieces(Touched(s), spec_.options.channels, spec_.options.slice_bytes);
+      pieces[i] = Pieces(Touched(s), s.channel >= 0 ? 1 : spec_.options.channels,
+                         spec_.options.slice_bytes);
+      if (s.channel >= 0) {
+        for (Piece& pc : pieces[i]) pc.channel = static_cast<uint16_t>(s.channel);
+      }
       first[i] = static_cast<uint32_t>(out_->steps.size()) - phase.begin;
       count[i] = static_cast<uint32_t>(pieces[i].size());
       for (size_t q = 0; q < pieces[i].size(); ++q) {
@@ -268,7 +273,7 @@ class Lowerer {
 
 std::vector<PhaseSpec> ChunkPhases(const Effective& e, int chunk) {
   const CollectiveSpec& spec = e.spec;
-  if (Hierarchical(spec.type)) return HierarchicalPhases(e, chunk);
+  if (Hierarchical(spec.type) && !e.custom) return HierarchicalPhases(e, chunk);
   // Everything else runs over the (involved) group as one dimension.
   const ChunkGeometry g = Geometry(spec, e.index, chunk);
   PhaseSpec p;
@@ -283,6 +288,7 @@ std::vector<PhaseSpec> ChunkPhases(const Effective& e, int chunk) {
   p.recv_blocks = g.recv_blocks;
   p.order = BlockOrder(p.algorithm, static_cast<int>(spec.group.size()));
   p.dim = static_cast<uint16_t>(e.dim_ids.front());
+  p.custom = e.custom;
   return {p};
 }
 
@@ -296,6 +302,7 @@ Result<Schedule> Plan(const CollectiveSpec& spec, int group_index) {
   out.group_index = group_index;
   out.buffer_bytes = internal::BufferBytes(e.spec, e.index);
   out.channels = spec.options.channels;
+  if (e.custom) out.channels = std::max(out.channels, e.custom->channels);
   internal::Lowerer lower(spec, &out);
   for (int k = 0; k < spec.options.chunks; ++k) {
     for (const internal::PhaseSpec& p : internal::ChunkPhases(e, k)) {
