@@ -56,6 +56,29 @@ TEST(PlanE2e, GroupSubsetsAndAllToAll) {
       << o.text;
 }
 
+TEST(PlanE2e, HierarchicalTopologyWithLocalBwAware) {
+  // 8x4, ring on dim 0 and direct on dim 1: per rank RS 7/8 S + AR 2*3/4*S/8 + AG 7/8 S.
+  const Output o = Genie("plan -c all_reduce -a ring,direct --topology 8x4 "
+                         "--optimization localBWAware -s 1MiB --rank 31");
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_NE(o.text.find("32 ranks"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("checker: ok"), std::string::npos) << o.text;
+  EXPECT_NE(o.text.find("      31         28         20          2031616"), std::string::npos)
+      << o.text;
+}
+
+TEST(PlanE2e, CustomMscclXmlAndChakraTrace) {
+  const std::string dir =
+      std::string(GENIE_DATA_DIR) + "/traces/astra-sim/custom_ring_allreduce_8npus_1MB";
+  for (const std::string& path : {dir + "/custom_allreduce.xml", dir + "/custom_allreduce"}) {
+    const Output o = Genie("plan --custom " + path + " -s 1MiB");
+    ASSERT_EQ(o.code, 0) << o.text;
+    EXPECT_NE(o.text.find("checker: ok"), std::string::npos) << o.text;
+    EXPECT_NE(o.text.find("total                   112         14680064"), std::string::npos)
+        << o.text;
+  }
+}
+
 TEST(PlanE2e, RejectsUnknownNamesAndUnsupportedPairs) {
   Output o = Genie("plan -c all_reduce -a bogus -n 4");
   EXPECT_EQ(o.code, 2);
