@@ -1,5 +1,8 @@
 #include "genie/record/event_json.h"
 
+#include <iterator>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "genie/record/names.h"
@@ -23,6 +26,54 @@ json ToJson(const OpEvent& e) {
     j["bytes_received"] = e.bytes_received;
   }
   return j;
+}
+
+namespace {
+
+// A JSON string literal. Names are ASCII in practice; anything else goes through nlohmann so that
+// invalid UTF-8 is replaced rather than written raw.
+void AppendString(std::string_view v, std::string* out) {
+  for (unsigned char c : v) {
+    if (c >= 0x80) {
+      *out += json(std::string(v)).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+  }
+  out->push_back('"');
+  for (char c : v) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      fmt::format_to(std::back_inserter(*out), "\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+}  // namespace
+
+void AppendOpRecord(const OpEvent& e, std::string* out) {
+  auto it = std::back_inserter(*out);
+  fmt::format_to(it, "{{\"record\":\"op\",\"rank\":{},\"iteration\":{},\"node\":{},\"name\":",
+                 e.rank, e.iteration, e.node);
+  AppendString(e.name, out);
+  fmt::format_to(it, ",\"kind\":\"{}\",\"is_cpu_op\":{},\"start\":{},\"end\":{}",
+                 KindName(e.kind), e.is_cpu_op, e.start, e.end);
+  if (e.is_comm()) {
+    if (e.kind == OpKind::kCollective) {
+      fmt::format_to(it, ",\"type\":\"{}\"", CollectiveName(e.coll_type));
+    }
+    fmt::format_to(it, ",\"size\":{},\"group\":{},\"group_size\":{},\"algorithm\":", e.size,
+                   e.group, e.group_size);
+    AppendString(e.algorithm, out);
+    if (e.peer >= 0) fmt::format_to(it, ",\"peer\":{}", e.peer);
+    fmt::format_to(it, ",\"bytes_sent\":{},\"bytes_received\":{}", e.bytes_sent,
+                   e.bytes_received);
+  }
+  out->push_back('}');
 }
 
 json ToJson(const RankSummary& s) {

@@ -4,6 +4,8 @@
 // Pure functions; any thread.
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "genie/common/status.h"
@@ -14,6 +16,11 @@ namespace genie::record {
 
 nlohmann::json ToJson(const OpEvent& event);
 nlohmann::json ToJson(const RankSummary& summary);
+
+// Fast path for the per-op stream: appends ToJson(event) plus "record":"op" as one compact JSON
+// object (no newline) to `out`, without building a JSON tree — the Recorder calls this on the
+// rank's event loop for every op. Parses back to exactly ToJson(event) + {"record": "op"}.
+void AppendOpRecord(const OpEvent& event, std::string* out);
 
 // Errors name the missing or mistyped field; callers add the file and line.
 Result<OpEvent> OpEventFromJson(const nlohmann::json& j);

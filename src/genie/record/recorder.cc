@@ -1,5 +1,8 @@
 #include "genie/record/recorder.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -11,17 +14,18 @@
 namespace genie::record {
 
 Result<std::unique_ptr<Recorder>> Recorder::Create(const std::string& stream_path,
-                                                   const nlohmann::json& header) {
-  std::FILE* file = nullptr;
+                                                   const nlohmann::json& header,
+                                                   bool keep_ops) {
+  int fd = -1;
   if (!stream_path.empty()) {
-    file = std::fopen(stream_path.c_str(), "w");
-    if (file == nullptr) {
+    fd = ::open(stream_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
       return Status::IoError(fmt::format("cannot create results stream {}: {} (check that the "
                                          "output directory exists and is writable)",
                                          stream_path, std::strerror(errno)));
     }
   }
-  std::unique_ptr<Recorder> r(new Recorder(file, stream_path, header));
+  std::unique_ptr<Recorder> r(new Recorder(fd, stream_path, header, keep_ops));
   r->WriteLine({{"record", "header"},
                 {"format", kStreamFormat},
                 {"version", kStreamVersion},
@@ -33,43 +37,54 @@ Result<std::unique_ptr<Recorder>> Recorder::Create(const std::string& stream_pat
 Recorder::~Recorder() { Close(); }
 
 Status Recorder::Close() {
-  if (file_ != nullptr) {
-    if (std::fclose(file_) != 0 && status_.ok()) {
+  if (fd_ >= 0) {
+    if (::close(fd_) != 0 && status_.ok()) {
       status_ = Status::IoError(fmt::format("closing results stream {}: {}", path_,
                                             std::strerror(errno)));
     }
-    file_ = nullptr;
+    fd_ = -1;
   }
   return status_;
 }
 
 void Recorder::OnOp(const OpEvent& event) {
-  ops_.push_back(event);
-  if (file_ == nullptr) return;
-  nlohmann::json j = ToJson(event);
-  j["record"] = "op";
-  WriteLine(j);
+  if (keep_ops_) ops_.push_back(event);
+  if (fd_ < 0) return;
+  line_.clear();
+  AppendOpRecord(event, &line_);
+  line_.push_back('\n');
+  WriteBuffered();
 }
 
 void Recorder::OnRankDone(const RankSummary& summary) {
   ranks_.push_back(summary);
-  if (file_ == nullptr) return;
+  if (fd_ < 0) return;
   nlohmann::json j = ToJson(summary);
   j["record"] = "rank";
   WriteLine(j);
 }
 
 void Recorder::WriteLine(const nlohmann::json& j) {
-  if (file_ == nullptr) return;
-  // One fwrite of the whole line then a flush: a crash leaves at most one partial last line.
-  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  line.push_back('\n');
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    if (status_.ok()) {
-      status_ = Status::IoError(fmt::format("writing results stream {}: {} (disk full?)", path_,
-                                            std::strerror(errno)));
-      spdlog::error("{}", status_.message());
+  if (fd_ < 0) return;
+  line_ = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  line_.push_back('\n');
+  WriteBuffered();
+}
+
+void Recorder::WriteBuffered() {
+  size_t done = 0;
+  while (done < line_.size()) {
+    ssize_t n = ::write(fd_, line_.data() + done, line_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (status_.ok()) {
+        status_ = Status::IoError(fmt::format("writing results stream {}: {} (disk full?)", path_,
+                                              n < 0 ? std::strerror(errno) : "short write"));
+        spdlog::error("{}", status_.message());
+      }
+      return;
     }
+    done += static_cast<size_t>(n);
   }
 }
 

@@ -10,7 +10,6 @@
 // Ownership and threads: owned by one rank's event loop (or the simulator); not thread-safe.
 #pragma once
 
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +29,11 @@ class Recorder {
  public:
   // stream_path "" = memory only; otherwise the file is created (truncated) and the header line
   // written at once. `header` is the run information (provenance, rank, world size, ...).
+  // keep_ops = false streams ops without keeping them (ops() stays empty), so a long real run's
+  // memory does not grow with its length; RankSummaries are always kept.
   static Result<std::unique_ptr<Recorder>> Create(const std::string& stream_path,
-                                                  const nlohmann::json& header);
+                                                  const nlohmann::json& header,
+                                                  bool keep_ops = true);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -49,15 +51,20 @@ class Recorder {
   Status Close();
 
  private:
-  Recorder(std::FILE* file, std::string path, nlohmann::json header)
-      : file_(file), path_(std::move(path)), header_(std::move(header)) {}
+  Recorder(int fd, std::string path, nlohmann::json header, bool keep_ops)
+      : fd_(fd), path_(std::move(path)), header_(std::move(header)), keep_ops_(keep_ops) {}
   void WriteLine(const nlohmann::json& j);
+  // Writes line_ (which ends in '\n') with one write(2): a crash leaves at most a partial last
+  // line, and what was written survives the process (it is in the kernel, no user buffer).
+  void WriteBuffered();
 
-  std::FILE* file_;  // null when memory only or closed
+  int fd_;  // -1 when memory only or closed
   std::string path_;
   nlohmann::json header_;
+  bool keep_ops_;
   std::vector<OpEvent> ops_;
   std::vector<RankSummary> ranks_;
+  std::string line_;  // reused for every record: no allocation per op once warm
   Status status_;
 };
 

@@ -157,6 +157,21 @@ TEST(RecorderTest, StreamRoundTripsAndIsFlushedPerRecord) {
   EXPECT_EQ(s->ranks[0].exposed_comm_ns, 64430);
 }
 
+TEST(RecorderTest, StreamOnlyKeepsNoOpsInMemory) {
+  std::string path = TempPath("stream_only.jsonl");
+  auto r = Recorder::Create(path, {{"rank", 3}}, /*keep_ops=*/false);
+  ASSERT_TRUE(r.ok());
+  (*r)->OnOp(Collective());
+  (*r)->OnOp(Recv());
+  (*r)->OnRankDone(Summary());
+  EXPECT_TRUE((*r)->ops().empty());
+  EXPECT_EQ((*r)->ranks().size(), 1u);
+  auto s = ReadRecordStream(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->ops.size(), 2u);
+  EXPECT_EQ(s->ranks.size(), 1u);
+}
+
 TEST(RecordStreamTest, TruncatedLastLineIsDroppedEverywhereItCanBeCut) {
   std::string path = TempPath("full.jsonl");
   {
@@ -207,6 +222,40 @@ TEST(RecordStreamTest, BadFieldsAreErrorsNamingTheField) {
 
   auto f = ParseRecordStream("{\"record\":\"header\",\"format\":\"other\"}\n", "r.jsonl");
   ASSERT_FALSE(f.ok());
+}
+
+TEST(EventJsonTest, FastOpRecordParsesBackToTheJsonForm) {
+  std::vector<OpEvent> events = {Collective(), Recv(), Compute()};
+  for (const char* name :
+       {"a\\b\"c", "tab\there\nnl\x01", "caf\xc3\xa9 \xe2\x86\x92", "bad\xff\xfe", ""}) {
+    OpEvent e = Collective();
+    e.name = name;
+    e.algorithm = name;
+    events.push_back(e);
+  }
+  OpEvent neg = Recv();
+  neg.iteration = -2;
+  neg.start = -5;
+  neg.group = -1;
+  events.push_back(neg);
+  for (const OpEvent& e : events) {
+    std::string line;
+    AppendOpRecord(e, &line);
+    SCOPED_TRACE(line);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    nlohmann::json parsed = nlohmann::json::parse(line);
+    nlohmann::json expected = ToJson(e);
+    expected["record"] = "op";
+    if (e.name.find('\xff') != std::string::npos) {
+      // Invalid UTF-8 is replaced (U+FFFD), never written raw.
+      EXPECT_EQ(parsed["name"], "bad\xef\xbf\xbd\xef\xbf\xbd");
+      parsed.erase("name");
+      parsed.erase("algorithm");
+      expected.erase("name");
+      expected.erase("algorithm");
+    }
+    EXPECT_EQ(parsed, expected);
+  }
 }
 
 TEST(RecorderTest, UnwritablePathIsAnIoErrorNamingIt) {

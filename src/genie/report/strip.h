@@ -2,9 +2,9 @@
 // (`genie results strip`). Removed wherever they occur: times (start, end, finish, ts, dur,
 // *_ns durations), bandwidths (algbw/busbw), and the per-run fields (time, hostname,
 // command_line, merged_files). Objects under a "configs" or "transport" key are kept verbatim:
-// they are the inputs, not measurements. Entries whose order could depend on timing are put in a canonical
-// order (JSON-lines records, Chrome trace events; results JSON is already ordered by
-// iteration, rank and node). Pure apart from reading the file; any thread.
+// they are the inputs, not measurements. Entries whose order could depend on timing are put in
+// a canonical order (JSON-lines records, Chrome trace events; results JSON is already ordered
+// by iteration, rank and node). Pure apart from reading the file; any thread.
 #pragma once
 
 #include <string>
