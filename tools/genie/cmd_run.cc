@@ -1,0 +1,343 @@
+// genie run: the main job — replay a training workload as real traffic. Every rank is a process
+// that walks its Chakra graph with the same Executor as `genie simulate`, sleeps precisely for
+// compute, and sends each collective's messages over the real network (TCP).
+//
+// Started by a launcher (genie launch, mpiexec, srun, torchrun), each process runs one rank.
+// Started with no launcher around it, it launches the workload's ranks on this machine itself.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "genie/collective/planner.h"
+#include "genie/launch/local_launcher.h"
+#include "genie/launch/rank_env.h"
+#include "genie/record/recorder.h"
+#include "genie/report/astra_sim_lines.h"
+#include "genie/report/chrome_trace.h"
+#include "genie/report/provenance.h"
+#include "genie/report/results_file.h"
+#include "genie/report/results_json.h"
+#include "genie/report/statistics.h"
+#include "genie/report/summary.h"
+#include "genie/runtime/executor.h"
+#include "genie/runtime/precise_sleep.h"
+#include "genie/runtime/real_backend.h"
+#include "genie/runtime/simulation.h"
+#include "tools/genie/cli_flags.h"
+#include "tools/genie/command.h"
+
+namespace genie::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunFlags {
+  runtime::SetupFlags setup;
+  std::string output = "genie-results";
+  std::string trace_out;
+  std::string network_for_prediction;
+  int iterations = 1;
+  int warmup = 0;
+  std::string bind = "127.0.0.1";
+  std::string tcp_congestion;
+  std::string peer_timeout = "30s";
+  int spin_us = -1;
+  std::vector<std::string> argv;  // for the local self-launch
+};
+
+// Bit 62 of a tag is left free by the Executor; iteration barriers live there.
+constexpr uint64_t kBarrierTagBit = 1ull << 62;
+
+// Runs a world barrier (the planner's barrier collective) on the backend's loop.
+class IterationDriver {
+ public:
+  IterationDriver(const RunFlags& flags, const runtime::RunSetup& setup,
+                  runtime::RealBackend& backend, workload::RankGraph& graph,
+                  record::Recorder& recorder)
+      : flags_(flags), setup_(setup), backend_(backend), graph_(graph), recorder_(recorder),
+        executor_(graph, setup.exec, backend, &recorder) {}
+
+  Status Run() {
+    total_ = flags_.warmup + flags_.iterations;
+    started_ = backend_.Now();
+    Barrier([this] { Next(); });
+    backend_.Run();
+    if (!status_.ok()) return status_;
+    if (!backend_.status().ok()) return backend_.status();
+    if (done_ != total_ + 1) {
+      return Status::Internal("run ended after " + std::to_string(done_) + " of " +
+                              std::to_string(total_) + " iterations");
+    }
+    return Status::Ok();
+  }
+  uint64_t verified() const { return executor_.verified(); }
+  uint64_t unverifiable() const { return executor_.unverifiable(); }
+
+ private:
+  void Barrier(std::function<void()> then) {
+    collective::CollectiveSpec spec;
+    spec.type = CollectiveType::kBarrier;
+    spec.group.resize(backend_.world_size());
+    for (int r = 0; r < backend_.world_size(); ++r) spec.group[r] = r;
+    auto schedule = collective::Plan(spec, backend_.rank());
+    if (!schedule.ok()) {
+      Stop(schedule.status());
+      return;
+    }
+    const uint64_t tag = kBarrierTagBit | (static_cast<uint64_t>(barriers_++) << 32);
+    barrier_ = std::make_unique<runtime::CollectiveRunner>(
+        backend_, std::move(schedule).value(), tag, runtime::LocalCosts{}, 0,
+        collective::SchedulingPolicy::kFifo, nullptr, std::move(then));
+    barrier_->Start();
+  }
+
+  void Next() {
+    ++done_;
+    if (done_ > total_) {  // the closing barrier has passed: every rank has finished
+      backend_.Stop();
+      return;
+    }
+    const int iteration = done_ - 1 - flags_.warmup;  // negative = warm-up
+    if (done_ > 1) graph_.Reset();
+    executor_.Start(iteration, [this, iteration](const Status& st) {
+      if (!st.ok()) {
+        Stop(st);
+        return;
+      }
+      Progress(iteration);
+      Barrier([this] { Next(); });
+    });
+  }
+
+  void Progress(int iteration) {
+    if (backend_.rank() != 0 || !isatty(STDERR_FILENO)) return;
+    const int finished = iteration + flags_.warmup + 1;
+    const double elapsed = static_cast<double>(backend_.Now() - started_) / 1e9;
+    const double eta = elapsed / finished * (total_ - finished);
+    std::fprintf(stderr, "\rgenie run: %d/%d iterations%s, %.1f s elapsed, ~%.1f s to go   %s",
+                 finished, total_, iteration < 0 ? " (warm-up)" : "", elapsed, eta,
+                 finished == total_ ? "\n" : "");
+  }
+
+  void Stop(const Status& st) {
+    if (status_.ok()) status_ = st;
+    backend_.Stop();
+  }
+
+  const RunFlags& flags_;
+  const runtime::RunSetup& setup_;
+  runtime::RealBackend& backend_;
+  workload::RankGraph& graph_;
+  record::Recorder& recorder_;
+  runtime::Executor executor_;
+  std::unique_ptr<runtime::CollectiveRunner> barrier_;
+  int total_ = 0;
+  int done_ = 0;
+  uint32_t barriers_ = 0;
+  TimeNs started_ = 0;
+  Status status_;
+};
+
+// Rank 0, after the closing barrier: every rank's stream is complete on the shared folder.
+int Summarise(const RunFlags& f, const runtime::RunSetup& setup, const launch::RankEnv& env) {
+  std::vector<std::string> streams;
+  for (int r = 0; r < env.world_size; ++r) {
+    streams.push_back(f.output + "/rank-" + std::to_string(r) + ".jsonl");
+  }
+  auto merged = report::MergeStreams(streams);
+  if (!merged.ok()) {
+    std::cerr << "genie run: " << merged.status().message() << "\n";
+    return 1;
+  }
+  Status st = report::WriteResultsJson(f.output + "/results.json", merged->run_info,
+                                       merged->ops, merged->ranks);
+  if (!st.ok()) {
+    std::cerr << "genie run: " << st.message() << "\n";
+    return 1;
+  }
+  if (!f.trace_out.empty()) {
+    st = report::WriteChromeTrace(f.trace_out, merged->ops);
+    if (!st.ok()) std::cerr << "genie run: " << st.message() << "\n";
+  }
+  // ASTRA-sim's lines over the measured iterations: T = wall time, E = T - GPU compute.
+  std::vector<record::RankSummary> totals(env.world_size);
+  for (int r = 0; r < env.world_size; ++r) totals[r].rank = r;
+  for (const auto& s : merged->ranks) {
+    if (s.iteration < 0 || s.rank < 0 || s.rank >= env.world_size) continue;
+    auto& t = totals[s.rank];
+    t.finish += s.finish - s.start;
+    t.compute_ns += s.compute_ns;
+    t.exposed_comm_ns += s.exposed_comm_ns;
+  }
+  report::PrintAstraSimLines(std::cout, totals);
+  report::PrintSummary(std::cout, merged->ops, merged->ranks);
+
+  if (!setup.network) return 0;
+  // The prediction for the same workload on the modelled network, beside the measurement.
+  auto predicted = runtime::Simulate(setup, *setup.network, sim::NetworkModelKind::kCongestionAware,
+                                     nullptr);
+  if (!predicted.ok()) {
+    std::cerr << "genie run: prediction failed: " << predicted.status().message() << "\n";
+    return 0;
+  }
+  auto steps = report::StepTimes(merged->ranks);
+  std::vector<TimeNs> measured;
+  for (const auto& s : steps) {
+    if (s.iteration >= 0) measured.push_back(s.step_ns());
+  }
+  auto spread = report::SpreadOf(measured);
+  const double pred = static_cast<double>(predicted->end_ns);
+  std::printf("\nstep time  measured median %s   predicted (%s, congestion-aware) %s   "
+              "measured/predicted %.2f\n",
+              FormatDuration(spread.median).c_str(), setup.network->path.c_str(),
+              FormatDuration(predicted->end_ns).c_str(),
+              pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
+  return 0;
+}
+
+int RunRank(const RunFlags& f, const launch::RankEnv& env) {
+  auto setup = runtime::PrepareRun(f.setup);
+  if (!setup.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << setup.status().message() << "\n";
+    return 2;
+  }
+  if (setup->world_size() != env.world_size) {
+    std::cerr << "genie run: the workload has " << setup->world_size() << " ranks but the "
+              << "launcher started " << env.world_size << "; start one process per rank\n";
+    return 2;
+  }
+  if (env.rank == 0) {
+    for (const auto& note : setup->notes) std::cerr << "genie run: " << note << "\n";
+  }
+  std::error_code ec;
+  fs::create_directories(f.output, ec);
+
+  runtime::RealBackendOptions opt;
+  opt.rank = env.rank;
+  opt.world_size = env.world_size;
+  opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
+  opt.rendezvous = env.rendezvous;
+  opt.bind_addr = f.bind;
+  opt.channels = f.setup.channels;
+  opt.tcp_congestion = f.tcp_congestion;
+  auto timeout = ParseDuration(f.peer_timeout);
+  if (!timeout.ok()) {
+    std::cerr << "genie run: --peer-timeout: " << timeout.status().message() << "\n";
+    return 2;
+  }
+  opt.peer_timeout = *timeout;
+  const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
+  auto policy = runtime::DefaultSleepPolicy(local, f.spin_us > 0 ? f.spin_us : 0);
+  opt.spin = f.spin_us == 0 ? false : policy.spin;
+  opt.spin_us = static_cast<int>(policy.margin / kNsPerUs);
+
+  nlohmann::json transport = {{"name", "tcp"},         {"channels", opt.channels},
+                              {"bind", opt.bind_addr}, {"tcp_congestion", opt.tcp_congestion},
+                              {"peer_timeout_ns", opt.peer_timeout}, {"spin", opt.spin},
+                              {"spin_us", opt.spin_us}};
+  nlohmann::json header = report::Provenance(setup->ToJson(), transport, f.argv);
+  header["command"] = "run";
+  header["rank"] = env.rank;
+  header["world_size"] = env.world_size;
+  header["job_id"] = opt.job_id;
+  header["iterations"] = f.iterations;
+  header["warmup"] = f.warmup;
+  auto recorder = record::Recorder::Create(f.output + "/rank-" + std::to_string(env.rank) + ".jsonl",
+                                           header);
+  if (!recorder.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << recorder.status().message() << "\n";
+    return 1;
+  }
+  auto graph = workload::RankGraph::Open(setup->files.rank_paths[env.rank], env.rank, setup->read);
+  if (!graph.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << graph.status().message() << "\n";
+    return 2;
+  }
+  auto backend = runtime::RealBackend::Create(opt);
+  if (!backend.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
+    return launch::kExitPeerFailed;
+  }
+  IterationDriver driver(f, *setup, **backend, **graph, **recorder);
+  Status st = driver.Run();
+  (*recorder)->Close();
+  if (!st.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
+    return st.code() == Status::Code::kUnavailable || st.code() == Status::Code::kTimeout
+               ? launch::kExitPeerFailed
+               : 1;
+  }
+  Status shut = (*backend)->Shutdown();
+  if (!shut.ok()) spdlog::warn("rank {}: shutdown: {}", env.rank, shut.message());
+  if (f.setup.verify) {
+    std::fprintf(stderr, "genie run: rank %d: verify: %llu collectives checked, all correct%s\n",
+                 env.rank, static_cast<unsigned long long>(driver.verified()),
+                 driver.unverifiable() > 0
+                     ? (", " + std::to_string(driver.unverifiable()) +
+                        " not checked (size not a multiple of 4 bytes)").c_str()
+                     : "");
+  }
+  return env.rank == 0 ? Summarise(f, *setup, env) : 0;
+}
+
+int RunCommand(RunFlags& f) {
+  auto env = launch::DiscoverRankEnv();
+  if (!env.ok()) {
+    std::cerr << "genie run: " << env.status().message() << "\n";
+    return 2;
+  }
+  if (env->source == "none") {
+    // No launcher around us: start the workload's ranks on this machine.
+    auto files = trace::FindWorkload(f.setup.workload, f.setup.comm_group);
+    if (!files.ok()) {
+      std::cerr << "genie run: " << files.status().message() << "\n";
+      return 2;
+    }
+    if (files->world_size() > 1) {
+      launch::LaunchOptions lo;
+      lo.ranks = files->world_size();
+      lo.argv = f.argv;
+      lo.argv[0] = fs::read_symlink("/proc/self/exe").string();
+      auto result = launch::RunLocalRanks(lo);
+      if (!result.ok()) {
+        std::cerr << "genie run: " << result.status().message() << "\n";
+        return 1;
+      }
+      if (result->exit_code != 0) std::cerr << "genie run: " << result->message << "\n";
+      return result->exit_code;
+    }
+  }
+  return RunRank(f, *env);
+}
+
+}  // namespace
+
+GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
+  auto f = std::make_shared<RunFlags>();
+  AddWorkloadFlags(app, f->setup);
+  app.add_option("--network,--network-configuration", f->setup.network_path,
+                 "network.yml to predict the same workload with, printed beside the measurement");
+  app.add_option("--topology", f->setup.topology, "Logical dimensions, e.g. 8x4 (dim 0 fastest)");
+  app.add_option("--output,-o", f->output, "Folder for per-rank JSON lines and results.json");
+  app.add_option("--trace-out", f->trace_out, "Write a Chrome trace (open in Perfetto)");
+  app.add_option("--iterations,-n", f->iterations, "Measured iterations of the whole graph")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", f->warmup, "Warm-up iterations (not in the statistics)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--verify", f->setup.verify, "Send real data, compute reductions, check results");
+  app.add_option("--bind", f->bind, "Address to listen on and send from");
+  app.add_option("--tcp-congestion", f->tcp_congestion, "TCP congestion control (e.g. cubic, bbr)");
+  app.add_option("--peer-timeout", f->peer_timeout, "Give up on a silent peer after this long");
+  app.add_option("--spin-us", f->spin_us,
+                 "Spin this many µs before each compute deadline (0 = never; default: only "
+                 "when this machine's ranks fit on its cores)");
+  return [f] {
+    f->argv = ProcessArgv();
+    return RunCommand(*f);
+  };
+}
+
+}  // namespace genie::cli
