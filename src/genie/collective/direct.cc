@@ -60,7 +60,13 @@ Status BuildDirect(const PhaseSpec& p, PhaseBuilder* b) {
       // Member me-1-i's block arrives in receive i; its block was sent to it in send
       // (n-2-i) (peer me+1+j == me-1-i  <=>  j = n-2-i).
       auto ag_recv_deps = [&](int i) { return after_send(n - 2 - i); };
-      Exchange(p, mine, blk, false, reduced, ag_recv_deps, b);
+      // The all-gather sends read the reduced block, so the planner's byte hazards already
+      // make them wait for every reduction; spell the wait out only when there are no bytes
+      // (barrier, tiny buffers), which keeps a 1,024-rank plan from carrying every dependency
+      // twice.
+      const PhaseBuilder::Deps wait =
+          blocks[static_cast<size_t>(p.me)].length == 0 ? reduced : PhaseBuilder::Deps{};
+      Exchange(p, mine, blk, false, wait, ag_recv_deps, b);
       return Status::Ok();
     }
     case CollectiveType::kReduceScatter:
