@@ -64,6 +64,7 @@ class IterationDriver {
     total_ = flags_.warmup + flags_.iterations;
     started_ = backend_.Now();
     Barrier([this] { Next(); });
+    Watchdog();
     backend_.Run();
     if (!status_.ok()) return status_;
     if (!backend_.status().ok()) return backend_.status();
@@ -102,13 +103,32 @@ class IterationDriver {
     }
     const int iteration = done_ - 1 - flags_.warmup;  // negative = warm-up
     if (done_ > 1) graph_.Reset();
+    running_ = true;
+    iteration_start_ = backend_.Now();
     executor_.Start(iteration, [this, iteration](const Status& st) {
+      running_ = false;
       if (!st.ok()) {
         Stop(st);
         return;
       }
       Progress(iteration);
       Barrier([this] { Next(); });
+    });
+  }
+
+  // A rank whose graph has made no progress for the peer timeout is stuck: the peers it waits
+  // for are alive (the transport would have said otherwise) but will never send. Say on what.
+  void Watchdog() {
+    const TimeNs timeout = timeout_;
+    backend_.After(kNsPerSec, [this, timeout] {
+      if (done_ > total_ || !status_.ok()) return;
+      const TimeNs idle = backend_.Now() - std::max(executor_.last_progress(), iteration_start_);
+      if (running_ && idle > timeout) {
+        Stop(Status::Timeout("no progress for " + FormatDuration(idle) +
+                             " (--peer-timeout); still waiting:\n" + executor_.DescribePending()));
+        return;
+      }
+      Watchdog();
     });
   }
 
@@ -138,7 +158,13 @@ class IterationDriver {
   int done_ = 0;
   uint32_t barriers_ = 0;
   TimeNs started_ = 0;
+  TimeNs iteration_start_ = 0;
+  bool running_ = false;
+  TimeNs timeout_ = 30 * kNsPerSec;
   Status status_;
+
+ public:
+  void set_timeout(TimeNs t) { timeout_ = t; }
 };
 
 // Rank 0, after the closing barrier: every rank's stream is complete on the shared folder.
@@ -204,6 +230,7 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
     std::cerr << "genie run: rank " << env.rank << ": " << setup.status().message() << "\n";
     return 2;
   }
+  setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
   if (setup->world_size() != env.world_size) {
     std::cerr << "genie run: the workload has " << setup->world_size() << " ranks but the "
               << "launcher started " << env.world_size << "; start one process per rank\n";
@@ -262,6 +289,7 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
     return launch::kExitPeerFailed;
   }
   IterationDriver driver(f, *setup, **backend, **graph, **recorder);
+  driver.set_timeout(opt.peer_timeout);
   Status st = driver.Run();
   (*recorder)->Close();
   if (!st.ok()) {

@@ -19,6 +19,7 @@ namespace {
 struct SimulateFlags {
   runtime::SetupFlags setup;
   std::string model = "unaware";
+  std::string comm_streams = "rank";
   std::string output;
   std::string trace_out;
   bool quiet = false;
@@ -36,6 +37,9 @@ int RunSimulate(const SimulateFlags& f) {
     return 2;
   }
   for (const auto& note : setup->notes) spdlog::info("{}", note);
+  if (f.comm_streams == "concurrent") {
+    setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
+  }
   sim::NetworkModelKind model = f.model == "aware" ? sim::NetworkModelKind::kCongestionAware
                                                    : sim::NetworkModelKind::kCongestionUnaware;
   nlohmann::json run_info = report::Provenance(setup->ToJson());
@@ -82,6 +86,10 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
                  "ASTRA-sim network.yml (topology, npus_count, bandwidth GB/s, latency ns)");
   app.add_option("--network-model", f->model, "unaware (no contention) or aware (FIFO links)")
       ->check(CLI::IsMember({"unaware", "aware"}));
+  app.add_option("--comm-streams", f->comm_streams,
+                 "rank: one communication op in flight per rank (ASTRA-sim); concurrent: every "
+                 "ready one starts, as genie run does")
+      ->check(CLI::IsMember({"rank", "concurrent"}));
   app.add_option("--output,-o", f->output, "Write results.json into this folder");
   app.add_option("--trace-out", f->trace_out, "Write a Chrome trace (open in Perfetto)");
   app.add_flag("--quiet,-q", f->quiet, "Do not print the per-rank sys[r] lines");

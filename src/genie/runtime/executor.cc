@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "genie/collective/planner.h"
 
@@ -48,6 +49,15 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   summary_.rank = rank_;
   summary_.iteration = iteration;
   summary_.start = backend_.Now();
+  last_progress_ = summary_.start;
+  ++starts_;
+  if (!indexed_) {
+    Status st = IndexCommunication();
+    if (!st.ok()) {
+      Fail(st);
+      return;
+    }
+  }
   Pump();
 }
 
@@ -55,7 +65,9 @@ Executor::Resource Executor::ResourceFor(const Op& op) const {
   switch (op.kind) {
     case OpKind::kCompute: return op.is_cpu_op ? Resource::kCpu : Resource::kGpuCompute;
     case OpKind::kCollective:
-    case OpKind::kSend: return Resource::kGpuComm;
+    case OpKind::kSend:
+      return config_.comm_streams == ExecutorConfig::CommStreams::kOnePerRank ? Resource::kGpuComm
+                                                                              : Resource::kNone;
     case OpKind::kMemLoad:
     case OpKind::kMemStore: return Resource::kMemory;
     case OpKind::kRecv:
@@ -205,16 +217,39 @@ Result<std::vector<int>> Executor::GroupMembers(const Op& op) const {
   return members;
 }
 
-uint64_t Executor::NextCollectiveTag(const std::vector<int>& members) {
-  const uint64_t h = GroupHash(members);
-  const uint64_t seq = coll_seq_[h]++;
-  return ((h & 0x3fff) << 48) | ((seq & 0xffff) << 32);
+Status Executor::IndexCommunication() {
+  using Key = std::tuple<int, int64_t, int64_t>;  // (kind, group or peer, tag)
+  std::map<Key, std::vector<NodeId>> by_key;
+  for (NodeId id : graph_.ids()) {
+    GENIE_ASSIGN_OR_RETURN(Op op, graph_.Load(id));
+    switch (op.kind) {
+      case OpKind::kCollective:
+        by_key[{0, op.group, 0}].push_back(id);
+        break;
+      case OpKind::kSend: by_key[{1, op.dst, op.tag}].push_back(id); break;
+      case OpKind::kRecv: by_key[{2, op.src, op.tag}].push_back(id); break;
+      default: break;
+    }
+  }
+  for (const auto& [key, ids] : by_key) {
+    for (uint32_t i = 0; i < ids.size(); ++i) {
+      ordinal_[ids[i]] = Ordinal{i, static_cast<uint32_t>(ids.size())};
+    }
+  }
+  indexed_ = true;
+  return Status::Ok();
 }
 
-uint64_t Executor::NextP2pTag(bool send, int peer, int64_t tag) {
-  auto& counters = send ? send_seq_ : recv_seq_;
-  const uint64_t seq = counters[{peer, tag}]++;
-  return kP2pBit | ((static_cast<uint64_t>(tag) & 0x7fffffffull) << 32) | (seq & 0xffffffffull);
+uint64_t Executor::CollectiveTag(const Op& op, const std::vector<int>& members) const {
+  const Ordinal& o = ordinal_.at(op.id);
+  const uint64_t seq = static_cast<uint64_t>(starts_ - 1) * o.per_iteration + o.index;
+  return ((GroupHash(members) & 0x3fff) << 48) | ((seq & 0xffff) << 32);
+}
+
+uint64_t Executor::P2pTag(const Op& op) const {
+  const Ordinal& o = ordinal_.at(op.id);
+  const uint64_t seq = static_cast<uint64_t>(starts_ - 1) * o.per_iteration + o.index;
+  return kP2pBit | ((static_cast<uint64_t>(op.tag) & 0x7fffffffull) << 32) | (seq & 0xffffffffull);
 }
 
 Status Executor::IssueCollective(InFlight& f) {
@@ -259,7 +294,7 @@ Status Executor::IssueCollective(InFlight& f) {
   f.algorithm = algorithm;
   f.group_size = static_cast<int>(members.size());
   const NodeId id = op.id;
-  const uint64_t tag = NextCollectiveTag(members);
+  const uint64_t tag = CollectiveTag(op, members);
   std::vector<uint8_t>* buffer = nullptr;
   if (config_.verify) {
     if (spec.size % 4 != 0) {
@@ -305,7 +340,7 @@ Status Executor::IssueSend(InFlight& f) {
   }
   Message msg;
   msg.peer = op.dst;
-  msg.tag = NextP2pTag(true, op.dst, op.tag);
+  msg.tag = P2pTag(op);
   msg.bytes = op.comm_size;
   const NodeId id = op.id;
   const Bytes bytes = op.comm_size;
@@ -324,7 +359,7 @@ Status Executor::IssueRecv(InFlight& f) {
   }
   Message msg;
   msg.peer = op.src;
-  msg.tag = NextP2pTag(false, op.src, op.tag);
+  msg.tag = P2pTag(op);
   msg.bytes = op.comm_size;
   const NodeId id = op.id;
   const Bytes bytes = op.comm_size;
@@ -340,6 +375,7 @@ void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
   std::unique_ptr<InFlight> f = std::move(it->second);
   in_flight_.erase(it);
   const TimeNs now = backend_.Now();
+  last_progress_ = now;
   --busy_[static_cast<int>(f->resource)];
   const Op& op = f->op;
   const bool comm = op.kind == OpKind::kCollective || op.kind == OpKind::kSend ||
@@ -412,9 +448,13 @@ std::string Executor::DescribePending() const {
     }
     out << ") in flight since " << f->start << " ns\n";
   }
-  if (in_flight_.empty() && !graph_.AllComplete()) {
-    out << "  rank " << rank_ << ": nothing in flight but the graph is not complete ("
-        << graph_.ready().size() << " ready nodes)\n";
+  for (const auto& [id, op] : ready_ops_) {
+    out << "  rank " << rank_ << " node " << id << " (" << op.name << ", " << OpKindName(op.kind)
+        << ") is ready but its resource is busy\n";
+  }
+  if (in_flight_.empty() && ready_ops_.empty() && !graph_.AllComplete()) {
+    out << "  rank " << rank_ << ": nothing in flight or ready, " << graph_.completed() << " of "
+        << graph_.size() << " nodes done\n";
   }
   return out.str();
 }

@@ -6,7 +6,8 @@
 // RankGraph decides which count); ready nodes are considered in ascending id order and issue
 // when their resource is free — at most one CPU op, one GPU compute op, one GPU communication
 // op (COMM_COLL or COMM_SEND) and one memory op in flight; COMM_RECV, METADATA and INVALID are
-// exempt. A busy resource does not block later ready nodes of other kinds.
+// exempt. A busy resource does not block later ready nodes of other kinds. Optionally
+// (ExecutorConfig::CommStreams::kConcurrent) communication ops run as soon as they are ready.
 //
 // Tags: collectives use bits 48..61 for a hash of the group's members and 32..47 for the
 // group's collective sequence number; bit 62 is left to the caller (e.g. iteration barriers);
@@ -53,6 +54,8 @@ class Executor {
   std::string DescribePending() const;
   // This iteration's summary (valid once finished).
   const record::RankSummary& summary() const { return summary_; }
+  // When an op last started or finished (backend time); a watchdog compares it with now.
+  TimeNs last_progress() const { return last_progress_; }
   // --verify: collectives whose final buffers were checked, and those too odd-sized to check.
   uint64_t verified() const { return verified_; }
   uint64_t unverifiable() const { return unverifiable_; }
@@ -81,8 +84,9 @@ class Executor {
   void Fail(Status status);
   Status Verify(const InFlight& f) const;
   Result<std::vector<int>> GroupMembers(const Op& op) const;
-  uint64_t NextCollectiveTag(const std::vector<int>& members);
-  uint64_t NextP2pTag(bool send, int peer, int64_t tag);
+  Status IndexCommunication();
+  uint64_t CollectiveTag(const Op& op, const std::vector<int>& members) const;
+  uint64_t P2pTag(const Op& op) const;
 
   workload::RankGraph& graph_;
   const ExecutorConfig& config_;
@@ -100,13 +104,24 @@ class Executor {
   std::map<NodeId, Op> ready_ops_;               // decoded ready nodes, not yet issued
   std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
   int busy_[5] = {0, 0, 0, 0, 0};                // per Resource
-  std::map<uint64_t, uint32_t> coll_seq_;        // group hash -> collectives issued
-  std::map<std::pair<int, int64_t>, uint32_t> send_seq_, recv_seq_;
+  // Messages of two ranks' corresponding operations must carry the same tag however the ranks'
+  // timing orders their issue, so an operation's sequence number is its position in program
+  // (node id) order among the rank's operations with the same key — the group for collectives,
+  // (kind, peer, tag) for SEND/RECV — as NCCL matches operations on a communicator. Each
+  // iteration continues the numbering.
+  struct Ordinal {
+    uint32_t index = 0;      // position among the key's operations
+    uint32_t per_iteration = 0;  // how many operations the key has per iteration
+  };
+  std::map<NodeId, Ordinal> ordinal_;
+  bool indexed_ = false;
+  uint32_t starts_ = 0;    // Start() calls so far (iterations run, warm-up included)
   record::RankSummary summary_;
   TimeNs compute_ns_ = 0;
   TimeNs comm_busy_since_ = -1;
   int comm_in_flight_ = 0;
   TimeNs comm_ns_ = 0;
+  TimeNs last_progress_ = 0;
   uint64_t verified_ = 0;
   uint64_t unverifiable_ = 0;
 };

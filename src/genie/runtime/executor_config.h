@@ -35,7 +35,16 @@ struct ExecutorConfig {
   collective::PlanOptions plan;
   collective::SchedulingPolicy policy = collective::SchedulingPolicy::kLifo;
   trace::CommGroups groups;      // from the comm-group file; METADATA groups are per rank
-  bool verify = false;           // move real data and check every collective's result
+  bool verify = false;            // move real data and check every collective's result
+  // How many communication ops a rank runs at once.
+  //  kOnePerRank: ASTRA-sim's rule, one COMM_COLL or COMM_SEND in flight per rank.
+  //  kConcurrent: every ready COMM_COLL / COMM_SEND starts at once (many NCCL streams).
+  //    A real run needs it: with real timing, two members of a group can find different
+  //    collectives ready first, and with one op in flight each would wait for the other forever
+  //    (seen on the shipped STG traces, whose node ids are not in program order). Messages
+  //    still match because tags number each group's collectives in node id order.
+  enum class CommStreams { kOnePerRank, kConcurrent };
+  CommStreams comm_streams = CommStreams::kOnePerRank;
 };
 
 }  // namespace genie::runtime
