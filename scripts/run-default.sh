@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# `make run`: genie's main job on the embedded default workload. Needs no root and changes
-# nothing on the machine.
+# `make run`: genie's main job on the embedded default — a shipped 8-rank training step
+# (GPT, data x tensor x pipeline parallel 2x2x2, from the Symbolic Tensor Graph generator)
+# replayed as real TCP traffic over loopback, with the simulated prediction for the same
+# workload beside the measured step time. Needs no root and changes nothing on the machine:
+# results go to build/run-default/.
 set -euo pipefail
 GENIE=$1
 DATA=$2
+HERE=$(cd "$(dirname "$0")/.." && pwd)
 WORKLOAD="$DATA/traces/generated/stg/gpt_dp2_tp2_pp2"
 if [ ! -d "$WORKLOAD" ]; then
   echo "make run: the shipped workload $WORKLOAD is missing; is ../shared beside the checkout?" >&2
   exit 1
 fi
+OUT="$HERE/build/run-default"
+rm -rf "$OUT"
 "$GENIE" inspect "$WORKLOAD"
+echo
+"$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 --verify \
+    --network "$HERE/examples/loopback.yml" --output "$OUT" --trace-out "$OUT/trace.json"
+echo
+echo "results: $OUT/results.json   timeline: $OUT/trace.json (open in https://ui.perfetto.dev)"
