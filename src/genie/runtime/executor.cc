@@ -50,6 +50,7 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   summary_.iteration = iteration;
   summary_.start = backend_.Now();
   last_progress_ = summary_.start;
+  ready_time_ = summary_.start;
   ++starts_;
   if (!indexed_) {
     Status st = IndexCommunication();
@@ -142,9 +143,14 @@ bool Executor::TryIssue(const Op& op) {
   Status st;
   switch (op.kind) {
     case OpKind::kCompute: {
-      TimeNs d = compute_.Duration(op);
+      // Like a kernel queued behind the one that just finished, a compute op starts at the
+      // moment its last dependency completed, not when this loop got round to it: sleeping
+      // to an absolute deadline keeps a long chain of compute from drifting late.
+      const TimeNs d = compute_.Duration(op);
       if (!op.is_cpu_op) compute_ns_ += d;
-      backend_.After(d, [this, id] { Finish(id); });
+      f.start = std::min(f.start, ready_time_);
+      f.end_target = f.start + d;
+      backend_.After(std::max<TimeNs>(0, f.end_target - backend_.Now()), [this, id] { Finish(id); });
       break;
     }
     case OpKind::kMemLoad:
@@ -376,6 +382,8 @@ void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
   in_flight_.erase(it);
   const TimeNs now = backend_.Now();
   last_progress_ = now;
+  // Dependents of a compute op became ready when it was due to end (see TryIssue).
+  ready_time_ = f->end_target > 0 ? std::min(now, f->end_target) : now;
   --busy_[static_cast<int>(f->resource)];
   const Op& op = f->op;
   const bool comm = op.kind == OpKind::kCollective || op.kind == OpKind::kSend ||

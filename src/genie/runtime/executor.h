@@ -65,6 +65,7 @@ class Executor {
   struct InFlight {
     Op op;
     TimeNs start = 0;
+    TimeNs end_target = 0;  // compute ops: when they are due to end
     Resource resource = Resource::kNone;
     std::unique_ptr<CollectiveRunner> runner;
     std::string algorithm;
@@ -122,6 +123,7 @@ class Executor {
   int comm_in_flight_ = 0;
   TimeNs comm_ns_ = 0;
   TimeNs last_progress_ = 0;
+  TimeNs ready_time_ = 0;  // when the nodes being issued now became ready
   uint64_t verified_ = 0;
   uint64_t unverifiable_ = 0;
 };
