@@ -123,11 +123,16 @@ Result<RunSetup> PrepareRun(const SetupFlags& flags) {
 
   if (!flags.network_path.empty()) {
     GENIE_ASSIGN_OR_RETURN(setup.network, config::LoadNetworkConfig(flags.network_path));
-    if (setup.network->total_npus() != e.world_size) {
+    if (setup.network->total_npus() < e.world_size) {
       return Status::InvalidArgument(
           flags.network_path + ": npus_count multiplies to " +
           std::to_string(setup.network->total_npus()) + " but the workload " + flags.workload +
           " has " + std::to_string(e.world_size) + " ranks; make them agree");
+    }
+    if (setup.network->total_npus() > e.world_size) {
+      setup.notes.push_back("the network has " + std::to_string(setup.network->total_npus()) +
+                            " NPUs; the workload's " + std::to_string(e.world_size) +
+                            " ranks use the first ones");
     }
     e.plan.dims = setup.network->npus_count;
   }
