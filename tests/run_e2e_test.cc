@@ -143,6 +143,12 @@ TEST(RunVerify, MultiDimensionalAndCustomAndChannels) {
                              " --channels " + std::to_string(s.channels) + " --verify --output " + dir + "/out"));
     ASSERT_EQ(r.exit_code, 0) << s.topology << ":\n" << r.output;
     EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
+    // Every rank reports exactly C connections to each of its 7 peers.
+    std::string want = "connections per peer:";
+    for (int p = 0; p < 7; ++p) want += " " + std::to_string(s.channels);
+    size_t seen = 0;
+    for (size_t at = r.output.find(want); at != std::string::npos; at = r.output.find(want, at + 1)) ++seen;
+    EXPECT_EQ(seen, 8u) << r.output;
   }
   // The custom MSCCL-IR ring shipped with ASTRA-sim, named in a system.json as ASTRA-sim does.
   nlohmann::json custom = {{"all-reduce-implementation-custom",

@@ -298,15 +298,25 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
                ? launch::kExitPeerFailed
                : 1;
   }
+  // Connections per peer, read before the orderly shutdown closes them.
+  std::string connections;
+  for (int peer = 0; peer < env.world_size; ++peer) {
+    if (peer == env.rank) continue;
+    connections += " " + std::to_string((*backend)->counters(peer).connections);
+  }
   Status shut = (*backend)->Shutdown();
   if (!shut.ok()) spdlog::warn("rank {}: shutdown: {}", env.rank, shut.message());
   if (f.setup.verify) {
-    std::fprintf(stderr, "genie run: rank %d: verify: %llu collectives checked, all correct%s\n",
-                 env.rank, static_cast<unsigned long long>(driver.verified()),
-                 driver.unverifiable() > 0
-                     ? (", " + std::to_string(driver.unverifiable()) +
-                        " not checked (size not a multiple of 4 bytes)").c_str()
-                     : "");
+    std::string unchecked;
+    if (driver.unverifiable() > 0) {
+      unchecked = ", " + std::to_string(driver.unverifiable()) +
+                  " not checked (size not a multiple of 4 bytes)";
+    }
+    std::fprintf(stderr,
+                 "genie run: rank %d: verify: %llu collectives checked, all correct%s; "
+                 "connections per peer:%s\n",
+                 env.rank, static_cast<unsigned long long>(driver.verified()), unchecked.c_str(),
+                 connections.c_str());
   }
   return env.rank == 0 ? Summarise(f, *setup, env) : 0;
 }
