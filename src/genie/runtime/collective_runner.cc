@@ -87,6 +87,7 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
 
 void CollectiveRunner::StartPhase(uint32_t phase_index) {
   const auto& phase = schedule_.phases[phase_index];
+  phases_[phase_index].started = true;
   if (phase.begin == phase.end) {
     CompletePhase(phase_index);
     return;
@@ -97,6 +98,10 @@ void CollectiveRunner::StartPhase(uint32_t phase_index) {
 }
 
 void CollectiveRunner::StartStep(uint32_t s) {
+  // A dependency may finish before this step's phase has begun (the planner may order steps
+  // across phases); the phase start picks the step up then. Never start a step twice.
+  if (steps_[s].started || !phases_[steps_[s].phase].started) return;
+  steps_[s].started = true;
   const auto& step = schedule_.steps[s];
   if (!HasRecv(step.kind)) {
     SendFor(s);

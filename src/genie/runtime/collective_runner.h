@@ -46,10 +46,12 @@ class CollectiveRunner {
  private:
   struct PhaseState {
     uint32_t remaining_steps = 0;
+    bool started = false;
   };
   struct StepState {
     uint32_t unmet_deps = 0;
     uint32_t phase = 0;
+    bool started = false;
     std::vector<uint32_t> dependents;
   };
 
