@@ -17,7 +17,7 @@ OUT="$HERE/build/run-default"
 rm -rf "$OUT"
 "$GENIE" inspect "$WORKLOAD"
 echo
-"$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 \
+"$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 --verify \
     --network "$HERE/examples/loopback.yml" --output "$OUT" --trace-out "$OUT/trace.json"
 echo
 echo "results: $OUT/results.json   timeline: $OUT/trace.json (open in https://ui.perfetto.dev)"

@@ -159,6 +159,19 @@ TEST(RunVerify, MultiDimensionalAndCustomAndChannels) {
   EXPECT_NE(r.output.find("collectives checked, all correct"), std::string::npos) << r.output;
 }
 
+// Real data across several iterations of a pipelined training step: early messages of the next
+// iteration are buffered and reused (regression: a moved-from pool buffer once came back empty).
+TEST(RunVerify, SeveralIterationsOfAPipelinedStep) {
+  const std::string out = FreshDir("verify-iterations");
+  CliResult r = RunCli(GenieRun(Data("traces/generated/stg/gpt_dp2_tp2_pp2") +
+                                " --iterations 3 --warmup 1 --verify --output " + out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
+  std::regex ok(R"(verify: 184 collectives checked, all correct)");  // 46 a rank x 4 runs
+  EXPECT_EQ(std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), ok),
+                          std::sregex_iterator()), 8) << r.output;
+}
+
 // Compute sleeps to absolute deadlines: a 1,000-node chain of 1 ms never finishes early and
 // does not drift (the 1.000–1.010 s figure is measured by bench/compute_chain.sh).
 TEST(RunTiming, ComputeChainKeepsItsDuration) {

@@ -29,7 +29,7 @@ MessageMatcher::Buffer MessageMatcher::TakeBuffer(Bytes bytes) {
 }
 
 void MessageMatcher::ReturnBuffer(Buffer buf) {
-  if (buf.capacity == 0) return;
+  if (buf.capacity == 0 || buf.data == nullptr) return;
   if (pool_.size() >= kMaxPooledBuffers) return;  // bounded; the rest are freed
   pool_.push_back(std::move(buf));
 }

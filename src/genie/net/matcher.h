@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <utility>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -40,9 +41,18 @@ class MessageMatcher {
     uint64_t cookie;
   };
   // A reusable payload buffer; not zero-filled (it is always overwritten by a payload).
+  // Moving one leaves the source empty (capacity 0 too), so a moved-from buffer can never be
+  // pooled and handed out again as "capacity N" with no memory behind it.
   struct Buffer {
     std::unique_ptr<unsigned char[]> data;
     Bytes capacity = 0;
+    Buffer() = default;
+    Buffer(Buffer&& o) noexcept : data(std::move(o.data)), capacity(std::exchange(o.capacity, 0)) {}
+    Buffer& operator=(Buffer&& o) noexcept {
+      data = std::move(o.data);
+      capacity = std::exchange(o.capacity, 0);
+      return *this;
+    }
     unsigned char* get() const { return data.get(); }
   };
   struct Arrived {
