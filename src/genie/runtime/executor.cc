@@ -170,8 +170,8 @@ bool Executor::TryIssue(const Op& op) {
       break;
     }
     case OpKind::kCollective: st = IssueCollective(f); break;
-    case OpKind::kSend: st = IssueSend(f); break;
-    case OpKind::kRecv: st = IssueRecv(f); break;
+    case OpKind::kSend:
+    case OpKind::kRecv: st = IssueP2p(f); break;
     default: break;
   }
   if (!st.ok()) {
@@ -336,41 +336,28 @@ Status Executor::IssueCollective(InFlight& f) {
   return Status::Ok();
 }
 
-Status Executor::IssueSend(InFlight& f) {
+// SEND and RECV: one message to or from the peer the trace names (own rank already implied
+// by the trace layer where the trace leaves it out).
+Status Executor::IssueP2p(InFlight& f) {
   const Op& op = f.op;
-  if (op.dst < 0 || op.dst >= config_.world_size) {
+  const bool send = op.kind == OpKind::kSend;
+  const int peer = send ? op.dst : op.src;
+  if (peer < 0 || peer >= config_.world_size) {
     return Status::InvalidArgument("rank " + std::to_string(rank_) + ", node " +
-                                   std::to_string(op.id) + " (" + op.name +
-                                   "): SEND has no valid destination rank (comm_dst = " +
-                                   std::to_string(op.dst) + ")");
+                                   std::to_string(op.id) + " (" + op.name + "): " +
+                                   (send ? "SEND has no valid destination rank (comm_dst = "
+                                         : "RECV has no valid source rank (comm_src = ") +
+                                   std::to_string(peer) + ")");
   }
   Message msg;
-  msg.peer = op.dst;
+  msg.peer = peer;
   msg.tag = P2pTag(op);
   msg.bytes = op.comm_size;
   const NodeId id = op.id;
   const Bytes bytes = op.comm_size;
   f.group_size = 2;
-  backend_.Send(msg, [this, id, bytes] { Finish(id, bytes, 0); });
-  return Status::Ok();
-}
-
-Status Executor::IssueRecv(InFlight& f) {
-  const Op& op = f.op;
-  if (op.src < 0 || op.src >= config_.world_size) {
-    return Status::InvalidArgument("rank " + std::to_string(rank_) + ", node " +
-                                   std::to_string(op.id) + " (" + op.name +
-                                   "): RECV has no valid source rank (comm_src = " +
-                                   std::to_string(op.src) + ")");
-  }
-  Message msg;
-  msg.peer = op.src;
-  msg.tag = P2pTag(op);
-  msg.bytes = op.comm_size;
-  const NodeId id = op.id;
-  const Bytes bytes = op.comm_size;
-  f.group_size = 2;
-  backend_.Recv(msg, [this, id, bytes] { Finish(id, 0, bytes); });
+  if (send) backend_.Send(msg, [this, id, bytes] { Finish(id, bytes, 0); });
+  else backend_.Recv(msg, [this, id, bytes] { Finish(id, 0, bytes); });
   return Status::Ok();
 }
 

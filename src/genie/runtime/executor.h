@@ -79,8 +79,7 @@ class Executor {
   bool TryIssue(const Op& op);
   Resource ResourceFor(const Op& op) const;
   Status IssueCollective(InFlight& f);
-  Status IssueSend(InFlight& f);
-  Status IssueRecv(InFlight& f);
+  Status IssueP2p(InFlight& f);
   void Finish(NodeId id, Bytes sent = 0, Bytes received = 0);
   void Fail(Status status);
   Status Verify(const InFlight& f) const;
