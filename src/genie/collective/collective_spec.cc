@@ -72,36 +72,14 @@ bool ParseAlgorithm(const std::string& text, Algorithm* out, int* direct_window)
   return false;
 }
 
-const char* CollectiveOpName(CollectiveType type) {
-  switch (type) {
-    case CollectiveType::kAllReduce: return "all_reduce";
-    case CollectiveType::kReduce: return "reduce";
-    case CollectiveType::kAllGather: return "all_gather";
-    case CollectiveType::kGather: return "gather";
-    case CollectiveType::kScatter: return "scatter";
-    case CollectiveType::kBroadcast: return "broadcast";
-    case CollectiveType::kAllToAll: return "all_to_all";
-    case CollectiveType::kReduceScatter: return "reduce_scatter";
-    case CollectiveType::kReduceScatterBlock: return "reduce_scatter_block";
-    case CollectiveType::kBarrier: return "barrier";
-  }
-  return "?";
-}
+const char* CollectiveOpName(CollectiveType type) { return CollectiveTypeName(type); }
 
 bool ParseCollectiveOp(const std::string& text, CollectiveType* out) {
-  const std::string t = Lower(text);
-  static const CollectiveType kAll[] = {
-      CollectiveType::kAllReduce, CollectiveType::kReduce, CollectiveType::kAllGather,
-      CollectiveType::kGather, CollectiveType::kScatter, CollectiveType::kBroadcast,
-      CollectiveType::kAllToAll, CollectiveType::kReduceScatter,
-      CollectiveType::kReduceScatterBlock, CollectiveType::kBarrier};
-  for (CollectiveType c : kAll) {
-    if (t == Lower(CollectiveOpName(c))) {
-      *out = c;
-      return true;
-    }
+  if (auto type = ParseCollectiveType(text)) {
+    *out = *type;
+    return true;
   }
-  if (t == "alltoallv") {
+  if (Lower(text) == "alltoallv") {  // PyTorch's name for the uneven all-to-all
     *out = CollectiveType::kAllToAll;
     return true;
   }

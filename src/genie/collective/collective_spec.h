@@ -21,8 +21,8 @@ enum class Algorithm : uint8_t {
 const char* AlgorithmName(Algorithm a);          // "ring", "direct", "halvingDoubling", ...
 bool ParseAlgorithm(const std::string& text, Algorithm* out, int* direct_window);
 
-// The planner's own spelling of collective types ("all_reduce", ...), so genie_collective does
-// not depend on genie_workload. ParseCollectiveOp also accepts "all-reduce" and "ALL_REDUCE".
+// The CLI spelling of collective types: CollectiveTypeName / ParseCollectiveType (workload/op.h);
+// ParseCollectiveOp also accepts PyTorch's "alltoallv".
 const char* CollectiveOpName(CollectiveType type);
 bool ParseCollectiveOp(const std::string& text, CollectiveType* out);
 
