@@ -28,11 +28,12 @@ inline constexpr size_t kFrameHeaderBytes = 64;
 inline constexpr size_t kMaxJobIdBytes = 256;
 
 enum class FrameType : uint8_t {
-  kHello = 1,     // connector -> acceptor: who I am (payload = job id string)
-  kHelloAck = 2,  // acceptor -> connector: accepted
-  kData = 3,      // two-sided message
-  kWrite = 4,     // one-sided write with immediate data
-  kBye = 5,       // orderly shutdown: no more frames follow on this connection
+  kHello = 1,      // connector -> acceptor: who I am (payload = job id string)
+  kHelloAck = 2,   // acceptor -> connector: accepted
+  kData = 3,       // two-sided message
+  kWrite = 4,      // one-sided write with immediate data
+  kBye = 5,        // orderly shutdown: no more frames follow on this connection
+  kHeartbeat = 6,  // no payload; "still here", to a peer nothing else went to for a while
 };
 
 enum FrameFlags : uint8_t {

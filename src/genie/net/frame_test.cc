@@ -84,6 +84,9 @@ TEST(FrameTest, RejectsEachWrongField) {
       {"length", [](FrameHeader&, FrameExpectation& e) { e.max_length = 10; }, "exceeds"},
       {"bye with payload", [](FrameHeader& h, FrameExpectation&) { h.type = FrameType::kBye; },
        "exceeds the limit of 0"},
+      {"heartbeat with payload",
+       [](FrameHeader& h, FrameExpectation&) { h.type = FrameType::kHeartbeat; },
+       "exceeds the limit of 0"},
       {"hello world size",
        [](FrameHeader& h, FrameExpectation&) {
          h.type = FrameType::kHello;
@@ -103,6 +106,20 @@ TEST(FrameTest, RejectsEachWrongField) {
     EXPECT_NE(r.status().message().find(c.expect_in_message), std::string::npos)
         << c.name << ": " << r.status().message();
   }
+}
+
+TEST(FrameTest, EmptyHeartbeatIsValidAndTheTypeAfterItIsNot) {
+  FrameHeader h = Sample();
+  h.type = FrameType::kHeartbeat;
+  h.flags = 0;
+  h.length = 0;
+  unsigned char buf[kFrameHeaderBytes];
+  EncodeFrame(h, buf);
+  auto r = ParseFrame(buf, Expect());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->type, FrameType::kHeartbeat);
+  buf[6] = static_cast<unsigned char>(FrameType::kHeartbeat) + 1;
+  EXPECT_FALSE(ParseFrame(buf, Expect()).ok());
 }
 
 TEST(FrameTest, AllZeroBytesAreRejected) {

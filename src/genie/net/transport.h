@@ -17,6 +17,12 @@
 // -> post operations while the EventLoop runs -> Shutdown(). Completions and failures are
 // reported to the TransportEvents sink, always from the loop (never from inside a Post* call).
 //
+// Liveness: from Connect() to Shutdown(), every connected peer must be heard from (any
+// traffic counts) at least once per peer_timeout, or OnFatal names it. A transport keeps its
+// own side alive with heartbeats to peers it has sent nothing to for a while, so an idle but
+// running rank is never mistaken for a stopped or cut-off one. A rank must therefore keep
+// driving its EventLoop: one that does not for longer than peer_timeout looks dead to its peers.
+//
 // Threading: a transport belongs to one EventLoop; call it only on that loop's thread.
 // Memory: buffers passed to Post* must stay valid until their completion is reported.
 #pragma once
@@ -37,12 +43,15 @@ struct TransportOptions {
   std::string bind_addr = "127.0.0.1";  // the only local address used (listen and connect)
   int channels = 1;                     // connections per peer pair
   std::string tcp_congestion;           // kernel algorithm name ("cubic", "bbr"); empty = default
-  TimeNs peer_timeout = 30 * kNsPerSec; // connect deadline and TCP_USER_TIMEOUT
+  // Connect deadline, TCP_USER_TIMEOUT, and liveness: a connected peer silent this long is
+  // fatal (heartbeats keep idle peers audible; see above).
+  TimeNs peer_timeout = 30 * kNsPerSec;
   int socket_buffer_bytes = 4 << 20;    // SO_SNDBUF / SO_RCVBUF
   Bytes max_message_bytes = Bytes{1} << 36;  // larger frames are treated as corruption
 };
 
-// Per-peer figures (tests count them; results report them). Payload bytes only.
+// Per-peer figures (tests count them; results report them). Payload bytes only: control
+// frames (handshake, heartbeats, goodbyes) are not counted.
 struct PeerCounters {
   uint64_t bytes_sent = 0;
   uint64_t messages_sent = 0;

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -30,6 +31,10 @@ constexpr size_t kReadBudget = 4 << 20;
 constexpr TimeNs kConnectRetry = 50 * kNsPerMs;
 // Unexpected payload bytes held before connections without a waiting receive stop being read.
 constexpr Bytes kUnexpectedCap = Bytes{64} << 20;
+// Heartbeat interval = peer_timeout / 4 within these bounds: often enough that an idle peer
+// is heard about four times per timeout, rarely enough to cost nothing on long timeouts.
+constexpr TimeNs kMinHeartbeat = 10 * kNsPerMs;
+constexpr TimeNs kMaxHeartbeat = kNsPerSec;
 
 enum Kind : int { kControl = 0, kSendKind = 1, kWriteKind = 2 };
 
@@ -40,6 +45,7 @@ const char* TypeName(FrameType t) {
     case FrameType::kData: return "data";
     case FrameType::kWrite: return "write";
     case FrameType::kBye: return "goodbye";
+    case FrameType::kHeartbeat: return "heartbeat";
   }
   return "unknown";
 }
@@ -121,9 +127,11 @@ TcpTransport::TcpTransport(runtime::EventLoop* loop, const TransportOptions& opt
       counters_(static_cast<size_t>(options.world_size)),
       posted_count_(static_cast<size_t>(options.world_size),
                     std::vector<int>(static_cast<size_t>(options.channels), 0)),
-      scratch_(kScratchBytes) {}
+      scratch_(kScratchBytes),
+      live_(static_cast<size_t>(options.world_size)) {}
 
 TcpTransport::~TcpTransport() {
+  StopHeartbeats();
   for (auto& [fd, c] : conns_) {
     loop_->RemoveFd(fd);
     close(fd);
@@ -170,16 +178,28 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses) {
   }
   addresses_ = addresses;
   connect_deadline_ = loop_->Now() + options_.peer_timeout;
-  for (int p = 0; p < options_.rank; ++p) {
-    for (int ch = 0; ch < options_.channels; ++ch) GENIE_RETURN_IF_ERROR(StartConnect(p, ch));
+  // Heartbeats start now, not after Connect(): a peer whose own Connect() is done checks us
+  // while we may still wait here for a slower rank.
+  GENIE_RETURN_IF_ERROR(StartHeartbeats());
+  Status st = Status::Ok();
+  for (int p = 0; p < options_.rank && st.ok(); ++p) {
+    for (int ch = 0; ch < options_.channels && st.ok(); ++ch) st = StartConnect(p, ch);
+  }
+  if (!st.ok()) {
+    StopHeartbeats();
+    return st;
   }
   const int expected = (options_.world_size - 1) * options_.channels;
   while (established_ < expected && !first_fatal_seen_ &&
          loop_->Now() < connect_deadline_) {
     loop_->RunOnce(connect_deadline_);
   }
-  if (first_fatal_seen_) return first_fatal_;
+  if (first_fatal_seen_) {
+    StopHeartbeats();
+    return first_fatal_;
+  }
   if (established_ < expected) {
+    StopHeartbeats();
     std::string missing;
     for (int p = 0; p < options_.world_size; ++p) {
       if (p == options_.rank) continue;
@@ -195,7 +215,101 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses) {
         options_.rank, missing, FormatDuration(options_.peer_timeout)));
   }
   spdlog::debug("rank {}: {} tcp connections up", options_.rank, established_);
+  const TimeNs now = loop_->Now();
+  for (Liveness& l : live_) {
+    l.heard = false;
+    l.last_heard = now;
+  }
+  checking_ = tick_fd_ >= 0;
   return Status::Ok();
+}
+
+Status TcpTransport::StartHeartbeats() {
+  if (options_.world_size < 2 || options_.peer_timeout <= 0 || tick_fd_ >= 0) {
+    return Status::Ok();
+  }
+  heartbeat_interval_ = std::clamp(options_.peer_timeout / 4, kMinHeartbeat, kMaxHeartbeat);
+  int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (fd < 0) return Status::IoError(fmt::format("timerfd_create: {}", strerror(errno)));
+  itimerspec its{};
+  its.it_value.tv_sec = static_cast<time_t>(heartbeat_interval_ / kNsPerSec);
+  its.it_value.tv_nsec = static_cast<long>(heartbeat_interval_ % kNsPerSec);
+  its.it_interval = its.it_value;
+  Status st = Status::Ok();
+  if (timerfd_settime(fd, 0, &its, nullptr) != 0) {
+    st = Status::IoError(fmt::format("timerfd_settime: {}", strerror(errno)));
+  }
+  if (st.ok()) st = loop_->AddFd(fd, EPOLLIN, [this](uint32_t) { OnHeartbeatTick(); });
+  if (!st.ok()) {
+    close(fd);
+    return st;
+  }
+  tick_fd_ = fd;
+  last_tick_ = loop_->Now();
+  return Status::Ok();
+}
+
+void TcpTransport::StopHeartbeats() {
+  checking_ = false;
+  if (tick_fd_ < 0) return;
+  loop_->RemoveFd(tick_fd_);
+  close(tick_fd_);
+  tick_fd_ = -1;
+}
+
+void TcpTransport::OnHeartbeatTick() {
+  uint64_t expirations = 0;
+  if (read(tick_fd_, &expirations, sizeof(expirations)) < 0) return;  // spurious wake-up
+  const TimeNs now = loop_->Now();
+  // Silence counts only while this loop runs. If it was not driven for a while (the process
+  // was busy elsewhere, stopped, or starved of CPU), the peers' frames waited unread in the
+  // sockets, and that time is not theirs to answer for: a tick counts at most one interval.
+  const TimeNs not_counted = std::max<TimeNs>(0, now - last_tick_ - heartbeat_interval_);
+  last_tick_ = now;
+  for (int p = 0; p < options_.world_size; ++p) {
+    if (p == options_.rank) continue;
+    Liveness& l = live_[static_cast<size_t>(p)];
+    const std::vector<Conn*>& conns = by_peer_[static_cast<size_t>(p)];
+    // A heartbeat only to a peer that nothing went to since the last tick. If channel 0 still
+    // has frames queued, its socket is full (the peer is not reading it), and a heartbeat
+    // would only wait behind them.
+    Conn* c0 = conns[0];
+    if (!l.sent && c0 != nullptr && !c0->bye_queued && c0->outq.empty()) {
+      Enqueue(c0, FrameType::kHeartbeat, 0, 0, 0, nullptr, 0, 0, 0, kControl, 0);
+    }
+    l.sent = false;
+    const bool heard = l.heard;
+    l.heard = false;
+    if (!checking_ || l.done) continue;
+    bool open = false;
+    bool excused = false;
+    for (Conn* c : conns) {
+      if (c == nullptr) continue;
+      open = true;
+      // We stopped reading it (flow control), or it said goodbye and sends nothing more.
+      excused = excused || c->paused || c->bye_received;
+    }
+    if (!open) continue;  // lost (reported then) or closed in order
+    if (heard || excused) {
+      l.last_heard = now;
+      continue;
+    }
+    l.last_heard = std::min(now, l.last_heard + not_counted);
+    const TimeNs silent = now - l.last_heard;
+    if (silent < options_.peer_timeout) continue;
+    l.done = true;
+    ReportFatal(Status::Unavailable(fmt::format(
+        "rank {}: rank {} ({}) has not been heard from for {} (--peer-timeout {}): it stopped, "
+        "hung or its link is down",
+        options_.rank, p, addresses_[static_cast<size_t>(p)], FormatDuration(silent),
+        FormatDuration(options_.peer_timeout))));
+    // Closed (quietly: reported once) so that a peer that resumes fails at once instead of
+    // waiting for frames from a rank that has given up on it.
+    const std::vector<Conn*> to_close = conns;
+    for (Conn* c : to_close) {
+      if (c != nullptr) CloseConn(c, "");
+    }
+  }
 }
 
 Status TcpTransport::StartConnect(int peer, int channel) {
@@ -279,6 +393,7 @@ void TcpTransport::OnConnEvent(Conn* c, uint32_t events) {
     FinishConnect(c);
     return;
   }
+  if ((events & EPOLLIN) && c->peer >= 0) live_[static_cast<size_t>(c->peer)].heard = true;
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ReadSome(c);
   if (c->state != Conn::State::kClosed && (events & EPOLLOUT)) Flush(c);
 }
@@ -477,6 +592,7 @@ Status TcpTransport::BeginPayload(Conn* c) {
       if (c->state != Conn::State::kAwaitAck) return wrong_state();
       return Status::Ok();
     case FrameType::kBye:
+    case FrameType::kHeartbeat:
       if (c->state != Conn::State::kOpen) return wrong_state();
       return Status::Ok();
     case FrameType::kWrite: {
@@ -558,6 +674,8 @@ Status TcpTransport::FinishPayload(Conn* c) {
       c->bye_received = true;
       MaybeFinishBye(c);
       return Status::Ok();
+    case FrameType::kHeartbeat:
+      return Status::Ok();  // it was heard: that is all (OnConnEvent noted it)
     case FrameType::kWrite:
       ++ctr.writes_received;
       ctr.bytes_received += h.length;
@@ -677,6 +795,7 @@ void TcpTransport::Flush(Conn* c) {
       CloseConn(c, fmt::format("send failed: {}", strerror(errno)));
       return;
     }
+    if (n > 0 && c->peer >= 0) live_[static_cast<size_t>(c->peer)].sent = true;
     Bytes left = static_cast<Bytes>(n);
     while (left > 0 || (!c->outq.empty() && c->outq.front().done == kFrameHeaderBytes + c->outq.front().bytes)) {
       OutFrame& f = c->outq.front();
@@ -717,6 +836,7 @@ void TcpTransport::CloseConn(Conn* c, const std::string& reason) {
   }
   if (!reason.empty()) {
     if (c->peer >= 0 && c->state != Conn::State::kAwaitHello) {
+      live_[static_cast<size_t>(c->peer)].done = true;  // reported once is enough
       ReportFatal(Status::Unavailable(fmt::format(
           "rank {} lost rank {} (channel {}, {}): {}", options_.rank, c->peer, c->channel,
           c->remote, reason)));
@@ -887,6 +1007,8 @@ void TcpTransport::PostWrite(const WriteOp& op) {
 
 Status TcpTransport::Shutdown(TimeNs timeout) {
   shutting_down_ = true;
+  // Peers stop checking us once our goodbye arrives; it is queued below, on every connection.
+  StopHeartbeats();
   std::vector<Conn*> open;
   for (auto& [fd, c] : conns_) {
     if (c->state == Conn::State::kOpen) open.push_back(c.get());

@@ -14,6 +14,14 @@
 // Flow control: while more than 64 MiB of such payloads wait, connections on which no receive
 // is posted are not read, so TCP pushes back on senders instead of memory growing.
 //
+// Liveness: from Connect() until Shutdown() a periodic tick (every peer_timeout / 4, clamped
+// to [10 ms, 1 s]) sends a payload-less heartbeat frame on channel 0 to each peer that nothing
+// was sent to since the previous tick, and reports as fatal a peer from which no byte arrived
+// for peer_timeout. Time during which this rank's own loop was not driven is not counted
+// against peers (their frames wait unread in the sockets meanwhile); nor is time during which
+// a peer's connection is paused by flow control or after its goodbye. A peer found silent is
+// reported once and its connections are closed, so that it fails fast if it ever resumes.
+//
 // Threading: loop thread only. The EventLoop must outlive the transport.
 #pragma once
 
@@ -57,6 +65,13 @@ class TcpTransport final : public Transport {
   struct OutFrame;
   struct Conn;
   struct Completion;
+  // What the liveness tick knows of one peer.
+  struct Liveness {
+    bool heard = false;  // bytes arrived from it since the last tick
+    bool sent = false;   // bytes went to it since the last tick
+    bool done = false;   // reported lost or silent once: not checked again
+    TimeNs last_heard = 0;
+  };
 
   TcpTransport(runtime::EventLoop* loop, const TransportOptions& options);
   Status StartConnect(int peer, int channel);
@@ -87,6 +102,9 @@ class TcpTransport final : public Transport {
   void UpdateInterest(Conn* c);
   void Resume(Conn* c);
   FrameExpectation ExpectationFor(const Conn* c) const;
+  Status StartHeartbeats();
+  void StopHeartbeats();
+  void OnHeartbeatTick();
 
   runtime::EventLoop* loop_;
   TransportOptions options_;
@@ -113,6 +131,14 @@ class TcpTransport final : public Transport {
   Status first_fatal_;
   uint64_t rejected_ = 0;
   std::vector<unsigned char> scratch_;
+  // Liveness. The tick has its own timerfd rather than an EventLoop timer: loop timers are
+  // precise ones (spun for when the policy spins, counted in late_timers()), and this coarse
+  // housekeeping must cost neither CPU nor the precision figures of a run.
+  std::vector<Liveness> live_;  // [peer]
+  int tick_fd_ = -1;
+  TimeNs heartbeat_interval_ = 0;
+  TimeNs last_tick_ = 0;
+  bool checking_ = false;  // from Connect()'s success to Shutdown()
 };
 
 }  // namespace genie::net

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -60,13 +61,16 @@ TransportOptions Opts(int rank, int n, int channels = 1, const std::string& job 
 // Creates and connects n ranks, then runs script(rank, node) on one thread per rank.
 class Cluster {
  public:
-  explicit Cluster(int n, int channels = 1, const std::string& bind = "127.0.0.1") : nodes_(n) {
+  explicit Cluster(int n, int channels = 1, const std::string& bind = "127.0.0.1",
+                   TimeNs peer_timeout = 10 * kNsPerSec)
+      : nodes_(n) {
     std::vector<std::string> addrs;
     for (int r = 0; r < n; ++r) {
       Node& node = nodes_[r];
       node.loop = std::move(EventLoop::Create()).value();
       auto o = Opts(r, n, channels);
       o.bind_addr = bind;
+      o.peer_timeout = peer_timeout;
       node.t = std::move(TcpTransport::Create(node.loop.get(), o)).value();
       node.t->SetEvents(&node);
       auto a = node.t->Listen();
@@ -289,6 +293,86 @@ TEST(TcpTransportTest, PeerThatVanishesIsFatalAndNamed) {
       EXPECT_NE(n.fatal.front().find("rank 0 lost rank 2"), std::string::npos) << n.fatal.front();
       EXPECT_NE(n.fatal.front().find("without goodbye"), std::string::npos) << n.fatal.front();
     }
+  });
+}
+
+// Drives the node's loop for `d`, as a running but idle rank does.
+void Drive(Node& n, TimeNs d) {
+  const TimeNs until = n.loop->Now() + d;
+  while (n.loop->Now() < until) n.loop->RunOnce(until);
+}
+
+TEST(TcpTransportTest, PeerThatStopsAnsweringIsFatalOnceAfterPeerTimeout) {
+  Cluster c(2, 2, "127.0.0.1", 300 * kNsPerMs);
+  // Rank 1 no longer drives its loop, as if SIGSTOPped or its host hung: its kernel still
+  // acknowledges our bytes, so TCP alone would notice nothing; only its silence tells.
+  Node& n = c[0];
+  const TimeNs start = n.loop->Now();
+  ASSERT_TRUE(n.RunUntil([&] { return !n.fatal.empty(); }));
+  const TimeNs took = n.loop->Now() - start;
+  EXPECT_GE(took, 250 * kNsPerMs);  // 300 ms from the end of Connect(), a little before `start`
+  EXPECT_LE(took, 2 * kNsPerSec);
+  Drive(n, 500 * kNsPerMs);
+  ASSERT_EQ(n.fatal.size(), 1u) << n.fatal.back();
+  const std::string& m = n.fatal.front();
+  EXPECT_NE(m.find("rank 1 (" + c.address(1) + ") has not been heard from for"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("--peer-timeout"), std::string::npos) << m;
+  EXPECT_EQ(n.t->counters(1).connections, 0);  // given up on: closed
+}
+
+TEST(TcpTransportTest, IdleRanksStayAliveOnHeartbeatsWhichAreNotCounted) {
+  Cluster c(3, 2, "127.0.0.1", 200 * kNsPerMs);
+  c.Run([&](int, Node& n) {
+    Drive(n, 1500 * kNsPerMs);
+    EXPECT_TRUE(n.fatal.empty()) << n.fatal.front();
+  });
+  for (int r = 0; r < 3; ++r) {
+    for (int p = 0; p < 3; ++p) {
+      if (p == r) continue;
+      const PeerCounters& k = c[r].t->counters(p);
+      EXPECT_EQ(k.messages_sent + k.bytes_sent + k.messages_received + k.bytes_received, 0u);
+      EXPECT_EQ(k.connections, 2);
+    }
+  }
+  c.Run([&](int, Node& n) { EXPECT_TRUE(n.t->Shutdown(5 * kNsPerSec).ok()); });
+}
+
+TEST(TcpTransportTest, SilencesShorterThanPeerTimeoutAreNotFatal) {
+  Cluster c(2, 1, "127.0.0.1", 400 * kNsPerMs);
+  std::vector<unsigned char> a = Pattern(1000, 1), b(1000);
+  c.Run([&](int rank, Node& n) {
+    if (rank == 1) {
+      // Two hiccups, each well inside the timeout (a stalled process, a link that drops and
+      // returns: TCP retransmits and heartbeats resume).
+      for (int i = 0; i < 2; ++i) {
+        Drive(n, 300 * kNsPerMs);
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      }
+      n.t->PostSend({0, 0, 1, a.data(), a.size(), 1});
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends.size() == 1; }));
+      Drive(n, 300 * kNsPerMs);
+    } else {
+      n.t->PostRecv({1, 0, 1, b.data(), b.size(), 1});
+      ASSERT_TRUE(n.RunUntil([&] { return n.recvs.size() == 1; }));
+      Drive(n, 300 * kNsPerMs);
+    }
+    EXPECT_TRUE(n.fatal.empty()) << n.fatal.front();
+  });
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(c[0].t->counters(1).messages_received, 1u);
+  EXPECT_EQ(c[1].t->counters(0).messages_sent, 1u);
+}
+
+TEST(TcpTransportTest, OwnStallIsNotBlamedOnPeers) {
+  Cluster c(2, 1, "127.0.0.1", 300 * kNsPerMs);
+  c.Run([&](int, Node& n) {
+    Drive(n, 200 * kNsPerMs);
+    // Both ranks stop together for over three timeouts (the machine was paused or starved);
+    // on resuming, each finds the other's heartbeats waiting unread, not a dead peer.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    Drive(n, 700 * kNsPerMs);
+    EXPECT_TRUE(n.fatal.empty()) << n.fatal.front();
   });
 }
 
