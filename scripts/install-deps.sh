@@ -9,6 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   iproute2 iperf3 time bc
+  mpich
 )
 
 missing=()

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/process.h"
+
 namespace {
 
 const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
@@ -85,22 +87,10 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
 }
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // No launcher: the environment torchrun would set, by hand; addresses meet in rank 0's store.
 TEST(LaunchE2eTest, TorchrunStyleEnvironmentWithStoreOnRankZero) {
   std::string common = "env -u GENIE_RANK -u GENIE_RENDEZVOUS WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 "
-                       "MASTER_PORT=" + std::to_string(FreePort()) + " ";
+                       "MASTER_PORT=" + std::to_string(genie::testing::FreeTcpPort()) + " ";
   FILE* ranks[3];
   for (int r = 0; r < 3; ++r) {
     ranks[r] = Start(common + "RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +

@@ -37,6 +37,8 @@ std::string SelfExe() {
 GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload W ...") {
   struct Args {
     int n = 1;
+    int nodes = 1;
+    int node_rank = 0;
     std::string rendezvous;
     std::string job_id;
     bool exec = false;
@@ -45,8 +47,13 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
   };
   auto a = std::make_shared<Args>();
   app.add_option("-n,--ranks", a->n, "Number of ranks to start on this machine")->required();
+  app.add_option("--nnodes", a->nodes, "Machines in the job, each running -n ranks (torchrun's)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--node-rank", a->node_rank, "Which machine this is, 0 .. nnodes-1")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--rendezvous", a->rendezvous,
-                 "Directory for the address exchange (default: a fresh temporary one)");
+                 "tcp:NODE0_HOST:PORT (store on rank 0) or a directory all ranks share "
+                 "(default: a fresh temporary directory; needed with --nnodes > 1)");
   app.add_option("--job-id", a->job_id, "Job id checked in every connection (default: derived)");
   app.add_flag("--exec", a->exec, "Run any program instead of a genie subcommand");
   app.add_option("--grace", a->grace, "Wait after SIGTERM before SIGKILL when stopping ranks");
@@ -55,7 +62,9 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
   return [a]() -> int {
     genie::launch::LaunchOptions o;
     o.ranks = a->n;
-    o.rendezvous_dir = a->rendezvous;
+    o.rendezvous = a->rendezvous;
+    o.nodes = a->nodes;
+    o.node_rank = a->node_rank;
     o.job_id = a->job_id;
     auto grace = genie::ParseDuration(a->grace);
     if (!grace.ok()) {

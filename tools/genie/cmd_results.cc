@@ -146,13 +146,15 @@ GENIE_COMMAND(results, "Show, strip (for diffing) and merge genie results files"
   CLI::App* merge = app.add_subcommand(
       "merge", "Combine per-rank .jsonl streams into one results JSON and a Chrome trace");
   merge->add_option("out", a->merge_out, "results JSON to write")->required();
-  merge->add_option("files", a->merge_files, "rank streams (.jsonl)")
+  merge->add_option("files", a->merge_files,
+                    "rank streams (.jsonl), or output folders (one per host) holding them")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   merge->add_option("--trace-out", a->trace_out,
                     "Chrome trace to write (default: OUT's name with .trace.json)");
   merge->add_option("--clock-offset", a->clock_offsets,
-                    "RANK=NS added to every time of that rank (repeatable)")
+                    "RANK=NS added to every time of that rank, instead of the offset it measured "
+                    "at start (repeatable)")
       ->allow_extra_args(false);  // one value per flag, so the streams stay positional
 
   return [a, show, strip, merge]() -> int {

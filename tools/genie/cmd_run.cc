@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "genie/collective/planner.h"
+#include "genie/config/network_config.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/launch/rank_env.h"
 #include "genie/record/recorder.h"
@@ -42,6 +43,9 @@ struct RunFlags {
   int iterations = 1;
   int warmup = 0;
   std::string bind = "127.0.0.1";
+  std::string intra_host;  // network.yml of one host, modelled instead of sent
+  std::string rendezvous;  // overrides the launcher's
+  std::string job_id;
   std::string tcp_congestion;
   std::string peer_timeout = "30s";
   int spin_us = -1;
@@ -57,7 +61,11 @@ class IterationDriver {
   IterationDriver(const RunFlags& flags, const runtime::RunSetup& setup,
                   runtime::RealBackend& backend, workload::RankGraph& graph,
                   record::Recorder& recorder)
-      : flags_(flags), setup_(setup), backend_(backend), graph_(graph), recorder_(recorder),
+      : flags_(flags),
+        setup_(setup),
+        backend_(backend),
+        graph_(graph),
+        recorder_(recorder),
         executor_(graph, setup.exec, backend, &recorder) {}
 
   Status Run() {
@@ -67,7 +75,13 @@ class IterationDriver {
     Watchdog();
     backend_.Run();
     if (!status_.ok()) return status_;
-    if (!backend_.status().ok()) return backend_.status();
+    if (!backend_.status().ok()) {
+      // Lost a peer: say also what this rank was waiting on when it happened.
+      const Status& lost = backend_.status();
+      const std::string pending = running_ ? executor_.DescribePending() : "";
+      if (pending.empty()) return lost;
+      return lost.WithDetail("this rank was waiting on:\n" + pending);
+    }
     if (done_ != total_ + 1) {
       return Status::Internal("run ended after " + std::to_string(done_) + " of " +
                               std::to_string(total_) + " iterations");
@@ -167,19 +181,37 @@ class IterationDriver {
   void set_timeout(TimeNs t) { timeout_ = t; }
 };
 
-// Rank 0, after the closing barrier: every rank's stream is complete on the shared folder.
-int Summarise(const RunFlags& f, const runtime::RunSetup& setup, const launch::RankEnv& env) {
+std::string StreamPath(const RunFlags& f, int rank) {
+  return f.output + "/rank-" + std::to_string(rank) + ".jsonl";
+}
+
+// After the final barrier every rank's stream is complete. Each host (each output folder)
+// merges the streams it holds into results.json: rank 0 when it sees all of them (one host, or
+// a shared filesystem) with the summary and the prediction; otherwise rank 0 and the lowest
+// rank of every other folder merge their own, for `genie results merge` to combine.
+int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch::RankEnv& env) {
   std::vector<std::string> streams;
+  std::vector<int> here;
   for (int r = 0; r < env.world_size; ++r) {
-    streams.push_back(f.output + "/rank-" + std::to_string(r) + ".jsonl");
+    std::error_code ec;
+    if (fs::exists(StreamPath(f, r), ec)) {
+      streams.push_back(StreamPath(f, r));
+      here.push_back(r);
+    }
   }
+  const bool complete = static_cast<int>(here.size()) == env.world_size;
+  const bool leader =
+      env.rank == 0 || (!here.empty() && here.front() == env.rank && !fs::exists(StreamPath(f, 0)));
+  if (!leader) return 0;
   auto merged = report::MergeStreams(streams);
   if (!merged.ok()) {
     std::cerr << "genie run: " << merged.status().message() << "\n";
     return 1;
   }
-  Status st = report::WriteResultsJson(f.output + "/results.json", merged->run_info,
-                                       merged->ops, merged->ranks);
+  Status st =
+      report::WriteJsonFile(f.output + "/results.json",
+                            report::BuildResultsJson(merged->run_info, merged->ops, merged->ranks,
+                                                     merged->clock_offsets_ns));
   if (!st.ok()) {
     std::cerr << "genie run: " << st.message() << "\n";
     return 1;
@@ -187,6 +219,15 @@ int Summarise(const RunFlags& f, const runtime::RunSetup& setup, const launch::R
   if (!f.trace_out.empty()) {
     st = report::WriteChromeTrace(f.trace_out, merged->ops);
     if (!st.ok()) std::cerr << "genie run: " << st.message() << "\n";
+  }
+  if (!complete) {
+    std::fprintf(stderr,
+                 "genie run: rank %d: %s/results.json holds this host's %zu of %d ranks (%d..%d); "
+                 "combine every host's output folder with: genie results merge merged.json "
+                 "HOST1_DIR HOST2_DIR ...\n",
+                 env.rank, f.output.c_str(), here.size(), env.world_size, here.front(),
+                 here.back());
+    return 0;
   }
   // ASTRA-sim's lines over the measured iterations: T = wall time, E = T - GPU compute.
   std::vector<record::RankSummary> totals(env.world_size);
@@ -203,8 +244,8 @@ int Summarise(const RunFlags& f, const runtime::RunSetup& setup, const launch::R
 
   if (!setup.network) return 0;
   // The prediction for the same workload on the modelled network, beside the measurement.
-  auto predicted = runtime::Simulate(setup, *setup.network, sim::NetworkModelKind::kCongestionAware,
-                                     nullptr);
+  auto predicted =
+      runtime::Simulate(setup, *setup.network, sim::NetworkModelKind::kCongestionAware, nullptr);
   if (!predicted.ok()) {
     std::cerr << "genie run: prediction failed: " << predicted.status().message() << "\n";
     return 0;
@@ -216,11 +257,12 @@ int Summarise(const RunFlags& f, const runtime::RunSetup& setup, const launch::R
   }
   auto spread = report::SpreadOf(measured);
   const double pred = static_cast<double>(predicted->end_ns);
-  std::printf("\nstep time  measured median %s   predicted (%s, congestion-aware) %s   "
-              "measured/predicted %.2f\n",
-              FormatDuration(spread.median).c_str(), setup.network->path.c_str(),
-              FormatDuration(predicted->end_ns).c_str(),
-              pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
+  std::printf(
+      "\nstep time  measured median %s   predicted (%s, congestion-aware) %s   "
+      "measured/predicted %.2f\n",
+      FormatDuration(spread.median).c_str(), setup.network->path.c_str(),
+      FormatDuration(predicted->end_ns).c_str(),
+      pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
   return 0;
 }
 
@@ -250,6 +292,22 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
   opt.bind_addr = f.bind;
   opt.channels = f.setup.channels;
   opt.tcp_congestion = f.tcp_congestion;
+  opt.carry_data = f.setup.verify;
+  if (!f.intra_host.empty()) {
+    auto host = config::LoadNetworkConfig(f.intra_host);
+    if (!host.ok()) {
+      std::cerr << "genie run: --intra-host: " << host.status().message() << "\n";
+      return 2;
+    }
+    if (env.local_world_size > 0 && host->total_npus() != env.local_world_size) {
+      std::cerr << "genie run: rank " << env.rank << ": --intra-host " << f.intra_host
+                << " models hosts of " << host->total_npus() << " ranks but the launcher "
+                << "started " << env.local_world_size << " on this host; start "
+                << host->total_npus() << " per host\n";
+      return 2;
+    }
+    opt.intra_host = std::move(*host);
+  }
   auto timeout = ParseDuration(f.peer_timeout);
   if (!timeout.ok()) {
     std::cerr << "genie run: --peer-timeout: " << timeout.status().message() << "\n";
@@ -261,19 +319,24 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
   opt.spin = f.spin_us == 0 ? false : policy.spin;
   opt.spin_us = static_cast<int>(policy.margin / kNsPerUs);
 
-  nlohmann::json transport = {{"name", "tcp"},         {"channels", opt.channels},
-                              {"bind", opt.bind_addr}, {"tcp_congestion", opt.tcp_congestion},
-                              {"peer_timeout_ns", opt.peer_timeout}, {"spin", opt.spin},
+  nlohmann::json transport = {{"name", "tcp"},
+                              {"channels", opt.channels},
+                              {"bind", opt.bind_addr},
+                              {"tcp_congestion", opt.tcp_congestion},
+                              {"peer_timeout_ns", opt.peer_timeout},
+                              {"spin", opt.spin},
                               {"spin_us", opt.spin_us}};
+  if (opt.intra_host) transport["intra_host"] = opt.intra_host->ToJson();
   nlohmann::json header = report::Provenance(setup->ToJson(), transport, f.argv);
   header["command"] = "run";
   header["rank"] = env.rank;
   header["world_size"] = env.world_size;
   header["job_id"] = opt.job_id;
+  header["launcher"] = env.source;
   header["iterations"] = f.iterations;
   header["warmup"] = f.warmup;
-  auto recorder = record::Recorder::Create(f.output + "/rank-" + std::to_string(env.rank) + ".jsonl",
-                                           header);
+  auto recorder =
+      record::Recorder::Create(f.output + "/rank-" + std::to_string(env.rank) + ".jsonl", header);
   if (!recorder.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << recorder.status().message() << "\n";
     return 1;
@@ -288,10 +351,30 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
     std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
     return launch::kExitPeerFailed;
   }
+  const auto& clock = (*backend)->clock();
+  (*recorder)->Note("clock", {{"rank", env.rank},
+                              {"reference_rank", 0},
+                              {"offset_ns", clock.offset_ns},
+                              {"rtt_ns", clock.rtt_ns},
+                              {"samples", clock.samples},
+                              {"host_id", (*backend)->host_ids()[static_cast<size_t>(env.rank)]}});
   IterationDriver driver(f, *setup, **backend, **graph, **recorder);
   driver.set_timeout(opt.peer_timeout);
   Status st = driver.Run();
+  nlohmann::json peers = nlohmann::json::array();
+  for (int peer = 0; peer < env.world_size; ++peer) {
+    const auto& t = (*backend)->traffic(peer);
+    if (t.network_messages_sent + t.modelled_messages_sent == 0) continue;
+    peers.push_back({{"peer", peer},
+                     {"socket_bytes_sent", (*backend)->counters(peer).bytes_sent},
+                     {"network_bytes_sent", t.network_bytes_sent},
+                     {"network_messages_sent", t.network_messages_sent},
+                     {"modelled_bytes_sent", t.modelled_bytes_sent},
+                     {"modelled_messages_sent", t.modelled_messages_sent}});
+  }
+  (*recorder)->Note("traffic", {{"rank", env.rank}, {"peers", peers}});
   (*recorder)->Close();
+  if (!st.ok()) (*backend)->Abort(st);
   if (!st.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
     return st.code() == Status::Code::kUnavailable || st.code() == Status::Code::kTimeout
@@ -318,10 +401,13 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
                  env.rank, static_cast<unsigned long long>(driver.verified()), unchecked.c_str(),
                  connections.c_str());
   }
-  return env.rank == 0 ? Summarise(f, *setup, env) : 0;
+  return WriteResults(f, *setup, env);
 }
 
 int RunCommand(RunFlags& f) {
+  // The flags stand in for the variables, so they also reach self-launched ranks.
+  if (!f.rendezvous.empty()) setenv("GENIE_RENDEZVOUS", f.rendezvous.c_str(), 1);
+  if (!f.job_id.empty()) setenv("GENIE_JOB_ID", f.job_id.c_str(), 1);
   auto env = launch::DiscoverRankEnv();
   if (!env.ok()) {
     std::cerr << "genie run: " << env.status().message() << "\n";
@@ -367,6 +453,14 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--verify", f->setup.verify, "Send real data, compute reductions, check results");
   app.add_option("--bind", f->bind, "Address to listen on and send from");
+  app.add_option("--intra-host", f->intra_host,
+                 "network.yml of one host (e.g. 8 ranks on a 900 GB/s switch): traffic between "
+                 "ranks of a host is modelled, only inter-host traffic is sent");
+  app.add_option("--rendezvous", f->rendezvous,
+                 "tcp:HOST:PORT (store on rank 0) or dir:PATH; default: from the launcher "
+                 "(GENIE_RENDEZVOUS, MASTER_ADDR/MASTER_PORT)");
+  app.add_option("--job-id", f->job_id,
+                 "Job id checked in every connection (default: the launcher's, or derived)");
   app.add_option("--tcp-congestion", f->tcp_congestion, "TCP congestion control (e.g. cubic, bbr)");
   app.add_option("--peer-timeout", f->peer_timeout, "Give up on a silent peer after this long");
   app.add_option("--spin-us", f->spin_us,

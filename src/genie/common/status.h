@@ -36,6 +36,10 @@ class Status {
   Status WithContext(const std::string& context) const {
     return ok() ? *this : Status(code_, context + ": " + message_);
   }
+  // Appends lines of detail (e.g. what a rank was waiting on) after the message.
+  Status WithDetail(const std::string& detail) const {
+    return ok() ? *this : Status(code_, message_ + "\n" + detail);
+  }
 
  private:
   Status(Code c, std::string m) : code_(c), message_(std::move(m)) {}

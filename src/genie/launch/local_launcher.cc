@@ -39,9 +39,24 @@ std::string Describe(int wstatus) {
 Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   if (o.ranks < 1) return Status::InvalidArgument("genie launch: -n must be at least 1");
   if (o.argv.empty()) return Status::InvalidArgument("genie launch: nothing to run after --");
+  if (o.nodes < 1 || o.node_rank < 0 || o.node_rank >= o.nodes) {
+    return Status::InvalidArgument(fmt::format(
+        "genie launch: --node-rank {} is outside --nnodes {}", o.node_rank, o.nodes));
+  }
+  if (o.nodes > 1 && o.rendezvous.empty()) {
+    return Status::InvalidArgument(
+        "genie launch: with --nnodes > 1 every node needs the same --rendezvous "
+        "(tcp:NODE0_HOST:PORT, or a directory all nodes share)");
+  }
+  const int first = o.node_rank * o.ranks;
+  const int world = o.nodes * o.ranks;
 
-  std::string dir = o.rendezvous_dir;
-  bool own_dir = dir.empty();
+  std::string spec = o.rendezvous;
+  if (!spec.empty() && spec.rfind("tcp:", 0) != 0 && spec.rfind("dir:", 0) != 0) {
+    spec = "dir:" + spec;
+  }
+  std::string dir = spec.rfind("dir:", 0) == 0 ? spec.substr(4) : "";
+  bool own_dir = spec.empty();
   if (own_dir) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "genie-launch-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) {
@@ -49,10 +64,15 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
                                          strerror(errno)));
     }
     dir = tmpl;
+    spec = "dir:" + dir;
   }
-  std::string job = o.job_id.empty()
-                        ? fmt::format("launch-{}-{:x}", getpid(), static_cast<uint64_t>(Now()))
-                        : o.job_id;
+  // Nodes agree on the job id without talking: derive it from the rendezvous they share.
+  std::string job = o.job_id;
+  if (job.empty() && o.nodes > 1) {
+    job = fmt::format("launch-{:x}", std::hash<std::string>{}(spec));
+  } else if (job.empty()) {
+    job = fmt::format("launch-{}-{:x}", getpid(), static_cast<uint64_t>(Now()));
+  }
 
   sigset_t mask, old_mask;
   sigemptyset(&mask);
@@ -92,11 +112,11 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     }
     if (pid == 0) {
       sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-      setenv("GENIE_RANK", std::to_string(r).c_str(), 1);
-      setenv("GENIE_WORLD_SIZE", std::to_string(o.ranks).c_str(), 1);
+      setenv("GENIE_RANK", std::to_string(first + r).c_str(), 1);
+      setenv("GENIE_WORLD_SIZE", std::to_string(world).c_str(), 1);
       setenv("GENIE_LOCAL_RANK", std::to_string(r).c_str(), 1);
       setenv("GENIE_LOCAL_WORLD_SIZE", std::to_string(o.ranks).c_str(), 1);
-      setenv("GENIE_RENDEZVOUS", ("dir:" + dir).c_str(), 1);
+      setenv("GENIE_RENDEZVOUS", spec.c_str(), 1);
       setenv("GENIE_JOB_ID", job.c_str(), 1);
       execvp(args[0], args.data());
       fprintf(stderr, "genie launch: rank %d: cannot run %s: %s\n", r, args[0], strerror(errno));
@@ -159,12 +179,12 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       return x.first < y.first;
     });
     auto [r, wstatus] = failed.front();
-    result.failed_rank = r;
+    result.failed_rank = first + r;
     result.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    result.message = fmt::format("rank {} failed: {}", r, Describe(wstatus));
+    result.message = fmt::format("rank {} failed: {}", first + r, Describe(wstatus));
     for (size_t i = 1; i < failed.size(); ++i) {
-      result.message += fmt::format("{}rank {} {}", i == 1 ? " (then " : ", ", failed[i].first,
-                                    Describe(failed[i].second));
+      result.message += fmt::format("{}rank {} {}", i == 1 ? " (then " : ", ",
+                                    first + failed[i].first, Describe(failed[i].second));
     }
     if (failed.size() > 1) result.message += ")";
     result.message += fmt::format("; stopping the other {} rank(s)", alive);

@@ -1,6 +1,9 @@
 // LocalLauncher: starts N ranks of a program on this machine (what `genie launch -n N` does),
 // each with GENIE_RANK, GENIE_WORLD_SIZE, GENIE_LOCAL_RANK, GENIE_LOCAL_WORLD_SIZE,
 // GENIE_RENDEZVOUS (dir:<a fresh directory unless given>) and GENIE_JOB_ID in its environment.
+// On several machines (torchrun's --nnodes/--node-rank) node K starts ranks K*N .. K*N+N-1 of
+// a world of nodes*N; every node is given the same rendezvous (tcp:HOST:PORT of node 0, or a
+// shared directory) and so derives the same job id.
 // It forwards SIGINT/SIGTERM to the ranks; when a rank fails (non-zero exit or killed) it
 // stops the others (SIGTERM, then SIGKILL after a grace period) and reports that rank.
 //
@@ -24,7 +27,10 @@ inline constexpr int kExitPeerFailed = 75;
 struct LaunchOptions {
   int ranks = 1;
   std::vector<std::string> argv;  // argv[0] is the program (a path, or a name found in PATH)
-  std::string rendezvous_dir;     // empty: a fresh temporary directory, removed afterwards
+  // "tcp:host:port", "dir:/path" or "/path"; empty: a fresh temporary directory (one node).
+  std::string rendezvous;
+  int nodes = 1;      // machines in the job, each running `ranks` ranks
+  int node_rank = 0;  // which of them this is
   std::string job_id;             // empty: derived from the launcher's pid and start time
   TimeNs grace = 5 * kNsPerSec;   // SIGTERM -> SIGKILL
 };

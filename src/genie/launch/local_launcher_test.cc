@@ -20,7 +20,7 @@ TEST(LocalLauncherTest, EveryRankGetsItsEnvironment) {
   LaunchOptions o;
   o.ranks = 3;
   o.job_id = "jobX";
-  o.rendezvous_dir = dir + "/rdzv";
+  o.rendezvous = dir + "/rdzv";
   o.argv = {"/bin/sh", "-c",
             "echo $GENIE_RANK $GENIE_WORLD_SIZE $GENIE_LOCAL_RANK $GENIE_RENDEZVOUS $GENIE_JOB_ID > " +
                 dir + "/out.$GENIE_RANK"};

@@ -77,7 +77,7 @@ Result<FrameHeader> ParseFrame(const unsigned char in[kFrameHeaderBytes],
         "frame version {} but this genie speaks {}; run the same genie build on every rank",
         h.version, kFrameVersion));
   }
-  if (h.type < FrameType::kHello || h.type > FrameType::kHeartbeat) {
+  if (h.type < FrameType::kHello || h.type > FrameType::kAbort) {
     return Status::Corruption(fmt::format("unknown frame type {}", static_cast<int>(h.type)));
   }
   if (h.job != expect.job) {
@@ -107,7 +107,9 @@ Result<FrameHeader> ParseFrame(const unsigned char in[kFrameHeaderBytes],
     return Status::Corruption(
         fmt::format("sequence {} but expected {} (lost or duplicated frame)", h.seq, expect.seq));
   }
-  uint64_t max = h.type == FrameType::kHello ? kMaxJobIdBytes : expect.max_length;
+  uint64_t max = h.type == FrameType::kHello   ? kMaxJobIdBytes
+                 : h.type == FrameType::kAbort ? kMaxAbortBytes
+                                               : expect.max_length;
   if ((h.type == FrameType::kHelloAck || h.type == FrameType::kBye ||
        h.type == FrameType::kHeartbeat) &&
       h.length != 0) {

@@ -7,7 +7,7 @@
 //   0 magic u32 "GNIE" | 4 version u16 | 6 type u8 | 7 flags u8 | 8 job u64 (hash of job id)
 //  16 src rank u32 | 20 dst rank u32 | 24 channel u16 | 26 reserved u16 | 28 imm u32
 //  32 tag u64 | 40 seq u64 | 48 length u64 | 56 offset u64 (kWrite: remote offset;
-//  kHello: world size) ; payload of `length` bytes follows.
+//  kHello: world size; kData: the sender's remote_data) ; payload of `length` bytes follows.
 // The kWrite key (one-sided) travels in `tag`.
 // Value types and pure functions; any thread.
 #pragma once
@@ -26,6 +26,8 @@ inline constexpr uint16_t kFrameVersion = 1;
 inline constexpr size_t kFrameHeaderBytes = 64;
 // Hello payload carries the job id string; longer ids are rejected.
 inline constexpr size_t kMaxJobIdBytes = 256;
+// An abort's reason is cut to this many bytes.
+inline constexpr size_t kMaxAbortBytes = 4096;
 
 enum class FrameType : uint8_t {
   kHello = 1,      // connector -> acceptor: who I am (payload = job id string)
@@ -34,6 +36,7 @@ enum class FrameType : uint8_t {
   kWrite = 4,      // one-sided write with immediate data
   kBye = 5,        // orderly shutdown: no more frames follow on this connection
   kHeartbeat = 6,  // no payload; "still here", to a peer nothing else went to for a while
+  kAbort = 7,      // this rank gives up on the job; payload = why (text); nothing follows
 };
 
 enum FrameFlags : uint8_t {

@@ -108,7 +108,7 @@ TEST(FrameTest, RejectsEachWrongField) {
   }
 }
 
-TEST(FrameTest, EmptyHeartbeatIsValidAndTheTypeAfterItIsNot) {
+TEST(FrameTest, EmptyHeartbeatIsValidAndAHeartbeatWithPayloadIsNot) {
   FrameHeader h = Sample();
   h.type = FrameType::kHeartbeat;
   h.flags = 0;
@@ -118,8 +118,23 @@ TEST(FrameTest, EmptyHeartbeatIsValidAndTheTypeAfterItIsNot) {
   auto r = ParseFrame(buf, Expect());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->type, FrameType::kHeartbeat);
-  buf[6] = static_cast<unsigned char>(FrameType::kHeartbeat) + 1;
+  h.length = 1;
+  EncodeFrame(h, buf);
   EXPECT_FALSE(ParseFrame(buf, Expect()).ok());
+}
+
+TEST(FrameTest, AbortCarriesABoundedReasonAndTheTypeAfterItIsUnknown) {
+  FrameHeader h = Sample();
+  h.type = FrameType::kAbort;
+  h.length = kMaxAbortBytes;
+  unsigned char buf[kFrameHeaderBytes];
+  EncodeFrame(h, buf);
+  EXPECT_TRUE(ParseFrame(buf, Expect()).ok());
+  h.length = kMaxAbortBytes + 1;
+  EncodeFrame(h, buf);
+  EXPECT_FALSE(ParseFrame(buf, Expect()).ok());
+  buf[6] = static_cast<unsigned char>(FrameType::kAbort) + 1;
+  EXPECT_NE(ParseFrame(buf, Expect()).status().message().find("unknown frame type"), std::string::npos);
 }
 
 TEST(FrameTest, AllZeroBytesAreRejected) {

@@ -59,6 +59,7 @@ class MessageMatcher {
     Bytes bytes;
     bool has_data;
     Buffer buf;  // from the pool when has_data
+    uint64_t remote_data = 0;
   };
 
   void AddPosted(const MatchKey& k, const Posted& p) { posted_[k].push_back(p); }

@@ -69,6 +69,9 @@ struct SendOp {
   const void* data = nullptr;  // nullptr: no real data, the wire carries filler
   Bytes bytes = 0;
   uint64_t cookie = 0;  // returned in OnSendDone
+  // Delivered to the receiver with its completion (libfabric's remote CQ data of
+  // fi_tsenddata); RealBackend carries modelled delivery deadlines in it.
+  uint64_t remote_data = 0;
 };
 
 struct RecvOp {
@@ -97,7 +100,7 @@ class TransportEvents {
   virtual ~TransportEvents() = default;
   // The payload has left this rank (handed to the kernel); the buffer may be reused.
   virtual void OnSendDone(uint64_t cookie) = 0;
-  virtual void OnRecvDone(uint64_t cookie, Bytes bytes) = 0;
+  virtual void OnRecvDone(uint64_t cookie, Bytes bytes, uint64_t remote_data) = 0;
   virtual void OnWriteDone(uint64_t cookie) = 0;
   // A peer's write landed in region `key` at [offset, offset + bytes).
   virtual void OnRemoteWrite(int peer, uint16_t channel, uint64_t key, Bytes offset, Bytes bytes,
@@ -128,6 +131,10 @@ class Transport {
   // the loop, at most `timeout`) for every peer's goodbye; then closes everything. Doubles as
   // a final barrier. Returns Timeout naming the peers that did not answer.
   virtual Status Shutdown(TimeNs timeout) = 0;
+  // Failure end: tells every connected peer that this rank gives up and why — peers report
+  // that reason (naming the rank it is about) rather than just "lost this rank" — waits at
+  // most `linger` for the news to leave, then closes everything. Queued frames are dropped.
+  virtual void Abort(const std::string& reason, TimeNs linger) = 0;
 
   virtual const PeerCounters& counters(int peer) const = 0;
   // Messages that arrived with no receive posted yet and are still unclaimed.

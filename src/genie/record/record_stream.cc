@@ -56,9 +56,14 @@ Result<RecordStream> ParseRecordStream(std::string_view text, const std::string&
       auto s = RankSummaryFromJson(j);
       if (!s.ok()) return where(s.status());
       out.ranks.push_back(*s);
+    } else if (kind == "clock") {
+      out.clock = std::move(j);
+    } else if (kind == "traffic") {
+      out.traffic = std::move(j);
     } else {
       return Status::Corruption(fmt::format(
-          "{}: line {}: unknown record \"{}\" (expected header, op or rank)", name, line_no, kind));
+          "{}: line {}: unknown record \"{}\" (expected header, op, rank, clock or traffic)",
+          name, line_no, kind));
     }
   }
   return out;

@@ -19,6 +19,8 @@ struct RecordStream {
   nlohmann::json header;  // the header line's "run" object; null when the file had none
   std::vector<OpEvent> ops;
   std::vector<RankSummary> ranks;
+  nlohmann::json clock;    // the "clock" record (offset_ns to rank 0's clock), or null
+  nlohmann::json traffic;  // the "traffic" record (bytes per peer), or null
   bool truncated = false;  // the last line was incomplete and was dropped
 };
 

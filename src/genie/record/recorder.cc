@@ -64,6 +64,11 @@ void Recorder::OnRankDone(const RankSummary& summary) {
   WriteLine(j);
 }
 
+void Recorder::Note(const std::string& kind, nlohmann::json fields) {
+  fields["record"] = kind;
+  WriteLine(fields);
+}
+
 void Recorder::WriteLine(const nlohmann::json& j) {
   if (fd_ < 0) return;
   line_ = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -4,7 +4,9 @@
 //
 // Stream format (docs/results.md): one self-contained JSON object per line, flushed to the
 // kernel after every line. First line: {"record":"header","format":"genie-record","version":1,
-// "run":{...}}; then {"record":"op",...} and {"record":"rank",...} lines (event_json.h fields).
+// "run":{...}}; then {"record":"op",...} and {"record":"rank",...} lines (event_json.h fields),
+// and a real run's {"record":"clock",...} (offset to rank 0's clock, written at start) and
+// {"record":"traffic",...} (bytes per peer, network vs modelled, written at the end).
 // A reader (record_stream.h) drops a truncated last line.
 //
 // Ownership and threads: owned by one rank's event loop (or the simulator); not thread-safe.
@@ -40,6 +42,8 @@ class Recorder {
 
   void OnOp(const OpEvent& event);
   void OnRankDone(const RankSummary& summary);
+  // An auxiliary record ("clock", "traffic"): `fields` plus "record": kind, streamed only.
+  void Note(const std::string& kind, nlohmann::json fields);
 
   const std::vector<OpEvent>& ops() const { return ops_; }
   const std::vector<RankSummary>& ranks() const { return ranks_; }

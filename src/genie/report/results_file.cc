@@ -1,5 +1,7 @@
 #include "genie/report/results_file.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -65,10 +67,41 @@ Result<RunRecords> LoadResults(const std::string& path) {
   return r;
 }
 
-Result<RunRecords> MergeStreams(const std::vector<std::string>& paths,
+Result<std::vector<std::string>> ExpandStreamPaths(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      out.push_back(path);
+      continue;
+    }
+    std::vector<std::pair<int, std::string>> found;
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      const std::string name = entry.path().filename().string();
+      int rank = -1;
+      char tail = 0;
+      if (std::sscanf(name.c_str(), "rank-%d.jsonl%c", &rank, &tail) == 1 && rank >= 0) {
+        found.emplace_back(rank, entry.path().string());
+      }
+    }
+    if (found.empty()) {
+      return Status::NotFound(fmt::format(
+          "{} holds no rank streams (rank-N.jsonl); give a genie run output folder", path));
+    }
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) out.push_back(std::move(f.second));
+  }
+  return out;
+}
+
+Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
                                 const std::map<int, TimeNs>& clock_offsets_ns) {
+  GENIE_ASSIGN_OR_RETURN(std::vector<std::string> paths, ExpandStreamPaths(given));
   RunRecords out;
-  out.run_info = {{"merged_files", json::array()}, {"headers", json::array()}};
+  out.run_info = {{"merged_files", json::array()}, {"headers", json::array()},
+                  {"traffic", json::array()}};
+  std::map<int, TimeNs> applied;
   std::map<int, std::string> owner;  // rank -> the file it came from
   for (const std::string& path : paths) {
     GENIE_ASSIGN_OR_RETURN(record::RecordStream s, record::ReadRecordStream(path));
@@ -83,9 +116,15 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& paths,
             path));
       }
     }
+    // Explicit offsets win; then the one the rank measured against rank 0 at start.
+    const bool recorded = s.clock.is_object() && s.clock.contains("offset_ns");
     auto offset = [&](int rank) {
       auto it = clock_offsets_ns.find(rank);
-      return it == clock_offsets_ns.end() ? TimeNs{0} : it->second;
+      TimeNs d = it != clock_offsets_ns.end() ? it->second
+                 : recorded ? s.clock.value("offset_ns", TimeNs{0})
+                            : TimeNs{0};
+      if (it != clock_offsets_ns.end() || recorded) applied[rank] = d;
+      return d;
     };
     for (auto& e : s.ops) {
       TimeNs d = offset(e.rank);
@@ -102,8 +141,9 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& paths,
     out.truncated = out.truncated || s.truncated;
     out.run_info["merged_files"].push_back(std::filesystem::path(path).filename().string());
     out.run_info["headers"].push_back(s.header);
+    if (!s.traffic.is_null()) out.run_info["traffic"].push_back(s.traffic);
   }
-  for (const auto& [rank, ns] : clock_offsets_ns) {
+  for (const auto& [rank, ns] : applied) {
     out.clock_offsets_ns[std::to_string(rank)] = ns;
   }
   return out;

@@ -29,8 +29,13 @@ struct RunRecords {
 Result<RunRecords> LoadResults(const std::string& path);
 
 // Merges JSON-lines streams (one per rank, or any split of ranks); a rank found in two files is
-// an error. run_info becomes {"merged_files": [file names], "headers": [each file's header]}.
+// an error. A path that is a directory stands for the rank-*.jsonl streams in it (one host's
+// output folder). Each rank's times move onto rank 0's clock by the offset given here or,
+// failing that, by the one its stream recorded at start. run_info becomes
+// {"merged_files": [file names], "headers": [each file's header], "traffic": [each rank's]}.
 Result<RunRecords> MergeStreams(const std::vector<std::string>& paths,
                                 const std::map<int, TimeNs>& clock_offsets_ns = {});
+// The rank streams a path stands for: itself, or a directory's rank-*.jsonl in rank order.
+Result<std::vector<std::string>> ExpandStreamPaths(const std::vector<std::string>& paths);
 
 }  // namespace genie::report

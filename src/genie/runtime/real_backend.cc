@@ -3,22 +3,48 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <fstream>
+#include <limits>
+
 #include "genie/net/rendezvous.h"
 #include "genie/net/tcp/tcp_transport.h"
 
 namespace genie::runtime {
+namespace {
+
+// Clock ping-pongs use tags no Executor or barrier tag takes (those never set all of 63..16).
+constexpr uint64_t kClockTag = 0xFFFF'FFFF'FFFF'0000ull;
+constexpr int kClockRounds = 16;
+
+// The kernel's boot id: processes that share it share CLOCK_MONOTONIC (one machine, whatever
+// network namespace they are in).
+std::string BootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id.empty() ? "unknown" : id;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOptions& o) {
   if (o.world_size > 1 && o.rendezvous.empty()) {
     return Status::InvalidArgument(fmt::format(
         "rank {} of {}: no rendezvous given; use genie launch, or set GENIE_RENDEZVOUS to "
-        "dir:/shared/path or tcp:host:port", o.rank, o.world_size));
+        "dir:/shared/path or tcp:host:port",
+        o.rank, o.world_size));
   }
   SleepPolicy policy;
   policy.spin = o.spin;
   if (o.spin_us > 0) policy.margin = static_cast<TimeNs>(o.spin_us) * kNsPerUs;
   GENIE_ASSIGN_OR_RETURN(auto loop, EventLoop::Create(policy));
   std::unique_ptr<RealBackend> b(new RealBackend(o, std::move(loop)));
+  b->traffic_.resize(static_cast<size_t>(o.world_size));
+  if (o.intra_host) {
+    GENIE_ASSIGN_OR_RETURN(auto model, IntraHostModel::Create(*o.intra_host, o.world_size));
+    b->intra_.emplace(std::move(model));
+  }
 
   net::TransportOptions t;
   t.rank = o.rank;
@@ -34,12 +60,104 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   b->transport_->SetEvents(b.get());
 
   GENIE_ASSIGN_OR_RETURN(std::string address, b->transport_->Listen());
-  net::RendezvousRequest q{o.rendezvous, o.job_id, o.rank, o.world_size, address, o.peer_timeout};
-  GENIE_ASSIGN_OR_RETURN(auto addresses, net::ExchangeAddresses(q));
+  // Each rank publishes "address|host id"; the transport sees only the addresses.
+  net::RendezvousRequest q{o.rendezvous,  o.job_id, o.rank, o.world_size, address + "|" + BootId(),
+                           o.peer_timeout};
+  GENIE_ASSIGN_OR_RETURN(auto published, net::ExchangeAddresses(q));
+  std::vector<std::string> addresses;
+  for (const std::string& p : published) {
+    const size_t bar = p.rfind('|');
+    addresses.push_back(p.substr(0, bar));
+    b->host_ids_.push_back(bar == std::string::npos ? "unknown" : p.substr(bar + 1));
+  }
+  GENIE_RETURN_IF_ERROR(b->CheckHosts(addresses));
   GENIE_RETURN_IF_ERROR(b->transport_->Connect(addresses));
   spdlog::info("rank {}: connected to {} peers over tcp ({} channel(s) each) from {}", o.rank,
                o.world_size - 1, o.channels, address);
+  GENIE_RETURN_IF_ERROR(b->EstimateClock());
   return b;
+}
+
+Status RealBackend::CheckHosts(const std::vector<std::string>& addresses) {
+  if (!intra_) return Status::Ok();
+  // Modelled delivery times are CLOCK_MONOTONIC deadlines: both ends must share that clock.
+  const int me = options_.rank;
+  const int first = intra_->HostOf(me) * intra_->ranks_per_host();
+  for (int r = first; r < first + intra_->ranks_per_host(); ++r) {
+    if (host_ids_[static_cast<size_t>(r)] != host_ids_[static_cast<size_t>(me)]) {
+      return Status::InvalidArgument(fmt::format(
+          "ranks {} and {} ({} and {}) are one host in the intra-host model ({} ranks per "
+          "host) but run on different machines; start {} consecutive ranks per host (e.g. "
+          "mpiexec -ppn {}, srun --distribution=block)",
+          me, r, addresses[static_cast<size_t>(me)], addresses[static_cast<size_t>(r)],
+          intra_->ranks_per_host(), intra_->ranks_per_host(), intra_->ranks_per_host()));
+    }
+  }
+  return Status::Ok();
+}
+
+Status RealBackend::EstimateClock() {
+  const int me = options_.rank;
+  const int n = options_.world_size;
+  if (n == 1) return Status::Ok();
+  int outstanding = 0;
+  auto post_recv = [&](int peer, int round, uint64_t* data, Callback fn) {
+    Pending p;
+    p.fn = std::move(fn);
+    p.remote_data = data;
+    transport_->PostRecv(
+        {peer, 0, kClockTag | static_cast<uint64_t>(round), nullptr, 0, Store(std::move(p))});
+  };
+  auto post_send = [&](int peer, int round, uint64_t data) {
+    ++outstanding;
+    transport_->PostSend({peer, 0, kClockTag | static_cast<uint64_t>(round), nullptr, 0,
+                          Store({[&outstanding] { --outstanding; }}), data});
+  };
+  std::vector<uint64_t> stamps(static_cast<size_t>(n) * kClockRounds);
+  if (me == 0) {
+    // Answer every rank's every ping with the time it arrived, in any order.
+    for (int peer = 1; peer < n; ++peer) {
+      for (int round = 0; round < kClockRounds; ++round) {
+        ++outstanding;
+        post_recv(peer, round, &stamps[0], [&, peer, round] {
+          --outstanding;
+          post_send(peer, round, static_cast<uint64_t>(MonotonicNow()));
+        });
+      }
+    }
+  }
+  // Ranks other than 0: one ping at a time, each timed by this rank's clock.
+  TimeNs best_rtt = std::numeric_limits<TimeNs>::max();
+  std::function<void(int)> ping = [&](int round) {
+    if (round == kClockRounds) return;
+    const TimeNs t0 = MonotonicNow();
+    ++outstanding;
+    uint64_t* stamp = &stamps[static_cast<size_t>(round)];
+    post_recv(0, round, stamp, [&, t0, stamp, round] {
+      --outstanding;
+      const TimeNs t1 = MonotonicNow();
+      if (t1 - t0 < best_rtt) {
+        best_rtt = t1 - t0;
+        clock_.offset_ns = static_cast<TimeNs>(*stamp) - (t0 + (t1 - t0) / 2);
+        clock_.rtt_ns = best_rtt;
+      }
+      ++clock_.samples;
+      ping(round + 1);
+    });
+    post_send(0, round, 0);
+  };
+  if (me != 0) ping(0);
+  const TimeNs deadline = MonotonicNow() + options_.peer_timeout;
+  while (outstanding > 0 && status_.ok()) {
+    if (MonotonicNow() > deadline) {
+      return Status::Timeout(fmt::format(
+          "rank {}: clock synchronisation with rank 0 did not finish within {} (--peer-timeout)",
+          me, FormatDuration(options_.peer_timeout)));
+    }
+    loop_->RunOnce(MonotonicNow() + 10 * kNsPerMs);
+  }
+  loop_->ResetQuit();
+  return status_;
 }
 
 RealBackend::RealBackend(const RealBackendOptions& options, std::unique_ptr<EventLoop> loop)
@@ -49,22 +167,34 @@ RealBackend::~RealBackend() {
   transport_.reset();  // closes sockets while the loop still exists
 }
 
-uint64_t RealBackend::Store(Callback fn) {
+uint64_t RealBackend::Store(Pending p) {
   if (!free_.empty()) {
     uint64_t slot = free_.back();
     free_.pop_back();
-    callbacks_[slot] = std::move(fn);
+    callbacks_[slot] = std::move(p);
     return slot;
   }
-  callbacks_.push_back(std::move(fn));
+  callbacks_.push_back(std::move(p));
   return callbacks_.size() - 1;
 }
 
+void RealBackend::OnRecvDone(uint64_t cookie, Bytes, uint64_t remote_data) {
+  Pending& p = callbacks_[cookie];
+  if (p.remote_data != nullptr) *p.remote_data = remote_data;
+  if (p.deadline_from_peer) p.not_before = static_cast<TimeNs>(remote_data);
+  Fire(cookie);
+}
+
 void RealBackend::Fire(uint64_t cookie) {
-  Callback fn = std::move(callbacks_[cookie]);
-  callbacks_[cookie] = nullptr;
+  Pending p = std::move(callbacks_[cookie]);
+  callbacks_[cookie] = Pending{};
   free_.push_back(cookie);
-  if (fn) fn();
+  if (p.not_before > MonotonicNow()) {
+    // A modelled message: the transport was faster than the modelled link.
+    loop_->RunAt(p.not_before, std::move(p.fn));
+    return;
+  }
+  if (p.fn) p.fn();
 }
 
 void RealBackend::After(TimeNs delay, Callback fn) {
@@ -72,11 +202,35 @@ void RealBackend::After(TimeNs delay, Callback fn) {
 }
 
 void RealBackend::Send(const Message& msg, Callback done) {
-  transport_->PostSend({msg.peer, msg.channel, msg.tag, msg.data, msg.bytes, Store(std::move(done))});
+  PeerTraffic& t = traffic_[static_cast<size_t>(msg.peer)];
+  if (!Modelled(msg.peer)) {
+    if (msg.peer != options_.rank) {
+      t.network_bytes_sent += msg.bytes;
+      ++t.network_messages_sent;
+    }
+    transport_->PostSend(
+        {msg.peer, msg.channel, msg.tag, msg.data, msg.bytes, Store({std::move(done)})});
+    return;
+  }
+  t.modelled_bytes_sent += msg.bytes;
+  ++t.modelled_messages_sent;
+  const TimeNs deliver = intra_->Deliver(options_.rank, msg.peer, msg.bytes, MonotonicNow());
+  const Bytes wire = options_.carry_data ? msg.bytes : 0;
+  transport_->PostSend({msg.peer, msg.channel, msg.tag, options_.carry_data ? msg.data : nullptr,
+                        wire, Store({std::move(done), deliver}), static_cast<uint64_t>(deliver)});
 }
 
 void RealBackend::Recv(const Message& msg, Callback done) {
-  transport_->PostRecv({msg.peer, msg.channel, msg.tag, msg.into, msg.bytes, Store(std::move(done))});
+  if (!Modelled(msg.peer)) {
+    transport_->PostRecv(
+        {msg.peer, msg.channel, msg.tag, msg.into, msg.bytes, Store({std::move(done)})});
+    return;
+  }
+  Pending p{std::move(done)};
+  p.deadline_from_peer = true;
+  const Bytes wire = options_.carry_data ? msg.bytes : 0;
+  transport_->PostRecv({msg.peer, msg.channel, msg.tag, options_.carry_data ? msg.into : nullptr,
+                        wire, Store(std::move(p))});
 }
 
 void RealBackend::Run() {
@@ -88,6 +242,11 @@ void RealBackend::Run() {
 void RealBackend::OnFatal(const Status& status) {
   if (status_.ok()) status_ = status;
   loop_->Quit();
+}
+
+void RealBackend::Abort(const Status& why) {
+  if (transport_)
+    transport_->Abort(why.message(), std::min<TimeNs>(options_.peer_timeout, kNsPerSec));
 }
 
 Status RealBackend::Shutdown() {

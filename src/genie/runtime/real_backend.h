@@ -6,6 +6,12 @@
 // Create() connects eagerly: it listens on the bind address, exchanges addresses through the
 // rendezvous, and returns only when all C connections to every peer are up (or fails naming
 // the missing ranks after peer_timeout). So connection cost never lands inside a measured step.
+// It then estimates this rank's clock offset to rank 0 (ping-pong, the minimum-RTT sample of
+// Cristian's method) so results from many hosts merge onto one timeline.
+//
+// With an intra-host model (intra_host_model.h), messages between ranks of one host are
+// modelled: they still pass through the transport (over loopback, with no payload unless
+// carry_data) to keep the ranks in step, but complete at the modelled delivery time.
 //
 // Ownership: owns its EventLoop and Transport. Threading: everything on the thread that calls
 // Run(), except Stop(), which any thread may call. Callbacks run on the loop, never
@@ -13,13 +19,16 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "genie/common/status.h"
+#include "genie/config/network_config.h"
 #include "genie/net/transport.h"
 #include "genie/runtime/backend.h"
 #include "genie/runtime/event_loop.h"
+#include "genie/runtime/intra_host_model.h"
 
 namespace genie::runtime {
 
@@ -38,6 +47,25 @@ struct RealBackendOptions {
   bool spin = true;
   int spin_us = 200;
   int socket_buffer_bytes = 4 << 20;
+  // The host's internal network, modelled instead of sent (genie run --intra-host).
+  std::optional<config::NetworkConfig> intra_host;
+  // Modelled messages carry their real payload (--verify); otherwise only a header.
+  bool carry_data = false;
+};
+
+// This rank's clock against rank 0's: rank 0 time = local time + offset_ns.
+struct ClockOffset {
+  TimeNs offset_ns = 0;
+  TimeNs rtt_ns = 0;  // of the sample used; the offset is good to about rtt / 2
+  int samples = 0;
+};
+
+// Traffic to one peer, split by what crossed the real network and what was modelled.
+struct PeerTraffic {
+  uint64_t network_bytes_sent = 0;
+  uint64_t network_messages_sent = 0;
+  uint64_t modelled_bytes_sent = 0;
+  uint64_t modelled_messages_sent = 0;
 };
 
 class RealBackend final : public Backend, private net::TransportEvents {
@@ -62,8 +90,15 @@ class RealBackend final : public Backend, private net::TransportEvents {
   // Orderly end after Run(): goodbye on every connection and wait for every peer's (at most
   // peer_timeout). A final barrier: returns when all peers have finished too.
   Status Shutdown();
+  // Failure end instead of Shutdown(): every peer is told why this rank gives up (so they
+  // report the cause, not just this rank's exit); waits at most 1 s for that to leave.
+  void Abort(const Status& why);
 
   const net::PeerCounters& counters(int peer) const { return transport_->counters(peer); }
+  const PeerTraffic& traffic(int peer) const { return traffic_[static_cast<size_t>(peer)]; }
+  const ClockOffset& clock() const { return clock_; }
+  // Host id of every rank (the kernel's boot id: ranks with the same one share a clock).
+  const std::vector<std::string>& host_ids() const { return host_ids_; }
   // Ops posted whose completion has not run yet (tests and leak checks).
   size_t pending_ops() const { return callbacks_.size() - free_.size(); }
   EventLoop& loop() { return *loop_; }
@@ -72,11 +107,23 @@ class RealBackend final : public Backend, private net::TransportEvents {
 
  private:
   RealBackend(const RealBackendOptions& options, std::unique_ptr<EventLoop> loop);
-  uint64_t Store(Callback fn);
+  // What to do when a posted operation completes.
+  struct Pending {
+    Callback fn;
+    TimeNs not_before = 0;           // modelled delivery time: complete no earlier
+    bool deadline_from_peer = false;  // a modelled receive: the sender's remote_data is it
+    uint64_t* remote_data = nullptr;  // where to store the sender's remote_data
+  };
+  uint64_t Store(Pending p);
   void Fire(uint64_t cookie);
+  bool Modelled(int peer) const {
+    return intra_ && peer != options_.rank && intra_->SameHost(options_.rank, peer);
+  }
+  Status CheckHosts(const std::vector<std::string>& published);
+  Status EstimateClock();
 
   void OnSendDone(uint64_t cookie) override { Fire(cookie); }
-  void OnRecvDone(uint64_t cookie, Bytes) override { Fire(cookie); }
+  void OnRecvDone(uint64_t cookie, Bytes, uint64_t remote_data) override;
   void OnWriteDone(uint64_t cookie) override { Fire(cookie); }
   void OnRemoteWrite(int, uint16_t, uint64_t, Bytes, Bytes, uint32_t) override {}
   void OnFatal(const Status& status) override;
@@ -84,9 +131,13 @@ class RealBackend final : public Backend, private net::TransportEvents {
   RealBackendOptions options_;
   std::unique_ptr<EventLoop> loop_;               // declared before transport_: outlives it
   std::unique_ptr<net::Transport> transport_;
-  std::vector<Callback> callbacks_;  // slot per in-flight op; cookie = slot index
+  std::vector<Pending> callbacks_;  // slot per in-flight op; cookie = slot index
   std::vector<uint64_t> free_;
   Status status_;
+  std::optional<IntraHostModel> intra_;
+  std::vector<PeerTraffic> traffic_;
+  std::vector<std::string> host_ids_;
+  ClockOffset clock_;
 };
 
 }  // namespace genie::runtime

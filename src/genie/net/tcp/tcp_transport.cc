@@ -46,6 +46,7 @@ const char* TypeName(FrameType t) {
     case FrameType::kWrite: return "write";
     case FrameType::kBye: return "goodbye";
     case FrameType::kHeartbeat: return "heartbeat";
+    case FrameType::kAbort: return "abort";
   }
   return "unknown";
 }
@@ -83,12 +84,12 @@ struct TcpTransport::Conn {
   size_t rpos = 0, rend = 0;
   bool in_payload = false;
   FrameHeader cur;
-  enum class Dest { kPosted, kArrived, kDiscard, kRegion, kHello } dest = Dest::kDiscard;
+  enum class Dest { kPosted, kArrived, kDiscard, kRegion, kText } dest = Dest::kDiscard;
   unsigned char* target = nullptr;
   Bytes got = 0;
   MessageMatcher::Posted posted{};
   MessageMatcher::Arrived arrived{};
-  std::string hello_job;
+  std::string text;
 };
 
 struct TcpTransport::Completion {
@@ -96,7 +97,7 @@ struct TcpTransport::Completion {
   int peer;
   uint16_t channel;
   uint64_t cookie;  // cookie, or region key for kRemoteWrite
-  Bytes offset;
+  Bytes offset;  // kRemoteWrite: region offset; kRecv: the sender's remote_data
   Bytes bytes;
   uint32_t imm;
 };
@@ -584,9 +585,9 @@ Status TcpTransport::BeginPayload(Conn* c) {
   switch (h.type) {
     case FrameType::kHello:
       if (c->state != Conn::State::kAwaitHello) return wrong_state();
-      c->dest = Conn::Dest::kHello;
-      c->hello_job.assign(static_cast<size_t>(h.length), '\0');
-      c->target = reinterpret_cast<unsigned char*>(c->hello_job.data());
+      c->dest = Conn::Dest::kText;
+      c->text.assign(static_cast<size_t>(h.length), '\0');
+      c->target = reinterpret_cast<unsigned char*>(c->text.data());
       return Status::Ok();
     case FrameType::kHelloAck:
       if (c->state != Conn::State::kAwaitAck) return wrong_state();
@@ -594,6 +595,12 @@ Status TcpTransport::BeginPayload(Conn* c) {
     case FrameType::kBye:
     case FrameType::kHeartbeat:
       if (c->state != Conn::State::kOpen) return wrong_state();
+      return Status::Ok();
+    case FrameType::kAbort:
+      if (c->state != Conn::State::kOpen) return wrong_state();
+      c->dest = Conn::Dest::kText;
+      c->text.assign(static_cast<size_t>(h.length), '\0');
+      c->target = reinterpret_cast<unsigned char*>(c->text.data());
       return Status::Ok();
     case FrameType::kWrite: {
       if (c->state != Conn::State::kOpen) return wrong_state();
@@ -647,9 +654,9 @@ Status TcpTransport::FinishPayload(Conn* c) {
   switch (h.type) {
     case FrameType::kHello: {
       int src = static_cast<int>(h.src);
-      if (c->hello_job != options_.job_id) {
+      if (c->text != options_.job_id) {
         return Status::InvalidArgument(fmt::format("wrong job id '{}' (this job is '{}')",
-                                                   c->hello_job, options_.job_id));
+                                                   c->text, options_.job_id));
       }
       if (src <= options_.rank) {
         return Status::InvalidArgument(fmt::format(
@@ -676,6 +683,13 @@ Status TcpTransport::FinishPayload(Conn* c) {
       return Status::Ok();
     case FrameType::kHeartbeat:
       return Status::Ok();  // it was heard: that is all (OnConnEvent noted it)
+    case FrameType::kAbort:
+      // The peer's reason is the news; its connection closing next is not.
+      live_[static_cast<size_t>(c->peer)].done = true;
+      ReportFatal(Status::Unavailable(
+          fmt::format("rank {} stopped the job: {}", c->peer, c->text)));
+      CloseConn(c, "");
+      return Status::Ok();
     case FrameType::kWrite:
       ++ctr.writes_received;
       ctr.bytes_received += h.length;
@@ -685,7 +699,8 @@ Status TcpTransport::FinishPayload(Conn* c) {
       ++ctr.messages_received;
       ctr.bytes_received += h.length;
       if (c->dest == Conn::Dest::kPosted) {
-        Complete({Completion::kRecv, c->peer, h.channel, c->posted.cookie, 0, h.length, 0});
+        Complete({Completion::kRecv, c->peer, h.channel, c->posted.cookie, h.offset, h.length,
+                  0});
         return Status::Ok();
       }
       MatchKey k{c->peer, h.channel, h.tag};
@@ -706,9 +721,10 @@ Status TcpTransport::FinishPayload(Conn* c) {
         }
         if (c->dest == Conn::Dest::kArrived) ReleaseUnexpected(h.length);
         matcher_.ReturnBuffer(std::move(c->arrived.buf));
-        Complete({Completion::kRecv, c->peer, h.channel, p->cookie, 0, h.length, 0});
+        Complete({Completion::kRecv, c->peer, h.channel, p->cookie, h.offset, h.length, 0});
         return Status::Ok();
       }
+      c->arrived.remote_data = h.offset;
       matcher_.AddArrived(k, std::move(c->arrived));
       c->arrived = {};
       return Status::Ok();
@@ -890,7 +906,7 @@ void TcpTransport::DrainCompletions() {
     for (const Completion& d : draining_) {
       switch (d.type) {
         case Completion::kSend: events_->OnSendDone(d.cookie); break;
-        case Completion::kRecv: events_->OnRecvDone(d.cookie, d.bytes); break;
+        case Completion::kRecv: events_->OnRecvDone(d.cookie, d.bytes, d.offset); break;
         case Completion::kWrite: events_->OnWriteDone(d.cookie); break;
         case Completion::kRemoteWrite:
           events_->OnRemoteWrite(d.peer, d.channel, d.cookie, d.offset, d.bytes, d.imm);
@@ -935,9 +951,9 @@ void TcpTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
         std::memset(p->into, 0, op.bytes);
       }
     }
-    Complete({Completion::kRecv, options_.rank, ch, p->cookie, 0, op.bytes, 0});
+    Complete({Completion::kRecv, options_.rank, ch, p->cookie, op.remote_data, op.bytes, 0});
   } else {
-    MessageMatcher::Arrived a{op.bytes, op.data != nullptr, {}};
+    MessageMatcher::Arrived a{op.bytes, op.data != nullptr, {}, op.remote_data};
     if (a.has_data && op.bytes > 0) {
       a.buf = matcher_.TakeBuffer(op.bytes);
       std::memcpy(a.buf.get(), op.data, op.bytes);
@@ -957,7 +973,7 @@ void TcpTransport::PostSend(const SendOp& op) {
   Conn* c = ConnFor(op.peer, ch, "send");
   if (c == nullptr) return;
   Enqueue(c, FrameType::kData, op.data != nullptr ? kFlagHasData : 0, ch, op.tag, op.data,
-          op.bytes, 0, 0, kSendKind, op.cookie);
+          op.bytes, op.remote_data, 0, kSendKind, op.cookie);
 }
 
 void TcpTransport::PostRecv(const RecvOp& op) {
@@ -980,7 +996,7 @@ void TcpTransport::PostRecv(const RecvOp& op) {
     }
     if (a->has_data && a->bytes > 0) ReleaseUnexpected(a->bytes);
     matcher_.ReturnBuffer(std::move(a->buf));
-    Complete({Completion::kRecv, op.peer, ch, op.cookie, 0, op.bytes, 0});
+    Complete({Completion::kRecv, op.peer, ch, op.cookie, a->remote_data, op.bytes, 0});
     return;
   }
   matcher_.AddPosted(k, {op.into, op.bytes, op.cookie});
@@ -1003,6 +1019,43 @@ void TcpTransport::PostWrite(const WriteOp& op) {
   if (c == nullptr) return;
   Enqueue(c, FrameType::kWrite, op.data != nullptr ? kFlagHasData : 0, ch, op.remote_key, op.data,
           op.bytes, op.remote_offset, op.imm, kWriteKind, op.cookie);
+}
+
+void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
+  shutting_down_ = true;
+  StopHeartbeats();
+  abort_reason_ = reason.substr(0, kMaxAbortBytes);  // outlives the frames that point at it
+  std::vector<Conn*> open;
+  for (auto& [fd, c] : conns_) {
+    if (c->state == Conn::State::kOpen) open.push_back(c.get());
+  }
+  for (Conn* c : open) {
+    // A stream cannot skip half a frame: keep the one being written, drop the rest.
+    const size_t keep = !c->outq.empty() && c->outq.front().done > 0 ? 1 : 0;
+    while (c->outq.size() > keep) c->outq.pop_back();
+    c->bye_queued = true;  // nothing may be posted after this
+    Enqueue(c, FrameType::kAbort, kFlagHasData, static_cast<uint16_t>(c->channel), 0,
+            abort_reason_.data(), abort_reason_.size(), 0, 0, kControl, 0);
+  }
+  const TimeNs deadline = loop_->Now() + linger;
+  auto queued = [&] {
+    for (auto& [fd, c] : conns_) {
+      if (c->state == Conn::State::kOpen && !c->outq.empty()) return true;
+    }
+    return false;
+  };
+  while (queued() && loop_->Now() < deadline) loop_->RunOnce(deadline);
+  std::vector<Conn*> all;
+  for (auto& [fd, c] : conns_) all.push_back(c.get());
+  for (Conn* c : all) {
+    c->peer = c->state == Conn::State::kOpen ? c->peer : -1;
+    CloseConn(c, "");
+  }
+  if (listen_fd_ >= 0) {
+    loop_->RemoveFd(listen_fd_);
+    close(listen_fd_);
+    listen_fd_ = -1;
+  }
 }
 
 Status TcpTransport::Shutdown(TimeNs timeout) {

@@ -54,6 +54,7 @@ class TcpTransport final : public Transport {
   Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override;
   void PostWrite(const WriteOp& op) override;
   Status Shutdown(TimeNs timeout) override;
+  void Abort(const std::string& reason, TimeNs linger) override;
   const PeerCounters& counters(int peer) const override { return counters_.at(peer); }
   size_t unexpected_messages() const override { return matcher_.arrived_count(); }
 
@@ -138,6 +139,7 @@ class TcpTransport final : public Transport {
   int tick_fd_ = -1;
   TimeNs heartbeat_interval_ = 0;
   TimeNs last_tick_ = 0;
+  std::string abort_reason_;  // the payload of the abort frames in flight
   bool checking_ = false;  // from Connect()'s success to Shutdown()
 };
 

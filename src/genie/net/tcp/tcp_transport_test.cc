@@ -27,11 +27,14 @@ using runtime::EventLoop;
 struct Node : TransportEvents {
   std::unique_ptr<EventLoop> loop;
   std::unique_ptr<TcpTransport> t;
-  std::vector<uint64_t> sends, recvs, writes;
+  std::vector<uint64_t> sends, recvs, writes, remote_data;
   std::vector<std::pair<uint64_t, uint32_t>> remote_writes;  // (offset, imm)
   std::vector<std::string> fatal;
   void OnSendDone(uint64_t c) override { sends.push_back(c); }
-  void OnRecvDone(uint64_t c, Bytes) override { recvs.push_back(c); }
+  void OnRecvDone(uint64_t c, Bytes, uint64_t data) override {
+    recvs.push_back(c);
+    remote_data.push_back(data);
+  }
   void OnWriteDone(uint64_t c) override { writes.push_back(c); }
   void OnRemoteWrite(int, uint16_t, uint64_t, Bytes off, Bytes, uint32_t imm) override {
     remote_writes.emplace_back(off, imm);
@@ -296,6 +299,23 @@ TEST(TcpTransportTest, PeerThatVanishesIsFatalAndNamed) {
   });
 }
 
+TEST(TcpTransportTest, AnAbortingPeerIsReportedWithItsReasonNotAsALostPeer) {
+  Cluster c(3);
+  std::vector<unsigned char> b(100);
+  c.Run([&](int rank, Node& n) {
+    if (rank == 2) {
+      // Queued data behind the abort is dropped; the reason still goes out.
+      std::vector<unsigned char> big(8 << 20);
+      n.t->PostSend({0, 0, 9, big.data(), big.size(), 9});
+      n.t->Abort("rank 2: rank 7 has not been heard from", kNsPerSec);
+      return;
+    }
+    n.t->PostRecv({2, 0, 1, b.data(), b.size(), 1});  // never comes
+    ASSERT_TRUE(n.RunUntil([&] { return !n.fatal.empty(); }));
+    EXPECT_EQ(n.fatal.front(), "rank 2 stopped the job: rank 2: rank 7 has not been heard from");
+  });
+}
+
 // Drives the node's loop for `d`, as a running but idle rank does.
 void Drive(Node& n, TimeNs d) {
   const TimeNs until = n.loop->Now() + d;
@@ -389,6 +409,28 @@ TEST(TcpTransportTest, SizeMismatchNamesBothRanks) {
       EXPECT_NE(n.fatal.front().find("rank 1 sent 100 bytes with tag 4"), std::string::npos)
           << n.fatal.front();
       EXPECT_NE(n.fatal.front().find("rank 0 posted a receive of 50"), std::string::npos);
+    }
+  });
+}
+
+TEST(TcpTransportTest, RemoteDataTravelsWithEachMessageExpectedOrNot) {
+  Cluster c(2);
+  std::vector<unsigned char> a(100, 1);
+  c.Run([&](int rank, Node& n) {
+    if (rank == 1) {
+      n.t->PostRecv({0, 0, 1, nullptr, 100, 1});  // posted before the message arrives
+      ASSERT_TRUE(n.RunUntil([&] { return n.t->unexpected_messages() == 1; }));
+      n.t->PostRecv({0, 0, 2, nullptr, 0, 2});  // claims the unexpected one
+      ASSERT_TRUE(n.RunUntil([&] { return n.recvs.size() == 2; }));
+      EXPECT_EQ(n.remote_data, (std::vector<uint64_t>{0xfeedULL << 40, 42}));
+    } else {
+      n.t->PostSend({1, 0, 2, nullptr, 0, 2, 42});
+      n.t->PostSend({1, 0, 1, a.data(), 100, 1, 0xfeedULL << 40});
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends.size() == 2; }));
+      n.t->PostSend({0, 0, 3, nullptr, 0, 3, 7});  // to itself
+      n.t->PostRecv({0, 0, 3, nullptr, 0, 3});
+      ASSERT_TRUE(n.RunUntil([&] { return n.recvs.size() == 1; }));
+      EXPECT_EQ(n.remote_data, (std::vector<uint64_t>{7}));
     }
   });
 }

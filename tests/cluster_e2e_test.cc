@@ -1,0 +1,227 @@
+// genie run as it runs on a cluster: started by the launchers the field uses (MPICH's mpiexec,
+// genie launch, a torchrun-style environment), on two "hosts" (network namespaces joined by a
+// veth pair) with the intra-host dimension modelled, and through failures: a killed rank, a
+// stopped rank, strangers on the listening ports, a link that goes down and comes back.
+// Real processes, real sockets, real namespaces. Tests needing root skip with a message.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "genie/net/frame.h"
+#include "tests/support/cli.h"
+#include "tests/support/process.h"
+
+namespace genie::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A small workload with compute and communication on 4 ranks.
+const char* kFourRanks = "traces/generated/text_converter/Resnet50_DataParallel_4npus_2pass";
+
+std::string Stripped(const std::string& results) {
+  CliResult r = RunCli(GenieBinary() + " results strip --stdout " + results);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.output;
+}
+
+// sh: start every command in the background, exit non-zero if any of them did.
+std::string AllOf(const std::vector<std::string>& commands) {
+  std::string sh = "pids=''; ";
+  for (const auto& c : commands) sh += "(" + c + ") & pids=\"$pids $!\"; ";
+  sh += "rc=0; for p in $pids; do wait $p || rc=1; done; exit $rc";
+  return sh;
+}
+
+std::string TorchrunRank(int rank, int world, int port, const std::string& args) {
+  return "env RANK=" + std::to_string(rank) + " WORLD_SIZE=" + std::to_string(world) +
+         " LOCAL_RANK=" + std::to_string(rank) + " LOCAL_WORLD_SIZE=" + std::to_string(world) +
+         " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + GenieBinary() +
+         " run " + args;
+}
+
+TEST(Launchers, MpiexecGenieLaunchAndTorchrunEnvironmentGiveIdenticalResults) {
+  const std::string dir = FreshDir("launchers");
+  const std::string w = Data(kFourRanks) + " --iterations 2 --verify --peer-timeout 20s";
+
+  CliResult launch = RunCli(GenieBinary() + " launch -n 4 -- run " + w + " -o " + dir + "/launch");
+  ASSERT_EQ(launch.exit_code, 0) << launch.output;
+
+  const int port = FreeTcpPort();
+  std::vector<std::string> ranks;
+  for (int r = 0; r < 4; ++r)
+    ranks.push_back(TorchrunRank(r, 4, port, w + " -o " + dir + "/torchrun"));
+  CliResult torchrun = RunCli(AllOf(ranks));
+  ASSERT_EQ(torchrun.exit_code, 0) << torchrun.output;
+
+  const std::string a = Stripped(dir + "/launch/results.json");
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_EQ(a, Stripped(dir + "/torchrun/results.json"));
+  EXPECT_NE(Slurp(dir + "/torchrun/rank-3.jsonl").find("\"launcher\":\"torchrun\""),
+            std::string::npos);
+
+  if (RunCli("command -v mpiexec").exit_code != 0) {
+    GTEST_SKIP()
+        << "mpiexec (Debian package mpich) is not installed; scripts/install-deps.sh installs it";
+  }
+  CliResult mpi = RunCli("mpiexec -n 4 " + GenieBinary() + " run " + w +
+                         " --rendezvous tcp:127.0.0.1:" + std::to_string(FreeTcpPort()) + " -o " +
+                         dir + "/mpiexec");
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.output;
+  EXPECT_NE(Slurp(dir + "/mpiexec/rank-2.jsonl").find("\"launcher\":\"pmi\""), std::string::npos);
+  EXPECT_EQ(a, Stripped(dir + "/mpiexec/results.json"));
+}
+
+// ---- failures -----------------------------------------------------------------------------
+
+// Four independent ranks (no launcher to clean up after them) on a long all-reduce loop.
+struct LongRun {
+  std::string dir;
+  std::vector<Child> ranks;
+
+  explicit LongRun(const std::string& name, const std::string& peer_timeout) {
+    dir = FreshDir(name);
+    EXPECT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 8MiB --ranks 4 -o " +
+                     dir + "/w")
+                  .exit_code,
+              0);
+    const int port = FreeTcpPort();
+    for (int r = 0; r < 4; ++r) {
+      ranks.push_back(Spawn(TorchrunRank(r, 4, port,
+                                         dir + "/w --iterations 100000 --peer-timeout " +
+                                             peer_timeout + " -o " + dir + "/out"),
+                            dir + "/rank" + std::to_string(r) + ".log"));
+    }
+  }
+  ~LongRun() {
+    for (auto& c : ranks) {
+      Signal(c, SIGCONT);
+      Signal(c, SIGKILL);
+      WaitExit(c, 5);
+    }
+  }
+  // True once every rank has finished an operation (connected, synchronised, running).
+  bool WaitRunning(double timeout_s) {
+    const double deadline = NowSeconds() + timeout_s;
+    while (NowSeconds() < deadline) {
+      bool all = true;
+      for (int r = 0; r < 4; ++r) {
+        all = all &&
+              Slurp(dir + "/out/rank-" + std::to_string(r) + ".jsonl").find("\"record\":\"op\"") !=
+                  std::string::npos;
+      }
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+};
+
+void ExpectOthersExitNamingRank(LongRun& run, int lost, double within_s) {
+  const double t0 = NowSeconds();
+  for (int r = 0; r < 4; ++r) {
+    if (r == lost) continue;
+    auto code = WaitExit(run.ranks[r], within_s - (NowSeconds() - t0));
+    ASSERT_TRUE(code.has_value()) << "rank " << r << " still running " << within_s
+                                  << " s after rank " << lost << " was lost:\n"
+                                  << ReadLog(run.ranks[r]);
+    EXPECT_NE(*code, 0) << ReadLog(run.ranks[r]);
+    EXPECT_NE(ReadLog(run.ranks[r]).find("rank " + std::to_string(lost)), std::string::npos)
+        << "rank " << r << " does not name rank " << lost << ":\n"
+        << ReadLog(run.ranks[r]);
+  }
+  // What every surviving rank recorded before the failure is still readable.
+  CliResult show = RunCli(GenieBinary() + " results show " + run.dir + "/out/rank-0.jsonl");
+  EXPECT_EQ(show.exit_code, 0) << show.output;
+}
+
+TEST(Failures, AKilledRankMakesEveryOtherRankExitNamingItWithinTheTimeout) {
+  LongRun run("kill", "3s");
+  ASSERT_TRUE(run.WaitRunning(30)) << ReadLog(run.ranks[0]);
+  Signal(run.ranks[2], SIGKILL);
+  ExpectOthersExitNamingRank(run, 2, 6.0);
+}
+
+TEST(Failures, AStoppedRankIsDetectedByItsSilenceWithinTheTimeout) {
+  LongRun run("stop", "3s");
+  ASSERT_TRUE(run.WaitRunning(30)) << ReadLog(run.ranks[0]);
+  Signal(run.ranks[1], SIGSTOP);
+  ExpectOthersExitNamingRank(run, 1, 6.0);
+}
+
+// Connects to `address` ("ip:port"), writes `bytes`, lingers a moment, hangs up.
+void Stranger(const std::string& address, const std::string& bytes) {
+  const auto colon = address.rfind(':');
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &a.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0) << address;
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  close(fd);
+}
+
+// A well-formed hello of another job, as a genie rank of that job would send it.
+std::string HelloOfAnotherJob() {
+  const std::string job = "another-job";
+  net::FrameHeader h;
+  h.type = net::FrameType::kHello;
+  h.job = net::JobHash(job);
+  h.src = 1;
+  h.dst = 0;
+  h.length = job.size();
+  h.offset = 2;  // world size
+  unsigned char hdr[net::kFrameHeaderBytes];
+  net::EncodeFrame(h, hdr);
+  return std::string(reinterpret_cast<char*>(hdr), sizeof(hdr)) + job;
+}
+
+TEST(Failures, StrangersWithGarbageOrAnotherJobAreRejectedAndTheRunCompletes) {
+  const std::string dir = FreshDir("strangers");
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 4MiB --ranks 2 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  Child run =
+      Spawn(GenieBinary() + " launch -n 2 --rendezvous " + dir + "/rdzv --job-id real -- run " +
+                dir + "/w --iterations 300 --peer-timeout 20s -o " + dir + "/out",
+            dir + "/run.log");
+  // Wait for rank 1's published address ("ip:port|host"), then knock on its door twice.
+  std::string address;
+  for (int i = 0; i < 300 && address.empty(); ++i) {
+    std::ifstream in(dir + "/rdzv/real.1.addr");
+    std::getline(in, address);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(address.empty()) << ReadLog(run);
+  address = address.substr(0, address.find('|'));
+  Stranger(address, std::string("GET / HTTP/1.0\r\n\r\n") + std::string(100, 'x'));
+  Stranger(address, HelloOfAnotherJob());
+  auto code = WaitExit(run, 120);
+  ASSERT_TRUE(code.has_value()) << ReadLog(run);
+  EXPECT_EQ(*code, 0) << ReadLog(run);
+  const std::string log = ReadLog(run);
+  EXPECT_NE(log.find("reject"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace genie::testing

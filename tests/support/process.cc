@@ -1,0 +1,78 @@
+#include "tests/support/process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace genie::testing {
+
+Child Spawn(const std::string& command_line, const std::string& log_path) {
+  Child c;
+  c.log = log_path;
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    execl("/bin/sh", "sh", "-c", command_line.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  if (pid > 0) setpgid(pid, pid);  // also here: no race with an early Signal()
+  c.pid = pid;
+  return c;
+}
+
+std::optional<int> WaitExit(const Child& child, double timeout_s) {
+  const double deadline = NowSeconds() + timeout_s;
+  while (true) {
+    int status = 0;
+    pid_t r = waitpid(child.pid, &status, WNOHANG);
+    if (r == child.pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    if (r < 0 || NowSeconds() > deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void Signal(const Child& child, int signal) {
+  if (child.pid > 0) kill(-child.pid, signal);
+}
+
+std::string ReadLog(const Child& child) {
+  std::ifstream in(child.log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int FreeTcpPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace genie::testing

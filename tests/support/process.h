@@ -1,0 +1,31 @@
+// Background processes for end-to-end tests that must watch ranks individually — kill one,
+// stop one, time how long the others take to exit — which a launcher would hide. Test-only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace genie::testing {
+
+struct Child {
+  pid_t pid = -1;
+  std::string log;  // stdout and stderr of the command
+};
+
+// Starts `/bin/sh -c command_line` in its own process group, output to `log_path`.
+Child Spawn(const std::string& command_line, const std::string& log_path);
+// Waits up to `timeout_s` for the child to exit; its exit code (128 + signal when killed), or
+// nullopt when it is still running.
+std::optional<int> WaitExit(const Child& child, double timeout_s);
+// Sends `signal` to the child's whole process group.
+void Signal(const Child& child, int signal);
+// The whole log written so far.
+std::string ReadLog(const Child& child);
+// A TCP port on loopback that was free a moment ago (for MASTER_PORT and stores).
+int FreeTcpPort();
+// Seconds on a monotonic clock (for "exited within" checks).
+double NowSeconds();
+
+}  // namespace genie::testing
