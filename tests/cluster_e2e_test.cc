@@ -89,6 +89,49 @@ TEST(Launchers, MpiexecGenieLaunchAndTorchrunEnvironmentGiveIdenticalResults) {
   EXPECT_EQ(a, Stripped(dir + "/mpiexec/results.json"));
 }
 
+// ---- hosts, NICs, the modelled intra-host dimension ---------------------------------------
+
+TEST(Hosts, ABindListIsMappedByLocalRankLikeNcclSocketIfname) {
+  const std::string dir = FreshDir("bind-list");
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 1MiB --ranks 3 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  CliResult r = RunCli(GenieBinary() + " launch -n 3 -- run " + dir + "/w --bind lo,127.0.0.2 -o " +
+                       dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(Slurp(dir + "/out/rank-0.jsonl").find("\"bind\":\"127.0.0.1\""), std::string::npos);
+  EXPECT_NE(Slurp(dir + "/out/rank-1.jsonl").find("\"bind\":\"127.0.0.2\""), std::string::npos);
+  EXPECT_NE(Slurp(dir + "/out/rank-2.jsonl").find("\"bind\":\"127.0.0.1\""), std::string::npos);
+  CliResult bad = RunCli(GenieBinary() + " launch -n 3 -- run " + dir + "/w --bind nosuchnic0 -o " +
+                         dir + "/bad");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("nosuchnic0"), std::string::npos) << bad.output;
+}
+
+TEST(Hosts, TheIntraHostModelSetsTheTimeOfTransfersInsideAHost) {
+  // 8 ranks as two hosts of 4 on one machine; inside a host a slow 0.1 GB/s switch.
+  const std::string dir = FreshDir("intra-time");
+  std::ofstream(dir + "/slow.yml")
+      << "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 0.1 ]\nlatency: [ 0.0 ]\n";
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 8MiB --ranks 8 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  CliResult r = RunCli(GenieBinary() + " run " + dir + "/w --intra-host " + dir +
+                       "/slow.yml --iterations 2 -o " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json results = json::parse(Slurp(dir + "/out/results.json"));
+  // Ring: 14 steps of a 1 MiB chunk, each crossing a modelled link on 6 of the 8 ranks:
+  // no step can finish before its chunk's modelled time floor(2^20 / (0.1 * 2^30 / 1e9)) ns.
+  const int64_t chunk_ns = static_cast<int64_t>((1 << 20) / (0.1 * (1 << 30) / 1e9));
+  EXPECT_GE(results["summary"]["step_time_ns"]["min"].get<int64_t>(), 14 * chunk_ns);
+  CliResult bad = RunCli(GenieBinary() + " run " + dir + "/w --intra-host " +
+                         Data("astra-sim-configs/Ring_16npus.yml") + " -o " + dir + "/bad");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("multiple"), std::string::npos) << bad.output;
+}
+
 // ---- failures -----------------------------------------------------------------------------
 
 // Four independent ranks (no launcher to clean up after them) on a long all-reduce loop.

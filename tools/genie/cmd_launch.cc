@@ -18,6 +18,7 @@
 #include "genie/common/units.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/launch/rank_env.h"
+#include "genie/net/interface_address.h"
 #include "genie/runtime/precise_sleep.h"
 #include "genie/runtime/real_backend.h"
 #include "tools/genie/command.h"
@@ -101,7 +102,9 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
   app.add_option("--bytes", a->bytes, "Message size per peer per iteration");
   app.add_option("--iters", a->iters, "Iterations");
   app.add_option("--channels", a->channels, "Connections per peer pair");
-  app.add_option("--bind", a->bind, "Local address to listen and connect from");
+  app.add_option("--bind,--iface", a->bind,
+                 "Address or interface to listen and connect from; a comma list is mapped by "
+                 "local rank (like NCCL_SOCKET_IFNAME)");
   app.add_option("--tcp-congestion", a->tcp_congestion, "TCP congestion control by name");
   app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long");
   app.add_option("--fail-rank", a->fail_rank,
@@ -124,7 +127,12 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     o.world_size = env->world_size;
     o.job_id = env->job_id;
     o.rendezvous = env->rendezvous;
-    o.bind_addr = a->bind;
+    auto bind = genie::net::ResolveBindAddress(a->bind, env->local_rank);
+    if (!bind.ok()) {
+      fmt::print(stderr, "genie netcheck: rank {}: --bind: {}\n", env->rank, bind.status().message());
+      return 2;
+    }
+    o.bind_addr = *bind;
     o.channels = a->channels;
     o.tcp_congestion = a->tcp_congestion;
     o.peer_timeout = *timeout;

@@ -51,7 +51,10 @@ std::string StrippedPath(const std::string& path, const std::string& dir) {
 }
 
 genie::Result<genie::report::RunRecords> Load(const std::vector<std::string>& files) {
-  if (files.size() == 1) return genie::report::LoadResults(files[0]);
+  std::error_code ec;
+  if (files.size() == 1 && !fs::is_directory(files[0], ec)) {
+    return genie::report::LoadResults(files[0]);
+  }
   return genie::report::MergeStreams(files);
 }
 
@@ -127,9 +130,10 @@ GENIE_COMMAND(results, "Show, strip (for diffing) and merge genie results files"
   CLI::App* show = app.add_subcommand(
       "show", "Print the summary of a results JSON or of rank streams (.jsonl; several are "
               "merged)");
-  show->add_option("files", a->show_files, "results JSON, or one or more rank .jsonl streams")
+  show->add_option("files", a->show_files,
+                   "results JSON, or rank .jsonl streams / output folders (merged)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   show->add_flag("--astra-sim", a->astra_sim,
                  "Also print ASTRA-sim's 'sys[r] finished, T cycles, ...' lines");
 

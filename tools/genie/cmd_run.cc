@@ -15,6 +15,7 @@
 #include "genie/config/network_config.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/launch/rank_env.h"
+#include "genie/net/interface_address.h"
 #include "genie/record/recorder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
@@ -289,7 +290,12 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
   opt.world_size = env.world_size;
   opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
   opt.rendezvous = env.rendezvous;
-  opt.bind_addr = f.bind;
+  auto bind = net::ResolveBindAddress(f.bind, env.local_rank);
+  if (!bind.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": --bind: " << bind.status().message() << "\n";
+    return 2;
+  }
+  opt.bind_addr = *bind;
   opt.channels = f.setup.channels;
   opt.tcp_congestion = f.tcp_congestion;
   opt.carry_data = f.setup.verify;
@@ -299,11 +305,12 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
       std::cerr << "genie run: --intra-host: " << host.status().message() << "\n";
       return 2;
     }
-    if (env.local_world_size > 0 && host->total_npus() != env.local_world_size) {
+    // A machine may stand in for several hosts (a test bed), never for part of one.
+    if (env.local_world_size > 0 && env.local_world_size % host->total_npus() != 0) {
       std::cerr << "genie run: rank " << env.rank << ": --intra-host " << f.intra_host
                 << " models hosts of " << host->total_npus() << " ranks but the launcher "
-                << "started " << env.local_world_size << " on this host; start "
-                << host->total_npus() << " per host\n";
+                << "started " << env.local_world_size << " on this machine; start a multiple of "
+                << host->total_npus() << " per machine\n";
       return 2;
     }
     opt.intra_host = std::move(*host);
@@ -452,7 +459,9 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   app.add_option("--warmup", f->warmup, "Warm-up iterations (not in the statistics)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--verify", f->setup.verify, "Send real data, compute reductions, check results");
-  app.add_option("--bind", f->bind, "Address to listen on and send from");
+  app.add_option("--bind,--iface", f->bind,
+                 "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
+                 "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair)");
   app.add_option("--intra-host", f->intra_host,
                  "network.yml of one host (e.g. 8 ranks on a 900 GB/s switch): traffic between "
                  "ranks of a host is modelled, only inter-host traffic is sent");
