@@ -60,12 +60,14 @@ class TwoHosts : public ::testing::Test {
       RunCli("ip netns del " + ns_[0] + " 2>/dev/null; ip netns del " + ns_[1] + " 2>/dev/null");
   }
 
-  // Host h's launcher: 4 ranks of 8, store on rank 0 (host 0), bound to the host's address.
+  // Host h's launcher: 4 ranks of 8, store on rank 0 (host 0); host 0 binds its address,
+  // host 1 names its NIC (--bind takes either).
   std::string Host(int h, int port, const std::string& run_args) const {
     return "ip netns exec " + ns_[h] + " " + GenieBinary() +
            " launch -n 4 --nnodes 2 --node-rank " + std::to_string(h) +
            " --rendezvous tcp:" + addr_[0] + ":" + std::to_string(port) + " -- run " + run_args +
-           " --bind " + addr_[h] + " -o " + dir_ + "/host" + std::to_string(h);
+           " --bind " + (h == 0 ? addr_[0] : veth_[1]) + " -o " + dir_ + "/host" +
+           std::to_string(h);
   }
   uint64_t VethTxBytes(int h) const {
     CliResult r = RunCli("ip netns exec " + ns_[h] + " cat /sys/class/net/" + veth_[h] +
