@@ -182,6 +182,31 @@ class IterationDriver {
   void set_timeout(TimeNs t) { timeout_ = t; }
 };
 
+// The prediction for the same workload on the modelled network, beside the measurement.
+void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::RankSummary>& ranks,
+                     const std::string& which) {
+  if (!setup.network) return;
+  auto predicted =
+      runtime::Simulate(setup, *setup.network, sim::NetworkModelKind::kCongestionAware, nullptr);
+  if (!predicted.ok()) {
+    std::cerr << "genie run: prediction failed: " << predicted.status().message() << "\n";
+    return;
+  }
+  auto steps = report::StepTimes(ranks);
+  std::vector<TimeNs> measured;
+  for (const auto& s : steps) {
+    if (s.iteration >= 0) measured.push_back(s.step_ns());
+  }
+  auto spread = report::SpreadOf(measured);
+  const double pred = static_cast<double>(predicted->end_ns);
+  std::printf(
+      "\nstep time  measured median %s%s   predicted (%s, congestion-aware) %s   "
+      "measured/predicted %.2f\n",
+      FormatDuration(spread.median).c_str(), which.c_str(), setup.network->path.c_str(),
+      FormatDuration(predicted->end_ns).c_str(),
+      pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
+}
+
 std::string StreamPath(const RunFlags& f, int rank) {
   return f.output + "/rank-" + std::to_string(rank) + ".jsonl";
 }
@@ -228,6 +253,8 @@ int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch
                  "HOST1_DIR HOST2_DIR ...\n",
                  env.rank, f.output.c_str(), here.size(), env.world_size, here.front(),
                  here.back());
+    // Every iteration ends in a world barrier, so this host's step times are the job's.
+    if (env.rank == 0) PrintPrediction(setup, merged->ranks, " (this host's ranks)");
     return 0;
   }
   // ASTRA-sim's lines over the measured iterations: T = wall time, E = T - GPU compute.
@@ -243,27 +270,7 @@ int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch
   report::PrintAstraSimLines(std::cout, totals);
   report::PrintSummary(std::cout, merged->ops, merged->ranks);
 
-  if (!setup.network) return 0;
-  // The prediction for the same workload on the modelled network, beside the measurement.
-  auto predicted =
-      runtime::Simulate(setup, *setup.network, sim::NetworkModelKind::kCongestionAware, nullptr);
-  if (!predicted.ok()) {
-    std::cerr << "genie run: prediction failed: " << predicted.status().message() << "\n";
-    return 0;
-  }
-  auto steps = report::StepTimes(merged->ranks);
-  std::vector<TimeNs> measured;
-  for (const auto& s : steps) {
-    if (s.iteration >= 0) measured.push_back(s.step_ns());
-  }
-  auto spread = report::SpreadOf(measured);
-  const double pred = static_cast<double>(predicted->end_ns);
-  std::printf(
-      "\nstep time  measured median %s   predicted (%s, congestion-aware) %s   "
-      "measured/predicted %.2f\n",
-      FormatDuration(spread.median).c_str(), setup.network->path.c_str(),
-      FormatDuration(predicted->end_ns).c_str(),
-      pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
+  PrintPrediction(setup, merged->ranks, "");
   return 0;
 }
 
@@ -459,9 +466,10 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   app.add_option("--warmup", f->warmup, "Warm-up iterations (not in the statistics)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--verify", f->setup.verify, "Send real data, compute reductions, check results");
-  app.add_option("--bind,--iface", f->bind,
-                 "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
-                 "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair)");
+  app.add_option(
+      "--bind,--iface", f->bind,
+      "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
+      "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair)");
   app.add_option("--intra-host", f->intra_host,
                  "network.yml of one host (e.g. 8 ranks on a 900 GB/s switch): traffic between "
                  "ranks of a host is modelled, only inter-host traffic is sent");
