@@ -1,8 +1,8 @@
 // genie run as it runs on a cluster: started by the launchers the field uses (MPICH's mpiexec,
-// genie launch, a torchrun-style environment), on two "hosts" (network namespaces joined by a
-// veth pair) with the intra-host dimension modelled, and through failures: a killed rank, a
-// stopped rank, strangers on the listening ports, a link that goes down and comes back.
-// Real processes, real sockets, real namespaces. Tests needing root skip with a message.
+// genie launch, a torchrun-style environment), with NICs chosen per local rank and the
+// intra-host dimension modelled, and through failures: a killed rank, a stopped rank,
+// strangers on the listening ports. Real processes, real sockets. (Two hosts in network
+// namespaces and a link that goes down: two_hosts_e2e_test.cc.)
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -246,20 +246,24 @@ TEST(Failures, StrangersWithGarbageOrAnotherJobAreRejectedAndTheRunCompletes) {
             0);
   Child run =
       Spawn(GenieBinary() + " launch -n 2 --rendezvous " + dir + "/rdzv --job-id real -- run " +
-                dir + "/w --iterations 300 --peer-timeout 20s -o " + dir + "/out",
+                dir + "/w --iterations 2000 --peer-timeout 20s -o " + dir + "/out",
             dir + "/run.log");
-  // Wait for rank 1's published address ("ip:port|host"), then knock on its door twice.
+  // Once rank 1 is connected its stream's clock record says where it listens.
   std::string address;
-  for (int i = 0; i < 300 && address.empty(); ++i) {
-    std::ifstream in(dir + "/rdzv/real.1.addr");
-    std::getline(in, address);
+  for (int i = 0; i < 1500 && address.empty(); ++i) {
+    std::ifstream in(dir + "/out/rank-1.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("record", "") == "clock") address = j.value("listen", "");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_FALSE(address.empty()) << ReadLog(run);
-  address = address.substr(0, address.find('|'));
   Stranger(address, std::string("GET / HTTP/1.0\r\n\r\n") + std::string(100, 'x'));
   Stranger(address, HelloOfAnotherJob());
   auto code = WaitExit(run, 120);
+  if (!code) Signal(run, SIGKILL);
   ASSERT_TRUE(code.has_value()) << ReadLog(run);
   EXPECT_EQ(*code, 0) << ReadLog(run);
   const std::string log = ReadLog(run);

@@ -90,8 +90,9 @@ TEST_F(GenE2eTest, AllReduce8RanksCarriesTheShippedMicrobenchmarkNodes) {
   for (int rank = 0; rank < 8; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     Decoded mine = Decode((dir_ / ("all_reduce." + std::to_string(rank) + ".et")).string());
-    Decoded shipped = Decode(kTraces + "/astra-sim/microbenchmarks/all_reduce/8npus_1MB/all_reduce." +
-                             std::to_string(rank) + ".et");
+    Decoded shipped =
+        Decode(kTraces + "/astra-sim/microbenchmarks/all_reduce/8npus_1MB/all_reduce." +
+               std::to_string(rank) + ".et");
     EXPECT_EQ(mine.metadata.version(), shipped.metadata.version());
     ASSERT_EQ(mine.nodes.size(), 1u);
     ASSERT_EQ(shipped.nodes.size(), 1u);
@@ -119,12 +120,15 @@ TEST_F(GenE2eTest, AllReduce8RanksCarriesTheShippedMicrobenchmarkNodes) {
 }
 
 TEST_F(GenE2eTest, EveryCollectiveTypeInspects) {
-  const char* kTypes[] = {"all_reduce", "reduce", "all_gather", "gather", "scatter", "broadcast",
-                          "all_to_all", "reduce_scatter", "reduce_scatter_block", "barrier"};
+  const char* kTypes[] = {
+      "all_reduce", "reduce",         "all_gather",           "gather", "scatter", "broadcast",
+      "all_to_all", "reduce_scatter", "reduce_scatter_block", "barrier"};
   for (const char* type : kTypes) {
     std::string out = (dir_ / type / "w").string();
     ASSERT_EQ(Genie(std::string("gen collective --type ") + type + " --size 64KiB --ranks 3 " +
-                    "--output " + out).exit_code, 0);
+                    "--output " + out)
+                  .exit_code,
+              0);
     CmdResult r = Genie("inspect --json " + out);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     auto j = nlohmann::json::parse(r.out);

@@ -24,8 +24,9 @@ struct CmdResult {
 };
 
 CmdResult Genie(const std::string& args) {
-  std::string err_file = (fs::temp_directory_path() /
-                          ("genie_inspect_e2e_err_" + std::to_string(::getpid()))).string();
+  std::string err_file =
+      (fs::temp_directory_path() / ("genie_inspect_e2e_err_" + std::to_string(::getpid())))
+          .string();
   std::string cmd = kGenie + " " + args + " 2>" + err_file;
   CmdResult run;
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -68,35 +69,383 @@ struct Expect {
 // GPU compute us, CPU us (CPU COMP nodes + CPU-side collective wrappers), sends, recvs,
 // send bytes, CPU-side collective wrappers. Rank 0 and the last rank of 15 workloads.
 const Expect kExpected[] = {
-    {"astra-sim/microbenchmarks/all_gather/16npus_1MB", 16, 0, 1, {{"COMM_COLL_NODE", 1}}, {{"all_gather", 1}}, 1048576ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"astra-sim/microbenchmarks/all_gather/16npus_1MB", 16, 15, 1, {{"COMM_COLL_NODE", 1}}, {{"all_gather", 1}}, 1048576ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"astra-sim/custom_ring_allreduce_8npus_1MB", 8, 0, 35, {{"COMM_RECV_NODE", 14}, {"COMM_SEND_NODE", 14}, {"COMP_NODE", 7}}, {}, 0ull, 49ll, 0ll, 14, 14, 1835008ull, 0},
-    {"astra-sim/custom_ring_allreduce_8npus_1MB", 8, 7, 35, {{"COMM_RECV_NODE", 14}, {"COMM_SEND_NODE", 14}, {"COMP_NODE", 7}}, {}, 0ull, 49ll, 0ll, 14, 14, 1835008ull, 0},
-    {"astra-sim/onecomm_allreduce", 64, 0, 1, {{"COMM_COLL_NODE", 1}}, {{"all_reduce", 1}}, 65536ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"astra-sim/onecomm_allreduce", 64, 63, 1, {{"COMM_COLL_NODE", 1}}, {{"all_reduce", 1}}, 65536ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"astra-sim/resnet_dp", 64, 0, 215, {{"COMM_COLL_NODE", 54}, {"COMP_NODE", 161}}, {{"all_reduce", 54}}, 0ull, 1082450ll, 0ll, 0, 0, 0ull, 0},
-    {"astra-sim/resnet_dp", 64, 63, 215, {{"COMM_COLL_NODE", 54}, {"COMP_NODE", 161}}, {{"all_reduce", 54}}, 0ull, 1082450ll, 0ll, 0, 0, 0ull, 0},
-    {"chakra-tests/feeder_tests_trace", 1, 0, 3664, {{"COMM_COLL_NODE", 21}, {"COMP_NODE", 3643}}, {{"all_reduce", 5}, {"broadcast", 2}}, 102441032ull, 292828ll, 52252ll, 0, 0, 0ull, 14},
-    {"generated/chakra_generator/BROADCAST", 4, 0, 1, {{"COMM_COLL_NODE", 1}}, {{"broadcast", 1}}, 65536ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/chakra_generator/BROADCAST", 4, 3, 1, {{"COMM_COLL_NODE", 1}}, {{"broadcast", 1}}, 65536ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/pytorch/dlrm_8npus", 8, 0, 1131, {{"COMM_COLL_NODE", 24}, {"COMP_NODE", 1107}}, {{"all_reduce", 3}, {"all_to_all", 5}}, 2549700ull, 916ll, 8743ll, 0, 0, 0ull, 16},
-    {"generated/pytorch/dlrm_8npus", 8, 7, 1133, {{"COMM_COLL_NODE", 24}, {"COMP_NODE", 1109}}, {{"all_reduce", 3}, {"all_to_all", 5}}, 2549700ull, 924ll, 6710ll, 0, 0, 0ull, 16},
-    {"generated/stg/gpt_dp2_tp2_pp2", 8, 0, 178, {{"COMM_COLL_NODE", 46}, {"COMM_RECV_NODE", 2}, {"COMM_SEND_NODE", 2}, {"COMP_NODE", 128}}, {{"all_gather", 24}, {"all_reduce", 6}, {"reduce_scatter", 16}}, 120061952ull, 0ll, 0ll, 2, 2, 1048576ull, 0},
-    {"generated/stg/gpt_dp2_tp2_pp2", 8, 7, 182, {{"COMM_COLL_NODE", 46}, {"COMM_RECV_NODE", 2}, {"COMM_SEND_NODE", 2}, {"COMP_NODE", 132}}, {{"all_gather", 24}, {"all_reduce", 6}, {"reduce_scatter", 16}}, 120061952ull, 0ll, 0ll, 2, 2, 1048576ull, 0},
-    {"generated/stg/llama_dp2_tp2_sp2", 8, 0, 466, {{"COMM_COLL_NODE", 134}, {"COMP_NODE", 332}}, {{"all_gather", 64}, {"all_reduce", 22}, {"reduce_scatter", 48}}, 357040128ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/stg/llama_dp2_tp2_sp2", 8, 7, 466, {{"COMM_COLL_NODE", 134}, {"COMP_NODE", 332}}, {{"all_gather", 64}, {"all_reduce", 22}, {"reduce_scatter", 48}}, 357040128ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/stg/llama_fsdp_dp4_tp2", 8, 0, 440, {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 332}}, {{"all_gather", 64}, {"all_reduce", 4}, {"reduce_scatter", 40}}, 251658240ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/stg/llama_fsdp_dp4_tp2", 8, 7, 440, {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 332}}, {{"all_gather", 64}, {"all_reduce", 4}, {"reduce_scatter", 40}}, 251658240ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/stg/moe_dp2_ep4", 8, 0, 302, {{"COMM_COLL_NODE", 34}, {"COMP_NODE", 268}}, {{"all_gather", 12}, {"all_reduce", 6}, {"all_to_all", 16}}, 164106240ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/stg/moe_dp2_ep4", 8, 7, 302, {{"COMM_COLL_NODE", 34}, {"COMP_NODE", 268}}, {{"all_gather", 12}, {"all_reduce", 6}, {"all_to_all", 16}}, 164106240ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/DLRM_HybridParallel_8npus_1pass", 8, 0, 32, {{"COMM_COLL_NODE", 9}, {"COMP_NODE", 23}}, {{"all_reduce", 7}, {"all_to_all", 2}}, 3388416ull, 51378ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/DLRM_HybridParallel_8npus_1pass", 8, 7, 32, {{"COMM_COLL_NODE", 9}, {"COMP_NODE", 23}}, {{"all_reduce", 7}, {"all_to_all", 2}}, 3388416ull, 51378ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/MLP_ModelParallel_8npus_1pass", 8, 0, 29, {{"COMM_COLL_NODE", 11}, {"COMP_NODE", 18}}, {{"all_gather", 6}, {"all_reduce", 5}}, 856832ull, 195206ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/MLP_ModelParallel_8npus_1pass", 8, 7, 29, {{"COMM_COLL_NODE", 11}, {"COMP_NODE", 18}}, {{"all_gather", 6}, {"all_reduce", 5}}, 856832ull, 195206ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/Resnet50_DataParallel_4npus_2pass", 4, 0, 430, {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 322}}, {{"all_reduce", 108}}, 204023296ull, 2164900ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/Resnet50_DataParallel_4npus_2pass", 4, 3, 430, {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 322}}, {{"all_reduce", 108}}, 204023296ull, 2164900ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/microAllToAll_4npus_1pass", 4, 0, 1, {{"COMM_COLL_NODE", 1}}, {{"all_to_all", 1}}, 1048576ull, 0ll, 0ll, 0, 0, 0ull, 0},
-    {"generated/text_converter/microAllToAll_4npus_1pass", 4, 3, 1, {{"COMM_COLL_NODE", 1}}, {{"all_to_all", 1}}, 1048576ull, 0ll, 0ll, 0, 0, 0ull, 0},
+    {"astra-sim/microbenchmarks/all_gather/16npus_1MB",
+     16,
+     0,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"all_gather", 1}},
+     1048576ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"astra-sim/microbenchmarks/all_gather/16npus_1MB",
+     16,
+     15,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"all_gather", 1}},
+     1048576ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"astra-sim/custom_ring_allreduce_8npus_1MB",
+     8,
+     0,
+     35,
+     {{"COMM_RECV_NODE", 14}, {"COMM_SEND_NODE", 14}, {"COMP_NODE", 7}},
+     {},
+     0ull,
+     49ll,
+     0ll,
+     14,
+     14,
+     1835008ull,
+     0},
+    {"astra-sim/custom_ring_allreduce_8npus_1MB",
+     8,
+     7,
+     35,
+     {{"COMM_RECV_NODE", 14}, {"COMM_SEND_NODE", 14}, {"COMP_NODE", 7}},
+     {},
+     0ull,
+     49ll,
+     0ll,
+     14,
+     14,
+     1835008ull,
+     0},
+    {"astra-sim/onecomm_allreduce",
+     64,
+     0,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"all_reduce", 1}},
+     65536ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"astra-sim/onecomm_allreduce",
+     64,
+     63,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"all_reduce", 1}},
+     65536ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"astra-sim/resnet_dp",
+     64,
+     0,
+     215,
+     {{"COMM_COLL_NODE", 54}, {"COMP_NODE", 161}},
+     {{"all_reduce", 54}},
+     0ull,
+     1082450ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"astra-sim/resnet_dp",
+     64,
+     63,
+     215,
+     {{"COMM_COLL_NODE", 54}, {"COMP_NODE", 161}},
+     {{"all_reduce", 54}},
+     0ull,
+     1082450ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"chakra-tests/feeder_tests_trace",
+     1,
+     0,
+     3664,
+     {{"COMM_COLL_NODE", 21}, {"COMP_NODE", 3643}},
+     {{"all_reduce", 5}, {"broadcast", 2}},
+     102441032ull,
+     292828ll,
+     52252ll,
+     0,
+     0,
+     0ull,
+     14},
+    {"generated/chakra_generator/BROADCAST",
+     4,
+     0,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"broadcast", 1}},
+     65536ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/chakra_generator/BROADCAST",
+     4,
+     3,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"broadcast", 1}},
+     65536ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/pytorch/dlrm_8npus",
+     8,
+     0,
+     1131,
+     {{"COMM_COLL_NODE", 24}, {"COMP_NODE", 1107}},
+     {{"all_reduce", 3}, {"all_to_all", 5}},
+     2549700ull,
+     916ll,
+     8743ll,
+     0,
+     0,
+     0ull,
+     16},
+    {"generated/pytorch/dlrm_8npus",
+     8,
+     7,
+     1133,
+     {{"COMM_COLL_NODE", 24}, {"COMP_NODE", 1109}},
+     {{"all_reduce", 3}, {"all_to_all", 5}},
+     2549700ull,
+     924ll,
+     6710ll,
+     0,
+     0,
+     0ull,
+     16},
+    {"generated/stg/gpt_dp2_tp2_pp2",
+     8,
+     0,
+     178,
+     {{"COMM_COLL_NODE", 46}, {"COMM_RECV_NODE", 2}, {"COMM_SEND_NODE", 2}, {"COMP_NODE", 128}},
+     {{"all_gather", 24}, {"all_reduce", 6}, {"reduce_scatter", 16}},
+     120061952ull,
+     0ll,
+     0ll,
+     2,
+     2,
+     1048576ull,
+     0},
+    {"generated/stg/gpt_dp2_tp2_pp2",
+     8,
+     7,
+     182,
+     {{"COMM_COLL_NODE", 46}, {"COMM_RECV_NODE", 2}, {"COMM_SEND_NODE", 2}, {"COMP_NODE", 132}},
+     {{"all_gather", 24}, {"all_reduce", 6}, {"reduce_scatter", 16}},
+     120061952ull,
+     0ll,
+     0ll,
+     2,
+     2,
+     1048576ull,
+     0},
+    {"generated/stg/llama_dp2_tp2_sp2",
+     8,
+     0,
+     466,
+     {{"COMM_COLL_NODE", 134}, {"COMP_NODE", 332}},
+     {{"all_gather", 64}, {"all_reduce", 22}, {"reduce_scatter", 48}},
+     357040128ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/stg/llama_dp2_tp2_sp2",
+     8,
+     7,
+     466,
+     {{"COMM_COLL_NODE", 134}, {"COMP_NODE", 332}},
+     {{"all_gather", 64}, {"all_reduce", 22}, {"reduce_scatter", 48}},
+     357040128ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/stg/llama_fsdp_dp4_tp2",
+     8,
+     0,
+     440,
+     {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 332}},
+     {{"all_gather", 64}, {"all_reduce", 4}, {"reduce_scatter", 40}},
+     251658240ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/stg/llama_fsdp_dp4_tp2",
+     8,
+     7,
+     440,
+     {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 332}},
+     {{"all_gather", 64}, {"all_reduce", 4}, {"reduce_scatter", 40}},
+     251658240ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/stg/moe_dp2_ep4",
+     8,
+     0,
+     302,
+     {{"COMM_COLL_NODE", 34}, {"COMP_NODE", 268}},
+     {{"all_gather", 12}, {"all_reduce", 6}, {"all_to_all", 16}},
+     164106240ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/stg/moe_dp2_ep4",
+     8,
+     7,
+     302,
+     {{"COMM_COLL_NODE", 34}, {"COMP_NODE", 268}},
+     {{"all_gather", 12}, {"all_reduce", 6}, {"all_to_all", 16}},
+     164106240ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/DLRM_HybridParallel_8npus_1pass",
+     8,
+     0,
+     32,
+     {{"COMM_COLL_NODE", 9}, {"COMP_NODE", 23}},
+     {{"all_reduce", 7}, {"all_to_all", 2}},
+     3388416ull,
+     51378ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/DLRM_HybridParallel_8npus_1pass",
+     8,
+     7,
+     32,
+     {{"COMM_COLL_NODE", 9}, {"COMP_NODE", 23}},
+     {{"all_reduce", 7}, {"all_to_all", 2}},
+     3388416ull,
+     51378ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/MLP_ModelParallel_8npus_1pass",
+     8,
+     0,
+     29,
+     {{"COMM_COLL_NODE", 11}, {"COMP_NODE", 18}},
+     {{"all_gather", 6}, {"all_reduce", 5}},
+     856832ull,
+     195206ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/MLP_ModelParallel_8npus_1pass",
+     8,
+     7,
+     29,
+     {{"COMM_COLL_NODE", 11}, {"COMP_NODE", 18}},
+     {{"all_gather", 6}, {"all_reduce", 5}},
+     856832ull,
+     195206ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/Resnet50_DataParallel_4npus_2pass",
+     4,
+     0,
+     430,
+     {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 322}},
+     {{"all_reduce", 108}},
+     204023296ull,
+     2164900ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/Resnet50_DataParallel_4npus_2pass",
+     4,
+     3,
+     430,
+     {{"COMM_COLL_NODE", 108}, {"COMP_NODE", 322}},
+     {{"all_reduce", 108}},
+     204023296ull,
+     2164900ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/microAllToAll_4npus_1pass",
+     4,
+     0,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"all_to_all", 1}},
+     1048576ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
+    {"generated/text_converter/microAllToAll_4npus_1pass",
+     4,
+     3,
+     1,
+     {{"COMM_COLL_NODE", 1}},
+     {{"all_to_all", 1}},
+     1048576ull,
+     0ll,
+     0ll,
+     0,
+     0,
+     0ull,
+     0},
 };
 
 TEST(InspectE2eTest, ExactCountsForShippedWorkloads) {
@@ -106,8 +455,8 @@ TEST(InspectE2eTest, ExactCountsForShippedWorkloads) {
     bool resnet = e.workload == "astra-sim/resnet_dp";
     if (!cache.count(e.workload)) {
       // resnet_dp has no comm_size: inspect it with a default (checked separately below).
-      cache[e.workload] = InspectJson(
-          (resnet ? "--default-comm-size 1MiB " : "") + kTraces + "/" + e.workload, 0);
+      cache[e.workload] =
+          InspectJson((resnet ? "--default-comm-size 1MiB " : "") + kTraces + "/" + e.workload, 0);
     }
     const auto& j = cache[e.workload];
     ASSERT_TRUE(j.contains("ranks"));
@@ -137,7 +486,8 @@ TEST(InspectE2eTest, ExactCountsForShippedWorkloads) {
 }
 
 TEST(InspectE2eTest, LlamaFsdpEveryRank) {
-  // 8 ranks x 440 nodes: 332 COMP, 108 COMM_COLL = 64 all-gather + 40 reduce-scatter + 4 all-reduce.
+  // 8 ranks x 440 nodes: 332 COMP, 108 COMM_COLL = 64 all-gather + 40 reduce-scatter + 4
+  // all-reduce.
   auto j = InspectJson(kTraces + "/generated/stg/llama_fsdp_dp4_tp2", 0);
   EXPECT_EQ(j["workload"]["comm_group"],
             kTraces + "/generated/stg/llama_fsdp_dp4_tp2/workload.json");
@@ -183,8 +533,8 @@ TEST(InspectE2eTest, DlrmIsRunnableWithTheSpecificWarnings) {
     const auto& w = j["ranks"][r]["warnings"];
     ASSERT_EQ(w.size(), 3u) << "rank " << r;
     EXPECT_EQ(w[0].get<std::string>().find("[ctrl-dep-missing]"), 0u);
-    EXPECT_NE(w[0].get<std::string>().find("(rank " + std::to_string(r) + "): " +
-                                           std::to_string(kMissing[r]) + " ctrl_deps"),
+    EXPECT_NE(w[0].get<std::string>().find("(rank " + std::to_string(r) +
+                                           "): " + std::to_string(kMissing[r]) + " ctrl_deps"),
               std::string::npos)
         << w[0];
     EXPECT_EQ(w[1].get<std::string>().find("[ctrl-dep-cycle]"), 0u);
@@ -205,9 +555,9 @@ TEST(InspectE2eTest, CtrlDepsOnAndOff) {
   auto off = InspectJson("--ctrl-deps off " + kTraces + "/chakra-tests/feeder_tests_trace", 0);
   ASSERT_EQ(off["warnings"].size(), 1u);
   EXPECT_EQ(off["warnings"][0].get<std::string>().find("[cpu-collective-wrapper]"), 0u);
-  EXPECT_NE(Genie("inspect --ctrl-deps maybe " + kTraces + "/chakra-tests/feeder_tests_trace")
-                .exit_code,
-            0);
+  EXPECT_NE(
+      Genie("inspect --ctrl-deps maybe " + kTraces + "/chakra-tests/feeder_tests_trace").exit_code,
+      0);
 }
 
 TEST(InspectE2eTest, FeederTraceIsRunnableWithTheSpecificWarnings) {
@@ -231,7 +581,8 @@ TEST(InspectE2eTest, ResnetDpIsMissingCommSizeUntilDefaulted) {
                        "trace or pass --default-comm-size BYTES (and 53 more nodes on this rank)"),
             std::string::npos)
       << r.out;
-  auto j = InspectJson("--default-comm-size 1MiB --workload " + kTraces + "/astra-sim/resnet_dp", 0);
+  auto j =
+      InspectJson("--default-comm-size 1MiB --workload " + kTraces + "/astra-sim/resnet_dp", 0);
   ASSERT_EQ(j["warnings"].size(), 64u);
   EXPECT_EQ(j["warnings"][0].get<std::string>().find("[default-comm-size]"), 0u);
   EXPECT_EQ(j["options"]["default_comm_size"], 1048576);
@@ -247,7 +598,8 @@ TEST(InspectE2eTest, OneCommSendNodeIsASendWithoutItsRecv) {
         << r.out;
   }
   // The custom ring all-reduce has every SEND matched by a RECV.
-  EXPECT_EQ(Genie("inspect " + kTraces + "/astra-sim/custom_ring_allreduce_8npus_1MB").exit_code, 0);
+  EXPECT_EQ(Genie("inspect " + kTraces + "/astra-sim/custom_ring_allreduce_8npus_1MB").exit_code,
+            0);
 }
 
 class InspectTempTest : public ::testing::Test {
@@ -264,9 +616,13 @@ class InspectTempTest : public ::testing::Test {
 
 TEST_F(InspectTempTest, CollectiveMismatchAcrossRanks) {
   ASSERT_EQ(Genie("gen collective --type all_reduce --size 1MiB --ranks 4 --output " +
-                  (dir_ / "a/w").string()).exit_code, 0);
+                  (dir_ / "a/w").string())
+                .exit_code,
+            0);
   ASSERT_EQ(Genie("gen collective --type all_reduce --size 2MiB --ranks 4 --output " +
-                  (dir_ / "b/w").string()).exit_code, 0);
+                  (dir_ / "b/w").string())
+                .exit_code,
+            0);
   fs::copy_file(dir_ / "b/w.2.et", dir_ / "a/w.2.et", fs::copy_options::overwrite_existing);
   auto j = InspectJson((dir_ / "a").string(), 1);
   ASSERT_EQ(j["problems"].size(), 1u);
@@ -323,12 +679,16 @@ TEST_F(InspectTempTest, CommGroupProblemsAndExplicitFile) {
 
 TEST_F(InspectTempTest, UnreadableRankAndBadArguments) {
   ASSERT_EQ(Genie("gen compute-chain --count 50 --duration 2us --ranks 3 --gzip --output " +
-                  (dir_ / "c").string()).exit_code, 0);
+                  (dir_ / "c").string())
+                .exit_code,
+            0);
   auto ok = InspectJson((dir_ / "c").string(), 0);
   EXPECT_EQ(ok["ranks"][2]["compute_ns"], 100'000);
   // Truncate rank 1: a problem naming the file and byte; the other ranks are still summarised.
-  std::ofstream(dir_ / "c.1.et", std::ios::trunc | std::ios::binary)
-      << std::string("\x07\x0a\x05" "0.0.4\x40\x08", 10);
+  std::ofstream(dir_ / "c.1.et", std::ios::trunc | std::ios::binary) << std::string(
+      "\x07\x0a\x05"
+      "0.0.4\x40\x08",
+      10);
   auto bad = InspectJson((dir_ / "c").string(), 1);
   ASSERT_EQ(bad["problems"].size(), 1u);
   EXPECT_NE(bad["problems"][0].get<std::string>().find((dir_ / "c.1.et").string() + ": byte 8"),

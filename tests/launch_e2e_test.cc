@@ -1,4 +1,5 @@
 // genie launch end to end: real processes, real sockets on loopback, real signals.
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,8 +10,6 @@
 #include <cstdio>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/support/process.h"
 
@@ -89,8 +88,10 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
 
 // No launcher: the environment torchrun would set, by hand; addresses meet in rank 0's store.
 TEST(LaunchE2eTest, TorchrunStyleEnvironmentWithStoreOnRankZero) {
-  std::string common = "env -u GENIE_RANK -u GENIE_RENDEZVOUS WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 "
-                       "MASTER_PORT=" + std::to_string(genie::testing::FreeTcpPort()) + " ";
+  std::string common =
+      "env -u GENIE_RANK -u GENIE_RENDEZVOUS WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 "
+      "MASTER_PORT=" +
+      std::to_string(genie::testing::FreeTcpPort()) + " ";
   FILE* ranks[3];
   for (int r = 0; r < 3; ++r) {
     ranks[r] = Start(common + "RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +

@@ -1,10 +1,10 @@
 // `genie plan` end to end: the real binary plans, checks and totals a collective.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
@@ -36,8 +36,9 @@ TEST(PlanE2e, RingAllReduceTotalsAndChecks) {
 }
 
 TEST(PlanE2e, PrintsOneRanksStepsWithChannelsAndSlices) {
-  const Output o = Genie("plan -c all_gather -a ring -n 4 -s 4096 --rank 1 --channels 2 "
-                         "--slice 1024");
+  const Output o = Genie(
+      "plan -c all_gather -a ring -n 4 -s 4096 --rank 1 --channels 2 "
+      "--slice 1024");
   ASSERT_EQ(o.code, 0) << o.text;
   // All-gather of 4 KiB per rank: send, 2 recv-copy-send, recv; each as 2 channels x 2
   // slices of 1 KiB.
@@ -58,8 +59,9 @@ TEST(PlanE2e, GroupSubsetsAndAllToAll) {
 
 TEST(PlanE2e, HierarchicalTopologyWithLocalBwAware) {
   // 8x4, ring on dim 0 and direct on dim 1: per rank RS 7/8 S + AR 2*3/4*S/8 + AG 7/8 S.
-  const Output o = Genie("plan -c all_reduce -a ring,direct --topology 8x4 "
-                         "--optimization localBWAware -s 1MiB --rank 31");
+  const Output o = Genie(
+      "plan -c all_reduce -a ring,direct --topology 8x4 "
+      "--optimization localBWAware -s 1MiB --rank 31");
   ASSERT_EQ(o.code, 0) << o.text;
   EXPECT_NE(o.text.find("32 ranks"), std::string::npos) << o.text;
   EXPECT_NE(o.text.find("checker: ok"), std::string::npos) << o.text;

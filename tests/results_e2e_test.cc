@@ -6,26 +6,25 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/record/recorder.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using genie::TimeNs;
 using genie::record::OpEvent;
 using genie::record::RankSummary;
+using nlohmann::json;
 
 const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
 
@@ -71,11 +70,14 @@ class ResultsE2eTest : public ::testing::Test {
   // SEND/RECV pair between ranks 0 and 1. `slow` stretches the timings (a second, slower run).
   void WriteRun(const std::string& prefix, TimeNs slow) {
     for (int rank = 0; rank < 4; ++rank) {
-      json header = {{"rank", rank}, {"world_size", 4},
-                     {"provenance", {{"hostname", prefix}, {"time", prefix},
-                                     {"configs", {{"system", {{"endpoint-delay", 10}}}}}}}};
-      auto rec = genie::record::Recorder::Create(P(prefix + ".rank" + std::to_string(rank) +
-                                                   ".jsonl"), header);
+      json header = {{"rank", rank},
+                     {"world_size", 4},
+                     {"provenance",
+                      {{"hostname", prefix},
+                       {"time", prefix},
+                       {"configs", {{"system", {{"endpoint-delay", 10}}}}}}}};
+      auto rec = genie::record::Recorder::Create(
+          P(prefix + ".rank" + std::to_string(rank) + ".jsonl"), header);
       ASSERT_TRUE(rec.ok()) << rec.status().ToString();
       OpEvent comp;
       comp.rank = rank;
@@ -179,9 +181,9 @@ TEST_F(ResultsE2eTest, StripMakesTwoRunsWithDifferentTimingsIdentical) {
   EXPECT_NE(Sh("diff -q " + P("a.json") + " " + P("b.json")).exit_code, 0);
   EXPECT_NE(Sh("diff -q " + P("a.rank1.jsonl") + " " + P("b.rank1.jsonl")).exit_code, 0);
 
-  Proc s = Sh(kGenie + " results strip " + P("a.json") + " " + P("b.json") + " " +
-             P("a.trace.json") + " " + P("b.trace.json") + " " + P("a.rank1.jsonl") + " " +
-             P("b.rank1.jsonl"));
+  Proc s =
+      Sh(kGenie + " results strip " + P("a.json") + " " + P("b.json") + " " + P("a.trace.json") +
+         " " + P("b.trace.json") + " " + P("a.rank1.jsonl") + " " + P("b.rank1.jsonl"));
   ASSERT_EQ(s.exit_code, 0) << s.out;
   EXPECT_NE(s.out.find(P("a.stripped.json")), std::string::npos) << s.out;
   // ... and after it they are equal, byte for byte, with diff.
@@ -280,9 +282,9 @@ TEST_F(ResultsE2eTest, SimulatedStgWorkloadTraceIsValidAndRunsStripEqual) {
   // Two runs: equal once stripped (provenance time differs before).
   Proc st = Sh(kGenie + " results strip " + P("s1/results.json") + " " + P("s2/results.json"));
   ASSERT_EQ(st.exit_code, 0) << st.out;
-  EXPECT_EQ(Sh("diff " + P("s1/results.stripped.json") + " " + P("s2/results.stripped.json"))
-                .exit_code,
-            0);
+  EXPECT_EQ(
+      Sh("diff " + P("s1/results.stripped.json") + " " + P("s2/results.stripped.json")).exit_code,
+      0);
   Proc show = Sh(kGenie + " results show " + P("s1/results.json"));
   ASSERT_EQ(show.exit_code, 0) << show.out;
   EXPECT_NE(show.out.find("# genie results: 8 ranks, 1 measured iteration"), std::string::npos)

@@ -6,16 +6,17 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
-
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "tests/support/cli.h"
 
 namespace genie::testing {
 namespace {
 
-std::string GenieRun(const std::string& args) { return GenieBinary() + " run " + args + " --peer-timeout 20s"; }
+std::string GenieRun(const std::string& args) {
+  return GenieBinary() + " run " + args + " --peer-timeout 20s";
+}
 
 struct Shipped {
   const char* workload;
@@ -70,7 +71,8 @@ INSTANTIATE_TEST_SUITE_P(Shipped, RunShipped, ::testing::ValuesIn(kShipped),
                          [](const auto& param_info) {
                            std::string n = param_info.param.workload;
                            n = n.substr(n.find_last_of('/') + 1);
-                           for (char& c : n) if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n + "_" + std::to_string(param_info.index);
                          });
 
@@ -83,9 +85,10 @@ struct VerifyCase {
 
 std::vector<VerifyCase> VerifyCases() {
   std::vector<VerifyCase> cases;
-  const std::pair<const char*, const char*> kCollectives[] = {
-      {"all_reduce", "all-reduce"}, {"all_gather", "all-gather"},
-      {"reduce_scatter", "reduce-scatter"}, {"all_to_all", "all-to-all"}};
+  const std::pair<const char*, const char*> kCollectives[] = {{"all_reduce", "all-reduce"},
+                                                              {"all_gather", "all-gather"},
+                                                              {"reduce_scatter", "reduce-scatter"},
+                                                              {"all_to_all", "all-to-all"}};
   for (int n : {2, 3, 4, 8}) {
     for (const auto& [type, key] : kCollectives) {
       for (const char* algo : {"ring", "direct", "halvingDoubling", "doubleBinaryTree"}) {
@@ -110,7 +113,8 @@ TEST_P(RunVerify, EveryRankHoldsTheRightResult) {
   nlohmann::json sys = {{"preferred-dataset-splits", 2},
                         {c.key + "-implementation", {c.algorithm}}};
   std::ofstream(dir + "/system.json") << sys.dump();
-  CliResult r = RunCli(GenieRun(dir + "/w --system " + dir + "/system.json --verify --channels 2 --output " + dir + "/out"));
+  CliResult r = RunCli(GenieRun(dir + "/w --system " + dir +
+                                "/system.json --verify --channels 2 --output " + dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::regex ok(R"(verify: (\d+) collectives checked, all correct)");
   const auto checked = std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), ok),
@@ -121,14 +125,22 @@ TEST_P(RunVerify, EveryRankHoldsTheRightResult) {
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsAndCollectives, RunVerify, ::testing::ValuesIn(VerifyCases()),
                          [](const auto& param_info) {
-                           return param_info.param.collective + "_" + param_info.param.algorithm + "_" +
-                                  std::to_string(param_info.param.ranks);
+                           return param_info.param.collective + "_" + param_info.param.algorithm +
+                                  "_" + std::to_string(param_info.param.ranks);
                          });
 
 TEST(RunVerify, MultiDimensionalAndCustomAndChannels) {
   const std::string dir = FreshDir("verify-shapes");
-  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 1MiB --ranks 8 -o " + dir + "/w").exit_code, 0);
-  struct Shape { std::string topology; nlohmann::json impl; std::string optimization; int channels; };
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 1MiB --ranks 8 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  struct Shape {
+    std::string topology;
+    nlohmann::json impl;
+    std::string optimization;
+    int channels;
+  };
   const Shape shapes[] = {
       {"4x2", {"ring", "direct"}, "localBWAware", 1},
       {"2x2x2", {"ring", "halvingDoubling", "ring"}, "baseline", 4},
@@ -139,22 +151,26 @@ TEST(RunVerify, MultiDimensionalAndCustomAndChannels) {
                           {"collective-optimization", s.optimization},
                           {"preferred-dataset-splits", 2}};
     std::ofstream(dir + "/system.json") << sys.dump();
-    CliResult r = RunCli(GenieRun(dir + "/w --system " + dir + "/system.json --topology " + s.topology +
-                             " --channels " + std::to_string(s.channels) + " --verify --output " + dir + "/out"));
+    CliResult r = RunCli(GenieRun(dir + "/w --system " + dir + "/system.json --topology " +
+                                  s.topology + " --channels " + std::to_string(s.channels) +
+                                  " --verify --output " + dir + "/out"));
     ASSERT_EQ(r.exit_code, 0) << s.topology << ":\n" << r.output;
     EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
     // Every rank reports exactly C connections to each of its 7 peers.
     std::string want = "connections per peer:";
     for (int p = 0; p < 7; ++p) want += " " + std::to_string(s.channels);
     size_t seen = 0;
-    for (size_t at = r.output.find(want); at != std::string::npos; at = r.output.find(want, at + 1)) ++seen;
+    for (size_t at = r.output.find(want); at != std::string::npos; at = r.output.find(want, at + 1))
+      ++seen;
     EXPECT_EQ(seen, 8u) << r.output;
   }
   // The custom MSCCL-IR ring shipped with ASTRA-sim, named in a system.json as ASTRA-sim does.
-  nlohmann::json custom = {{"all-reduce-implementation-custom",
-                            {Data("traces/astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce.xml")}}};
+  nlohmann::json custom = {
+      {"all-reduce-implementation-custom",
+       {Data("traces/astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce.xml")}}};
   std::ofstream(dir + "/custom.json") << custom.dump();
-  CliResult r = RunCli(GenieRun(dir + "/w --system " + dir + "/custom.json --verify --output " + dir + "/out"));
+  CliResult r = RunCli(
+      GenieRun(dir + "/w --system " + dir + "/custom.json --verify --output " + dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("collectives checked, all correct"), std::string::npos) << r.output;
 }
@@ -169,14 +185,19 @@ TEST(RunVerify, SeveralIterationsOfAPipelinedStep) {
   EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
   std::regex ok(R"(verify: 184 collectives checked, all correct)");  // 46 a rank x 4 runs
   EXPECT_EQ(std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), ok),
-                          std::sregex_iterator()), 8) << r.output;
+                          std::sregex_iterator()),
+            8)
+      << r.output;
 }
 
 // Compute sleeps to absolute deadlines: a 1,000-node chain of 1 ms never finishes early and
 // does not drift (the 1.000–1.010 s figure is measured by bench/compute_chain.sh).
 TEST(RunTiming, ComputeChainKeepsItsDuration) {
   const std::string dir = FreshDir("chain");
-  ASSERT_EQ(RunCli(GenieBinary() + " gen compute-chain --count 1000 --duration 1ms --ranks 1 -o " + dir + "/c").exit_code, 0);
+  ASSERT_EQ(RunCli(GenieBinary() + " gen compute-chain --count 1000 --duration 1ms --ranks 1 -o " +
+                   dir + "/c")
+                .exit_code,
+            0);
   CliResult r = RunCli(GenieRun(dir + "/c --iterations 2 --output " + dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto results = nlohmann::json::parse(std::ifstream(dir + "/out/results.json"));
@@ -191,7 +212,8 @@ TEST(RunTiming, ComputeChainKeepsItsDuration) {
 // The same workload launched twice gives identical results once timing fields are stripped.
 TEST(RunRepeatability, TwoRunsAreIdenticalWithoutTimings) {
   const std::string a = FreshDir("repeat-a"), b = FreshDir("repeat-b");
-  const std::string w = Data("traces/generated/text_converter/MLP_HybridParallel_Data_Model_8npus_1pass");
+  const std::string w =
+      Data("traces/generated/text_converter/MLP_HybridParallel_Data_Model_8npus_1pass");
   ASSERT_EQ(RunCli(GenieRun(w + " --iterations 2 --output " + a)).exit_code, 0);
   ASSERT_EQ(RunCli(GenieRun(w + " --iterations 2 --output " + b)).exit_code, 0);
   CliResult sa = RunCli(GenieBinary() + " results strip --stdout " + a + "/results.json");
@@ -204,10 +226,18 @@ TEST(RunRepeatability, TwoRunsAreIdenticalWithoutTimings) {
 TEST(RunErrors, DisagreeingTracesFailClearlyWithoutHanging) {
   // Rank 1's trace from another workload: collectives of different sizes on the same group.
   const std::string dir = FreshDir("disagree");
-  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 1MiB --ranks 2 -o " + dir + "/w").exit_code, 0);
-  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 64KiB --ranks 2 -o " + dir + "/x").exit_code, 0);
-  std::filesystem::copy_file(dir + "/x.1.et", dir + "/w.1.et", std::filesystem::copy_options::overwrite_existing);
-  CliResult r = RunCli(GenieBinary() + " run " + dir + "/w --peer-timeout 5s --output " + dir + "/out");
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 1MiB --ranks 2 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 64KiB --ranks 2 -o " +
+                   dir + "/x")
+                .exit_code,
+            0);
+  std::filesystem::copy_file(dir + "/x.1.et", dir + "/w.1.et",
+                             std::filesystem::copy_options::overwrite_existing);
+  CliResult r =
+      RunCli(GenieBinary() + " run " + dir + "/w --peer-timeout 5s --output " + dir + "/out");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("rank"), std::string::npos) << r.output;
 }

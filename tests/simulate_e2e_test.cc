@@ -6,9 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
-
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "tests/support/cli.h"
 
@@ -19,15 +18,14 @@ namespace {
 std::map<int, std::pair<long long, long long>> SysLines(const std::string& out) {
   std::map<int, std::pair<long long, long long>> lines;
   std::regex re(R"(sys\[(\d+)\] finished, (\d+) cycles, exposed communication (\d+) cycles\.)");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
+       ++it) {
     lines[std::stoi((*it)[1])] = {std::stoll((*it)[2]), std::stoll((*it)[3])};
   }
   return lines;
 }
 
-std::string Simulate(const std::string& args) {
-  return GenieBinary() + " simulate " + args;
-}
+std::string Simulate(const std::string& args) { return GenieBinary() + " simulate " + args; }
 
 void ExpectEveryRank(const std::string& args, int ranks, long long cycles) {
   CliResult r = RunCli(Simulate(args));
@@ -54,18 +52,20 @@ TEST(SimulateAstraSim, Ring4ChunksSlowLocalMemory) {
   j["local-mem-bw"] = 50;
   const std::string dir = FreshDir("membw50");
   std::ofstream(dir + "/system.json") << j.dump(2);
-  const std::string cfg = " --system " + dir + "/system.json --network " +
-                          Data("astra-sim-configs/Ring_8npus.yml");
+  const std::string cfg =
+      " --system " + dir + "/system.json --network " + Data("astra-sim-configs/Ring_8npus.yml");
   ExpectEveryRank(kAllReduce8 + cfg, 8, 117780);
   ExpectEveryRank(kAllReduce8 + cfg + " --network-model aware", 8, 117780);
 }
 
 TEST(SimulateAstraSim, HgxH100SwitchBothModels) {
   // ASTRA-sim's own option names are accepted too.
-  const std::string cfg = " --system-configuration " + Data("astra-sim-configs/HGX-H100-validated.json") +
-                          " --network-configuration " + Data("astra-sim-configs/HGX-H100-validated.yml");
+  const std::string cfg =
+      " --system-configuration " + Data("astra-sim-configs/HGX-H100-validated.json") +
+      " --network-configuration " + Data("astra-sim-configs/HGX-H100-validated.yml");
   ExpectEveryRank("--workload-configuration " + kAllReduce8 + cfg, 8, 55222);
-  ExpectEveryRank("--workload-configuration " + kAllReduce8 + cfg + " --network-model aware", 8, 57426);
+  ExpectEveryRank("--workload-configuration " + kAllReduce8 + cfg + " --network-model aware", 8,
+                  57426);
 }
 
 // A one-dimensional switch network for `ranks` NPUs.
@@ -125,8 +125,9 @@ class SimulateShipped : public ::testing::TestWithParam<Shipped> {};
 TEST_P(SimulateShipped, CompletesOnEveryRankInBothModels) {
   const Shipped& w = GetParam();
   for (const char* model : {"unaware", "aware"}) {
-    CliResult r = RunCli(Simulate(Data(w.workload) + " --network " + SwitchNetwork(std::max(2, w.ranks)) +
-                                  " --network-model " + model + " " + w.extra));
+    CliResult r =
+        RunCli(Simulate(Data(w.workload) + " --network " + SwitchNetwork(std::max(2, w.ranks)) +
+                        " --network-model " + model + " " + w.extra));
     ASSERT_EQ(r.exit_code, 0) << w.workload << " (" << model << "):\n" << r.output;
     auto lines = SysLines(r.output);
     ASSERT_EQ(static_cast<int>(lines.size()), w.ranks) << r.output;
@@ -141,12 +142,14 @@ INSTANTIATE_TEST_SUITE_P(Shipped, SimulateShipped, ::testing::ValuesIn(kShipped)
                          [](const auto& param_info) {
                            std::string n = param_info.param.workload;
                            n = n.substr(n.find_last_of('/', n.size() - 1) + 1);
-                           for (char& c : n) if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n + "_" + std::to_string(param_info.index);
                          });
 
 TEST(SimulateErrors, ResnetWithoutCommSizeNamesRankAndNode) {
-  CliResult r = RunCli(Simulate(Data("traces/astra-sim/resnet_dp") + " --network " + SwitchNetwork(64)));
+  CliResult r =
+      RunCli(Simulate(Data("traces/astra-sim/resnet_dp") + " --network " + SwitchNetwork(64)));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("comm_size"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("rank"), std::string::npos) << r.output;
@@ -154,7 +157,8 @@ TEST(SimulateErrors, ResnetWithoutCommSizeNamesRankAndNode) {
 }
 
 TEST(SimulateErrors, MismatchedNetworkSizeIsExplained) {
-  CliResult r = RunCli(Simulate(kAllReduce8 + " --network " + Data("astra-sim-configs/Ring_4npus.yml")));
+  CliResult r =
+      RunCli(Simulate(kAllReduce8 + " --network " + Data("astra-sim-configs/Ring_4npus.yml")));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("npus_count"), std::string::npos) << r.output;
 }
@@ -169,9 +173,15 @@ TEST(SimulateErrors, SendWithoutDestinationNamesRankAndNode) {
 TEST(SimulateErrors, UnmatchedReceiveIsADeadlockReportNamingThePeer) {
   // A 2-rank workload whose rank 0 waits for a message rank 1 never sends.
   const std::string dir = FreshDir("deadlock");
-  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 64KiB --ranks 2 -o " + dir + "/w").exit_code, 0);
-  ASSERT_EQ(RunCli(GenieBinary() + " gen compute-chain --count 1 --ranks 2 -o " + dir + "/c").exit_code, 0);
-  std::filesystem::copy_file(dir + "/c.1.et", dir + "/w.1.et", std::filesystem::copy_options::overwrite_existing);
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 64KiB --ranks 2 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  ASSERT_EQ(
+      RunCli(GenieBinary() + " gen compute-chain --count 1 --ranks 2 -o " + dir + "/c").exit_code,
+      0);
+  std::filesystem::copy_file(dir + "/c.1.et", dir + "/w.1.et",
+                             std::filesystem::copy_options::overwrite_existing);
   CliResult r = RunCli(Simulate(dir + "/w --network " + SwitchNetwork(2)));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("deadlock"), std::string::npos) << r.output;
@@ -190,7 +200,8 @@ TEST(SimulateOutputs, ChromeTraceAndResultsAreWellFormed) {
   std::set<int> pids;
   for (const auto& e : events) {
     ASSERT_TRUE(e.contains("ph") && e.contains("ts") && e.contains("pid") && e.contains("tid") &&
-                e.contains("name")) << e.dump();
+                e.contains("name"))
+        << e.dump();
     if (e["ph"] == "X") {
       ASSERT_TRUE(e.contains("dur")) << e.dump();
       EXPECT_GE(e["dur"].get<double>(), 0);

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "genie/collective/planner.h"
@@ -133,8 +134,10 @@ class IterationDriver {
 
   // A rank whose graph has made no progress for the peer timeout is stuck: the peers it waits
   // for are alive (the transport would have said otherwise) but will never send. Say on what.
+  // The limit is the peer timeout plus up to 2 s, so that a peer that went silent is named by
+  // the transport's liveness check (which fires at the peer timeout) before this fires.
   void Watchdog() {
-    const TimeNs timeout = timeout_;
+    const TimeNs timeout = timeout_ + std::min<TimeNs>(timeout_, 2 * kNsPerSec);
     backend_.After(kNsPerSec, [this, timeout] {
       if (done_ > total_ || !status_.ok()) return;
       const TimeNs idle = backend_.Now() - std::max(executor_.last_progress(), iteration_start_);
@@ -211,23 +214,33 @@ std::string StreamPath(const RunFlags& f, int rank) {
   return f.output + "/rank-" + std::to_string(rank) + ".jsonl";
 }
 
+// True when `rank`'s stream in the output folder was written by this run (its clock record,
+// the second line, carries this run's id) — not left there by an earlier run.
+bool StreamOfThisRun(const RunFlags& f, int rank, const std::string& run_id) {
+  std::ifstream in(StreamPath(f, rank));
+  std::string header, clock;
+  if (!std::getline(in, header) || !std::getline(in, clock)) return false;
+  auto j = nlohmann::json::parse(clock, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("record", "") == "clock" && j.value("run_id", "") == run_id;
+}
+
 // After the final barrier every rank's stream is complete. Each host (each output folder)
 // merges the streams it holds into results.json: rank 0 when it sees all of them (one host, or
 // a shared filesystem) with the summary and the prediction; otherwise rank 0 and the lowest
 // rank of every other folder merge their own, for `genie results merge` to combine.
-int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch::RankEnv& env) {
+int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch::RankEnv& env,
+                 const std::string& run_id) {
   std::vector<std::string> streams;
   std::vector<int> here;
   for (int r = 0; r < env.world_size; ++r) {
-    std::error_code ec;
-    if (fs::exists(StreamPath(f, r), ec)) {
+    if (StreamOfThisRun(f, r, run_id)) {
       streams.push_back(StreamPath(f, r));
       here.push_back(r);
     }
   }
   const bool complete = static_cast<int>(here.size()) == env.world_size;
-  const bool leader =
-      env.rank == 0 || (!here.empty() && here.front() == env.rank && !fs::exists(StreamPath(f, 0)));
+  const bool leader = env.rank == 0 ||
+                      (!here.empty() && here.front() == env.rank && !StreamOfThisRun(f, 0, run_id));
   if (!leader) return 0;
   auto merged = report::MergeStreams(streams);
   if (!merged.ok()) {
@@ -363,11 +376,14 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
   auto backend = runtime::RealBackend::Create(opt);
   if (!backend.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
-    return launch::kExitPeerFailed;
+    // Bad input (an address, a host layout) is this rank's to report; the rest is the peers'.
+    return backend.status().code() == Status::Code::kInvalidArgument ? 2 : launch::kExitPeerFailed;
   }
   const auto& clock = (*backend)->clock();
   (*recorder)->Note("clock", {{"rank", env.rank},
                               {"reference_rank", 0},
+                              {"run_id", (*backend)->run_id()},
+                              {"listen", (*backend)->listen_address()},
                               {"offset_ns", clock.offset_ns},
                               {"rtt_ns", clock.rtt_ns},
                               {"samples", clock.samples},
@@ -415,7 +431,7 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
                  env.rank, static_cast<unsigned long long>(driver.verified()), unchecked.c_str(),
                  connections.c_str());
   }
-  return WriteResults(f, *setup, env);
+  return WriteResults(f, *setup, env, (*backend)->run_id());
 }
 
 int RunCommand(RunFlags& f) {

@@ -239,6 +239,12 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const S
 
 }  // namespace
 
+void WithdrawAddress(const RendezvousRequest& q) {
+  if (q.world_size == 1 || q.spec.rfind("dir:", 0) != 0) return;
+  const std::string dir = q.spec.substr(4);
+  unlink(fmt::format("{}/{}.{}.addr", dir, SafeName(q.job_id), q.rank).c_str());
+}
+
 Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q) {
   if (q.world_size < 1 || q.rank < 0 || q.rank >= q.world_size) {
     return Status::InvalidArgument(

@@ -31,4 +31,8 @@ struct RendezvousRequest {
 // Returns every rank's address, indexed by rank. The error names the ranks that never showed.
 Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& request);
 
+// Takes this rank's published address back (dir: removes its file) once every peer that needs
+// it has connected, so the next job in the same directory cannot read a stale one.
+void WithdrawAddress(const RendezvousRequest& request);
+
 }  // namespace genie::net

@@ -1,13 +1,13 @@
 #include "genie/report/results_file.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "genie/record/event_json.h"
 #include "genie/record/record_stream.h"
@@ -80,8 +80,8 @@ Result<std::vector<std::string>> ExpandStreamPaths(const std::vector<std::string
     for (const auto& entry : fs::directory_iterator(path, ec)) {
       const std::string name = entry.path().filename().string();
       int rank = -1;
-      char tail = 0;
-      if (std::sscanf(name.c_str(), "rank-%d.jsonl%c", &rank, &tail) == 1 && rank >= 0) {
+      if (std::sscanf(name.c_str(), "rank-%d.jsonl", &rank) == 1 && rank >= 0 &&
+          name == fmt::format("rank-{}.jsonl", rank)) {
         found.emplace_back(rank, entry.path().string());
       }
     }
@@ -99,21 +99,32 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
                                 const std::map<int, TimeNs>& clock_offsets_ns) {
   GENIE_ASSIGN_OR_RETURN(std::vector<std::string> paths, ExpandStreamPaths(given));
   RunRecords out;
-  out.run_info = {{"merged_files", json::array()}, {"headers", json::array()},
-                  {"traffic", json::array()}};
+  out.run_info = {
+      {"merged_files", json::array()}, {"headers", json::array()}, {"traffic", json::array()}};
   std::map<int, TimeNs> applied;
   std::map<int, std::string> owner;  // rank -> the file it came from
+  std::string run_id, run_id_file;   // every stream of a real run names its run
   for (const std::string& path : paths) {
     GENIE_ASSIGN_OR_RETURN(record::RecordStream s, record::ReadRecordStream(path));
+    const std::string id = s.clock.is_object() ? s.clock.value("run_id", "") : "";
+    if (!id.empty() && !run_id.empty() && id != run_id) {
+      return Status::InvalidArgument(fmt::format(
+          "{} is from another run than {} (run id {} vs {}); merge the streams of one run", path,
+          run_id_file, id, run_id));
+    }
+    if (!id.empty() && run_id.empty()) {
+      run_id = id;
+      run_id_file = path;
+    }
     std::set<int> ranks_here;
     for (const auto& e : s.ops) ranks_here.insert(e.rank);
     for (const auto& r : s.ranks) ranks_here.insert(r.rank);
     for (int rank : ranks_here) {
       auto [it, inserted] = owner.emplace(rank, path);
       if (!inserted) {
-        return Status::InvalidArgument(fmt::format(
-            "rank {} appears in both {} and {}; give each rank's stream once", rank, it->second,
-            path));
+        return Status::InvalidArgument(
+            fmt::format("rank {} appears in both {} and {}; give each rank's stream once", rank,
+                        it->second, path));
       }
     }
     // Explicit offsets win; then the one the rank measured against rank 0 at start.
@@ -121,8 +132,8 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
     auto offset = [&](int rank) {
       auto it = clock_offsets_ns.find(rank);
       TimeNs d = it != clock_offsets_ns.end() ? it->second
-                 : recorded ? s.clock.value("offset_ns", TimeNs{0})
-                            : TimeNs{0};
+                 : recorded                   ? s.clock.value("offset_ns", TimeNs{0})
+                                              : TimeNs{0};
       if (it != clock_offsets_ns.end() || recorded) applied[rank] = d;
       return d;
     };

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 
+#include "genie/net/frame.h"
 #include "genie/net/rendezvous.h"
 #include "genie/net/tcp/tcp_transport.h"
 
@@ -15,7 +16,6 @@ namespace {
 
 // Clock ping-pongs use tags no Executor or barrier tag takes (those never set all of 63..16).
 constexpr uint64_t kClockTag = 0xFFFF'FFFF'FFFF'0000ull;
-constexpr int kClockRounds = 16;
 
 // The kernel's boot id: processes that share it share CLOCK_MONOTONIC (one machine, whatever
 // network namespace they are in).
@@ -60,18 +60,25 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   b->transport_->SetEvents(b.get());
 
   GENIE_ASSIGN_OR_RETURN(std::string address, b->transport_->Listen());
+  b->listen_address_ = address;
   // Each rank publishes "address|host id"; the transport sees only the addresses.
   net::RendezvousRequest q{o.rendezvous,  o.job_id, o.rank, o.world_size, address + "|" + BootId(),
                            o.peer_timeout};
   GENIE_ASSIGN_OR_RETURN(auto published, net::ExchangeAddresses(q));
   std::vector<std::string> addresses;
+  std::string table;
   for (const std::string& p : published) {
     const size_t bar = p.rfind('|');
     addresses.push_back(p.substr(0, bar));
     b->host_ids_.push_back(bar == std::string::npos ? "unknown" : p.substr(bar + 1));
+    table += p + "\n";
   }
+  // Listening ports are fresh every run: the table's hash tells this run's files from others'.
+  b->run_id_ = fmt::format("{:016x}", net::JobHash(table));
   GENIE_RETURN_IF_ERROR(b->CheckHosts(addresses));
   GENIE_RETURN_IF_ERROR(b->transport_->Connect(addresses));
+  // Every rank that needed our address has connected with it (Connect() is a barrier).
+  net::WithdrawAddress(q);
   spdlog::info("rank {}: connected to {} peers over tcp ({} channel(s) each) from {}", o.rank,
                o.world_size - 1, o.channels, address);
   GENIE_RETURN_IF_ERROR(b->EstimateClock());
@@ -81,16 +88,17 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
 Status RealBackend::CheckHosts(const std::vector<std::string>& addresses) {
   if (!intra_) return Status::Ok();
   // Modelled delivery times are CLOCK_MONOTONIC deadlines: both ends must share that clock.
-  const int me = options_.rank;
-  const int first = intra_->HostOf(me) * intra_->ranks_per_host();
-  for (int r = first; r < first + intra_->ranks_per_host(); ++r) {
-    if (host_ids_[static_cast<size_t>(r)] != host_ids_[static_cast<size_t>(me)]) {
+  // Every rank checks every host (not just its own), so all fail together with one message.
+  const int per_host = intra_->ranks_per_host();
+  for (int r = 0; r < options_.world_size; ++r) {
+    const int first = intra_->HostOf(r) * per_host;
+    if (host_ids_[static_cast<size_t>(r)] != host_ids_[static_cast<size_t>(first)]) {
       return Status::InvalidArgument(fmt::format(
           "ranks {} and {} ({} and {}) are one host in the intra-host model ({} ranks per "
           "host) but run on different machines; start {} consecutive ranks per host (e.g. "
           "mpiexec -ppn {}, srun --distribution=block)",
-          me, r, addresses[static_cast<size_t>(me)], addresses[static_cast<size_t>(r)],
-          intra_->ranks_per_host(), intra_->ranks_per_host(), intra_->ranks_per_host()));
+          first, r, addresses[static_cast<size_t>(first)], addresses[static_cast<size_t>(r)],
+          per_host, per_host, per_host));
     }
   }
   return Status::Ok();
@@ -113,11 +121,14 @@ Status RealBackend::EstimateClock() {
     transport_->PostSend({peer, 0, kClockTag | static_cast<uint64_t>(round), nullptr, 0,
                           Store({[&outstanding] { --outstanding; }}), data});
   };
-  std::vector<uint64_t> stamps(static_cast<size_t>(n) * kClockRounds);
+  // Ranks on rank 0's machine read the same CLOCK_MONOTONIC: offset 0, nothing to measure.
+  auto same_clock = [&](int r) { return host_ids_[static_cast<size_t>(r)] == host_ids_[0]; };
+  std::vector<uint64_t> stamps(static_cast<size_t>(n) * kClockPings);
   if (me == 0) {
-    // Answer every rank's every ping with the time it arrived, in any order.
+    // Answer every other machine's ranks' pings with the time each arrived, in any order.
     for (int peer = 1; peer < n; ++peer) {
-      for (int round = 0; round < kClockRounds; ++round) {
+      if (same_clock(peer)) continue;
+      for (int round = 0; round < kClockPings; ++round) {
         ++outstanding;
         post_recv(peer, round, &stamps[0], [&, peer, round] {
           --outstanding;
@@ -129,7 +140,7 @@ Status RealBackend::EstimateClock() {
   // Ranks other than 0: one ping at a time, each timed by this rank's clock.
   TimeNs best_rtt = std::numeric_limits<TimeNs>::max();
   std::function<void(int)> ping = [&](int round) {
-    if (round == kClockRounds) return;
+    if (round == kClockPings) return;
     const TimeNs t0 = MonotonicNow();
     ++outstanding;
     uint64_t* stamp = &stamps[static_cast<size_t>(round)];
@@ -146,7 +157,7 @@ Status RealBackend::EstimateClock() {
     });
     post_send(0, round, 0);
   };
-  if (me != 0) ping(0);
+  if (me != 0 && !same_clock(me)) ping(0);
   const TimeNs deadline = MonotonicNow() + options_.peer_timeout;
   while (outstanding > 0 && status_.ok()) {
     if (MonotonicNow() > deadline) {

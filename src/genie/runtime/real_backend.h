@@ -70,6 +70,9 @@ struct PeerTraffic {
 
 class RealBackend final : public Backend, private net::TransportEvents {
  public:
+  // Ping-pongs with rank 0 per rank on another machine (zero-byte messages on channel 0).
+  static constexpr int kClockPings = 16;
+
   static Result<std::unique_ptr<RealBackend>> Create(const RealBackendOptions& options);
   ~RealBackend() override;
 
@@ -99,6 +102,11 @@ class RealBackend final : public Backend, private net::TransportEvents {
   const ClockOffset& clock() const { return clock_; }
   // Host id of every rank (the kernel's boot id: ranks with the same one share a clock).
   const std::vector<std::string>& host_ids() const { return host_ids_; }
+  // Identical on every rank of this run and different for every run (hash of the address
+  // table): tells this run's result files from a previous run's in the same folder.
+  const std::string& run_id() const { return run_id_; }
+  // "ip:port" this rank listens on (what it published in the rendezvous).
+  const std::string& listen_address() const { return listen_address_; }
   // Ops posted whose completion has not run yet (tests and leak checks).
   size_t pending_ops() const { return callbacks_.size() - free_.size(); }
   EventLoop& loop() { return *loop_; }
@@ -137,6 +145,8 @@ class RealBackend final : public Backend, private net::TransportEvents {
   std::optional<IntraHostModel> intra_;
   std::vector<PeerTraffic> traffic_;
   std::vector<std::string> host_ids_;
+  std::string run_id_;
+  std::string listen_address_;
   ClockOffset clock_;
 };
 

@@ -1031,7 +1031,9 @@ void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
   }
   for (Conn* c : open) {
     // A stream cannot skip half a frame: keep the one being written, drop the rest.
+    // Dropped frames give back their sequence numbers, or the peer would reject the abort.
     const size_t keep = !c->outq.empty() && c->outq.front().done > 0 ? 1 : 0;
+    c->send_seq -= c->outq.size() - keep;
     while (c->outq.size() > keep) c->outq.pop_back();
     c->bye_queued = true;  // nothing may be posted after this
     Enqueue(c, FrameType::kAbort, kFlagHasData, static_cast<uint16_t>(c->channel), 0,
