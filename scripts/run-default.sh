@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: genie's main job on the embedded default — a shipped 8-rank training step
 # (GPT, data x tensor x pipeline parallel 2x2x2, from the Symbolic Tensor Graph generator)
-# replayed as real TCP traffic over loopback, with the simulated prediction for the same
-# workload beside the measured step time. Needs no root and changes nothing on the machine:
+# replayed as real TCP traffic over loopback — first once with real data checked (--verify),
+# then measured, with the simulated prediction for the same workload beside the step time. Needs no root and changes nothing on the machine:
 # results go to build/run-default/.
 set -euo pipefail
 GENIE=$1
@@ -17,7 +17,12 @@ OUT="$HERE/build/run-default"
 rm -rf "$OUT"
 "$GENIE" inspect "$WORKLOAD"
 echo
-"$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 --verify \
+# First prove the replay moves the right data: one iteration with real buffers, every
+# reduction computed and every rank's result checked (slower: the checking is CPU work).
+"$GENIE" run "$WORKLOAD" --verify --output "$OUT/verify" 2>&1 | grep -E "verify:|failed|error" | head -3
+echo
+# Then the measurement: 5 iterations after a warm-up, timings free of the checking.
+"$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 \
     --network "$HERE/examples/loopback.yml" --output "$OUT" --trace-out "$OUT/trace.json"
 echo
 echo "results: $OUT/results.json   timeline: $OUT/trace.json (open in https://ui.perfetto.dev)"

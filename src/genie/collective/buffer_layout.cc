@@ -112,7 +112,7 @@ BufferLayout Layout(const CollectiveSpec& asked, int asked_index) {
 }
 
 float InitialElement(int rank, Bytes byte_offset) {
-  return static_cast<float>((static_cast<Bytes>(rank) * 7 + byte_offset / 4) % 13 + 1);
+  return static_cast<float>((static_cast<Bytes>(rank) * 7 + byte_offset / 4) % kElementPeriod + 1);
 }
 
 float ExpectedElement(const Region& region, Bytes byte_offset) {
@@ -120,6 +120,15 @@ float ExpectedElement(const Region& region, Bytes byte_offset) {
   float sum = 0;
   for (const Source& s : region.sources) sum += InitialElement(s.rank, s.offset + d);
   return sum;
+}
+
+std::array<float, kElementPeriod> ExpectedPattern(const Region& region) {
+  std::array<float, kElementPeriod> pattern{};
+  for (int k = 0; k < kElementPeriod; ++k) {
+    pattern[static_cast<size_t>(k)] =
+        ExpectedElement(region, region.range.offset + 4 * static_cast<Bytes>(k));
+  }
+  return pattern;
 }
 
 }  // namespace genie::collective

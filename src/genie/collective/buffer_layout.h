@@ -12,6 +12,7 @@
 //   output slots (member j's block for this rank).  barrier: 0 bytes.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "genie/collective/collective_spec.h"
@@ -21,7 +22,7 @@ namespace genie::collective {
 
 // `rank`'s initial data, starting at byte `offset` of its buffer.
 struct Source {
-  int rank = -1;     // global rank
+  int rank = -1;  // global rank
   Bytes offset = 0;
   bool operator==(const Source&) const = default;
   bool operator<(const Source& o) const {
@@ -48,5 +49,12 @@ BufferLayout Layout(const CollectiveSpec& spec, int group_index);
 // final region against ExpectedElement. Regions of 4-byte-aligned collectives are aligned.
 float InitialElement(int rank, Bytes byte_offset);
 float ExpectedElement(const Region& region, Bytes byte_offset);
+
+// InitialElement repeats every kElementPeriod elements, so a region's expected elements do
+// too: pattern[k] is the element at byte range.offset + 4 * (k + j * kElementPeriod) for any
+// j. Filling or checking a region with it costs one lookup per element, not one per source
+// (a 4,096-rank all-reduce would otherwise sum 4,096 terms per element).
+inline constexpr int kElementPeriod = 13;
+std::array<float, kElementPeriod> ExpectedPattern(const Region& region);
 
 }  // namespace genie::collective

@@ -171,6 +171,16 @@ TEST(Layout, AllGatherBlocksAreChunkMajor) {
   EXPECT_EQ(l.final[2].sources[0], (Source{10, 10}));
 }
 
+TEST(Layout, ExpectedPatternRepeatsEveryPeriodForAnyOffsets) {
+  Region r;
+  r.range = {12, 4 * 100};
+  r.sources = {{0, 0}, {3, 40}, {5, 1000004}, {4095, 8}};
+  const auto pattern = ExpectedPattern(r);
+  for (Bytes i = 0; i < r.range.length; i += 4) {
+    EXPECT_EQ(pattern[(i / 4) % kElementPeriod], ExpectedElement(r, r.range.offset + i)) << i;
+  }
+}
+
 TEST(Layout, ExpectedElementSumsContributions) {
   const CollectiveSpec spec = RingAllReduce(3, 64);
   const BufferLayout l = Layout(spec, 0);

@@ -70,8 +70,10 @@ void CollectiveRunner::EnterNextPhase(uint32_t chunk) {
   }
   uint32_t phase = chunk_phases_[chunk][chunk_next_[chunk]];
   uint16_t dim = schedule_.phases[phase].dim;
-  if (policy_ == SchedulingPolicy::kLifo) waiting_in_dim_[dim].push_front(chunk);
-  else waiting_in_dim_[dim].push_back(chunk);
+  if (policy_ == SchedulingPolicy::kLifo)
+    waiting_in_dim_[dim].push_front(chunk);
+  else
+    waiting_in_dim_[dim].push_back(chunk);
   AdmitWaiting(dim);
 }
 
@@ -113,8 +115,8 @@ void CollectiveRunner::StartStep(uint32_t s) {
   msg.bytes = step.recv.length;
   msg.channel = step.channel;
   if (buffer_ != nullptr) {
-    scratch_[s] = std::make_unique<std::vector<uint8_t>>(step.recv.length);
-    msg.into = scratch_[s]->data();
+    scratch_[s] = std::make_unique_for_overwrite<uint8_t[]>(step.recv.length);
+    msg.into = scratch_[s].get();
   }
   backend_.Recv(msg, [this, s] { OnReceived(s); });
 }
@@ -123,18 +125,24 @@ void CollectiveRunner::OnReceived(uint32_t s) {
   const auto& step = schedule_.steps[s];
   bytes_received_ += step.recv.length;
   auto proceed = [this, s] {
-    if (HasSend(schedule_.steps[s].kind)) SendFor(s);
-    else CompleteStep(s);
+    if (HasSend(schedule_.steps[s].kind))
+      SendFor(s);
+    else
+      CompleteStep(s);
   };
   if (buffer_ != nullptr) {
-    const uint8_t* incoming = scratch_[s]->data();
-    if (HasReduce(step.kind)) Reduce(step.recv, incoming);
-    else if (step.recv.length > 0) std::memcpy(buffer_->data() + step.recv.offset, incoming, step.recv.length);
+    const uint8_t* incoming = scratch_[s].get();
+    if (HasReduce(step.kind))
+      Reduce(step.recv, incoming);
+    else if (step.recv.length > 0)
+      std::memcpy(buffer_->data() + step.recv.offset, incoming, step.recv.length);
     scratch_[s].reset();
   }
   TimeNs cost = HasReduce(step.kind) ? ReductionCost(step.recv.length) : 0;
-  if (cost > 0) backend_.After(cost, proceed);
-  else proceed();
+  if (cost > 0)
+    backend_.After(cost, proceed);
+  else
+    proceed();
 }
 
 void CollectiveRunner::SendFor(uint32_t s) {
@@ -150,8 +158,10 @@ void CollectiveRunner::SendFor(uint32_t s) {
     bytes_sent_ += msg.bytes;
     backend_.Send(msg, [this, s] { CompleteStep(s); });
   };
-  if (backend_.modelled() && costs_.endpoint_delay_ns > 0) backend_.After(costs_.endpoint_delay_ns, post);
-  else post();
+  if (backend_.modelled() && costs_.endpoint_delay_ns > 0)
+    backend_.After(costs_.endpoint_delay_ns, post);
+  else
+    post();
 }
 
 void CollectiveRunner::CompleteStep(uint32_t s) {
@@ -170,8 +180,10 @@ void CollectiveRunner::CompletePhase(uint32_t p) {
     AdmitWaiting(phase.dim);
     EnterNextPhase(phase.chunk);
   };
-  if (backend_.modelled() && costs_.endpoint_delay_ns > 0) backend_.After(costs_.endpoint_delay_ns, finish);
-  else finish();
+  if (backend_.modelled() && costs_.endpoint_delay_ns > 0)
+    backend_.After(costs_.endpoint_delay_ns, finish);
+  else
+    finish();
 }
 
 TimeNs CollectiveRunner::ReductionCost(Bytes bytes) const {

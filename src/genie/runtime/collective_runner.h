@@ -33,9 +33,8 @@ class CollectiveRunner {
   // `buffer` (optional) is the rank's working buffer of schedule.buffer_bytes; when given,
   // payloads are real: received data is summed (as float32 elements) or copied into it.
   CollectiveRunner(Backend& backend, collective::Schedule schedule, uint64_t tag_base,
-                   const LocalCosts& costs, int active_chunks,
-                   collective::SchedulingPolicy policy, std::vector<uint8_t>* buffer,
-                   Callback done);
+                   const LocalCosts& costs, int active_chunks, collective::SchedulingPolicy policy,
+                   std::vector<uint8_t>* buffer, Callback done);
   CollectiveRunner(const CollectiveRunner&) = delete;
   CollectiveRunner& operator=(const CollectiveRunner&) = delete;
 
@@ -81,7 +80,8 @@ class CollectiveRunner {
   std::vector<uint32_t> chunk_next_;                 // chunk -> position in chunk_phases_
   std::vector<int> active_in_dim_;
   std::vector<std::deque<uint32_t>> waiting_in_dim_;  // chunks waiting to enter a dim
-  std::vector<std::unique_ptr<std::vector<uint8_t>>> scratch_;  // per receiving step (real data)
+  // Per receiving step (real data); not zeroed: the message overwrites all of it.
+  std::vector<std::unique_ptr<uint8_t[]>> scratch_;
   uint32_t chunks_left_ = 0;
   Bytes bytes_sent_ = 0;
   Bytes bytes_received_ = 0;

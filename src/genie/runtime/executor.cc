@@ -64,16 +64,19 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
 
 Executor::Resource Executor::ResourceFor(const Op& op) const {
   switch (op.kind) {
-    case OpKind::kCompute: return op.is_cpu_op ? Resource::kCpu : Resource::kGpuCompute;
+    case OpKind::kCompute:
+      return op.is_cpu_op ? Resource::kCpu : Resource::kGpuCompute;
     case OpKind::kCollective:
     case OpKind::kSend:
       return config_.comm_streams == ExecutorConfig::CommStreams::kOnePerRank ? Resource::kGpuComm
                                                                               : Resource::kNone;
     case OpKind::kMemLoad:
-    case OpKind::kMemStore: return Resource::kMemory;
+    case OpKind::kMemStore:
+      return Resource::kMemory;
     case OpKind::kRecv:
     case OpKind::kMetadata:
-    case OpKind::kInvalid: return Resource::kNone;
+    case OpKind::kInvalid:
+      return Resource::kNone;
   }
   return Resource::kNone;
 }
@@ -150,7 +153,8 @@ bool Executor::TryIssue(const Op& op) {
       if (!op.is_cpu_op) compute_ns_ += d;
       f.start = std::min(f.start, ready_time_);
       f.end_target = f.start + d;
-      backend_.After(std::max<TimeNs>(0, f.end_target - backend_.Now()), [this, id] { Finish(id); });
+      backend_.After(std::max<TimeNs>(0, f.end_target - backend_.Now()),
+                     [this, id] { Finish(id); });
       break;
     }
     case OpKind::kMemLoad:
@@ -159,8 +163,8 @@ bool Executor::TryIssue(const Op& op) {
       if (config_.memory.has_value()) {
         if (config_.memory->type == config::MemoryType::kNoMemoryExpansion) {
           st = Status::InvalidArgument(
-              "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" +
-              op.name + ") is a remote memory access but " + config_.memory->path +
+              "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
+              ") is a remote memory access but " + config_.memory->path +
               " says NO_MEMORY_EXPANSION; give a memory.json with remote-mem-latency/-bw");
           break;
         }
@@ -169,10 +173,15 @@ bool Executor::TryIssue(const Op& op) {
       backend_.After(d, [this, id] { Finish(id); });
       break;
     }
-    case OpKind::kCollective: st = IssueCollective(f); break;
+    case OpKind::kCollective:
+      st = IssueCollective(f);
+      break;
     case OpKind::kSend:
-    case OpKind::kRecv: st = IssueP2p(f); break;
-    default: break;
+    case OpKind::kRecv:
+      st = IssueP2p(f);
+      break;
+    default:
+      break;
   }
   if (!st.ok()) {
     Fail(st);
@@ -194,9 +203,10 @@ Result<std::vector<int>> Executor::GroupMembers(const Op& op) const {
       // ASTRA-sim falls back to the world group for an unknown group; so do we, loudly.
       static bool warned = false;
       if (!warned) {
-        spdlog::warn("rank {}: node {} names process group {} that no comm-group file or "
-                     "METADATA node defines; using all ranks (pass --comm-group FILE)",
-                     rank_, op.id, op.group);
+        spdlog::warn(
+            "rank {}: node {} names process group {} that no comm-group file or "
+            "METADATA node defines; using all ranks (pass --comm-group FILE)",
+            rank_, op.id, op.group);
         warned = true;
       }
     }
@@ -215,8 +225,8 @@ Result<std::vector<int>> Executor::GroupMembers(const Op& op) const {
   }
   for (int r : members) {
     if (r < 0 || r >= config_.world_size) {
-      return Status::InvalidArgument("process group " + std::to_string(op.group) +
-                                     " names rank " + std::to_string(r) + " but the workload has " +
+      return Status::InvalidArgument("process group " + std::to_string(op.group) + " names rank " +
+                                     std::to_string(r) + " but the workload has " +
                                      std::to_string(config_.world_size) + " ranks");
     }
   }
@@ -232,9 +242,14 @@ Status Executor::IndexCommunication() {
       case OpKind::kCollective:
         by_key[{0, op.group, 0}].push_back(id);
         break;
-      case OpKind::kSend: by_key[{1, op.dst, op.tag}].push_back(id); break;
-      case OpKind::kRecv: by_key[{2, op.src, op.tag}].push_back(id); break;
-      default: break;
+      case OpKind::kSend:
+        by_key[{1, op.dst, op.tag}].push_back(id);
+        break;
+      case OpKind::kRecv:
+        by_key[{2, op.src, op.tag}].push_back(id);
+        break;
+      default:
+        break;
     }
   }
   for (const auto& [key, ids] : by_key) {
@@ -271,8 +286,8 @@ Status Executor::IssueCollective(InFlight& f) {
   }
   spec.options = config_.plan;
   auto choice_it = config_.implementations.find(op.coll_type);
-  CollectiveChoice choice = choice_it != config_.implementations.end() ? choice_it->second
-                                                                       : CollectiveChoice{};
+  CollectiveChoice choice =
+      choice_it != config_.implementations.end() ? choice_it->second : CollectiveChoice{};
   spec.options.algorithms = choice.algorithms;
   spec.options.direct_window = choice.direct_window;
   spec.options.custom_path = choice.custom_path;
@@ -285,8 +300,8 @@ Status Executor::IssueCollective(InFlight& f) {
     spec.options.involved_dim.clear();
     if (spec.options.algorithms.size() > 1) spec.options.algorithms.resize(1);
   }
-  const int group_index = static_cast<int>(
-      std::find(members.begin(), members.end(), rank_) - members.begin());
+  const int group_index =
+      static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
   auto schedule = collective::Plan(spec, group_index);
   if (!schedule.ok()) {
     return schedule.status().WithContext("rank " + std::to_string(rank_) + ", node " +
@@ -307,11 +322,19 @@ Status Executor::IssueCollective(InFlight& f) {
       ++unverifiable_;  // verification works on whole float32 elements
     } else {
       collective::BufferLayout layout = collective::Layout(spec, group_index);
-      f.buffer.assign(layout.buffer_bytes, 0);
+      if (!spare_buffers_.empty()) {
+        f.buffer = std::move(spare_buffers_.back());
+        spare_buffers_.pop_back();
+      }
+      // Only the initial regions need values (the layout leaves the rest undefined), so a
+      // reused buffer is not cleared: stale bytes would make a planner bug fail, not hide.
+      f.buffer.resize(layout.buffer_bytes);
       for (const auto& region : layout.initial) {
+        const auto pattern = collective::ExpectedPattern(region);
+        size_t k = 0;
         for (Bytes i = 0; i + 4 <= region.range.length; i += 4) {
-          float v = collective::ExpectedElement(region, region.range.offset + i);
-          std::memcpy(f.buffer.data() + region.range.offset + i, &v, 4);
+          std::memcpy(f.buffer.data() + region.range.offset + i, &pattern[k], 4);
+          if (++k == pattern.size()) k = 0;
         }
       }
       f.expected = std::move(layout.final);
@@ -356,8 +379,10 @@ Status Executor::IssueP2p(InFlight& f) {
   const NodeId id = op.id;
   const Bytes bytes = op.comm_size;
   f.group_size = 2;
-  if (send) backend_.Send(msg, [this, id, bytes] { Finish(id, bytes, 0); });
-  else backend_.Recv(msg, [this, id, bytes] { Finish(id, 0, bytes); });
+  if (send)
+    backend_.Send(msg, [this, id, bytes] { Finish(id, bytes, 0); });
+  else
+    backend_.Recv(msg, [this, id, bytes] { Finish(id, 0, bytes); });
   return Status::Ok();
 }
 
@@ -367,14 +392,17 @@ void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
   GENIE_CHECK(it != in_flight_.end()) << "completion for node " << id << " not in flight";
   std::unique_ptr<InFlight> f = std::move(it->second);
   in_flight_.erase(it);
+  if (f->buffer.capacity() > 0 && spare_buffers_.size() < 8) {
+    spare_buffers_.push_back(std::move(f->buffer));
+  }
   const TimeNs now = backend_.Now();
   last_progress_ = now;
   // Dependents of a compute op became ready when it was due to end (see TryIssue).
   ready_time_ = f->end_target > 0 ? std::min(now, f->end_target) : now;
   --busy_[static_cast<int>(f->resource)];
   const Op& op = f->op;
-  const bool comm = op.kind == OpKind::kCollective || op.kind == OpKind::kSend ||
-                    op.kind == OpKind::kRecv;
+  const bool comm =
+      op.kind == OpKind::kCollective || op.kind == OpKind::kSend || op.kind == OpKind::kRecv;
   if (comm && --comm_in_flight_ == 0) comm_ns_ += now - comm_busy_since_;
 
   if (recorder_ != nullptr) {
@@ -403,18 +431,21 @@ void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
 
 Status Executor::Verify(const InFlight& f) const {
   for (const auto& region : f.expected) {
-    for (Bytes i = 0; i + 4 <= region.range.length; i += 4) {
+    const auto pattern = collective::ExpectedPattern(region);
+    size_t k = 0;
+    for (Bytes i = 0; i + 4 <= region.range.length;
+         i += 4, k = k + 1 == pattern.size() ? 0 : k + 1) {
       const Bytes at = region.range.offset + i;
       float got;
       std::memcpy(&got, f.buffer.data() + at, 4);
-      const float want = collective::ExpectedElement(region, at);
+      const float want = pattern[k];
       if (got != want) {
         return Status::Internal(
-            "verify failed on rank " + std::to_string(rank_) + ", node " +
-            std::to_string(f.op.id) + " (" + CollectiveTypeName(f.op.coll_type) + " " +
-            FormatBytes(f.op.comm_size) + ", " + f.algorithm + "): byte " + std::to_string(at) +
-            " holds " + std::to_string(got) + ", expected " + std::to_string(want) +
-            " (the sum over " + std::to_string(region.sources.size()) + " contributions)");
+            "verify failed on rank " + std::to_string(rank_) + ", node " + std::to_string(f.op.id) +
+            " (" + CollectiveTypeName(f.op.coll_type) + " " + FormatBytes(f.op.comm_size) + ", " +
+            f.algorithm + "): byte " + std::to_string(at) + " holds " + std::to_string(got) +
+            ", expected " + std::to_string(want) + " (the sum over " +
+            std::to_string(region.sources.size()) + " contributions)");
       }
     }
   }
@@ -434,8 +465,8 @@ std::string Executor::DescribePending() const {
     const Op& op = f->op;
     out << "  rank " << rank_ << " node " << id << " (" << op.name << ", " << OpKindName(op.kind);
     if (op.kind == OpKind::kCollective) {
-      out << " " << CollectiveTypeName(op.coll_type) << " " << FormatBytes(op.comm_size)
-          << " over " << f->group_size << " ranks";
+      out << " " << CollectiveTypeName(op.coll_type) << " " << FormatBytes(op.comm_size) << " over "
+          << f->group_size << " ranks";
     } else if (op.kind == OpKind::kSend) {
       out << " to rank " << op.dst << " tag " << op.tag;
     } else if (op.kind == OpKind::kRecv) {

@@ -101,21 +101,24 @@ class Executor {
   bool pumping_ = false;
   bool pump_again_ = false;
   Status status_;
-  std::map<NodeId, Op> ready_ops_;               // decoded ready nodes, not yet issued
+  std::map<NodeId, Op> ready_ops_;  // decoded ready nodes, not yet issued
   std::map<NodeId, std::unique_ptr<InFlight>> in_flight_;
-  int busy_[5] = {0, 0, 0, 0, 0};                // per Resource
+  // --verify buffers of finished collectives, reused: a fresh multi-MiB buffer per collective
+  // costs page faults that would show up in the measured times.
+  std::vector<std::vector<uint8_t>> spare_buffers_;
+  int busy_[5] = {0, 0, 0, 0, 0};  // per Resource
   // Messages of two ranks' corresponding operations must carry the same tag however the ranks'
   // timing orders their issue, so an operation's sequence number is its position in program
   // (node id) order among the rank's operations with the same key — the group for collectives,
   // (kind, peer, tag) for SEND/RECV — as NCCL matches operations on a communicator. Each
   // iteration continues the numbering.
   struct Ordinal {
-    uint32_t index = 0;      // position among the key's operations
+    uint32_t index = 0;          // position among the key's operations
     uint32_t per_iteration = 0;  // how many operations the key has per iteration
   };
   std::map<NodeId, Ordinal> ordinal_;
   bool indexed_ = false;
-  uint32_t starts_ = 0;    // Start() calls so far (iterations run, warm-up included)
+  uint32_t starts_ = 0;  // Start() calls so far (iterations run, warm-up included)
   record::RankSummary summary_;
   TimeNs compute_ns_ = 0;
   TimeNs comm_busy_since_ = -1;
