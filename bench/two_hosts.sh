@@ -53,7 +53,7 @@ latency: [ 500.0, 50000.0 ]
 EOF
 "$G" gen collective --type all_reduce --size "$SIZE" --ranks 8 -o "$T/w" >/dev/null
 tx0=$(( $(ip netns exec gbA cat /sys/class/net/vbA/statistics/tx_bytes) + $(ip netns exec gbB cat /sys/class/net/vbB/statistics/tx_bytes) ))
-args="$T/w --iterations $ITER --warmup 1 --intra-host $T/host.yml --network $T/net.yml --peer-timeout 60s"
+args="$T/w --iterations $ITER --warmup 1 --intra-host $T/host.yml --network $T/net.yml --peer-timeout 60s --clock-sync always"
 ip netns exec gbA "$G" launch -n 4 --nnodes 2 --node-rank 0 --rendezvous tcp:10.214.0.1:29611 -- \
   run $args --bind 10.214.0.1 -o "$T/hostA" >"$T/A.log" 2>&1 &
 a=$!

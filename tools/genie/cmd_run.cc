@@ -47,6 +47,7 @@ struct RunFlags {
   std::string bind = "127.0.0.1";
   std::string intra_host;  // network.yml of one host, modelled instead of sent
   std::string rendezvous;  // overrides the launcher's
+  std::string clock_sync = "auto";
   std::string job_id;
   std::string tcp_congestion;
   std::string peer_timeout = "30s";
@@ -319,6 +320,7 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
   opt.channels = f.setup.channels;
   opt.tcp_congestion = f.tcp_congestion;
   opt.carry_data = f.setup.verify;
+  opt.always_sync_clock = f.clock_sync == "always";
   if (!f.intra_host.empty()) {
     auto host = config::LoadNetworkConfig(f.intra_host);
     if (!host.ok()) {
@@ -492,6 +494,10 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   app.add_option("--rendezvous", f->rendezvous,
                  "tcp:HOST:PORT (store on rank 0) or dir:PATH; default: from the launcher "
                  "(GENIE_RENDEZVOUS, MASTER_ADDR/MASTER_PORT)");
+  app.add_option("--clock-sync", f->clock_sync,
+                 "auto: measure clock offsets to rank 0 only on other machines; always: also on "
+                 "rank 0's (where the truth is 0: a check of the estimate)")
+      ->check(CLI::IsMember({"auto", "always"}));
   app.add_option("--job-id", f->job_id,
                  "Job id checked in every connection (default: the launcher's, or derived)");
   app.add_option("--tcp-congestion", f->tcp_congestion, "TCP congestion control (e.g. cubic, bbr)");

@@ -122,7 +122,9 @@ Status RealBackend::EstimateClock() {
                           Store({[&outstanding] { --outstanding; }}), data});
   };
   // Ranks on rank 0's machine read the same CLOCK_MONOTONIC: offset 0, nothing to measure.
-  auto same_clock = [&](int r) { return host_ids_[static_cast<size_t>(r)] == host_ids_[0]; };
+  auto same_clock = [&](int r) {
+    return !options_.always_sync_clock && host_ids_[static_cast<size_t>(r)] == host_ids_[0];
+  };
   std::vector<uint64_t> stamps(static_cast<size_t>(n) * kClockPings);
   if (me == 0) {
     // Answer every other machine's ranks' pings with the time each arrived, in any order.

@@ -51,6 +51,8 @@ struct RealBackendOptions {
   std::optional<config::NetworkConfig> intra_host;
   // Modelled messages carry their real payload (--verify); otherwise only a header.
   bool carry_data = false;
+  // Measure the clock offset even on rank 0's machine (where it is 0): to test the estimate.
+  bool always_sync_clock = false;
 };
 
 // This rank's clock against rank 0's: rank 0 time = local time + offset_ns.
