@@ -57,7 +57,7 @@ std::string TorchrunRank(int rank, int world, int port, const std::string& args)
          " run " + args;
 }
 
-TEST(Launchers, MpiexecGenieLaunchAndTorchrunEnvironmentGiveIdenticalResults) {
+TEST(Launchers, MpiexecGenieLaunchTorchrunSlurmAndOpenMpiEnvironmentsGiveIdenticalResults) {
   const std::string dir = FreshDir("launchers");
   const std::string w = Data(kFourRanks) + " --iterations 2 --verify --peer-timeout 20s";
 
@@ -76,6 +76,28 @@ TEST(Launchers, MpiexecGenieLaunchAndTorchrunEnvironmentGiveIdenticalResults) {
   EXPECT_EQ(a, Stripped(dir + "/torchrun/results.json"));
   EXPECT_NE(Slurp(dir + "/torchrun/rank-3.jsonl").find("\"launcher\":\"torchrun\""),
             std::string::npos);
+
+  // What srun and Open MPI's mpirun set (neither is installed here), by hand.
+  const std::string store = " --rendezvous tcp:127.0.0.1:";
+  std::vector<std::string> slurm, ompi;
+  const int slurm_port = FreeTcpPort(), ompi_port = FreeTcpPort();
+  for (int r = 0; r < 4; ++r) {
+    const std::string n = std::to_string(r);
+    slurm.push_back("env SLURM_PROCID=" + n + " SLURM_NTASKS=4 SLURM_LOCALID=" + n +
+                    " SLURM_JOB_ID=77 SLURM_STEP_ID=0 " + GenieBinary() + " run " + w + store +
+                    std::to_string(slurm_port) + " -o " + dir + "/slurm");
+    ompi.push_back("env OMPI_COMM_WORLD_RANK=" + n + " OMPI_COMM_WORLD_SIZE=4 " +
+                   "OMPI_COMM_WORLD_LOCAL_RANK=" + n + " OMPI_COMM_WORLD_LOCAL_SIZE=4 " +
+                   GenieBinary() + " run " + w + store + std::to_string(ompi_port) + " -o " + dir +
+                   "/openmpi");
+  }
+  CliResult srun = RunCli(AllOf(slurm));
+  ASSERT_EQ(srun.exit_code, 0) << srun.output;
+  EXPECT_EQ(a, Stripped(dir + "/slurm/results.json"));
+  EXPECT_NE(Slurp(dir + "/slurm/rank-1.jsonl").find("\"job_id\":\"77.0\""), std::string::npos);
+  CliResult mpirun = RunCli(AllOf(ompi));
+  ASSERT_EQ(mpirun.exit_code, 0) << mpirun.output;
+  EXPECT_EQ(a, Stripped(dir + "/openmpi/results.json"));
 
   if (RunCli("command -v mpiexec").exit_code != 0) {
     GTEST_SKIP()

@@ -202,6 +202,7 @@ void RealBackend::Fire(uint64_t cookie) {
   Pending p = std::move(callbacks_[cookie]);
   callbacks_[cookie] = Pending{};
   free_.push_back(cookie);
+  if (aborting_) return;
   if (p.not_before > MonotonicNow()) {
     // A modelled message: the transport was faster than the modelled link.
     loop_->RunAt(p.not_before, std::move(p.fn));
@@ -258,6 +259,7 @@ void RealBackend::OnFatal(const Status& status) {
 }
 
 void RealBackend::Abort(const Status& why) {
+  aborting_ = true;  // completions that still drain while the news goes out reach nobody
   if (transport_)
     transport_->Abort(why.message(), std::min<TimeNs>(options_.peer_timeout, kNsPerSec));
 }

@@ -150,6 +150,7 @@ class RealBackend final : public Backend, private net::TransportEvents {
   std::string run_id_;
   std::string listen_address_;
   ClockOffset clock_;
+  bool aborting_ = false;
 };
 
 }  // namespace genie::runtime
