@@ -154,6 +154,10 @@ TEST_F(TwoHosts, OnlyInterHostTrafficCrossesTheNetworkAndResultsMergeIntoOneTime
                        "/host0 " + dir_ + "/host1");
   ASSERT_EQ(m.exit_code, 0) << m.output;
   EXPECT_NE(m.output.find("8 ranks"), std::string::npos) << m.output;
+  CliResult show = RunCli(GenieBinary() + " results show " + dir_ + "/merged.json");
+  EXPECT_NE(show.output.find("# traffic: " + std::to_string(inter >> 20) + " MiB over the network"),
+            std::string::npos)
+      << show.output;
   json merged = json::parse(Slurp(dir_ + "/merged.json"));
   ASSERT_EQ(merged["clock_offsets_ns"].size(), 8u) << merged["clock_offsets_ns"].dump();
   // One machine, so the true offsets are 0: what the ping-pong estimated is its error.

@@ -1,5 +1,7 @@
 // genie results show | strip | merge: read, compare and combine genie's results files (results
 // JSON, per-rank JSON-lines streams, Chrome traces). See docs/results.md.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -8,8 +10,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "genie/common/status.h"
 #include "genie/report/astra_sim_lines.h"
@@ -66,6 +66,7 @@ int Show(const ResultsArgs& a) {
                  "writing it) and was ignored\n";
   }
   genie::report::PrintSummary(std::cout, r->ops, r->ranks);
+  genie::report::PrintTraffic(std::cout, r->run_info.value("traffic", nlohmann::json()));
   if (a.astra_sim) genie::report::PrintAstraSimLines(std::cout, r->ranks);
   return 0;
 }
@@ -128,8 +129,9 @@ GENIE_COMMAND(results, "Show, strip (for diffing) and merge genie results files"
   app.require_subcommand(1);
 
   CLI::App* show = app.add_subcommand(
-      "show", "Print the summary of a results JSON or of rank streams (.jsonl; several are "
-              "merged)");
+      "show",
+      "Print the summary of a results JSON or of rank streams (.jsonl; several are "
+      "merged)");
   show->add_option("files", a->show_files,
                    "results JSON, or rank .jsonl streams / output folders (merged)")
       ->required()
@@ -138,8 +140,9 @@ GENIE_COMMAND(results, "Show, strip (for diffing) and merge genie results files"
                  "Also print ASTRA-sim's 'sys[r] finished, T cycles, ...' lines");
 
   CLI::App* strip = app.add_subcommand(
-      "strip", "Write the file(s) with every timing field removed, so two runs of one workload "
-               "compare equal with diff (FILE -> FILE.stripped.EXT)");
+      "strip",
+      "Write the file(s) with every timing field removed, so two runs of one workload "
+      "compare equal with diff (FILE -> FILE.stripped.EXT)");
   strip->add_option("files", a->strip_files, "results JSON, Chrome trace or .jsonl stream")
       ->required()
       ->check(CLI::ExistingFile);
@@ -150,15 +153,17 @@ GENIE_COMMAND(results, "Show, strip (for diffing) and merge genie results files"
   CLI::App* merge = app.add_subcommand(
       "merge", "Combine per-rank .jsonl streams into one results JSON and a Chrome trace");
   merge->add_option("out", a->merge_out, "results JSON to write")->required();
-  merge->add_option("files", a->merge_files,
-                    "rank streams (.jsonl), or output folders (one per host) holding them")
+  merge
+      ->add_option("files", a->merge_files,
+                   "rank streams (.jsonl), or output folders (one per host) holding them")
       ->required()
       ->check(CLI::ExistingPath);
   merge->add_option("--trace-out", a->trace_out,
                     "Chrome trace to write (default: OUT's name with .trace.json)");
-  merge->add_option("--clock-offset", a->clock_offsets,
-                    "RANK=NS added to every time of that rank, instead of the offset it measured "
-                    "at start (repeatable)")
+  merge
+      ->add_option("--clock-offset", a->clock_offsets,
+                   "RANK=NS added to every time of that rank, instead of the offset it measured "
+                   "at start (repeatable)")
       ->allow_extra_args(false);  // one value per flag, so the streams stay positional
 
   return [a, show, strip, merge]() -> int {

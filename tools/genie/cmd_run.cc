@@ -283,6 +283,7 @@ int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch
   }
   report::PrintAstraSimLines(std::cout, totals);
   report::PrintSummary(std::cout, merged->ops, merged->ranks);
+  report::PrintTraffic(std::cout, merged->run_info.value("traffic", nlohmann::json()));
 
   PrintPrediction(setup, merged->ranks, "");
   return 0;

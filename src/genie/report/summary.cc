@@ -35,20 +35,33 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
 
   std::vector<TypeRow> rows = CollectiveTypeTable(ops);
   out << "#\n";
-  out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "collective", "count",
-                     "size", "time", "algbw", "busbw");
-  out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "", "(rank-ops)",
-                     "(B, mean)", "(us, mean)", "(GB/s)", "(GB/s)");
+  out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "collective", "count", "size",
+                     "time", "algbw", "busbw");
+  out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "", "(rank-ops)", "(B, mean)",
+                     "(us, mean)", "(GB/s)", "(GB/s)");
   double bus_sum = 0;
   for (const TypeRow& r : rows) {
     out << fmt::format("  {:>20} {:>10} {:>16} {:>12.2f} {:>8.2f} {:>8.2f}\n", r.type, r.count,
-                       r.count > 0 ? r.bytes / static_cast<Bytes>(r.count) : 0,
-                       r.mean_ns / 1000.0, r.algbw_gbps, r.busbw_gbps);
+                       r.count > 0 ? r.bytes / static_cast<Bytes>(r.count) : 0, r.mean_ns / 1000.0,
+                       r.algbw_gbps, r.busbw_gbps);
     bus_sum += r.busbw_gbps;
   }
   if (rows.empty()) out << "  (no communication recorded)\n";
   out << fmt::format("# Avg bus bandwidth    : {:.4g} \n",
                      rows.empty() ? 0.0 : bus_sum / static_cast<double>(rows.size()));
+}
+
+void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
+  if (!traffic.is_array() || traffic.empty()) return;
+  uint64_t network = 0, modelled = 0;
+  for (const auto& rank : traffic) {
+    for (const auto& p : rank.value("peers", nlohmann::json::array())) {
+      network += p.value("network_bytes_sent", uint64_t{0});
+      modelled += p.value("modelled_bytes_sent", uint64_t{0});
+    }
+  }
+  out << "# traffic: " << FormatBytes(network) << " over the network, " << FormatBytes(modelled)
+      << " modelled inside hosts (" << traffic.size() << " ranks)\n";
 }
 
 }  // namespace genie::report

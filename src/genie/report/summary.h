@@ -7,6 +7,8 @@
 #include <ostream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "genie/record/op_event.h"
 #include "genie/record/rank_summary.h"
 
@@ -14,5 +16,9 @@ namespace genie::report {
 
 void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
                   const std::vector<record::RankSummary>& ranks);
+
+// One line from the ranks' "traffic" records (a merged run_info's "traffic" array): payload
+// sent over the real network vs carried by the intra-host model. Prints nothing without them.
+void PrintTraffic(std::ostream& out, const nlohmann::json& traffic);
 
 }  // namespace genie::report
