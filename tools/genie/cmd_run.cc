@@ -231,6 +231,14 @@ bool StreamOfThisRun(const RunFlags& f, int rank, const std::string& run_id) {
 // rank of every other folder merge their own, for `genie results merge` to combine.
 int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch::RankEnv& env,
                  const std::string& run_id) {
+  if (env.rank != 0) {
+    // Only the folder's lowest rank writes; on a shared folder that is rank 0. Looking at rank
+    // 0 and then downwards keeps this to a file or two for most ranks of a large job.
+    if (StreamOfThisRun(f, 0, run_id)) return 0;
+    for (int r = env.rank - 1; r > 0; --r) {
+      if (StreamOfThisRun(f, r, run_id)) return 0;
+    }
+  }
   std::vector<std::string> streams;
   std::vector<int> here;
   for (int r = 0; r < env.world_size; ++r) {
@@ -240,9 +248,6 @@ int WriteResults(const RunFlags& f, const runtime::RunSetup& setup, const launch
     }
   }
   const bool complete = static_cast<int>(here.size()) == env.world_size;
-  const bool leader = env.rank == 0 ||
-                      (!here.empty() && here.front() == env.rank && !StreamOfThisRun(f, 0, run_id));
-  if (!leader) return 0;
   auto merged = report::MergeStreams(streams);
   if (!merged.ok()) {
     std::cerr << "genie run: " << merged.status().message() << "\n";
