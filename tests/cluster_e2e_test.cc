@@ -211,6 +211,8 @@ void ExpectOthersExitNamingRank(LongRun& run, int lost, double within_s) {
     EXPECT_NE(ReadLog(run.ranks[r]).find("rank " + std::to_string(lost)), std::string::npos)
         << "rank " << r << " does not name rank " << lost << ":\n"
         << ReadLog(run.ranks[r]);
+    EXPECT_NE(ReadLog(run.ranks[r]).find("this rank was waiting on:"), std::string::npos)
+        << ReadLog(run.ranks[r]);
   }
   // What every surviving rank recorded before the failure is still readable.
   CliResult show = RunCli(GenieBinary() + " results show " + run.dir + "/out/rank-0.jsonl");

@@ -81,8 +81,12 @@ class IterationDriver {
     if (!backend_.status().ok()) {
       // Lost a peer: say also what this rank was waiting on when it happened.
       const Status& lost = backend_.status();
-      const std::string pending = running_ ? executor_.DescribePending() : "";
-      if (pending.empty()) return lost;
+      std::string pending = running_ ? executor_.DescribePending() : "";
+      if (pending.empty()) {
+        pending = done_ == 0 ? "  the barrier before the first iteration\n"
+                             : "  the barrier after iteration " + std::to_string(done_) + " of " +
+                                   std::to_string(total_) + " (warm-ups included)\n";
+      }
       return lost.WithDetail("this rank was waiting on:\n" + pending);
     }
     if (done_ != total_ + 1) {

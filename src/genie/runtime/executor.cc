@@ -472,7 +472,7 @@ std::string Executor::DescribePending() const {
     } else if (op.kind == OpKind::kRecv) {
       out << " from rank " << op.src << " tag " << op.tag;
     }
-    out << ") in flight since " << f->start << " ns\n";
+    out << ") in flight for " << FormatDuration(backend_.Now() - f->start) << "\n";
   }
   for (const auto& [id, op] : ready_ops_) {
     out << "  rank " << rank_ << " node " << id << " (" << op.name << ", " << OpKindName(op.kind)
