@@ -148,6 +148,13 @@ TEST(Hosts, TheIntraHostModelSetsTheTimeOfTransfersInsideAHost) {
   // no step can finish before its chunk's modelled time floor(2^20 / (0.1 * 2^30 / 1e9)) ns.
   const int64_t chunk_ns = static_cast<int64_t>((1 << 20) / (0.1 * (1 << 30) / 1e9));
   EXPECT_GE(results["summary"]["step_time_ns"]["min"].get<int64_t>(), 14 * chunk_ns);
+  // With --verify the modelled messages carry their payload: every rank's result is checked.
+  CliResult verify = RunCli(GenieBinary() + " run " + dir + "/w --intra-host " + dir +
+                            "/slow.yml --verify -o " + dir + "/verify");
+  ASSERT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_NE(verify.output.find("rank 5: verify: 1 collectives checked, all correct"),
+            std::string::npos)
+      << verify.output;
   CliResult bad = RunCli(GenieBinary() + " run " + dir + "/w --intra-host " +
                          Data("astra-sim-configs/Ring_16npus.yml") + " -o " + dir + "/bad");
   EXPECT_NE(bad.exit_code, 0);
