@@ -84,14 +84,16 @@ per_dir_per_step = inter / 2 / n_iter      # two directions cross hosts, warm-up
 thr = per_dir_per_step / (median / 1e9)
 # Rank 0 prints the prediction for the same workload and network beside its measurement.
 pred = [l.strip() for l in open(t + "/A.log") if l.startswith("step time")]
-offs = [abs(v) for v in m["clock_offsets_ns"].values()]
+# Each rank's own estimate (merge then gives every rank of a machine its best one).
+clocks = [json.loads(l) for f in glob.glob(t + "/host*/rank-*.jsonl") for l in open(f)
+          if '"record":"clock"' in l]
+offs = [abs(c["offset_ns"]) for c in clocks]
 print(f"iperf3 between the hosts        {iperf/1e6:10.1f} MB/s")
 print(f"genie inter-host per direction  {thr/1e6:10.1f} MB/s   ratio to iperf3 {thr/iperf:.2f}")
 print(f"payload inter-host {inter/2**20:.0f} MiB, modelled intra-host {modelled/2**20:.0f} MiB; "
       f"veth bytes / inter-host payload {veth/inter:.3f}")
 print(pred[0] if pred else "no prediction line from rank 0")
-rtts = [json.loads(l)["rtt_ns"] for f in glob.glob(t + "/host*/rank-*.jsonl") for l in open(f)
-        if '"record":"clock"' in l]
+rtts = [c["rtt_ns"] for c in clocks]
 print(f"clock offsets to rank 0: max |offset| {max(offs)/1e3:.1f} us over {len(offs)} ranks "
       f"(same machine: true offset 0); ping-pong rtt max {max(rtts)/1e3:.1f} us")
 EOF

@@ -98,10 +98,7 @@ Result<std::vector<std::string>> ExpandStreamPaths(const std::vector<std::string
 Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
                                 const std::map<int, TimeNs>& clock_offsets_ns) {
   GENIE_ASSIGN_OR_RETURN(std::vector<std::string> paths, ExpandStreamPaths(given));
-  RunRecords out;
-  out.run_info = {
-      {"merged_files", json::array()}, {"headers", json::array()}, {"traffic", json::array()}};
-  std::map<int, TimeNs> applied;
+  std::vector<record::RecordStream> streams;
   std::map<int, std::string> owner;  // rank -> the file it came from
   std::string run_id, run_id_file;   // every stream of a real run names its run
   for (const std::string& path : paths) {
@@ -127,13 +124,39 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
                         it->second, path));
       }
     }
-    // Explicit offsets win; then the one the rank measured against rank 0 at start.
+    streams.push_back(std::move(s));
+  }
+
+  // Ranks of one machine (one boot id) share a clock, so they share its best estimate: the
+  // offset measured with the smallest round trip among them (rank 0's machine: exactly 0).
+  struct Estimate {
+    TimeNs rtt = 0;
+    TimeNs offset = 0;
+  };
+  std::map<std::string, Estimate> per_machine;
+  for (const auto& s : streams) {
+    if (!s.clock.is_object() || !s.clock.contains("offset_ns")) continue;
+    const std::string host = s.clock.value("host_id", "");
+    const Estimate e{s.clock.value("rtt_ns", TimeNs{0}), s.clock.value("offset_ns", TimeNs{0})};
+    auto [it, inserted] = per_machine.emplace(host, e);
+    if (!inserted && !host.empty() && e.rtt < it->second.rtt) it->second = e;
+  }
+
+  RunRecords out;
+  out.run_info = {
+      {"merged_files", json::array()}, {"headers", json::array()}, {"traffic", json::array()}};
+  std::map<int, TimeNs> applied;
+  for (size_t i = 0; i < streams.size(); ++i) {
+    record::RecordStream& s = streams[i];
+    // Explicit offsets win; then the machine's estimate; a stream without one stays as it is.
     const bool recorded = s.clock.is_object() && s.clock.contains("offset_ns");
+    const std::string host = recorded ? s.clock.value("host_id", "") : "";
+    const TimeNs measured = !recorded      ? 0
+                            : host.empty() ? s.clock.value("offset_ns", TimeNs{0})
+                                           : per_machine[host].offset;
     auto offset = [&](int rank) {
       auto it = clock_offsets_ns.find(rank);
-      TimeNs d = it != clock_offsets_ns.end() ? it->second
-                 : recorded                   ? s.clock.value("offset_ns", TimeNs{0})
-                                              : TimeNs{0};
+      TimeNs d = it != clock_offsets_ns.end() ? it->second : measured;
       if (it != clock_offsets_ns.end() || recorded) applied[rank] = d;
       return d;
     };
@@ -150,7 +173,7 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
       out.ranks.push_back(r);
     }
     out.truncated = out.truncated || s.truncated;
-    out.run_info["merged_files"].push_back(std::filesystem::path(path).filename().string());
+    out.run_info["merged_files"].push_back(std::filesystem::path(paths[i]).filename().string());
     out.run_info["headers"].push_back(s.header);
     if (!s.traffic.is_null()) out.run_info["traffic"].push_back(s.traffic);
   }

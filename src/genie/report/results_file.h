@@ -31,7 +31,8 @@ Result<RunRecords> LoadResults(const std::string& path);
 // Merges JSON-lines streams (one per rank, or any split of ranks); a rank found in two files is
 // an error. A path that is a directory stands for the rank-*.jsonl streams in it (one host's
 // output folder). Each rank's times move onto rank 0's clock by the offset given here or,
-// failing that, by the one its stream recorded at start. run_info becomes
+// failing that, by its machine's: among the ranks whose clock records name the same machine
+// (boot id), the offset measured with the smallest round trip. run_info becomes
 // {"merged_files": [file names], "headers": [each file's header], "traffic": [each rank's]}.
 Result<RunRecords> MergeStreams(const std::vector<std::string>& paths,
                                 const std::map<int, TimeNs>& clock_offsets_ns = {});

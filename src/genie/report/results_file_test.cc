@@ -63,6 +63,44 @@ TEST_F(ResultsFileTest, MergeCombinesRanksAndAppliesClockOffsets) {
   }
 }
 
+// A stream of `rank` with a clock record (machine `host`, offset, round trip) and one op.
+std::string ClockedStream(const fs::path& dir, int rank, const std::string& host, TimeNs offset,
+                          TimeNs rtt, const std::string& run = "run-a") {
+  const std::string path = (dir / ("clocked" + std::to_string(rank) + ".jsonl")).string();
+  auto rec = record::Recorder::Create(path, {{"rank", rank}});
+  EXPECT_TRUE(rec.ok());
+  (*rec)->Note(
+      "clock",
+      {{"rank", rank}, {"run_id", run}, {"host_id", host}, {"offset_ns", offset}, {"rtt_ns", rtt}});
+  record::OpEvent e = testing::RunOps(0).front();
+  e.rank = rank;
+  e.start = 1000;
+  e.end = 2000;
+  (*rec)->OnOp(e);
+  return path;
+}
+
+TEST_F(ResultsFileTest, RanksOfOneMachineShareItsBestClockEstimate) {
+  auto m =
+      MergeStreams({ClockedStream(dir_, 0, "A", 0, 0), ClockedStream(dir_, 1, "A", 40, 90),
+                    ClockedStream(dir_, 2, "B", 5000, 80), ClockedStream(dir_, 3, "B", 5100, 30)});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  // Machine A is rank 0's (offset 0 at round trip 0); machine B's best is rank 3's.
+  EXPECT_EQ(m->clock_offsets_ns, nlohmann::json({{"0", 0}, {"1", 0}, {"2", 5100}, {"3", 5100}}));
+  for (const auto& e : m->ops) EXPECT_EQ(e.start, 1000 + (e.rank >= 2 ? 5100 : 0)) << e.rank;
+  // An explicit offset still wins.
+  auto given = MergeStreams({ClockedStream(dir_, 2, "B", 5000, 80)}, {{2, -7}});
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->clock_offsets_ns, nlohmann::json({{"2", -7}}));
+}
+
+TEST_F(ResultsFileTest, StreamsOfTwoRunsDoNotMerge) {
+  auto m = MergeStreams(
+      {ClockedStream(dir_, 0, "A", 0, 0, "run-a"), ClockedStream(dir_, 1, "A", 0, 0, "run-b")});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("another run"), std::string::npos) << m.status().message();
+}
+
 TEST_F(ResultsFileTest, TheSameRankTwiceIsAnError) {
   auto m = MergeStreams({Path(0), Path(0)});
   ASSERT_FALSE(m.ok());
