@@ -1,6 +1,8 @@
 #include "genie/net/tcp/tcp_transport.h"
 
+#include <fmt/format.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -10,9 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
+#include <set>
 
 #include "genie/net/socket_util.h"
 
@@ -40,13 +40,20 @@ enum Kind : int { kControl = 0, kSendKind = 1, kWriteKind = 2 };
 
 const char* TypeName(FrameType t) {
   switch (t) {
-    case FrameType::kHello: return "hello";
-    case FrameType::kHelloAck: return "hello-ack";
-    case FrameType::kData: return "data";
-    case FrameType::kWrite: return "write";
-    case FrameType::kBye: return "goodbye";
-    case FrameType::kHeartbeat: return "heartbeat";
-    case FrameType::kAbort: return "abort";
+    case FrameType::kHello:
+      return "hello";
+    case FrameType::kHelloAck:
+      return "hello-ack";
+    case FrameType::kData:
+      return "data";
+    case FrameType::kWrite:
+      return "write";
+    case FrameType::kBye:
+      return "goodbye";
+    case FrameType::kHeartbeat:
+      return "heartbeat";
+    case FrameType::kAbort:
+      return "abort";
   }
   return "unknown";
 }
@@ -97,7 +104,7 @@ struct TcpTransport::Completion {
   int peer;
   uint16_t channel;
   uint64_t cookie;  // cookie, or region key for kRemoteWrite
-  Bytes offset;  // kRemoteWrite: region offset; kRecv: the sender's remote_data
+  Bytes offset;     // kRemoteWrite: region offset; kRecv: the sender's remote_data
   Bytes bytes;
   uint32_t imm;
 };
@@ -105,16 +112,16 @@ struct TcpTransport::Completion {
 Result<std::unique_ptr<TcpTransport>> TcpTransport::Create(runtime::EventLoop* loop,
                                                            const TransportOptions& options) {
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
-    return Status::InvalidArgument(fmt::format("rank {} is outside a world of {} ranks",
-                                               options.rank, options.world_size));
+    return Status::InvalidArgument(
+        fmt::format("rank {} is outside a world of {} ranks", options.rank, options.world_size));
   }
   if (options.channels < 1 || options.channels > 64) {
     return Status::InvalidArgument(
         fmt::format("channels = {}: use 1 to 64 connections per peer pair", options.channels));
   }
   if (options.job_id.size() > kMaxJobIdBytes) {
-    return Status::InvalidArgument(
-        fmt::format("job id is {} bytes; at most {} allowed", options.job_id.size(), kMaxJobIdBytes));
+    return Status::InvalidArgument(fmt::format("job id is {} bytes; at most {} allowed",
+                                               options.job_id.size(), kMaxJobIdBytes));
   }
   return std::unique_ptr<TcpTransport>(new TcpTransport(loop, options));
 }
@@ -151,12 +158,14 @@ Result<std::string> TcpTransport::Listen() {
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   // Buffers and congestion control set on the listener are inherited by accepted sockets
   // (window scaling is agreed in the SYN, before accept() could set anything).
-  DataSocketOptions so{options_.socket_buffer_bytes, options_.peer_timeout, options_.tcp_congestion};
+  DataSocketOptions so{options_.socket_buffer_bytes, options_.peer_timeout,
+                       options_.tcp_congestion};
   Status st = SetDataSocketOptions(fd, so);
   if (st.ok() && bind(fd, addr.get(), addr.length) != 0) {
-    st = Status::IoError(fmt::format("rank {}: cannot bind {}: {} (use --bind with an address "
-                                     "of this host)", options_.rank, options_.bind_addr,
-                                     strerror(errno)));
+    st =
+        Status::IoError(fmt::format("rank {}: cannot bind {}: {} (use --bind with an address "
+                                    "of this host)",
+                                    options_.rank, options_.bind_addr, strerror(errno)));
   }
   if (st.ok() && listen(fd, 1024) != 0) {
     st = Status::IoError(fmt::format("listen: {}", strerror(errno)));
@@ -174,8 +183,8 @@ Result<std::string> TcpTransport::Listen() {
 
 Status TcpTransport::Connect(const std::vector<std::string>& addresses) {
   if (static_cast<int>(addresses.size()) != options_.world_size) {
-    return Status::InvalidArgument(fmt::format("{} addresses for a world of {} ranks",
-                                               addresses.size(), options_.world_size));
+    return Status::InvalidArgument(
+        fmt::format("{} addresses for a world of {} ranks", addresses.size(), options_.world_size));
   }
   addresses_ = addresses;
   connect_deadline_ = loop_->Now() + options_.peer_timeout;
@@ -191,8 +200,7 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses) {
     return st;
   }
   const int expected = (options_.world_size - 1) * options_.channels;
-  while (established_ < expected && !first_fatal_seen_ &&
-         loop_->Now() < connect_deadline_) {
+  while (established_ < expected && !first_fatal_seen_ && loop_->Now() < connect_deadline_) {
     loop_->RunOnce(connect_deadline_);
   }
   if (first_fatal_seen_) {
@@ -206,8 +214,9 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses) {
       if (p == options_.rank) continue;
       int n = counters_[static_cast<size_t>(p)].connections;
       if (n < options_.channels) {
-        missing += fmt::format("{}rank {} ({} of {} connections, at {})", missing.empty() ? "" : ", ",
-                               p, n, options_.channels, addresses_[static_cast<size_t>(p)]);
+        missing +=
+            fmt::format("{}rank {} ({} of {} connections, at {})", missing.empty() ? "" : ", ", p,
+                        n, options_.channels, addresses_[static_cast<size_t>(p)]);
       }
     }
     return Status::Timeout(fmt::format(
@@ -320,7 +329,8 @@ Status TcpTransport::StartConnect(int peer, int channel) {
   GENIE_ASSIGN_OR_RETURN(SocketAddress local, ResolveAddress(options_.bind_addr, 0));
   int fd = socket(remote.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IoError(fmt::format("socket: {}", strerror(errno)));
-  DataSocketOptions so{options_.socket_buffer_bytes, options_.peer_timeout, options_.tcp_congestion};
+  DataSocketOptions so{options_.socket_buffer_bytes, options_.peer_timeout,
+                       options_.tcp_congestion};
   Status st = SetDataSocketOptions(fd, so);
   // Bind the source too, so traffic leaves from the chosen address (NIC) only.
   if (st.ok() && bind(fd, local.get(), local.length) != 0) {
@@ -353,9 +363,9 @@ Status TcpTransport::StartConnect(int peer, int channel) {
 
 void TcpTransport::RetryConnect(int peer, int channel, const std::string& why) {
   if (loop_->Now() + kConnectRetry >= connect_deadline_) {
-    ReportFatal(Status::Unavailable(fmt::format(
-        "rank {}: cannot connect to rank {} at {} (channel {}): {}", options_.rank, peer,
-        addresses_[static_cast<size_t>(peer)], channel, why)));
+    ReportFatal(Status::Unavailable(
+        fmt::format("rank {}: cannot connect to rank {} at {} (channel {}): {}", options_.rank,
+                    peer, addresses_[static_cast<size_t>(peer)], channel, why)));
     return;
   }
   spdlog::debug("rank {}: connect to rank {} failed ({}); retrying", options_.rank, peer, why);
@@ -519,9 +529,10 @@ void TcpTransport::ReadSome(Conn* c) {
         CloseConn(c, "");
         return;
       }
-      CloseConn(c, n == 0 ? (c->rend > 0 ? "connection closed in the middle of a frame header"
-                                         : "connection closed without goodbye (peer exited or crashed)")
-                          : fmt::format("receive failed: {}", strerror(errno)));
+      CloseConn(
+          c, n == 0 ? (c->rend > 0 ? "connection closed in the middle of a frame header"
+                                   : "connection closed without goodbye (peer exited or crashed)")
+                    : fmt::format("receive failed: {}", strerror(errno)));
       return;
     }
     // Payload.
@@ -605,12 +616,12 @@ Status TcpTransport::BeginPayload(Conn* c) {
     case FrameType::kWrite: {
       if (c->state != Conn::State::kOpen) return wrong_state();
       uint64_t key = h.tag;
-      if (key == 0 || key > regions_.size() ||
-          h.offset > regions_[key - 1].second ||
+      if (key == 0 || key > regions_.size() || h.offset > regions_[key - 1].second ||
           h.length > regions_[key - 1].second - h.offset) {
         return Status::Corruption(fmt::format(
             "one-sided write of {} bytes at offset {} of region {} is outside the registered "
-            "memory", h.length, h.offset, key));
+            "memory",
+            h.length, h.offset, key));
       }
       c->dest = Conn::Dest::kRegion;
       c->target = regions_[key - 1].first + h.offset;
@@ -655,18 +666,18 @@ Status TcpTransport::FinishPayload(Conn* c) {
     case FrameType::kHello: {
       int src = static_cast<int>(h.src);
       if (c->text != options_.job_id) {
-        return Status::InvalidArgument(fmt::format("wrong job id '{}' (this job is '{}')",
-                                                   c->text, options_.job_id));
+        return Status::InvalidArgument(
+            fmt::format("wrong job id '{}' (this job is '{}')", c->text, options_.job_id));
       }
       if (src <= options_.rank) {
-        return Status::InvalidArgument(fmt::format(
-            "rank {} connected to rank {}, but lower ranks accept; duplicate rank?", src,
-            options_.rank));
+        return Status::InvalidArgument(
+            fmt::format("rank {} connected to rank {}, but lower ranks accept; duplicate rank?",
+                        src, options_.rank));
       }
       if (by_peer_[static_cast<size_t>(src)][h.channel] != nullptr) {
         return Status::InvalidArgument(fmt::format(
-            "second connection claiming rank {} channel {}; two processes with the same rank?",
-            src, h.channel));
+            "second connection claiming rank {} channel {}; two processes with the same rank?", src,
+            h.channel));
       }
       c->peer = src;
       c->channel = h.channel;
@@ -686,8 +697,8 @@ Status TcpTransport::FinishPayload(Conn* c) {
     case FrameType::kAbort:
       // The peer's reason is the news; its connection closing next is not.
       live_[static_cast<size_t>(c->peer)].done = true;
-      ReportFatal(Status::Unavailable(
-          fmt::format("rank {} stopped the job: {}", c->peer, c->text)));
+      ReportFatal(
+          Status::Unavailable(fmt::format("rank {} stopped the job: {}", c->peer, c->text)));
       CloseConn(c, "");
       return Status::Ok();
     case FrameType::kWrite:
@@ -699,8 +710,7 @@ Status TcpTransport::FinishPayload(Conn* c) {
       ++ctr.messages_received;
       ctr.bytes_received += h.length;
       if (c->dest == Conn::Dest::kPosted) {
-        Complete({Completion::kRecv, c->peer, h.channel, c->posted.cookie, h.offset, h.length,
-                  0});
+        Complete({Completion::kRecv, c->peer, h.channel, c->posted.cookie, h.offset, h.length, 0});
         return Status::Ok();
       }
       MatchKey k{c->peer, h.channel, h.tag};
@@ -739,8 +749,8 @@ void TcpTransport::Established(Conn* c) {
   by_peer_[static_cast<size_t>(c->peer)][static_cast<size_t>(c->channel)] = c;
   ++counters_[static_cast<size_t>(c->peer)].connections;
   ++established_;
-  spdlog::debug("rank {}: connected to rank {} channel {} ({})", options_.rank, c->peer,
-                c->channel, c->remote);
+  spdlog::debug("rank {}: connected to rank {} channel {} ({})", options_.rank, c->peer, c->channel,
+                c->remote);
 }
 
 void TcpTransport::Enqueue(Conn* c, FrameType type, uint8_t flags, uint16_t channel, uint64_t tag,
@@ -788,7 +798,8 @@ void TcpTransport::Flush(Conn* c) {
       }
       Bytes pos = off - kFrameHeaderBytes;  // payload bytes already sent
       if (it->data != nullptr) {
-        if (pos < it->bytes) iov[n_iov++] = {const_cast<unsigned char*>(it->data) + pos, it->bytes - pos};
+        if (pos < it->bytes)
+          iov[n_iov++] = {const_cast<unsigned char*>(it->data) + pos, it->bytes - pos};
       } else {
         while (pos < it->bytes && n_iov < kMaxIov) {
           size_t chunk = static_cast<size_t>(std::min<Bytes>(it->bytes - pos, kZeroBytes));
@@ -813,7 +824,8 @@ void TcpTransport::Flush(Conn* c) {
     }
     if (n > 0 && c->peer >= 0) live_[static_cast<size_t>(c->peer)].sent = true;
     Bytes left = static_cast<Bytes>(n);
-    while (left > 0 || (!c->outq.empty() && c->outq.front().done == kFrameHeaderBytes + c->outq.front().bytes)) {
+    while (left > 0 || (!c->outq.empty() &&
+                        c->outq.front().done == kFrameHeaderBytes + c->outq.front().bytes)) {
       OutFrame& f = c->outq.front();
       Bytes need = kFrameHeaderBytes + f.bytes - f.done;
       Bytes take = std::min(need, left);
@@ -853,9 +865,9 @@ void TcpTransport::CloseConn(Conn* c, const std::string& reason) {
   if (!reason.empty()) {
     if (c->peer >= 0 && c->state != Conn::State::kAwaitHello) {
       live_[static_cast<size_t>(c->peer)].done = true;  // reported once is enough
-      ReportFatal(Status::Unavailable(fmt::format(
-          "rank {} lost rank {} (channel {}, {}): {}", options_.rank, c->peer, c->channel,
-          c->remote, reason)));
+      ReportFatal(
+          Status::Unavailable(fmt::format("rank {} lost rank {} (channel {}, {}): {}",
+                                          options_.rank, c->peer, c->channel, c->remote, reason)));
     } else {
       ++rejected_;
       spdlog::warn("rank {}: rejected connection from {}: {}", options_.rank, c->remote, reason);
@@ -905,9 +917,15 @@ void TcpTransport::DrainCompletions() {
   if (events_ != nullptr) {
     for (const Completion& d : draining_) {
       switch (d.type) {
-        case Completion::kSend: events_->OnSendDone(d.cookie); break;
-        case Completion::kRecv: events_->OnRecvDone(d.cookie, d.bytes, d.offset); break;
-        case Completion::kWrite: events_->OnWriteDone(d.cookie); break;
+        case Completion::kSend:
+          events_->OnSendDone(d.cookie);
+          break;
+        case Completion::kRecv:
+          events_->OnRecvDone(d.cookie, d.bytes, d.offset);
+          break;
+        case Completion::kWrite:
+          events_->OnWriteDone(d.cookie);
+          break;
         case Completion::kRemoteWrite:
           events_->OnRemoteWrite(d.peer, d.channel, d.cookie, d.offset, d.bytes, d.imm);
           break;
@@ -920,16 +938,16 @@ void TcpTransport::DrainCompletions() {
 
 TcpTransport::Conn* TcpTransport::ConnFor(int peer, uint16_t channel, const char* op) {
   if (peer < 0 || peer >= options_.world_size || peer == options_.rank) {
-    ReportFatal(Status::InvalidArgument(fmt::format(
-        "rank {}: {} to rank {}, which is not a peer in a world of {} ranks", options_.rank, op,
-        peer, options_.world_size)));
+    ReportFatal(Status::InvalidArgument(
+        fmt::format("rank {}: {} to rank {}, which is not a peer in a world of {} ranks",
+                    options_.rank, op, peer, options_.world_size)));
     return nullptr;
   }
   Conn* c = by_peer_[static_cast<size_t>(peer)][channel];
   if (c == nullptr || c->bye_queued) {
-    ReportFatal(Status::Unavailable(fmt::format(
-        "rank {}: {} to rank {} channel {}, but that connection is closed", options_.rank, op,
-        peer, channel)));
+    ReportFatal(Status::Unavailable(
+        fmt::format("rank {}: {} to rank {} channel {}, but that connection is closed",
+                    options_.rank, op, peer, channel)));
     return nullptr;
   }
   return c;
@@ -941,7 +959,8 @@ void TcpTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
     if (p->bytes != op.bytes) {
       ReportFatal(Status::InvalidArgument(fmt::format(
           "rank {} sent itself {} bytes with tag {} on channel {} but posted a receive of {} "
-          "bytes; the schedule is inconsistent", options_.rank, op.bytes, op.tag, ch, p->bytes)));
+          "bytes; the schedule is inconsistent",
+          options_.rank, op.bytes, op.tag, ch, p->bytes)));
       return;
     }
     if (p->into != nullptr && op.bytes > 0) {
@@ -972,8 +991,8 @@ void TcpTransport::PostSend(const SendOp& op) {
   }
   Conn* c = ConnFor(op.peer, ch, "send");
   if (c == nullptr) return;
-  Enqueue(c, FrameType::kData, op.data != nullptr ? kFlagHasData : 0, ch, op.tag, op.data,
-          op.bytes, op.remote_data, 0, kSendKind, op.cookie);
+  Enqueue(c, FrameType::kData, op.data != nullptr ? kFlagHasData : 0, ch, op.tag, op.data, op.bytes,
+          op.remote_data, 0, kSendKind, op.cookie);
 }
 
 void TcpTransport::PostRecv(const RecvOp& op) {
@@ -1040,13 +1059,48 @@ void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
             abort_reason_.data(), abort_reason_.size(), 0, 0, kControl, 0);
   }
   const TimeNs deadline = loop_->Now() + linger;
-  auto queued = [&] {
+  // Let the news out. A connection whose queue makes no progress for a while belongs to a
+  // peer that stopped reading (perhaps the very one being given up on): do not wait for it.
+  constexpr TimeNs kStalled = 200 * kNsPerMs;
+  auto queued_bytes = [&] {
+    Bytes total = 0;
     for (auto& [fd, c] : conns_) {
-      if (c->state == Conn::State::kOpen && !c->outq.empty()) return true;
+      if (c->state != Conn::State::kOpen) continue;
+      for (const OutFrame& f : c->outq) total += kFrameHeaderBytes + f.bytes - f.done;
+    }
+    return total;
+  };
+  Bytes last = queued_bytes();
+  TimeNs progressed = loop_->Now();
+  while (last > 0 && loop_->Now() < deadline && loop_->Now() - progressed < kStalled) {
+    loop_->RunOnce(std::min(deadline, loop_->Now() + 20 * kNsPerMs));
+    const Bytes now_queued = queued_bytes();
+    if (now_queued != last) {
+      last = now_queued;
+      progressed = loop_->Now();
+    }
+  }
+  // Half-close where the news went out, and keep reading until those peers hang up: closing a
+  // socket with unread data sends RST, and a peer hit by it (or by EPIPE on its own send) could
+  // fail with "lost rank N" before it reads our reason.
+  std::set<int> told;
+  for (auto& [fd, c] : conns_) {
+    if (c->state == Conn::State::kOpen && c->outq.empty()) {
+      ::shutdown(fd, SHUT_WR);
+      told.insert(fd);
+    }
+  }
+  auto waiting = [&] {
+    for (int fd : told) {
+      auto it = conns_.find(fd);
+      if (it != conns_.end() && it->second->state == Conn::State::kOpen) return true;
     }
     return false;
   };
-  while (queued() && loop_->Now() < deadline) loop_->RunOnce(deadline);
+  // A peer that reads hangs up within milliseconds; one that does not (stopped, and perhaps
+  // the reason for all this) is not worth more than the stall allowance.
+  const TimeNs hang_up_by = std::min(deadline, loop_->Now() + kStalled);
+  while (waiting() && loop_->Now() < hang_up_by) loop_->RunOnce(hang_up_by);
   std::vector<Conn*> all;
   for (auto& [fd, c] : conns_) all.push_back(c.get());
   for (Conn* c : all) {
@@ -1071,8 +1125,8 @@ Status TcpTransport::Shutdown(TimeNs timeout) {
   for (Conn* c : open) {
     if (c->bye_queued || c->state != Conn::State::kOpen) continue;
     c->bye_queued = true;
-    Enqueue(c, FrameType::kBye, 0, static_cast<uint16_t>(c->channel), 0, nullptr, 0, 0, 0,
-            kControl, 0);
+    Enqueue(c, FrameType::kBye, 0, static_cast<uint16_t>(c->channel), 0, nullptr, 0, 0, 0, kControl,
+            0);
   }
   TimeNs deadline = loop_->Now() + timeout;
   auto any_open = [&] {
