@@ -26,13 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A small workload with compute and communication on 4 ranks.
 const char* kFourRanks = "traces/generated/text_converter/Resnet50_DataParallel_4npus_2pass";
 
@@ -74,7 +67,7 @@ TEST(Launchers, MpiexecGenieLaunchTorchrunSlurmAndOpenMpiEnvironmentsGiveIdentic
   const std::string a = Stripped(dir + "/launch/results.json");
   EXPECT_GT(a.size(), 1000u);
   EXPECT_EQ(a, Stripped(dir + "/torchrun/results.json"));
-  EXPECT_NE(Slurp(dir + "/torchrun/rank-3.jsonl").find("\"launcher\":\"torchrun\""),
+  EXPECT_NE(ReadFile(dir + "/torchrun/rank-3.jsonl").find("\"launcher\":\"torchrun\""),
             std::string::npos);
 
   // What srun and Open MPI's mpirun set (neither is installed here), by hand.
@@ -94,7 +87,7 @@ TEST(Launchers, MpiexecGenieLaunchTorchrunSlurmAndOpenMpiEnvironmentsGiveIdentic
   CliResult srun = RunCli(AllOf(slurm));
   ASSERT_EQ(srun.exit_code, 0) << srun.output;
   EXPECT_EQ(a, Stripped(dir + "/slurm/results.json"));
-  EXPECT_NE(Slurp(dir + "/slurm/rank-1.jsonl").find("\"job_id\":\"77.0\""), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/slurm/rank-1.jsonl").find("\"job_id\":\"77.0\""), std::string::npos);
   CliResult mpirun = RunCli(AllOf(ompi));
   ASSERT_EQ(mpirun.exit_code, 0) << mpirun.output;
   EXPECT_EQ(a, Stripped(dir + "/openmpi/results.json"));
@@ -107,7 +100,8 @@ TEST(Launchers, MpiexecGenieLaunchTorchrunSlurmAndOpenMpiEnvironmentsGiveIdentic
                          " --rendezvous tcp:127.0.0.1:" + std::to_string(FreeTcpPort()) + " -o " +
                          dir + "/mpiexec");
   ASSERT_EQ(mpi.exit_code, 0) << mpi.output;
-  EXPECT_NE(Slurp(dir + "/mpiexec/rank-2.jsonl").find("\"launcher\":\"pmi\""), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/mpiexec/rank-2.jsonl").find("\"launcher\":\"pmi\""),
+            std::string::npos);
   EXPECT_EQ(a, Stripped(dir + "/mpiexec/results.json"));
 }
 
@@ -122,9 +116,9 @@ TEST(Hosts, ABindListIsMappedByLocalRankLikeNcclSocketIfname) {
   CliResult r = RunCli(GenieBinary() + " launch -n 3 -- run " + dir + "/w --bind lo,127.0.0.2 -o " +
                        dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(Slurp(dir + "/out/rank-0.jsonl").find("\"bind\":\"127.0.0.1\""), std::string::npos);
-  EXPECT_NE(Slurp(dir + "/out/rank-1.jsonl").find("\"bind\":\"127.0.0.2\""), std::string::npos);
-  EXPECT_NE(Slurp(dir + "/out/rank-2.jsonl").find("\"bind\":\"127.0.0.1\""), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/out/rank-0.jsonl").find("\"bind\":\"127.0.0.1\""), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/out/rank-1.jsonl").find("\"bind\":\"127.0.0.2\""), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/out/rank-2.jsonl").find("\"bind\":\"127.0.0.1\""), std::string::npos);
   CliResult bad = RunCli(GenieBinary() + " launch -n 3 -- run " + dir + "/w --bind nosuchnic0 -o " +
                          dir + "/bad");
   EXPECT_NE(bad.exit_code, 0);
@@ -143,7 +137,7 @@ TEST(Hosts, TheIntraHostModelSetsTheTimeOfTransfersInsideAHost) {
   CliResult r = RunCli(GenieBinary() + " run " + dir + "/w --intra-host " + dir +
                        "/slow.yml --iterations 2 -o " + dir + "/out");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  json results = json::parse(Slurp(dir + "/out/results.json"));
+  json results = json::parse(ReadFile(dir + "/out/results.json"));
   // Ring: 14 steps of a 1 MiB chunk, each crossing a modelled link on 6 of the 8 ranks:
   // no step can finish before its chunk's modelled time floor(2^20 / (0.1 * 2^30 / 1e9)) ns.
   const int64_t chunk_ns = static_cast<int64_t>((1 << 20) / (0.1 * (1 << 30) / 1e9));
@@ -195,9 +189,10 @@ struct LongRun {
     while (NowSeconds() < deadline) {
       bool all = true;
       for (int r = 0; r < 4; ++r) {
-        all = all &&
-              Slurp(dir + "/out/rank-" + std::to_string(r) + ".jsonl").find("\"record\":\"op\"") !=
-                  std::string::npos;
+        all =
+            all &&
+            ReadFile(dir + "/out/rank-" + std::to_string(r) + ".jsonl").find("\"record\":\"op\"") !=
+                std::string::npos;
       }
       if (all) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

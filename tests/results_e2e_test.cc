@@ -17,6 +17,7 @@
 #include <string>
 
 #include "genie/record/recorder.h"
+#include "tests/support/cli.h"
 
 namespace {
 
@@ -24,6 +25,7 @@ namespace fs = std::filesystem;
 using genie::TimeNs;
 using genie::record::OpEvent;
 using genie::record::RankSummary;
+using genie::testing::ReadFile;
 using nlohmann::json;
 
 const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
@@ -48,13 +50,6 @@ Proc Sh(const std::string& cmd) {
 // "%s.stripped.json" with %s = run name.
 std::string Name(std::string pattern, const std::string& run) {
   return pattern.replace(pattern.find("%s"), 2, run);
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 class ResultsE2eTest : public ::testing::Test {
@@ -134,7 +129,7 @@ TEST_F(ResultsE2eTest, MergeWritesAResultsJsonAndAValidChromeTrace) {
   ASSERT_EQ(m.exit_code, 0) << m.out;
   EXPECT_NE(m.out.find("(4 ranks, 10 ops)"), std::string::npos) << m.out;
 
-  json doc = json::parse(Slurp(P("a.json")));
+  json doc = json::parse(ReadFile(P("a.json")));
   EXPECT_EQ(doc["format"], "genie-results");
   EXPECT_EQ(doc["summary"]["ranks"], 4);
   EXPECT_EQ(doc["summary"]["step_time_ns"]["max"], 65440);
@@ -145,7 +140,7 @@ TEST_F(ResultsE2eTest, MergeWritesAResultsJsonAndAValidChromeTrace) {
   EXPECT_EQ(doc["provenance"]["merged_files"].size(), 4u);
   EXPECT_EQ(doc["clock_offsets_ns"], json::object());
 
-  json trace = json::parse(Slurp(P("a.trace.json")));
+  json trace = json::parse(ReadFile(P("a.trace.json")));
   int slices = 0;
   for (const json& e : trace["traceEvents"]) {
     for (const char* k : {"ph", "ts", "pid", "tid", "name"}) ASSERT_TRUE(e.contains(k)) << k;
@@ -162,7 +157,7 @@ TEST_F(ResultsE2eTest, ClockOffsetsAreAppliedAndRecorded) {
   Proc m = Sh(kGenie + " results merge " + P("o.json") +
               " --clock-offset 2=500 --clock-offset 3=-7" + Streams("a"));
   ASSERT_EQ(m.exit_code, 0) << m.out;
-  json doc = json::parse(Slurp(P("o.json")));
+  json doc = json::parse(ReadFile(P("o.json")));
   EXPECT_EQ(doc["clock_offsets_ns"], json({{"2", 500}, {"3", -7}}));
   EXPECT_EQ(doc["ranks"][2]["finish"], 65440 + 500);
   EXPECT_EQ(doc["ranks"][3]["start"], -7);
@@ -193,12 +188,12 @@ TEST_F(ResultsE2eTest, StripMakesTwoRunsWithDifferentTimingsIdentical) {
     std::string fb = P(Name(name, "b"));
     Proc d = Sh("diff " + fa + " " + fb);
     EXPECT_EQ(d.exit_code, 0) << fa << "\n" << d.out;
-    EXPECT_GT(Slurp(fa).size(), 100u);
-    EXPECT_EQ(Slurp(fa).find("\"end\""), std::string::npos);
+    EXPECT_GT(ReadFile(fa).size(), 100u);
+    EXPECT_EQ(ReadFile(fa).find("\"end\""), std::string::npos);
   }
   // --stdout gives the same text.
   Proc o = Sh(kGenie + " results strip --stdout " + P("a.json"));
-  EXPECT_EQ(o.out, Slurp(P("a.stripped.json")));
+  EXPECT_EQ(o.out, ReadFile(P("a.stripped.json")));
 }
 
 TEST_F(ResultsE2eTest, ShowPrintsTheSummaryAndAstraSimLines) {
@@ -257,7 +252,7 @@ TEST_F(ResultsE2eTest, SimulatedStgWorkloadTraceIsValidAndRunsStripEqual) {
   }
   // Trace Event Format, field by field: one named process per rank, every event complete,
   // no two slices of one thread overlapping.
-  json trace = json::parse(Slurp(P("s1/trace.json")));
+  json trace = json::parse(ReadFile(P("s1/trace.json")));
   std::set<int> named, with_slices;
   std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> threads;
   for (const json& e : trace["traceEvents"]) {

@@ -22,13 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Namespaces gA<pid>/gB<pid>, veth vA<pid> (10.213.0.1) <-> vB<pid> (10.213.0.2).
 class TwoHosts : public ::testing::Test {
  protected:
@@ -158,15 +151,15 @@ TEST_F(TwoHosts, OnlyInterHostTrafficCrossesTheNetworkAndResultsMergeIntoOneTime
   EXPECT_NE(show.output.find("# traffic: " + std::to_string(inter >> 20) + " MiB over the network"),
             std::string::npos)
       << show.output;
-  json merged = json::parse(Slurp(dir_ + "/merged.json"));
+  json merged = json::parse(ReadFile(dir_ + "/merged.json"));
   ASSERT_EQ(merged["clock_offsets_ns"].size(), 8u) << merged["clock_offsets_ns"].dump();
   // One machine, so the true offsets are 0: what the ping-pong estimated is its error.
   for (const auto& [rank, offset] : merged["clock_offsets_ns"].items()) {
     EXPECT_LT(std::llabs(offset.get<long long>()), 5'000'000) << "rank " << rank;
   }
-  const std::string stream5 = Slurp(dir_ + "/host1/rank-5.jsonl");
+  const std::string stream5 = ReadFile(dir_ + "/host1/rank-5.jsonl");
   EXPECT_NE(stream5.find("\"samples\":16"), std::string::npos) << stream5.substr(0, 2000);
-  json trace = json::parse(Slurp(dir_ + "/merged.trace.json"));
+  json trace = json::parse(ReadFile(dir_ + "/merged.trace.json"));
   std::set<int> pids;
   for (const auto& e : trace["traceEvents"]) {
     if (e.value("ph", "") == "X") pids.insert(e.value("pid", -1));
@@ -187,7 +180,7 @@ TEST_F(TwoHosts, ALinkThatGoesDownAndComesBackWithinTheTimeoutOnlyStallsTheRun) 
   // Once traffic flows, take the link down for 1.5 s.
   bool flowing = false;
   for (int i = 0; i < 1500 && !flowing; ++i) {
-    flowing = Slurp(dir_ + "/host1/rank-4.jsonl").find("\"record\":\"op\"") != std::string::npos;
+    flowing = ReadFile(dir_ + "/host1/rank-4.jsonl").find("\"record\":\"op\"") != std::string::npos;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(flowing) << ReadLog(h0) << ReadLog(h1);

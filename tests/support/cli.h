@@ -19,5 +19,7 @@ std::string GenieBinary();
 std::string Data(const std::string& relative);
 // A fresh empty directory for one test.
 std::string FreshDir(const std::string& name);
+// The whole content of a file ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
 
 }  // namespace genie::testing

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <thread>
+
+#include "tests/support/cli.h"
 
 namespace genie::testing {
 
@@ -52,12 +52,7 @@ void Signal(const Child& child, int signal) {
   if (child.pid > 0) kill(-child.pid, signal);
 }
 
-std::string ReadLog(const Child& child) {
-  std::ifstream in(child.log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string ReadLog(const Child& child) { return ReadFile(child.log); }
 
 int FreeTcpPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -374,8 +374,7 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
   header["launcher"] = env.source;
   header["iterations"] = f.iterations;
   header["warmup"] = f.warmup;
-  auto recorder =
-      record::Recorder::Create(f.output + "/rank-" + std::to_string(env.rank) + ".jsonl", header);
+  auto recorder = record::Recorder::Create(StreamPath(f, env.rank), header);
   if (!recorder.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << recorder.status().message() << "\n";
     return 1;

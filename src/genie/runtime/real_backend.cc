@@ -125,14 +125,14 @@ Status RealBackend::EstimateClock() {
   auto same_clock = [&](int r) {
     return !options_.always_sync_clock && host_ids_[static_cast<size_t>(r)] == host_ids_[0];
   };
-  std::vector<uint64_t> stamps(static_cast<size_t>(n) * kClockPings);
+  std::vector<uint64_t> stamps(kClockPings);  // rank 0's reply times, for a pinging rank
   if (me == 0) {
     // Answer every other machine's ranks' pings with the time each arrived, in any order.
     for (int peer = 1; peer < n; ++peer) {
       if (same_clock(peer)) continue;
       for (int round = 0; round < kClockPings; ++round) {
         ++outstanding;
-        post_recv(peer, round, &stamps[0], [&, peer, round] {
+        post_recv(peer, round, nullptr, [&, peer, round] {
           --outstanding;
           post_send(peer, round, static_cast<uint64_t>(MonotonicNow()));
         });

@@ -1040,6 +1040,27 @@ void TcpTransport::PostWrite(const WriteOp& op) {
           op.bytes, op.remote_offset, op.imm, kWriteKind, op.cookie);
 }
 
+bool TcpTransport::AnyOpen() const {
+  for (const auto& [fd, c] : conns_) {
+    if (c->state == Conn::State::kOpen) return true;
+  }
+  return false;
+}
+
+void TcpTransport::CloseAll() {
+  std::vector<Conn*> all;
+  for (auto& [fd, c] : conns_) all.push_back(c.get());
+  for (Conn* c : all) {
+    c->peer = c->state == Conn::State::kOpen ? c->peer : -1;
+    CloseConn(c, "");
+  }
+  if (listen_fd_ >= 0) {
+    loop_->RemoveFd(listen_fd_);
+    close(listen_fd_);
+    listen_fd_ = -1;
+  }
+}
+
 void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
   shutting_down_ = true;
   StopHeartbeats();
@@ -1101,17 +1122,7 @@ void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
   // the reason for all this) is not worth more than the stall allowance.
   const TimeNs hang_up_by = std::min(deadline, loop_->Now() + kStalled);
   while (waiting() && loop_->Now() < hang_up_by) loop_->RunOnce(hang_up_by);
-  std::vector<Conn*> all;
-  for (auto& [fd, c] : conns_) all.push_back(c.get());
-  for (Conn* c : all) {
-    c->peer = c->state == Conn::State::kOpen ? c->peer : -1;
-    CloseConn(c, "");
-  }
-  if (listen_fd_ >= 0) {
-    loop_->RemoveFd(listen_fd_);
-    close(listen_fd_);
-    listen_fd_ = -1;
-  }
+  CloseAll();
 }
 
 Status TcpTransport::Shutdown(TimeNs timeout) {
@@ -1129,20 +1140,14 @@ Status TcpTransport::Shutdown(TimeNs timeout) {
             0);
   }
   TimeNs deadline = loop_->Now() + timeout;
-  auto any_open = [&] {
-    for (auto& [fd, c] : conns_) {
-      if (c->state == Conn::State::kOpen) return true;
-    }
-    return false;
-  };
   bool had_fatal = first_fatal_seen_;
-  while (any_open() && loop_->Now() < deadline && (had_fatal || !first_fatal_seen_)) {
+  while (AnyOpen() && loop_->Now() < deadline && (had_fatal || !first_fatal_seen_)) {
     loop_->RunOnce(deadline);
   }
   Status result;
   if (!had_fatal && first_fatal_seen_) {
     result = Status::Unavailable("during shutdown: a peer failed (see the log above)");
-  } else if (any_open()) {
+  } else if (AnyOpen()) {
     std::string who;
     for (auto& [fd, c] : conns_) {
       if (c->state == Conn::State::kOpen) {
@@ -1152,17 +1157,7 @@ Status TcpTransport::Shutdown(TimeNs timeout) {
     result = Status::Timeout(fmt::format("rank {}: no goodbye within {} from {}", options_.rank,
                                          FormatDuration(timeout), who));
   }
-  std::vector<Conn*> all;
-  for (auto& [fd, c] : conns_) all.push_back(c.get());
-  for (Conn* c : all) {
-    c->peer = c->state == Conn::State::kOpen ? c->peer : -1;
-    CloseConn(c, "");
-  }
-  if (listen_fd_ >= 0) {
-    loop_->RemoveFd(listen_fd_);
-    close(listen_fd_);
-    listen_fd_ = -1;
-  }
+  CloseAll();
   dead_.clear();
   return result;
 }

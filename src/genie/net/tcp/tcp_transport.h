@@ -105,6 +105,8 @@ class TcpTransport final : public Transport {
   FrameExpectation ExpectationFor(const Conn* c) const;
   Status StartHeartbeats();
   void StopHeartbeats();
+  bool AnyOpen() const;  // an established connection is still open
+  void CloseAll();       // every connection and the listening socket, quietly
   void OnHeartbeatTick();
 
   runtime::EventLoop* loop_;
@@ -116,8 +118,8 @@ class TcpTransport final : public Transport {
   std::vector<std::string> addresses_;
   TimeNs connect_deadline_ = 0;
   std::unordered_map<int, std::unique_ptr<Conn>> conns_;  // by fd
-  std::vector<std::unique_ptr<Conn>> dead_;                // closed, freed on the next turn
-  std::vector<std::vector<Conn*>> by_peer_;                // [peer][channel], open only
+  std::vector<std::unique_ptr<Conn>> dead_;               // closed, freed on the next turn
+  std::vector<std::vector<Conn*>> by_peer_;               // [peer][channel], open only
   std::vector<PeerCounters> counters_;
   int established_ = 0;
   MessageMatcher matcher_;
@@ -140,7 +142,7 @@ class TcpTransport final : public Transport {
   TimeNs heartbeat_interval_ = 0;
   TimeNs last_tick_ = 0;
   std::string abort_reason_;  // the payload of the abort frames in flight
-  bool checking_ = false;  // from Connect()'s success to Shutdown()
+  bool checking_ = false;     // from Connect()'s success to Shutdown()
 };
 
 }  // namespace genie::net
