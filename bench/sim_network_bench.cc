@@ -8,9 +8,9 @@
 #include <benchmark/benchmark.h>
 
 #include "genie/config/network_config.h"
-#include "genie/sim/sim_backend.h"
+#include "genie/runtime/sim_backend.h"
 
-namespace genie::sim {
+namespace genie::runtime {
 namespace {
 
 using config::TopologyKind;
@@ -59,7 +59,7 @@ double PeakRssMiB() {
   return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
-void RingSteps(benchmark::State& state, config::NetworkConfig net, NetworkModelKind kind,
+void RingSteps(benchmark::State& state, config::NetworkConfig net, sim::NetworkModelKind kind,
                int stride) {
   const int steps = static_cast<int>(state.range(0));
   uint64_t events = 0, messages = 0;
@@ -82,18 +82,18 @@ void RingSteps(benchmark::State& state, config::NetworkConfig net, NetworkModelK
   state.counters["peak_rss_MiB"] = PeakRssMiB();
 }
 
-BENCHMARK_CAPTURE(RingSteps, Aware_Switch1024, Switch1024(), NetworkModelKind::kCongestionAware, 1)
+BENCHMARK_CAPTURE(RingSteps, Aware_Switch1024, Switch1024(), sim::NetworkModelKind::kCongestionAware, 1)
     ->Arg(64)->Arg(2046)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(RingSteps, Aware_Ring1024, Ring1024(), NetworkModelKind::kCongestionAware, 1)
+BENCHMARK_CAPTURE(RingSteps, Aware_Ring1024, Ring1024(), sim::NetworkModelKind::kCongestionAware, 1)
     ->Arg(64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RingSteps, Aware_Hgx8x128_CrossNode, Hgx8x128(),
-                  NetworkModelKind::kCongestionAware, 8)
+                  sim::NetworkModelKind::kCongestionAware, 8)
     ->Arg(64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(RingSteps, Unaware_Switch1024, Switch1024(),
-                  NetworkModelKind::kCongestionUnaware, 1)
+                  sim::NetworkModelKind::kCongestionUnaware, 1)
     ->Arg(64)->Arg(2046)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace genie::sim
+}  // namespace genie::runtime
 
 BENCHMARK_MAIN();

@@ -8,11 +8,11 @@
 #include <functional>
 #include <vector>
 
-#include "genie/runtime/event_loop.h"
-#include "genie/runtime/precise_sleep.h"
+#include "genie/loop/event_loop.h"
+#include "genie/loop/precise_sleep.h"
 
 using genie::TimeNs;
-using namespace genie::runtime;
+using namespace genie::loop;
 
 namespace {
 

@@ -20,16 +20,13 @@ function(genie_library name)
   genie_warnings(${name})
 endfunction()
 
-# Sets `out` to every genie module library defined so far (for tests/, bench/, fuzz/, tools/,
+# Sets `out` to every genie module library, top layer first (for tests/, bench/, fuzz/, tools/,
 # which are added after all modules).
 function(genie_all_libs out)
   set(libs "")
-  foreach(lib genie_report genie_record genie_testbed genie_launch genie_runtime genie_net
-              genie_loop genie_sim genie_config genie_collective genie_compute genie_workload
-              genie_trace genie_proto genie_common)
-    if(TARGET ${lib})
-      list(APPEND libs ${lib})
-    endif()
+  foreach(module ${GENIE_LAYERS})
+    list(PREPEND libs genie_${module})
   endforeach()
+  list(APPEND libs genie_proto)
   set(${out} ${libs} PARENT_SCOPE)
 endfunction()

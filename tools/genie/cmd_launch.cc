@@ -19,7 +19,7 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/launch/rank_env.h"
 #include "genie/net/interface_address.h"
-#include "genie/runtime/precise_sleep.h"
+#include "genie/loop/precise_sleep.h"
 #include "genie/runtime/real_backend.h"
 #include "tools/genie/command.h"
 
@@ -137,7 +137,7 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     o.tcp_congestion = a->tcp_congestion;
     o.peer_timeout = *timeout;
     int local = env->local_world_size > 0 ? env->local_world_size : env->world_size;
-    o.spin = genie::runtime::DefaultSleepPolicy(local).spin;
+    o.spin = genie::loop::DefaultSleepPolicy(local).spin;
     auto created = genie::runtime::RealBackend::Create(o);
     if (!created.ok()) {
       fmt::print(stderr, "genie netcheck: rank {}: {}\n", env->rank, created.status().message());

@@ -26,7 +26,7 @@
 #include "genie/report/statistics.h"
 #include "genie/report/summary.h"
 #include "genie/runtime/executor.h"
-#include "genie/runtime/precise_sleep.h"
+#include "genie/loop/precise_sleep.h"
 #include "genie/runtime/real_backend.h"
 #include "genie/runtime/simulation.h"
 #include "tools/genie/cli_flags.h"
@@ -354,7 +354,7 @@ int RunRank(const RunFlags& f, const launch::RankEnv& env) {
   }
   opt.peer_timeout = *timeout;
   const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
-  auto policy = runtime::DefaultSleepPolicy(local, f.spin_us > 0 ? f.spin_us : 0);
+  auto policy = loop::DefaultSleepPolicy(local, f.spin_us > 0 ? f.spin_us : 0);
   opt.spin = f.spin_us == 0 ? false : policy.spin;
   opt.spin_us = static_cast<int>(policy.margin / kNsPerUs);
 

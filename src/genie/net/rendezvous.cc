@@ -17,7 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "genie/net/socket_util.h"
-#include "genie/runtime/precise_sleep.h"
+#include "genie/loop/precise_sleep.h"
 
 namespace genie::net {
 
@@ -65,7 +65,7 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const s
                                        strerror(errno)));
   }
   std::vector<std::string> addrs(static_cast<size_t>(q.world_size));
-  TimeNs deadline = runtime::MonotonicNow() + q.timeout;
+  TimeNs deadline = loop::MonotonicNow() + q.timeout;
   while (true) {
     bool all = true;
     for (int r = 0; r < q.world_size; ++r) {
@@ -80,7 +80,7 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const s
       }
     }
     if (all) return addrs;
-    if (runtime::MonotonicNow() > deadline) {
+    if (loop::MonotonicNow() > deadline) {
       return Status::Timeout(fmt::format(
           "rank {}: rendezvous in {} timed out after {}: no address from rank(s) {}; did they "
           "start, with the same --rendezvous and job id '{}'?",
@@ -91,7 +91,7 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const s
 }
 
 int PollMs(TimeNs deadline) {
-  TimeNs left = deadline - runtime::MonotonicNow();
+  TimeNs left = deadline - loop::MonotonicNow();
   if (left <= 0) return 0;
   return static_cast<int>(std::min<TimeNs>(left / kNsPerMs + 1, 100));
 }
@@ -122,10 +122,10 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const S
   addrs[0] = q.my_address;
   std::map<int, std::string> pending;  // fd -> partial line
   std::map<int, int> clients;          // rank -> fd
-  TimeNs deadline = runtime::MonotonicNow() + q.timeout;
+  TimeNs deadline = loop::MonotonicNow() + q.timeout;
   Status result;
   while (static_cast<int>(clients.size()) < q.world_size - 1) {
-    if (runtime::MonotonicNow() > deadline) {
+    if (loop::MonotonicNow() > deadline) {
       result = Status::Timeout(fmt::format(
           "rank 0: rendezvous store on {} timed out after {}: rank(s) {} never registered",
           where, FormatDuration(q.timeout), MissingRanks(addrs)));
@@ -187,7 +187,7 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const S
 
 Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const SocketAddress& at,
                                              const std::string& where) {
-  TimeNs deadline = runtime::MonotonicNow() + q.timeout;
+  TimeNs deadline = loop::MonotonicNow() + q.timeout;
   int fd = -1;
   std::string last_error;
   while (true) {
@@ -196,7 +196,7 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const S
     last_error = strerror(errno);
     close(fd);
     fd = -1;
-    if (runtime::MonotonicNow() > deadline) {
+    if (loop::MonotonicNow() > deadline) {
       return Status::Timeout(fmt::format(
           "rank {}: cannot reach the rendezvous store of rank 0 at {} within {} ({}); is rank 0 "
           "running?", q.rank, where, FormatDuration(q.timeout), last_error));
@@ -207,7 +207,7 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const S
   std::string reply;
   while (true) {
     pollfd p{fd, POLLIN, 0};
-    if (runtime::MonotonicNow() > deadline) {
+    if (loop::MonotonicNow() > deadline) {
       close(fd);
       return Status::Timeout(fmt::format(
           "rank {}: the rendezvous store at {} did not answer within {}; some ranks never "

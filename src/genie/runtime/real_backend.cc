@@ -35,10 +35,10 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
         "dir:/shared/path or tcp:host:port",
         o.rank, o.world_size));
   }
-  SleepPolicy policy;
+  loop::SleepPolicy policy;
   policy.spin = o.spin;
   if (o.spin_us > 0) policy.margin = static_cast<TimeNs>(o.spin_us) * kNsPerUs;
-  GENIE_ASSIGN_OR_RETURN(auto loop, EventLoop::Create(policy));
+  GENIE_ASSIGN_OR_RETURN(auto loop, loop::EventLoop::Create(policy));
   std::unique_ptr<RealBackend> b(new RealBackend(o, std::move(loop)));
   b->traffic_.resize(static_cast<size_t>(o.world_size));
   if (o.intra_host) {
@@ -134,7 +134,7 @@ Status RealBackend::EstimateClock() {
         ++outstanding;
         post_recv(peer, round, nullptr, [&, peer, round] {
           --outstanding;
-          post_send(peer, round, static_cast<uint64_t>(MonotonicNow()));
+          post_send(peer, round, static_cast<uint64_t>(loop::MonotonicNow()));
         });
       }
     }
@@ -143,12 +143,12 @@ Status RealBackend::EstimateClock() {
   TimeNs best_rtt = std::numeric_limits<TimeNs>::max();
   std::function<void(int)> ping = [&](int round) {
     if (round == kClockPings) return;
-    const TimeNs t0 = MonotonicNow();
+    const TimeNs t0 = loop::MonotonicNow();
     ++outstanding;
     uint64_t* stamp = &stamps[static_cast<size_t>(round)];
     post_recv(0, round, stamp, [&, t0, stamp, round] {
       --outstanding;
-      const TimeNs t1 = MonotonicNow();
+      const TimeNs t1 = loop::MonotonicNow();
       if (t1 - t0 < best_rtt) {
         best_rtt = t1 - t0;
         clock_.offset_ns = static_cast<TimeNs>(*stamp) - (t0 + (t1 - t0) / 2);
@@ -160,20 +160,20 @@ Status RealBackend::EstimateClock() {
     post_send(0, round, 0);
   };
   if (me != 0 && !same_clock(me)) ping(0);
-  const TimeNs deadline = MonotonicNow() + options_.peer_timeout;
+  const TimeNs deadline = loop::MonotonicNow() + options_.peer_timeout;
   while (outstanding > 0 && status_.ok()) {
-    if (MonotonicNow() > deadline) {
+    if (loop::MonotonicNow() > deadline) {
       return Status::Timeout(fmt::format(
           "rank {}: clock synchronisation with rank 0 did not finish within {} (--peer-timeout)",
           me, FormatDuration(options_.peer_timeout)));
     }
-    loop_->RunOnce(MonotonicNow() + 10 * kNsPerMs);
+    loop_->RunOnce(loop::MonotonicNow() + 10 * kNsPerMs);
   }
   loop_->ResetQuit();
   return status_;
 }
 
-RealBackend::RealBackend(const RealBackendOptions& options, std::unique_ptr<EventLoop> loop)
+RealBackend::RealBackend(const RealBackendOptions& options, std::unique_ptr<loop::EventLoop> loop)
     : options_(options), loop_(std::move(loop)) {}
 
 RealBackend::~RealBackend() {
@@ -203,7 +203,7 @@ void RealBackend::Fire(uint64_t cookie) {
   callbacks_[cookie] = Pending{};
   free_.push_back(cookie);
   if (aborting_) return;
-  if (p.not_before > MonotonicNow()) {
+  if (p.not_before > loop::MonotonicNow()) {
     // A modelled message: the transport was faster than the modelled link.
     loop_->RunAt(p.not_before, std::move(p.fn));
     return;
@@ -212,7 +212,7 @@ void RealBackend::Fire(uint64_t cookie) {
 }
 
 void RealBackend::After(TimeNs delay, Callback fn) {
-  loop_->RunAt(MonotonicNow() + delay, std::move(fn));
+  loop_->RunAt(loop::MonotonicNow() + delay, std::move(fn));
 }
 
 void RealBackend::Send(const Message& msg, Callback done) {
@@ -228,7 +228,7 @@ void RealBackend::Send(const Message& msg, Callback done) {
   }
   t.modelled_bytes_sent += msg.bytes;
   ++t.modelled_messages_sent;
-  const TimeNs deliver = intra_->Deliver(options_.rank, msg.peer, msg.bytes, MonotonicNow());
+  const TimeNs deliver = intra_->Deliver(options_.rank, msg.peer, msg.bytes, loop::MonotonicNow());
   const Bytes wire = options_.carry_data ? msg.bytes : 0;
   transport_->PostSend({msg.peer, msg.channel, msg.tag, options_.carry_data ? msg.data : nullptr,
                         wire, Store({std::move(done), deliver}), static_cast<uint64_t>(deliver)});

@@ -27,7 +27,7 @@
 #include "genie/config/network_config.h"
 #include "genie/net/transport.h"
 #include "genie/runtime/backend.h"
-#include "genie/runtime/event_loop.h"
+#include "genie/loop/event_loop.h"
 #include "genie/runtime/intra_host_model.h"
 
 namespace genie::runtime {
@@ -80,7 +80,7 @@ class RealBackend final : public Backend, private net::TransportEvents {
 
   int rank() const override { return options_.rank; }
   int world_size() const override { return options_.world_size; }
-  TimeNs Now() const override { return MonotonicNow(); }
+  TimeNs Now() const override { return loop::MonotonicNow(); }
   void After(TimeNs delay, Callback fn) override;
   void Send(const Message& msg, Callback done) override;
   void Recv(const Message& msg, Callback done) override;
@@ -111,12 +111,12 @@ class RealBackend final : public Backend, private net::TransportEvents {
   const std::string& listen_address() const { return listen_address_; }
   // Ops posted whose completion has not run yet (tests and leak checks).
   size_t pending_ops() const { return callbacks_.size() - free_.size(); }
-  EventLoop& loop() { return *loop_; }
+  loop::EventLoop& loop() { return *loop_; }
   net::Transport& transport() { return *transport_; }
   const RealBackendOptions& options() const { return options_; }
 
  private:
-  RealBackend(const RealBackendOptions& options, std::unique_ptr<EventLoop> loop);
+  RealBackend(const RealBackendOptions& options, std::unique_ptr<loop::EventLoop> loop);
   // What to do when a posted operation completes.
   struct Pending {
     Callback fn;
@@ -139,7 +139,7 @@ class RealBackend final : public Backend, private net::TransportEvents {
   void OnFatal(const Status& status) override;
 
   RealBackendOptions options_;
-  std::unique_ptr<EventLoop> loop_;               // declared before transport_: outlives it
+  std::unique_ptr<loop::EventLoop> loop_;               // declared before transport_: outlives it
   std::unique_ptr<net::Transport> transport_;
   std::vector<Pending> callbacks_;  // slot per in-flight op; cookie = slot index
   std::vector<uint64_t> free_;

@@ -19,7 +19,7 @@ Result<SimulationStats> Simulate(const RunSetup& setup, const config::NetworkCon
     for (const auto& w : g->warnings()) spdlog::warn("rank {}: {}", r, w);
     graphs.push_back(std::move(g));
   }
-  GENIE_ASSIGN_OR_RETURN(auto backend, sim::SimBackend::Create(network, model, n));
+  GENIE_ASSIGN_OR_RETURN(auto backend, SimBackend::Create(network, model, n));
 
   std::vector<std::unique_ptr<Executor>> executors;
   executors.reserve(n);

@@ -8,7 +8,7 @@
 
 #include "genie/record/recorder.h"
 #include "genie/runtime/run_setup.h"
-#include "genie/sim/sim_backend.h"
+#include "genie/runtime/sim_backend.h"
 
 namespace genie::runtime {
 

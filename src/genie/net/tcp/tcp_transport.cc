@@ -109,7 +109,7 @@ struct TcpTransport::Completion {
   uint32_t imm;
 };
 
-Result<std::unique_ptr<TcpTransport>> TcpTransport::Create(runtime::EventLoop* loop,
+Result<std::unique_ptr<TcpTransport>> TcpTransport::Create(loop::EventLoop* loop,
                                                            const TransportOptions& options) {
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
     return Status::InvalidArgument(
@@ -126,7 +126,7 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::Create(runtime::EventLoop* l
   return std::unique_ptr<TcpTransport>(new TcpTransport(loop, options));
 }
 
-TcpTransport::TcpTransport(runtime::EventLoop* loop, const TransportOptions& options)
+TcpTransport::TcpTransport(loop::EventLoop* loop, const TransportOptions& options)
     : loop_(loop),
       options_(options),
       job_hash_(JobHash(options.job_id)),

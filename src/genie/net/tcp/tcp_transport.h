@@ -35,13 +35,13 @@
 #include "genie/net/frame.h"
 #include "genie/net/matcher.h"
 #include "genie/net/transport.h"
-#include "genie/runtime/event_loop.h"
+#include "genie/loop/event_loop.h"
 
 namespace genie::net {
 
 class TcpTransport final : public Transport {
  public:
-  static Result<std::unique_ptr<TcpTransport>> Create(runtime::EventLoop* loop,
+  static Result<std::unique_ptr<TcpTransport>> Create(loop::EventLoop* loop,
                                                       const TransportOptions& options);
   ~TcpTransport() override;
 
@@ -74,7 +74,7 @@ class TcpTransport final : public Transport {
     TimeNs last_heard = 0;
   };
 
-  TcpTransport(runtime::EventLoop* loop, const TransportOptions& options);
+  TcpTransport(loop::EventLoop* loop, const TransportOptions& options);
   Status StartConnect(int peer, int channel);
   void RetryConnect(int peer, int channel, const std::string& why);
   void OnAccept();
@@ -109,7 +109,7 @@ class TcpTransport final : public Transport {
   void CloseAll();       // every connection and the listening socket, quietly
   void OnHeartbeatTick();
 
-  runtime::EventLoop* loop_;
+  loop::EventLoop* loop_;
   TransportOptions options_;
   TransportEvents* events_ = nullptr;
   uint64_t job_hash_;

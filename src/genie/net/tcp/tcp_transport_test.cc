@@ -22,7 +22,7 @@
 namespace genie::net {
 namespace {
 
-using runtime::EventLoop;
+using loop::EventLoop;
 
 // One rank: its loop, its transport, and what completed.
 struct Node : TransportEvents {

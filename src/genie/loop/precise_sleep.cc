@@ -1,4 +1,4 @@
-#include "genie/runtime/precise_sleep.h"
+#include "genie/loop/precise_sleep.h"
 
 #include <sched.h>
 #include <sys/prctl.h>
@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-namespace genie::runtime {
+namespace genie::loop {
 
 TimeNs MonotonicNow() {
   timespec ts;
@@ -53,4 +53,4 @@ void SleepUntil(TimeNs deadline, const SleepPolicy& policy) {
   }
 }
 
-}  // namespace genie::runtime
+}  // namespace genie::loop

@@ -1,5 +1,5 @@
 // SimBackend: every rank of a workload in one process on one virtual clock and one simulated
-// network. ForRank(r) hands out rank r's view, a runtime::Backend, so the Executor and the
+// network. ForRank(r) hands out rank r's view, a Backend, so the Executor and the
 // CollectiveRunner run unchanged on simulated time; Run() drains the event queue.
 //
 // Semantics (ASTRA-sim's analytical frontend):
@@ -32,7 +32,7 @@
 #include "genie/sim/network_model.h"
 #include "genie/sim/topology.h"
 
-namespace genie::sim {
+namespace genie::runtime {
 
 struct SimCounters {
   uint64_t messages_sent = 0;
@@ -55,22 +55,22 @@ class SimBackend {
  public:
   // `world_size` ranks (0 = every NPU of the network; more than that is an error).
   static Result<std::unique_ptr<SimBackend>> Create(const config::NetworkConfig& network,
-                                                    NetworkModelKind model,
+                                                    sim::NetworkModelKind model,
                                                     int world_size = 0);
   ~SimBackend();
   SimBackend(const SimBackend&) = delete;
   SimBackend& operator=(const SimBackend&) = delete;
 
-  runtime::Backend& ForRank(int rank);
+  Backend& ForRank(int rank);
   int world_size() const { return static_cast<int>(ranks_.size()); }
   // Runs events until none is left; returns how many ran in this call.
   uint64_t Run() { return queue_.Run(); }
   TimeNs Now() const { return queue_.Now(); }
 
-  EventQueue& queue() { return queue_; }
-  const Topology& topology() const { return topology_; }
-  NetworkModel& network() { return *network_; }
-  NetworkModelKind model_kind() const { return network_->kind(); }
+  sim::EventQueue& queue() { return queue_; }
+  const sim::Topology& topology() const { return topology_; }
+  sim::NetworkModel& network() { return *network_; }
+  sim::NetworkModelKind model_kind() const { return network_->kind(); }
 
   SimCounters counters() const;
   const RankCounters& rank_counters(int rank) const { return rank_counters_[rank]; }
@@ -103,7 +103,7 @@ class SimBackend {
     const void* data = nullptr;
     void* into = nullptr;
     std::vector<uint8_t> held;  // payload of a message that arrived before its Recv
-    runtime::Callback send_done, recv_done;
+    Callback send_done, recv_done;
   };
   // Usually holds one slot (tags are unique per step), so a vector with a moving head
   // rather than a deque (whose first node alone is 512 bytes).
@@ -114,21 +114,21 @@ class SimBackend {
     std::vector<Slot> slots;
   };
 
-  SimBackend(Topology topology, NetworkModelKind model, int world_size);
-  void Send(int rank, const runtime::Message& msg, runtime::Callback done);
-  void Recv(int rank, const runtime::Message& msg, runtime::Callback done);
+  SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size);
+  void Send(int rank, const Message& msg, Callback done);
+  void Recv(int rank, const Message& msg, Callback done);
   void Delivered(const Key& key, uint64_t seq);
   Slot& SlotAt(Channel& ch, uint64_t seq);
   void Retire(const Key& key, Channel& ch);  // drops finished slots, and the channel if empty
   void CountMismatch(const Key& key, Bytes sent, Bytes posted);
 
-  EventQueue queue_;
-  Topology topology_;
-  std::unique_ptr<NetworkModel> network_;
+  sim::EventQueue queue_;
+  sim::Topology topology_;
+  std::unique_ptr<sim::NetworkModel> network_;
   std::vector<std::unique_ptr<RankView>> ranks_;
   std::unordered_map<Key, Channel, KeyHash> channels_;
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
 };
 
-}  // namespace genie::sim
+}  // namespace genie::runtime

@@ -1,4 +1,4 @@
-#include "genie/sim/sim_backend.h"
+#include "genie/runtime/sim_backend.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,23 +7,23 @@
 
 #include "genie/common/check.h"
 
-namespace genie::sim {
+namespace genie::runtime {
 
 // Rank r's window on the shared simulation.
-class SimBackend::RankView final : public runtime::Backend {
+class SimBackend::RankView final : public Backend {
  public:
   RankView(SimBackend* sim, int rank) : sim_(sim), rank_(rank) {}
   int rank() const override { return rank_; }
   int world_size() const override { return sim_->world_size(); }
   TimeNs Now() const override { return sim_->queue_.Now(); }
-  void After(TimeNs delay, runtime::Callback fn) override {
+  void After(TimeNs delay, Callback fn) override {
     GENIE_CHECK(delay >= 0) << "rank " << rank_ << ": After() with negative delay " << delay;
     sim_->queue_.After(delay, std::move(fn));
   }
-  void Send(const runtime::Message& msg, runtime::Callback done) override {
+  void Send(const Message& msg, Callback done) override {
     sim_->Send(rank_, msg, std::move(done));
   }
-  void Recv(const runtime::Message& msg, runtime::Callback done) override {
+  void Recv(const Message& msg, Callback done) override {
     sim_->Recv(rank_, msg, std::move(done));
   }
   bool modelled() const override { return true; }
@@ -34,8 +34,8 @@ class SimBackend::RankView final : public runtime::Backend {
 };
 
 Result<std::unique_ptr<SimBackend>> SimBackend::Create(const config::NetworkConfig& network,
-                                                       NetworkModelKind model, int world_size) {
-  GENIE_ASSIGN_OR_RETURN(Topology topology, Topology::Create(network));
+                                                       sim::NetworkModelKind model, int world_size) {
+  GENIE_ASSIGN_OR_RETURN(sim::Topology topology, sim::Topology::Create(network));
   if (world_size == 0) world_size = topology.npus();
   if (world_size < 0 || world_size > topology.npus()) {
     return Status::InvalidArgument(
@@ -46,16 +46,16 @@ Result<std::unique_ptr<SimBackend>> SimBackend::Create(const config::NetworkConf
   return std::unique_ptr<SimBackend>(new SimBackend(std::move(topology), model, world_size));
 }
 
-SimBackend::SimBackend(Topology topology, NetworkModelKind model, int world_size)
+SimBackend::SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size)
     : topology_(std::move(topology)), rank_counters_(world_size) {
-  network_ = MakeNetworkModel(model, &topology_, &queue_);
+  network_ = sim::MakeNetworkModel(model, &topology_, &queue_);
   ranks_.reserve(world_size);
   for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<RankView>(this, r));
 }
 
 SimBackend::~SimBackend() = default;
 
-runtime::Backend& SimBackend::ForRank(int rank) {
+Backend& SimBackend::ForRank(int rank) {
   GENIE_CHECK(rank >= 0 && rank < world_size()) << "rank " << rank << " of " << world_size();
   return *ranks_[rank];
 }
@@ -90,7 +90,7 @@ void SimBackend::CountMismatch(const Key& key, Bytes sent, Bytes posted) {
   }
 }
 
-void SimBackend::Send(int rank, const runtime::Message& msg, runtime::Callback done) {
+void SimBackend::Send(int rank, const Message& msg, Callback done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " sends to rank " << msg.peer << " of " << world_size();
   Key key{rank, msg.peer, msg.tag};
@@ -117,8 +117,8 @@ void SimBackend::Delivered(const Key& key, uint64_t seq) {
   ++counters_.messages_delivered;
   ++rank_counters_[key.dst].messages_received;
   rank_counters_[key.dst].bytes_received += slot.send_bytes;
-  runtime::Callback send_done = std::move(slot.send_done);
-  runtime::Callback recv_done;
+  Callback send_done = std::move(slot.send_done);
+  Callback recv_done;
   if (slot.posted) {
     CountMismatch(key, slot.send_bytes, slot.recv_bytes);
     if (slot.data != nullptr && slot.into != nullptr) {
@@ -136,7 +136,7 @@ void SimBackend::Delivered(const Key& key, uint64_t seq) {
   if (recv_done) recv_done();
 }
 
-void SimBackend::Recv(int rank, const runtime::Message& msg, runtime::Callback done) {
+void SimBackend::Recv(int rank, const Message& msg, Callback done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " receives from rank " << msg.peer << " of " << world_size();
   Key key{msg.peer, rank, msg.tag};
@@ -206,7 +206,7 @@ Status SimBackend::CheckAllMatched() const {
 nlohmann::json SimBackend::StatsJson(size_t max_links) const {
   nlohmann::json j;
   SimCounters c = counters();
-  j["model"] = NetworkModelName(model_kind());
+  j["model"] = sim::NetworkModelName(model_kind());
   j["time_ns"] = Now();
   j["events"] = c.events;
   j["messages_sent"] = c.messages_sent;
@@ -221,15 +221,15 @@ nlohmann::json SimBackend::StatsJson(size_t max_links) const {
                      {"bytes_received", r.bytes_received}});
   }
   j["ranks"] = ranks;
-  std::vector<LinkStats> links = network_->link_stats();
-  if (model_kind() == NetworkModelKind::kCongestionAware) {
+  std::vector<sim::LinkStats> links = network_->link_stats();
+  if (model_kind() == sim::NetworkModelKind::kCongestionAware) {
     j["links_used"] = links.size();
-    std::sort(links.begin(), links.end(), [](const LinkStats& a, const LinkStats& b) {
+    std::sort(links.begin(), links.end(), [](const sim::LinkStats& a, const sim::LinkStats& b) {
       return a.busy_ns != b.busy_ns ? a.busy_ns > b.busy_ns : a.link < b.link;
     });
     nlohmann::json busiest = nlohmann::json::array();
     for (size_t i = 0; i < links.size() && i < max_links; ++i) {
-      const LinkStats& l = links[i];
+      const sim::LinkStats& l = links[i];
       busiest.push_back({{"link", topology_.LinkName(l.link)}, {"messages", l.messages},
                          {"bytes", l.bytes}, {"busy_ns", l.busy_ns},
                          {"queued_ns", l.queued_ns}, {"max_queue", l.max_queue}});
@@ -239,4 +239,4 @@ nlohmann::json SimBackend::StatsJson(size_t max_links) const {
   return j;
 }
 
-}  // namespace genie::sim
+}  // namespace genie::runtime

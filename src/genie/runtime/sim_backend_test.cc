@@ -1,4 +1,4 @@
-#include "genie/sim/sim_backend.h"
+#include "genie/runtime/sim_backend.h"
 
 #include <string>
 #include <vector>
@@ -7,16 +7,16 @@
 
 #include "genie/config/network_config.h"
 
-namespace genie::sim {
+namespace genie::runtime {
 namespace {
 
 using config::TopologyKind;
-using runtime::Message;
+
 
 constexpr Bytes kMsg = 32768;
 const std::string kConfigs = std::string(GENIE_DATA_DIR) + "/astra-sim-configs/";
 
-std::unique_ptr<SimBackend> Make(const std::string& yml, NetworkModelKind kind, int world = 0) {
+std::unique_ptr<SimBackend> Make(const std::string& yml, sim::NetworkModelKind kind, int world = 0) {
   auto net = config::LoadNetworkConfig(kConfigs + yml);
   EXPECT_TRUE(net.ok()) << net.status().ToString();
   auto sim = SimBackend::Create(*net, kind, world);
@@ -42,9 +42,9 @@ Message From(int peer, uint64_t tag, Bytes bytes, void* into = nullptr) {
 }
 
 TEST(SimBackendTest, RankViews) {
-  auto sim = Make("HGX-H100-validated.yml", NetworkModelKind::kCongestionAware, 4);
+  auto sim = Make("HGX-H100-validated.yml", sim::NetworkModelKind::kCongestionAware, 4);
   EXPECT_EQ(sim->world_size(), 4);
-  runtime::Backend& b = sim->ForRank(3);
+  Backend& b = sim->ForRank(3);
   EXPECT_EQ(b.rank(), 3);
   EXPECT_EQ(b.world_size(), 4);
   EXPECT_TRUE(b.modelled());
@@ -58,7 +58,7 @@ TEST(SimBackendTest, RankViews) {
 TEST(SimBackendTest, MoreRanksThanNpusIsAnError) {
   auto net = config::LoadNetworkConfig(kConfigs + "Ring_8npus.yml");
   ASSERT_TRUE(net.ok());
-  auto sim = SimBackend::Create(*net, NetworkModelKind::kCongestionUnaware, 16);
+  auto sim = SimBackend::Create(*net, sim::NetworkModelKind::kCongestionUnaware, 16);
   ASSERT_FALSE(sim.ok());
   EXPECT_NE(sim.status().message().find("Ring_8npus.yml"), std::string::npos);
   EXPECT_NE(sim.status().message().find("16 ranks"), std::string::npos);
@@ -66,12 +66,12 @@ TEST(SimBackendTest, MoreRanksThanNpusIsAnError) {
 
 // Send's done and Recv's done both fire on delivery, send first (ASTRA-sim's order).
 TEST(SimBackendTest, RecvPostedFirstCompletesOnDelivery) {
-  for (auto [kind, expected] : {std::pair{NetworkModelKind::kCongestionUnaware, TimeNs{1948}},
-                                std::pair{NetworkModelKind::kCongestionAware, TimeNs{2024}}}) {
+  for (auto [kind, expected] : {std::pair{sim::NetworkModelKind::kCongestionUnaware, TimeNs{1948}},
+                                std::pair{sim::NetworkModelKind::kCongestionAware, TimeNs{2024}}}) {
     auto sim = Make("HGX-H100-validated.yml", kind);
     std::vector<std::string> log;
-    runtime::Backend& r0 = sim->ForRank(0);
-    runtime::Backend& r1 = sim->ForRank(1);
+    Backend& r0 = sim->ForRank(0);
+    Backend& r1 = sim->ForRank(1);
     r1.Recv(From(0, 7, kMsg), [&] { log.push_back("recv@" + std::to_string(r1.Now())); });
     r0.Send(To(1, 7, kMsg), [&] { log.push_back("send@" + std::to_string(r0.Now())); });
     EXPECT_TRUE(log.empty());  // never inside the posting call
@@ -83,9 +83,9 @@ TEST(SimBackendTest, RecvPostedFirstCompletesOnDelivery) {
 }
 
 TEST(SimBackendTest, EarlyMessageIsHeldUntilRecvIsPosted) {
-  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionAware);
-  runtime::Backend& r2 = sim->ForRank(2);
-  runtime::Backend& r3 = sim->ForRank(3);
+  auto sim = Make("Ring_8npus.yml", sim::NetworkModelKind::kCongestionAware);
+  Backend& r2 = sim->ForRank(2);
+  Backend& r3 = sim->ForRank(3);
   std::vector<uint8_t> payload = {1, 2, 3, 4};
   std::vector<uint8_t> into(4, 0);
   TimeNs sent = -1, received = -1;
@@ -110,9 +110,9 @@ TEST(SimBackendTest, EarlyMessageIsHeldUntilRecvIsPosted) {
 }
 
 TEST(SimBackendTest, SameTagMatchesInPostingOrderAndTagsKeepApart) {
-  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionUnaware);
-  runtime::Backend& a = sim->ForRank(0);
-  runtime::Backend& b = sim->ForRank(1);
+  auto sim = Make("Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware);
+  Backend& a = sim->ForRank(0);
+  Backend& b = sim->ForRank(1);
   const char kA[] = "AAAA", kB[] = "BBBB", kC[] = "CCCC";
   char first[5] = {}, second[5] = {}, other[5] = {};
   b.Recv(From(0, 9, 4, other), [] {});  // tag 9 posted before the tag-5 ones
@@ -137,33 +137,33 @@ TEST(SimBackendTest, SameTagMatchesInPostingOrderAndTagsKeepApart) {
 TEST(SimBackendTest, RingStepAllRanksConcurrently) {
   struct Case {
     const char* yml;
-    NetworkModelKind kind;
+    sim::NetworkModelKind kind;
     TimeNs expected;
   };
-  for (const Case& c : {Case{"Ring_8npus.yml", NetworkModelKind::kCongestionUnaware, 1110},
-                        Case{"Ring_8npus.yml", NetworkModelKind::kCongestionAware, 1110},
-                        Case{"HGX-H100-validated.yml", NetworkModelKind::kCongestionUnaware, 1948},
-                        Case{"HGX-H100-validated.yml", NetworkModelKind::kCongestionAware,
+  for (const Case& c : {Case{"Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware, 1110},
+                        Case{"Ring_8npus.yml", sim::NetworkModelKind::kCongestionAware, 1110},
+                        Case{"HGX-H100-validated.yml", sim::NetworkModelKind::kCongestionUnaware, 1948},
+                        Case{"HGX-H100-validated.yml", sim::NetworkModelKind::kCongestionAware,
                              2024}}) {
     auto sim = Make(c.yml, c.kind);
     std::vector<TimeNs> done(8, -1);
     for (int r = 0; r < 8; ++r) {
-      runtime::Backend& b = sim->ForRank(r);
+      Backend& b = sim->ForRank(r);
       b.Recv(From((r + 7) % 8, 0, kMsg), [&done, &b, r] { done[r] = b.Now(); });
       b.Send(To((r + 1) % 8, 0, kMsg), [] {});
     }
     sim->Run();
-    EXPECT_EQ(done, std::vector<TimeNs>(8, c.expected)) << c.yml << " " << NetworkModelName(c.kind);
+    EXPECT_EQ(done, std::vector<TimeNs>(8, c.expected)) << c.yml << " " << sim::NetworkModelName(c.kind);
   }
 }
 
 // A chain of dependent sends: each rank forwards once it has received (a ring broadcast),
 // so delays add up exactly: 7 hops on Ring_8npus.
 TEST(SimBackendTest, ChainedStepsAccumulateExactly) {
-  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionAware);
+  auto sim = Make("Ring_8npus.yml", sim::NetworkModelKind::kCongestionAware);
   TimeNs last = -1;
   for (int r = 1; r < 8; ++r) {
-    runtime::Backend& b = sim->ForRank(r);
+    Backend& b = sim->ForRank(r);
     b.Recv(From(r - 1, 3, kMsg), [&sim, &b, &last, r] {
       if (r < 7) {
         b.After(10, [&b, r] { b.Send(To(r + 1, 3, kMsg), [] {}); });  // endpoint delay
@@ -179,7 +179,7 @@ TEST(SimBackendTest, ChainedStepsAccumulateExactly) {
 }
 
 TEST(SimBackendTest, UnmatchedOperationsAreReported) {
-  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionUnaware);
+  auto sim = Make("Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware);
   sim->ForRank(4).Recv(From(5, 11, 8), [] {});
   sim->ForRank(6).Send(To(7, 12, 8), [] {});
   sim->Run();
@@ -193,7 +193,7 @@ TEST(SimBackendTest, UnmatchedOperationsAreReported) {
 }
 
 TEST(SimBackendTest, SizeMismatchIsCountedAndDelivered) {
-  auto sim = Make("Ring_8npus.yml", NetworkModelKind::kCongestionUnaware);
+  auto sim = Make("Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware);
   bool got = false;
   sim->ForRank(1).Recv(From(0, 0, 100), [&] { got = true; });
   sim->ForRank(0).Send(To(1, 0, 64), [] {});
@@ -203,7 +203,7 @@ TEST(SimBackendTest, SizeMismatchIsCountedAndDelivered) {
 }
 
 TEST(SimBackendTest, StatsJsonShowsTheBusiestLink) {
-  auto sim = Make("HGX-H100-validated.yml", NetworkModelKind::kCongestionAware);
+  auto sim = Make("HGX-H100-validated.yml", sim::NetworkModelKind::kCongestionAware);
   for (int i = 0; i < 2; ++i) {
     sim->ForRank(1).Recv(From(0, i, kMsg), [] {});
     sim->ForRank(0).Send(To(1, i, kMsg), [] {});
@@ -220,9 +220,9 @@ TEST(SimBackendTest, StatsJsonShowsTheBusiestLink) {
 }
 
 }  // namespace
-}  // namespace genie::sim
+}  // namespace genie::runtime
 
-namespace genie::sim {
+namespace genie::runtime {
 namespace {
 
 // A minimal ring all-reduce driven directly on the SimBackend with ASTRA-sim's per-step costs
@@ -255,15 +255,15 @@ class RingAllReduce {
     sim_->ForRank(r).After(e_, [this, r, c] { Step(r, c, 0); });
   }
   void Step(int r, int c, int s) {
-    runtime::Backend& b = sim_->ForRank(r);
+    Backend& b = sim_->ForRank(r);
     const int steps = 2 * (n_ - 1);
     uint64_t tag = static_cast<uint64_t>(c) * 1000 + s;
-    runtime::Message out;
+    Message out;
     out.peer = (r + 1) % n_;
     out.tag = tag;
     out.bytes = m_;
     b.Send(out, [] {});
-    runtime::Message in;
+    Message in;
     in.peer = (r + n_ - 1) % n_;
     in.tag = tag;
     in.bytes = m_;
@@ -294,26 +294,26 @@ class RingAllReduce {
 TEST(SimBackendOracleTest, RingAllReduceMatchesAstraSimFigures) {
   struct Case {
     const char* yml;
-    NetworkModelKind kind;
+    sim::NetworkModelKind kind;
     int active;
     double mem_bw;
     TimeNs expected;
   };
   const Case cases[] = {
-      {"Ring_8npus.yml", NetworkModelKind::kCongestionUnaware, 1, 1600, 64440},
-      {"Ring_8npus.yml", NetworkModelKind::kCongestionAware, 1, 1600, 64440},
-      {"Ring_8npus.yml", NetworkModelKind::kCongestionUnaware, 1, 50, 117780},
-      {"Ring_8npus.yml", NetworkModelKind::kCongestionAware, 1, 50, 117780},
-      {"HGX-H100-validated.yml", NetworkModelKind::kCongestionUnaware, 2, 3350, 55222},
-      {"HGX-H100-validated.yml", NetworkModelKind::kCongestionAware, 2, 3350, 57426},
+      {"Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware, 1, 1600, 64440},
+      {"Ring_8npus.yml", sim::NetworkModelKind::kCongestionAware, 1, 1600, 64440},
+      {"Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware, 1, 50, 117780},
+      {"Ring_8npus.yml", sim::NetworkModelKind::kCongestionAware, 1, 50, 117780},
+      {"HGX-H100-validated.yml", sim::NetworkModelKind::kCongestionUnaware, 2, 3350, 55222},
+      {"HGX-H100-validated.yml", sim::NetworkModelKind::kCongestionAware, 2, 3350, 57426},
   };
   for (const Case& c : cases) {
     auto sim = Make(c.yml, c.kind);
     RingAllReduce ar(sim.get(), 1 << 20, 4, c.active, 10, c.mem_bw);
     EXPECT_EQ(ar.Run(), std::vector<TimeNs>(8, c.expected))
-        << c.yml << " " << NetworkModelName(c.kind) << " local-mem-bw " << c.mem_bw;
+        << c.yml << " " << sim::NetworkModelName(c.kind) << " local-mem-bw " << c.mem_bw;
   }
 }
 
 }  // namespace
-}  // namespace genie::sim
+}  // namespace genie::runtime

@@ -10,7 +10,7 @@
 
 #include "genie/common/units.h"
 
-namespace genie::runtime {
+namespace genie::loop {
 
 // How a sleep ends: block until deadline - margin, then spin (spin == true), or block to the
 // deadline itself (spin == false; error is then the kernel's wake-up latency, ~50 µs).
@@ -37,4 +37,4 @@ SleepPolicy DefaultSleepPolicy(int local_ranks, int spin_us = 0);
 // deadline has passed. Call SetMinimalTimerSlack() once per thread first for precision.
 void SleepUntil(TimeNs deadline, const SleepPolicy& policy);
 
-}  // namespace genie::runtime
+}  // namespace genie::loop

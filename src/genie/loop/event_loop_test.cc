@@ -1,4 +1,4 @@
-#include "genie/runtime/event_loop.h"
+#include "genie/loop/event_loop.h"
 
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-namespace genie::runtime {
+namespace genie::loop {
 namespace {
 
 std::unique_ptr<EventLoop> MakeLoop(bool spin = true) {
@@ -121,4 +121,4 @@ TEST(PreciseSleepTest, DefaultPolicySpinsOnlyWhenRanksFitOnCores) {
 }
 
 }  // namespace
-}  // namespace genie::runtime
+}  // namespace genie::loop

@@ -21,9 +21,9 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
-#include "genie/runtime/precise_sleep.h"
+#include "genie/loop/precise_sleep.h"
 
-namespace genie::runtime {
+namespace genie::loop {
 
 class EventLoop {
  public:
@@ -94,4 +94,4 @@ class EventLoop {
   uint64_t late_timers_ = 0;
 };
 
-}  // namespace genie::runtime
+}  // namespace genie::loop

@@ -1,4 +1,4 @@
-#include "genie/runtime/event_loop.h"
+#include "genie/loop/event_loop.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-namespace genie::runtime {
+namespace genie::loop {
 
 namespace {
 constexpr TimeNs kForever = std::numeric_limits<TimeNs>::max();
@@ -183,4 +183,4 @@ void EventLoop::RunPosted() {
   running_.clear();
 }
 
-}  // namespace genie::runtime
+}  // namespace genie::loop
