@@ -4,7 +4,7 @@
 # since each module's library links only what it may include, a new upward include usually
 # fails to link as well.
 set(GENIE_LAYERS common trace config workload compute collective loop net sim record runtime
-                 launch report)
+                 launch report driver)
 
 set(GENIE_MAY_INCLUDE_common "")
 set(GENIE_MAY_INCLUDE_trace common)

@@ -9,7 +9,7 @@ namespace genie::report {
 void PrintAstraSimLines(std::ostream& out, const std::vector<record::RankSummary>& ranks) {
   for (const RankTotals& t : TotalsPerRank(ranks)) {
     out << fmt::format("sys[{}] finished, {} cycles, exposed communication {} cycles.\n", t.rank,
-                       t.span(), t.exposed_comm_ns);
+                       t.elapsed_ns, t.exposed_comm_ns);
   }
 }
 

@@ -1,7 +1,9 @@
 // ASTRA-sim's per-rank result line, byte for byte, so scripts that grep ASTRA-sim's output read
 // genie's too:  "sys[r] finished, T cycles, exposed communication E cycles."
-// T = the rank's span over its measured iterations (its finish time when it starts at 0, as in
-// simulation; wall-time ns in real runs) and E = T - GPU compute time. 1 cycle = 1 ns.
+// T = the rank's time inside its measured iterations, summed (its finish time when it starts at
+// 0, as in simulation; wall-time ns in real runs) and E = T - GPU compute time. 1 cycle = 1 ns.
+// `genie run`, `genie simulate` and `genie results show --astra-sim` all print these lines from
+// the same records, so they agree.
 // Pure; any thread.
 #pragma once
 

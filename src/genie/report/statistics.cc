@@ -21,13 +21,14 @@ std::vector<RankTotals> TotalsPerRank(const std::vector<record::RankSummary>& ra
     }
     t.start = std::min(t.start, s.start);
     t.finish = std::max(t.finish, s.finish);
+    t.elapsed_ns += s.finish - s.start;
     t.compute_ns += s.compute_ns;
     t.comm_ns += s.comm_ns;
     ++t.iterations;
   }
   std::vector<RankTotals> out;
   for (auto& [rank, t] : by_rank) {
-    t.exposed_comm_ns = t.span() - t.compute_ns;
+    t.exposed_comm_ns = t.elapsed_ns - t.compute_ns;
     out.push_back(t);
   }
   return out;

@@ -12,8 +12,11 @@
 
 namespace genie::report {
 
-// One rank over all measured iterations: span = finish - start (first start to last finish),
-// compute/comm summed, exposed = span - compute (ASTRA-sim's definition, over the span).
+// One rank over all measured iterations: elapsed = the sum of each iteration's finish - start
+// (the time between iterations, spent in genie's barriers, is not the workload's), compute and
+// comm summed, exposed = elapsed - compute (ASTRA-sim's definition). For one iteration starting
+// at 0, as in simulation, elapsed is the rank's finish time: ASTRA-sim's "finished, T cycles".
+// span = first start to last finish.
 struct RankTotals {
   int rank = 0;
   int iterations = 0;
@@ -21,6 +24,7 @@ struct RankTotals {
   TimeNs finish = 0;
   TimeNs compute_ns = 0;
   TimeNs comm_ns = 0;
+  TimeNs elapsed_ns = 0;
   TimeNs exposed_comm_ns = 0;
   TimeNs span() const { return finish - start; }
 };

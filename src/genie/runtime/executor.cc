@@ -459,6 +459,12 @@ void Executor::Fail(Status status) {
   if (done_) done_(status_);
 }
 
+TimeNs Executor::busy_until() const {
+  TimeNs until = 0;
+  for (const auto& [id, f] : in_flight_) until = std::max(until, f->end_target);
+  return until;
+}
+
 std::string Executor::DescribePending() const {
   std::ostringstream out;
   for (const auto& [id, f] : in_flight_) {

@@ -56,6 +56,9 @@ class Executor {
   const record::RankSummary& summary() const { return summary_; }
   // When an op last started or finished (backend time); a watchdog compares it with now.
   TimeNs last_progress() const { return last_progress_; }
+  // When the last timed op in flight here (compute, memory) is due to end; 0 if none. Until
+  // then the rank is busy by design, not stuck.
+  TimeNs busy_until() const;
   // --verify: collectives whose final buffers were checked, and those too odd-sized to check.
   uint64_t verified() const { return verified_; }
   uint64_t unverifiable() const { return unverifiable_; }

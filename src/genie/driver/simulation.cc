@@ -1,16 +1,17 @@
-#include "genie/runtime/simulation.h"
+#include "genie/driver/simulation.h"
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
-#include "genie/runtime/executor.h"
+namespace genie::driver {
 
-namespace genie::runtime {
-
-Result<SimulationStats> Simulate(const RunSetup& setup, const config::NetworkConfig& network,
-                                 sim::NetworkModelKind model, record::Recorder* recorder) {
+Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
+                                 const config::NetworkConfig& network, sim::NetworkModelKind model,
+                                 record::Recorder* recorder, const IterationPolicy& iterations) {
   const int n = setup.world_size();
   std::vector<std::unique_ptr<workload::RankGraph>> graphs;
   graphs.reserve(n);
@@ -19,18 +20,21 @@ Result<SimulationStats> Simulate(const RunSetup& setup, const config::NetworkCon
     for (const auto& w : g->warnings()) spdlog::warn("rank {}: {}", r, w);
     graphs.push_back(std::move(g));
   }
-  GENIE_ASSIGN_OR_RETURN(auto backend, SimBackend::Create(network, model, n));
+  GENIE_ASSIGN_OR_RETURN(auto backend, runtime::SimBackend::Create(network, model, n));
 
-  std::vector<std::unique_ptr<Executor>> executors;
-  executors.reserve(n);
+  std::vector<std::unique_ptr<IterationDriver>> drivers;
+  drivers.reserve(n);
+  SimulationStats stats;
   Status first_error;
   int done = 0;
   for (int r = 0; r < n; ++r) {
-    executors.push_back(std::make_unique<Executor>(*graphs[r], setup.exec, backend->ForRank(r),
-                                                   recorder));
+    drivers.push_back(std::make_unique<IterationDriver>(iterations, setup.exec,
+                                                        backend->ForRank(r), *graphs[r], recorder));
   }
   for (int r = 0; r < n; ++r) {
-    executors[r]->Start(0, [&](const Status& st) {
+    IterationDriver& d = *drivers[r];
+    d.OnIteration([&stats, &d](int) { stats.ranks.push_back(d.executor().summary()); });
+    d.Start([&](const Status& st) {
       ++done;
       if (!st.ok() && first_error.ok()) first_error = st;
     });
@@ -38,15 +42,14 @@ Result<SimulationStats> Simulate(const RunSetup& setup, const config::NetworkCon
   const uint64_t events = backend->Run();
   if (!first_error.ok()) return first_error;
 
-  SimulationStats stats;
   if (done < n) {
     std::ostringstream out;
     out << "deadlock: the simulation ran out of events at " << backend->Now() << " ns with "
         << (n - done) << " of " << n << " ranks unfinished. Waiting:\n";
     int shown = 0;
     for (int r = 0; r < n && shown < 16; ++r) {
-      if (executors[r]->finished()) continue;
-      out << executors[r]->DescribePending();
+      if (drivers[r]->finished()) continue;
+      out << drivers[r]->DescribeWaiting();
       ++shown;
     }
     Status unmatched = backend->CheckAllMatched();
@@ -55,12 +58,12 @@ Result<SimulationStats> Simulate(const RunSetup& setup, const config::NetworkCon
            "SENDs without RECVs).";
     return Status::Internal(out.str());
   }
-  for (int r = 0; r < n; ++r) {
-    stats.ranks.push_back(executors[r]->summary());
-    stats.end_ns = std::max(stats.end_ns, executors[r]->summary().finish);
-  }
+  std::sort(stats.ranks.begin(), stats.ranks.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.iteration, a.rank) < std::tie(b.iteration, b.rank);
+  });
+  for (const auto& s : stats.ranks) stats.end_ns = std::max(stats.end_ns, s.finish);
   stats.events = events;
   return stats;
 }
 
-}  // namespace genie::runtime
+}  // namespace genie::driver

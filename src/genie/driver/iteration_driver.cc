@@ -1,0 +1,84 @@
+#include "genie/driver/iteration_driver.h"
+
+#include "genie/collective/planner.h"
+
+namespace genie::driver {
+namespace {
+
+// Bit 62 of a tag is left free by the Executor; iteration barriers live there.
+constexpr uint64_t kBarrierTagBit = 1ull << 62;
+
+}  // namespace
+
+IterationDriver::IterationDriver(const IterationPolicy& policy,
+                                 const runtime::ExecutorConfig& config, runtime::Backend& backend,
+                                 workload::RankGraph& graph, record::Recorder* recorder)
+    : policy_(policy), backend_(backend), graph_(graph), executor_(graph, config, backend, recorder) {}
+
+void IterationDriver::Start(std::function<void(const Status&)> done) {
+  done_ = std::move(done);
+  if (policy_.barrier_first) {
+    Barrier([this] { Next(); });
+  } else {
+    Next();
+  }
+}
+
+void IterationDriver::Barrier(std::function<void()> then) {
+  collective::CollectiveSpec spec;
+  spec.type = CollectiveType::kBarrier;
+  spec.group.resize(static_cast<size_t>(backend_.world_size()));
+  for (int r = 0; r < backend_.world_size(); ++r) spec.group[static_cast<size_t>(r)] = r;
+  auto schedule = collective::Plan(spec, backend_.rank());
+  if (!schedule.ok()) {
+    Finish(schedule.status());
+    return;
+  }
+  const uint64_t tag = kBarrierTagBit | (static_cast<uint64_t>(barriers_++) << 32);
+  barrier_ = std::make_unique<runtime::CollectiveRunner>(
+      backend_, std::move(schedule).value(), tag, runtime::LocalCosts{}, 0,
+      collective::SchedulingPolicy::kFifo, nullptr, std::move(then));
+  barrier_->Start();
+}
+
+void IterationDriver::Next() {
+  if (started_ == total()) {
+    Finish(Status::Ok());
+    return;
+  }
+  const int iteration = started_ - policy_.warmup;  // negative = warm-up
+  if (started_ > 0) graph_.Reset();
+  ++started_;
+  in_iteration_ = true;
+  iteration_start_ = backend_.Now();
+  executor_.Start(iteration, [this, iteration](const Status& st) {
+    in_iteration_ = false;
+    if (!st.ok()) {
+      Finish(st);
+      return;
+    }
+    ++completed_;
+    if (on_iteration_) on_iteration_(iteration);
+    const bool last = started_ == total();
+    if (last && !policy_.barrier_last) {
+      Finish(Status::Ok());
+    } else {
+      Barrier([this] { Next(); });
+    }
+  });
+}
+
+void IterationDriver::Finish(const Status& st) {
+  if (finished_) return;
+  finished_ = true;
+  if (done_) done_(st);
+}
+
+std::string IterationDriver::DescribeWaiting() const {
+  if (in_iteration_) return executor_.DescribePending();
+  if (completed_ == 0) return "  the barrier before the first iteration\n";
+  return "  the barrier after iteration " + std::to_string(completed_) + " of " +
+         std::to_string(total()) + " (warm-ups included)\n";
+}
+
+}  // namespace genie::driver

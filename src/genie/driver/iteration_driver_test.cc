@@ -1,0 +1,82 @@
+// The iteration policy on the simulated backend: exact, so every figure can be asserted.
+#include "genie/driver/iteration_driver.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "genie/driver/simulation.h"
+#include "genie/report/statistics.h"
+#include "genie/workload/generator.h"
+
+namespace genie::driver {
+namespace {
+
+class IterationDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("genie_iteration_driver_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    workload::GenCollectiveOptions gen;
+    gen.ranks = 4;
+    gen.size = 1 << 20;
+    gen.output = (dir_ / "ar").string();
+    ASSERT_TRUE(workload::GenerateCollective(gen).ok());
+    std::ofstream(dir_ / "ring.yml") << "topology: [ Ring ]\nnpus_count: [ 4 ]\n"
+                                        "bandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n";
+    runtime::SetupFlags flags;
+    flags.workload = gen.output;
+    flags.network_path = (dir_ / "ring.yml").string();
+    auto setup = runtime::PrepareRun(flags);
+    ASSERT_TRUE(setup.ok()) << setup.status().message();
+    setup_ = std::move(*setup);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  SimulationStats Run(const IterationPolicy& policy) {
+    auto stats = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kCongestionUnaware,
+                          nullptr, policy);
+    EXPECT_TRUE(stats.ok()) << stats.status().message();
+    return stats.ok() ? *stats : SimulationStats{};
+  }
+
+  std::filesystem::path dir_;
+  runtime::RunSetup setup_;
+};
+
+TEST_F(IterationDriverTest, OneSimulatedIterationStartsAtZeroWithoutBarriers) {
+  SimulationStats one = Run(SimulatedIterations());
+  ASSERT_EQ(one.ranks.size(), 4u);
+  for (const auto& s : one.ranks) {
+    EXPECT_EQ(s.iteration, 0);
+    EXPECT_EQ(s.start, 0);
+    EXPECT_GT(s.finish, 0);
+  }
+}
+
+TEST_F(IterationDriverTest, IterationsAreSeparatedByBarriersAndEachTakesTheSameTime) {
+  const TimeNs single = Run(SimulatedIterations()).end_ns;
+  SimulationStats many = Run(SimulatedIterations(/*iterations=*/3, /*warmup=*/1));
+  ASSERT_EQ(many.ranks.size(), 16u);  // 4 ranks x (1 warm-up + 3 measured)
+  std::map<int, TimeNs> last_finish;  // iteration -> latest finish over ranks
+  for (const auto& s : many.ranks) {
+    // The simulated network is deterministic and idle at each iteration's start.
+    EXPECT_EQ(s.finish - s.start, single) << "rank " << s.rank << " iteration " << s.iteration;
+    last_finish[s.iteration] = std::max(last_finish[s.iteration], s.finish);
+  }
+  for (const auto& s : many.ranks) {
+    if (s.iteration == -1) continue;
+    // The barrier: nobody starts iteration k before everybody finished k-1, and it costs time.
+    EXPECT_GT(s.start, last_finish.at(s.iteration - 1));
+  }
+  for (const auto& t : report::TotalsPerRank(many.ranks)) {
+    EXPECT_EQ(t.iterations, 3);
+    EXPECT_EQ(t.elapsed_ns, 3 * single);  // barriers and warm-ups left out
+    EXPECT_GT(t.span(), t.elapsed_ns);
+  }
+}
+
+}  // namespace
+}  // namespace genie::driver

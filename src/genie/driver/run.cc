@@ -1,0 +1,250 @@
+#include "genie/driver/run.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "genie/config/network_config.h"
+#include "genie/driver/iteration_driver.h"
+#include "genie/driver/run_results.h"
+#include "genie/driver/watchdog.h"
+#include "genie/launch/local_launcher.h"
+#include "genie/loop/precise_sleep.h"
+#include "genie/net/interface_address.h"
+#include "genie/record/recorder.h"
+#include "genie/report/provenance.h"
+#include "genie/runtime/real_backend.h"
+
+namespace genie::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Rank 0 on a terminal shows how far the run is.
+void PrintProgress(int finished, int total, bool warmup, TimeNs elapsed_ns) {
+  const double elapsed = static_cast<double>(elapsed_ns) / 1e9;
+  const double eta = elapsed / finished * (total - finished);
+  std::fprintf(stderr, "\rgenie run: %d/%d iterations%s, %.1f s elapsed, ~%.1f s to go   %s",
+               finished, total, warmup ? " (warm-up)" : "", elapsed, eta,
+               finished == total ? "\n" : "");
+}
+
+// Drives the rank's iterations on the real backend until they end or fail; the status says
+// also what the rank was waiting on when a peer was lost.
+Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
+                       IterationDriver& driver) {
+  Status status;
+  auto stop = [&](const Status& st) {
+    if (status.ok()) status = st;
+    backend.Stop();
+  };
+  const TimeNs started = backend.Now();
+  if (backend.rank() == 0 && isatty(STDERR_FILENO)) {
+    driver.OnIteration([&](int iteration) {
+      PrintProgress(iteration + o.warmup + 1, driver.total(), iteration < 0,
+                    backend.Now() - started);
+    });
+  }
+  Watchdog watchdog(backend, driver, backend.options().peer_timeout, stop);
+  driver.Start([&](const Status& st) { stop(st); });
+  watchdog.Start();
+  backend.Run();
+  if (!status.ok()) return status;
+  if (!backend.status().ok()) {
+    return backend.status().WithDetail("this rank was waiting on:\n" + driver.DescribeWaiting());
+  }
+  if (!driver.finished()) {
+    return Status::Internal("run ended after " + std::to_string(driver.completed()) + " of " +
+                            std::to_string(driver.total()) + " iterations");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunRank(const RunOptions& o, const launch::RankEnv& env) {
+  auto setup = runtime::PrepareRun(o.setup);
+  if (!setup.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << setup.status().message() << "\n";
+    return 2;
+  }
+  setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
+  if (setup->world_size() != env.world_size) {
+    std::cerr << "genie run: the workload has " << setup->world_size() << " ranks but the "
+              << "launcher started " << env.world_size << "; start one process per rank\n";
+    return 2;
+  }
+  if (env.rank == 0) {
+    for (const auto& note : setup->notes) std::cerr << "genie run: " << note << "\n";
+  }
+  std::error_code ec;
+  fs::create_directories(o.output, ec);
+
+  runtime::RealBackendOptions opt;
+  opt.rank = env.rank;
+  opt.world_size = env.world_size;
+  opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
+  opt.rendezvous = env.rendezvous;
+  auto bind = net::ResolveBindAddress(o.bind, env.local_rank);
+  if (!bind.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": --bind: " << bind.status().message() << "\n";
+    return 2;
+  }
+  opt.bind_addr = *bind;
+  opt.channels = o.setup.channels;
+  opt.tcp_congestion = o.tcp_congestion;
+  opt.carry_data = o.setup.verify;
+  opt.always_sync_clock = o.clock_sync == "always";
+  if (!o.intra_host.empty()) {
+    auto host = config::LoadNetworkConfig(o.intra_host);
+    if (!host.ok()) {
+      std::cerr << "genie run: --intra-host: " << host.status().message() << "\n";
+      return 2;
+    }
+    // A machine may stand in for several hosts (a test bed), never for part of one.
+    if (env.local_world_size > 0 && env.local_world_size % host->total_npus() != 0) {
+      std::cerr << "genie run: rank " << env.rank << ": --intra-host " << o.intra_host
+                << " models hosts of " << host->total_npus() << " ranks but the launcher "
+                << "started " << env.local_world_size << " on this machine; start a multiple of "
+                << host->total_npus() << " per machine\n";
+      return 2;
+    }
+    opt.intra_host = std::move(*host);
+  }
+  auto timeout = ParseDuration(o.peer_timeout);
+  if (!timeout.ok()) {
+    std::cerr << "genie run: --peer-timeout: " << timeout.status().message() << "\n";
+    return 2;
+  }
+  opt.peer_timeout = *timeout;
+  const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
+  auto policy = loop::DefaultSleepPolicy(local, o.spin_us > 0 ? o.spin_us : 0);
+  opt.spin = o.spin_us == 0 ? false : policy.spin;
+  opt.spin_us = static_cast<int>(policy.margin / kNsPerUs);
+
+  nlohmann::json transport = {{"name", "tcp"},
+                              {"channels", opt.channels},
+                              {"bind", opt.bind_addr},
+                              {"tcp_congestion", opt.tcp_congestion},
+                              {"peer_timeout_ns", opt.peer_timeout},
+                              {"spin", opt.spin},
+                              {"spin_us", opt.spin_us}};
+  if (opt.intra_host) transport["intra_host"] = opt.intra_host->ToJson();
+  nlohmann::json header = report::Provenance(setup->ToJson(), transport, o.argv);
+  header["command"] = "run";
+  header["rank"] = env.rank;
+  header["world_size"] = env.world_size;
+  header["job_id"] = opt.job_id;
+  header["launcher"] = env.source;
+  header["iterations"] = o.iterations;
+  header["warmup"] = o.warmup;
+  auto recorder = record::Recorder::Create(StreamPath(o.output, env.rank), header);
+  if (!recorder.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << recorder.status().message() << "\n";
+    return 1;
+  }
+  auto graph = workload::RankGraph::Open(setup->files.rank_paths[env.rank], env.rank, setup->read);
+  if (!graph.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << graph.status().message() << "\n";
+    return 2;
+  }
+  auto backend = runtime::RealBackend::Create(opt);
+  if (!backend.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
+    // Bad input (an address, a host layout) is this rank's to report; the rest is the peers'.
+    return backend.status().code() == Status::Code::kInvalidArgument ? 2 : launch::kExitPeerFailed;
+  }
+  const auto& clock = (*backend)->clock();
+  (*recorder)->Note("clock", {{"rank", env.rank},
+                              {"reference_rank", 0},
+                              {"run_id", (*backend)->run_id()},
+                              {"listen", (*backend)->listen_address()},
+                              {"offset_ns", clock.offset_ns},
+                              {"rtt_ns", clock.rtt_ns},
+                              {"samples", clock.samples},
+                              {"host_id", (*backend)->host_ids()[static_cast<size_t>(env.rank)]}});
+  IterationPolicy iterations;
+  iterations.warmup = o.warmup;
+  iterations.iterations = o.iterations;
+  IterationDriver driver(iterations, setup->exec, **backend, **graph, recorder->get());
+  Status st = DriveIterations(o, **backend, driver);
+  nlohmann::json peers = nlohmann::json::array();
+  for (int peer = 0; peer < env.world_size; ++peer) {
+    const auto& t = (*backend)->traffic(peer);
+    if (t.network_messages_sent + t.modelled_messages_sent == 0) continue;
+    peers.push_back({{"peer", peer},
+                     {"socket_bytes_sent", (*backend)->counters(peer).bytes_sent},
+                     {"network_bytes_sent", t.network_bytes_sent},
+                     {"network_messages_sent", t.network_messages_sent},
+                     {"modelled_bytes_sent", t.modelled_bytes_sent},
+                     {"modelled_messages_sent", t.modelled_messages_sent}});
+  }
+  (*recorder)->Note("traffic", {{"rank", env.rank}, {"peers", peers}});
+  (*recorder)->Close();
+  if (!st.ok()) {
+    (*backend)->Abort(st);
+    std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
+    return st.code() == Status::Code::kUnavailable || st.code() == Status::Code::kTimeout
+               ? launch::kExitPeerFailed
+               : 1;
+  }
+  // Connections per peer, read before the orderly shutdown closes them.
+  std::string connections;
+  for (int peer = 0; peer < env.world_size; ++peer) {
+    if (peer == env.rank) continue;
+    connections += " " + std::to_string((*backend)->counters(peer).connections);
+  }
+  Status shut = (*backend)->Shutdown();
+  if (!shut.ok()) spdlog::warn("rank {}: shutdown: {}", env.rank, shut.message());
+  if (o.setup.verify) {
+    const uint64_t unverifiable = driver.executor().unverifiable();
+    std::string unchecked;
+    if (unverifiable > 0) {
+      unchecked = ", " + std::to_string(unverifiable) + " not checked (size not a multiple of 4 bytes)";
+    }
+    std::fprintf(stderr,
+                 "genie run: rank %d: verify: %llu collectives checked, all correct%s; "
+                 "connections per peer:%s\n",
+                 env.rank, static_cast<unsigned long long>(driver.executor().verified()),
+                 unchecked.c_str(), connections.c_str());
+  }
+  return WriteResults(o, *setup, env, (*backend)->run_id());
+}
+
+int Run(const RunOptions& o) {
+  // The options stand in for the variables, so they also reach self-launched ranks.
+  if (!o.rendezvous.empty()) setenv("GENIE_RENDEZVOUS", o.rendezvous.c_str(), 1);
+  if (!o.job_id.empty()) setenv("GENIE_JOB_ID", o.job_id.c_str(), 1);
+  auto env = launch::DiscoverRankEnv();
+  if (!env.ok()) {
+    std::cerr << "genie run: " << env.status().message() << "\n";
+    return 2;
+  }
+  if (env->source == "none") {
+    // No launcher around us: start the workload's ranks on this machine.
+    auto files = trace::FindWorkload(o.setup.workload, o.setup.comm_group);
+    if (!files.ok()) {
+      std::cerr << "genie run: " << files.status().message() << "\n";
+      return 2;
+    }
+    if (files->world_size() > 1) {
+      launch::LaunchOptions lo;
+      lo.ranks = files->world_size();
+      lo.argv = o.argv;
+      lo.argv[0] = fs::read_symlink("/proc/self/exe").string();
+      auto result = launch::RunLocalRanks(lo);
+      if (!result.ok()) {
+        std::cerr << "genie run: " << result.status().message() << "\n";
+        return 1;
+      }
+      if (result->exit_code != 0) std::cerr << "genie run: " << result->message << "\n";
+      return result->exit_code;
+    }
+  }
+  return RunRank(o, *env);
+}
+
+}  // namespace genie::driver

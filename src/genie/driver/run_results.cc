@@ -1,0 +1,111 @@
+#include "genie/driver/run_results.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/driver/run.h"
+#include "genie/driver/simulation.h"
+#include "genie/report/astra_sim_lines.h"
+#include "genie/report/chrome_trace.h"
+#include "genie/report/results_file.h"
+#include "genie/report/results_json.h"
+#include "genie/report/statistics.h"
+#include "genie/report/summary.h"
+
+namespace genie::driver {
+
+std::string StreamPath(const std::string& output, int rank) {
+  return output + "/rank-" + std::to_string(rank) + ".jsonl";
+}
+
+bool StreamOfThisRun(const std::string& output, int rank, const std::string& run_id) {
+  std::ifstream in(StreamPath(output, rank));
+  std::string header, clock;
+  if (!std::getline(in, header) || !std::getline(in, clock)) return false;
+  auto j = nlohmann::json::parse(clock, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("record", "") == "clock" && j.value("run_id", "") == run_id;
+}
+
+void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::RankSummary>& ranks,
+                     const std::string& which) {
+  if (!setup.network) return;
+  auto predicted =
+      Simulate(setup, *setup.network, sim::NetworkModelKind::kCongestionAware, nullptr);
+  if (!predicted.ok()) {
+    std::cerr << "genie run: prediction failed: " << predicted.status().message() << "\n";
+    return;
+  }
+  auto steps = report::StepTimes(ranks);
+  std::vector<TimeNs> measured;
+  for (const auto& s : steps) {
+    if (s.iteration >= 0) measured.push_back(s.step_ns());
+  }
+  auto spread = report::SpreadOf(measured);
+  const double pred = static_cast<double>(predicted->end_ns);
+  std::printf(
+      "\nstep time  measured median %s%s   predicted (%s, congestion-aware) %s   "
+      "measured/predicted %.2f\n",
+      FormatDuration(spread.median).c_str(), which.c_str(), setup.network->path.c_str(),
+      FormatDuration(predicted->end_ns).c_str(),
+      pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
+}
+
+int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const launch::RankEnv& env,
+                 const std::string& run_id) {
+  if (env.rank != 0) {
+    // Only the folder's lowest rank writes; on a shared folder that is rank 0. Looking at rank
+    // 0 and then downwards keeps this to a file or two for most ranks of a large job.
+    if (StreamOfThisRun(o.output, 0, run_id)) return 0;
+    for (int r = env.rank - 1; r > 0; --r) {
+      if (StreamOfThisRun(o.output, r, run_id)) return 0;
+    }
+  }
+  std::vector<std::string> streams;
+  std::vector<int> here;
+  for (int r = 0; r < env.world_size; ++r) {
+    if (StreamOfThisRun(o.output, r, run_id)) {
+      streams.push_back(StreamPath(o.output, r));
+      here.push_back(r);
+    }
+  }
+  const bool complete = static_cast<int>(here.size()) == env.world_size;
+  auto merged = report::MergeStreams(streams);
+  if (!merged.ok()) {
+    std::cerr << "genie run: " << merged.status().message() << "\n";
+    return 1;
+  }
+  Status st =
+      report::WriteJsonFile(o.output + "/results.json",
+                            report::BuildResultsJson(merged->run_info, merged->ops, merged->ranks,
+                                                     merged->clock_offsets_ns));
+  if (!st.ok()) {
+    std::cerr << "genie run: " << st.message() << "\n";
+    return 1;
+  }
+  if (!o.trace_out.empty()) {
+    st = report::WriteChromeTrace(o.trace_out, merged->ops);
+    if (!st.ok()) std::cerr << "genie run: " << st.message() << "\n";
+  }
+  if (!complete) {
+    std::fprintf(stderr,
+                 "genie run: rank %d: %s/results.json holds this host's %zu of %d ranks (%d..%d); "
+                 "combine every host's output folder with: genie results merge merged.json "
+                 "HOST1_DIR HOST2_DIR ...\n",
+                 env.rank, o.output.c_str(), here.size(), env.world_size, here.front(),
+                 here.back());
+    // Every iteration ends in a world barrier, so this host's step times are the job's.
+    if (env.rank == 0) PrintPrediction(setup, merged->ranks, " (this host's ranks)");
+    return 0;
+  }
+  // The same lines `genie results show --astra-sim` prints for these results.
+  report::PrintAstraSimLines(std::cout, merged->ranks);
+  report::PrintSummary(std::cout, merged->ops, merged->ranks);
+  report::PrintTraffic(std::cout, merged->run_info.value("traffic", nlohmann::json()));
+  PrintPrediction(setup, merged->ranks, "");
+  return 0;
+}
+
+}  // namespace genie::driver

@@ -1,0 +1,40 @@
+// What a finished real run leaves behind and prints: each rank's stream (rank-R.jsonl in the
+// output folder) is merged into results.json by one rank per folder, which also prints
+// ASTRA-sim's per-rank lines, the summary, the traffic line, and the prediction for the same
+// workload on the modelled network beside the measurement.
+//
+// Threading: the process's main thread, after the rank's run has ended.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "genie/launch/rank_env.h"
+#include "genie/record/rank_summary.h"
+#include "genie/runtime/run_setup.h"
+
+namespace genie::driver {
+
+struct RunOptions;
+
+// Where rank `rank` writes its stream in `output`.
+std::string StreamPath(const std::string& output, int rank);
+
+// True when `rank`'s stream in `output` was written by the run `run_id` (its clock record, the
+// second line, carries the id) — not left there by an earlier run.
+bool StreamOfThisRun(const std::string& output, int rank, const std::string& run_id);
+
+// After the final barrier every rank's stream is complete. Each host (each output folder)
+// merges the streams it holds into results.json: rank 0 when it sees all of them (one host, or
+// a shared filesystem) with the summary and the prediction; otherwise rank 0 and the lowest
+// rank of every other folder merge their own, for `genie results merge` to combine. Returns the
+// exit code.
+int WriteResults(const RunOptions& options, const runtime::RunSetup& setup,
+                 const launch::RankEnv& env, const std::string& run_id);
+
+// The prediction for the same workload on the modelled network (setup.network), beside the
+// measured median step; `which` qualifies the measurement (e.g. " (this host's ranks)").
+void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::RankSummary>& ranks,
+                     const std::string& which);
+
+}  // namespace genie::driver

@@ -1,0 +1,72 @@
+#include "genie/driver/simulate.h"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "genie/driver/simulation.h"
+#include "genie/record/recorder.h"
+#include "genie/report/astra_sim_lines.h"
+#include "genie/report/chrome_trace.h"
+#include "genie/report/provenance.h"
+#include "genie/report/results_json.h"
+
+namespace genie::driver {
+
+int RunSimulate(const SimulateOptions& f) {
+  auto setup = runtime::PrepareRun(f.setup);
+  if (!setup.ok()) {
+    std::cerr << "genie simulate: " << setup.status().message() << "\n";
+    return 2;
+  }
+  if (!setup->network) {
+    std::cerr << "genie simulate: no network given: pass --network network.yml (ASTRA-sim's "
+                 "analytical format, e.g. examples/loopback.yml)\n";
+    return 2;
+  }
+  for (const auto& note : setup->notes) spdlog::info("{}", note);
+  if (f.comm_streams == "concurrent") {
+    setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
+  }
+  sim::NetworkModelKind model = f.model == "aware" ? sim::NetworkModelKind::kCongestionAware
+                                                   : sim::NetworkModelKind::kCongestionUnaware;
+  nlohmann::json run_info = report::Provenance(setup->ToJson());
+  run_info["command"] = "simulate";
+  run_info["network_model"] = f.model;
+  run_info["iterations"] = f.iterations;
+  run_info["warmup"] = f.warmup;
+  auto recorder = record::Recorder::Create("", run_info);
+  if (!recorder.ok()) {
+    std::cerr << "genie simulate: " << recorder.status().message() << "\n";
+    return 1;
+  }
+  auto stats = Simulate(*setup, *setup->network, model, recorder->get(),
+                        SimulatedIterations(f.iterations, f.warmup));
+  if (!stats.ok()) {
+    std::cerr << "genie simulate: " << stats.status().message() << "\n";
+    return 1;
+  }
+  if (!f.quiet) report::PrintAstraSimLines(std::cout, stats->ranks);
+  if (!f.output.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.output, ec);
+    const std::string path = f.output + "/results.json";
+    Status st = report::WriteResultsJson(path, run_info, (*recorder)->ops(), (*recorder)->ranks());
+    if (!st.ok()) {
+      std::cerr << "genie simulate: " << st.message() << "\n";
+      return 1;
+    }
+    spdlog::info("results written to {}", path);
+  }
+  if (!f.trace_out.empty()) {
+    Status st = report::WriteChromeTrace(f.trace_out, (*recorder)->ops());
+    if (!st.ok()) {
+      std::cerr << "genie simulate: " << st.message() << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace genie::driver

@@ -1,0 +1,35 @@
+// Simulation: every rank of a workload executed in one process on a SimBackend (virtual clock,
+// modelled network), each rank driven by the same IterationDriver as a real run's. Owns the
+// ranks' graphs and drivers for the duration of Simulate().
+// Detects deadlock (events run out while ranks are unfinished) and reports what each stuck
+// rank was waiting for. Main thread only.
+#pragma once
+
+#include <vector>
+
+#include "genie/driver/iteration_driver.h"
+#include "genie/record/recorder.h"
+#include "genie/runtime/run_setup.h"
+#include "genie/runtime/sim_backend.h"
+
+namespace genie::driver {
+
+// Simulated ranks start together at virtual time 0: no barrier around the iterations.
+inline IterationPolicy SimulatedIterations(int iterations = 1, int warmup = 0) {
+  return IterationPolicy{warmup, iterations, /*barrier_first=*/false, /*barrier_last=*/false};
+}
+
+struct SimulationStats {
+  std::vector<record::RankSummary> ranks;  // per iteration (warm-ups < 0), then rank
+  TimeNs end_ns = 0;                       // virtual time when the last rank finished
+  uint64_t events = 0;
+};
+
+// Runs the workload described by `setup` on `network` with the chosen model. Records every op
+// into `recorder` (may be null).
+Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
+                                 const config::NetworkConfig& network, sim::NetworkModelKind model,
+                                 record::Recorder* recorder,
+                                 const IterationPolicy& iterations = SimulatedIterations());
+
+}  // namespace genie::driver

@@ -1,0 +1,45 @@
+// Watchdog: ends a real run whose rank has stopped making progress although its peers are
+// alive (the transport's liveness check names a silent peer itself): a rank waiting for a
+// message no peer will ever send, as when two ranks' traces disagree.
+//
+// Progress is judged by what moves, not by what completes: an op starting or finishing, bytes
+// moving on any of the rank's connections, or a timed op of this rank (a compute node) still
+// due to end. So a single collective of many seconds, or a long compute node, is not a hang.
+// The limit is the peer timeout plus up to 2 s, so that a peer gone silent is named by the
+// liveness check (which fires at the peer timeout) before this fires. What it cannot see: a
+// peer that computes for longer than the limit while this rank waits for it with no other
+// traffic — raise --peer-timeout above the workload's longest compute node for such a trace.
+//
+// Threading: the backend's loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "genie/common/status.h"
+#include "genie/driver/iteration_driver.h"
+#include "genie/runtime/real_backend.h"
+
+namespace genie::driver {
+
+class Watchdog {
+ public:
+  // `fire` gets a Timeout status naming how long and what the rank waits on.
+  Watchdog(runtime::RealBackend& backend, const IterationDriver& driver, TimeNs peer_timeout,
+           std::function<void(const Status&)> fire);
+  // Checks once a second until the driver finishes or the watchdog fires.
+  void Start();
+
+ private:
+  void Check();
+  uint64_t BytesMoved() const;
+
+  runtime::RealBackend& backend_;
+  const IterationDriver& driver_;
+  TimeNs limit_;
+  std::function<void(const Status&)> fire_;
+  uint64_t last_bytes_ = 0;
+  TimeNs last_moved_ = 0;
+};
+
+}  // namespace genie::driver
