@@ -1,4 +1,5 @@
 # cmake -P CheckLayers.cmake -DSRC=src/genie -DLAYERS=a,b -DMAY_INCLUDE_a=... : fails, naming the
+cmake_policy(SET CMP0057 NEW)
 # file, line and rule, when a module includes a module above it (see cmake/Layers.cmake).
 string(REPLACE "," ";" layers "${LAYERS}")
 file(GLOB dirs LIST_DIRECTORIES true RELATIVE ${SRC} ${SRC}/*)

@@ -31,7 +31,7 @@ std::vector<RankSummary> TwoRanksTwoIterationsAndAWarmup() {
   };
 }
 
-TEST(StatisticsTest, TotalsPerRankSpanMeasuredIterations) {
+TEST(StatisticsTest, TotalsPerRankSumMeasuredIterationsLeavingOutTheTimeBetweenThem) {
   auto t = TotalsPerRank(TwoRanksTwoIterationsAndAWarmup());
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t[0].rank, 0);
@@ -40,11 +40,14 @@ TEST(StatisticsTest, TotalsPerRankSpanMeasuredIterations) {
   EXPECT_EQ(t[0].finish, 3000);
   EXPECT_EQ(t[0].compute_ns, 600);
   EXPECT_EQ(t[0].comm_ns, 1200);
-  EXPECT_EQ(t[0].exposed_comm_ns, 2000 - 600);
+  EXPECT_EQ(t[0].elapsed_ns, 1000 + 800);  // not the span 2000: 200 ns between iterations
+  EXPECT_EQ(t[0].span(), 2000);
+  EXPECT_EQ(t[0].exposed_comm_ns, 1800 - 600);
   EXPECT_EQ(t[1].rank, 1);
   EXPECT_EQ(t[1].start, 1010);
   EXPECT_EQ(t[1].finish, 3500);
-  EXPECT_EQ(t[1].exposed_comm_ns, 2490 - 400);
+  EXPECT_EQ(t[1].elapsed_ns, 1090 + 1295);
+  EXPECT_EQ(t[1].exposed_comm_ns, 2385 - 400);
 }
 
 TEST(StatisticsTest, StepTimeIsLastFinishMinusFirstStart) {
