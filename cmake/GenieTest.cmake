@@ -20,9 +20,7 @@ function(genie_test name)
     GENIE_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   genie_warnings(${name})
   include(GoogleTest)
-  # PROPERTIES is a flat key/value list: a list of labels must keep its separators escaped.
-  string(REPLACE ";" "\\;" labels "${ARG_LABELS}")
   gtest_discover_tests(${name}
-    PROPERTIES LABELS "${labels}" TIMEOUT ${ARG_TIMEOUT}
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
     DISCOVERY_TIMEOUT 60)
 endfunction()
