@@ -96,7 +96,6 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     std::string bind = "127.0.0.1";
     std::string tcp_congestion;
     std::string peer_timeout = "30s";
-    int fail_rank = -1;
   };
   auto a = std::make_shared<Args>();
   app.add_option("--bytes", a->bytes, "Message size per peer per iteration");
@@ -107,8 +106,6 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
                  "local rank (like NCCL_SOCKET_IFNAME)");
   app.add_option("--tcp-congestion", a->tcp_congestion, "TCP congestion control by name");
   app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long");
-  app.add_option("--fail-rank", a->fail_rank,
-                 "Testing aid: this rank exits with code 3 once connected");
   return [a]() -> int {
     auto env = genie::launch::DiscoverRankEnv();
     if (!env.ok()) {
@@ -145,10 +142,6 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     }
     auto& b = **created;
     const int n = env->world_size, me = env->rank;
-    if (me == a->fail_rank) {
-      fmt::print(stderr, "genie netcheck: rank {} exits on purpose (--fail-rank)\n", me);
-      std::_Exit(3);
-    }
     const size_t words = static_cast<size_t>(*bytes / sizeof(uint32_t));
     const genie::Bytes len = words * sizeof(uint32_t);
     auto word = [](int from, int to, int it, size_t i) {

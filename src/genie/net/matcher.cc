@@ -1,5 +1,9 @@
 #include "genie/net/matcher.h"
 
+#include <fmt/format.h>
+
+#include <cstring>
+
 namespace genie::net {
 
 namespace {
@@ -32,6 +36,64 @@ void MessageMatcher::ReturnBuffer(Buffer buf) {
   if (buf.capacity == 0 || buf.data == nullptr) return;
   if (pool_.size() >= kMaxPooledBuffers) return;  // bounded; the rest are freed
   pool_.push_back(std::move(buf));
+}
+
+std::optional<MessageMatcher::Posted> MessageMatcher::TakePosted(const MatchKey& k) {
+  auto p = Take(posted_, k);
+  if (p) {
+    auto it = posted_per_flow_.find(FlowOf(k));
+    if (--it->second == 0) posted_per_flow_.erase(it);
+  }
+  return p;
+}
+
+int MessageMatcher::PostedOn(int peer, uint16_t channel) const {
+  auto it = posted_per_flow_.find(FlowOf({peer, channel, 0}));
+  return it == posted_per_flow_.end() ? 0 : it->second;
+}
+
+Status MessageMatcher::SizeMismatch(int self, const MatchKey& k, Bytes sent, Bytes posted) {
+  if (k.peer == self) {
+    return Status::InvalidArgument(fmt::format(
+        "rank {} sent itself {} bytes with tag {} on channel {} but posted a receive of {} "
+        "bytes; the schedule is inconsistent",
+        self, sent, k.tag, k.channel, posted));
+  }
+  return Status::InvalidArgument(fmt::format(
+      "rank {} sent {} bytes with tag {} on channel {} but rank {} posted a receive of {} bytes; "
+      "the ranks' traces or schedules disagree",
+      k.peer, sent, k.tag, k.channel, self, posted));
+}
+
+Result<std::optional<MessageMatcher::Posted>> MessageMatcher::MatchArrival(int self,
+                                                                           const MatchKey& k,
+                                                                           Bytes bytes) {
+  auto p = TakePosted(k);
+  if (p && p->bytes != bytes) return SizeMismatch(self, k, bytes, p->bytes);
+  return p;
+}
+
+Result<std::optional<MessageMatcher::Arrived>> MessageMatcher::MatchPost(int self,
+                                                                         const MatchKey& k,
+                                                                         Bytes bytes) {
+  auto a = TakeArrived(k);
+  if (a && a->bytes != bytes) {
+    const Bytes sent = a->bytes;
+    ReturnBuffer(std::move(a->buf));
+    return SizeMismatch(self, k, sent, bytes);
+  }
+  return a;
+}
+
+void MessageMatcher::Deliver(Arrived a, void* into, Bytes bytes) {
+  if (into != nullptr && bytes > 0) {
+    if (a.has_data) {
+      std::memcpy(into, a.buf.get(), bytes);
+    } else {
+      std::memset(into, 0, bytes);
+    }
+  }
+  ReturnBuffer(std::move(a.buf));
 }
 
 }  // namespace genie::net

@@ -1,6 +1,9 @@
 // MessageMatcher: two-sided tag matching shared by transports that lack it in hardware. Holds
 // posted receives and unexpected arrivals keyed by (peer, channel, tag), FIFO per key, and a
 // pool of reusable buffers for unexpected payloads, so steady state allocates no payload memory.
+// MatchArrival/MatchPost are the one place where a receive meets its message, so a size
+// mismatch is found and worded the same way whichever came first and whatever the transport.
+// It also counts the receives waiting per (peer, channel), which flow control needs.
 // Owned by one transport; loop thread only.
 #pragma once
 
@@ -12,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "genie/common/status.h"
 #include "genie/common/units.h"
 
 namespace genie::net {
@@ -62,8 +66,13 @@ class MessageMatcher {
     uint64_t remote_data = 0;
   };
 
-  void AddPosted(const MatchKey& k, const Posted& p) { posted_[k].push_back(p); }
-  std::optional<Posted> TakePosted(const MatchKey& k) { return Take(posted_, k); }
+  void AddPosted(const MatchKey& k, const Posted& p) {
+    posted_[k].push_back(p);
+    ++posted_per_flow_[FlowOf(k)];
+  }
+  std::optional<Posted> TakePosted(const MatchKey& k);
+  // Receives waiting for messages from `peer` on `channel`, whatever their tag.
+  int PostedOn(int peer, uint16_t channel) const;
   void AddArrived(const MatchKey& k, Arrived a) {
     arrived_[k].push_back(std::move(a));
     ++arrived_count_;
@@ -74,6 +83,19 @@ class MessageMatcher {
     return a;
   }
   size_t arrived_count() const { return arrived_count_; }
+
+  // A message of `bytes` arrived (or began to) from k.peer: the receive posted for it, if any.
+  // `self` is this rank. A receive of another size is consumed and reported as the error.
+  Result<std::optional<Posted>> MatchArrival(int self, const MatchKey& k, Bytes bytes);
+  // A receive of `bytes` is posted for k: the message that arrived for it, if any; a message of
+  // another size is consumed (its buffer pooled again) and reported as the error.
+  Result<std::optional<Arrived>> MatchPost(int self, const MatchKey& k, Bytes bytes);
+  // The error for a receive of `posted` bytes meeting a message of `sent` bytes: names both
+  // ranks, the channel, the tag and both sizes.
+  static Status SizeMismatch(int self, const MatchKey& k, Bytes sent, Bytes posted);
+  // Fills a receive's buffer from a held message (zeros when it carried no data) and returns
+  // the message's buffer to the pool.
+  void Deliver(Arrived a, void* into, Bytes bytes);
 
   // A buffer of at least `bytes`, reusing a returned one when possible.
   Buffer TakeBuffer(Bytes bytes);
@@ -90,7 +112,12 @@ class MessageMatcher {
     return v;
   }
 
+  static uint64_t FlowOf(const MatchKey& k) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(k.peer)) << 16 | k.channel;
+  }
+
   std::unordered_map<MatchKey, std::deque<Posted>, MatchKeyHash> posted_;
+  std::unordered_map<uint64_t, int> posted_per_flow_;
   std::unordered_map<MatchKey, std::deque<Arrived>, MatchKeyHash> arrived_;
   size_t arrived_count_ = 0;
   std::vector<Buffer> pool_;

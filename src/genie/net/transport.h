@@ -33,6 +33,7 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
+#include "genie/loop/clock.h"
 
 namespace genie::net {
 
@@ -48,6 +49,9 @@ struct TransportOptions {
   TimeNs peer_timeout = 30 * kNsPerSec;
   int socket_buffer_bytes = 4 << 20;    // SO_SNDBUF / SO_RCVBUF
   Bytes max_message_bytes = Bytes{1} << 36;  // larger frames are treated as corruption
+  // Liveness (peer silence, heartbeats) reads time here; nullptr = CLOCK_MONOTONIC. Tests pass
+  // a loop::ManualClock. Borrowed: must outlive the transport.
+  const loop::Clock* clock = nullptr;
 };
 
 // Per-peer figures (tests count them; results report them). Payload bytes only: control

@@ -9,7 +9,6 @@
 
 #include "genie/net/frame.h"
 #include "genie/net/rendezvous.h"
-#include "genie/net/tcp/tcp_transport.h"
 
 namespace genie::runtime {
 namespace {
@@ -55,8 +54,9 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   t.tcp_congestion = o.tcp_congestion;
   t.peer_timeout = o.peer_timeout;
   t.socket_buffer_bytes = o.socket_buffer_bytes;
-  GENIE_ASSIGN_OR_RETURN(auto tcp, net::TcpTransport::Create(b->loop_.get(), t));
-  b->transport_ = std::move(tcp);
+  const net::TransportFactory make =
+      o.transport_factory ? o.transport_factory : net::DefaultTransportFactory();
+  GENIE_ASSIGN_OR_RETURN(b->transport_, make(b->loop_.get(), t));
   b->transport_->SetEvents(b.get());
 
   GENIE_ASSIGN_OR_RETURN(std::string address, b->transport_->Listen());
@@ -79,8 +79,8 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   GENIE_RETURN_IF_ERROR(b->transport_->Connect(addresses));
   // Every rank that needed our address has connected with it (Connect() is a barrier).
   net::WithdrawAddress(q);
-  spdlog::info("rank {}: connected to {} peers over tcp ({} channel(s) each) from {}", o.rank,
-               o.world_size - 1, o.channels, address);
+  spdlog::info("rank {}: connected to {} peers over {} ({} channel(s) each) from {}", o.rank,
+               o.world_size - 1, b->transport_->name(), o.channels, address);
   GENIE_RETURN_IF_ERROR(b->EstimateClock());
   return b;
 }

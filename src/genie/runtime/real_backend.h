@@ -1,6 +1,7 @@
 // RealBackend: the Backend of real runs. Time is CLOCK_MONOTONIC; After() is a precise timer
 // on the rank's EventLoop (timerfd to deadline - margin, then spin if allowed); Send/Recv are
-// two-sided messages over a net::Transport (TCP), matched by (peer, tag, channel). A message
+// two-sided messages over a net::Transport (made by the options' factory: TCP unless a test
+// injects another, such as net::FaultyTransport), matched by (peer, tag, channel). A message
 // that arrives before its Recv is posted is kept by the transport until it is.
 //
 // Create() connects eagerly: it listens on the bind address, exchanges addresses through the
@@ -26,6 +27,7 @@
 #include "genie/common/status.h"
 #include "genie/config/network_config.h"
 #include "genie/net/transport.h"
+#include "genie/net/transport_factory.h"
 #include "genie/runtime/backend.h"
 #include "genie/loop/event_loop.h"
 #include "genie/runtime/intra_host_model.h"
@@ -53,6 +55,9 @@ struct RealBackendOptions {
   bool carry_data = false;
   // Measure the clock offset even on rank 0's machine (where it is 0): to test the estimate.
   bool always_sync_clock = false;
+  // Makes the transport; empty = net::DefaultTransportFactory() (TCP). Tests pass
+  // net::FaultyTransport::Wrap(...) to inject failures.
+  net::TransportFactory transport_factory;
 };
 
 // This rank's clock against rank 0's: rank 0 time = local time + offset_ns.

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "genie/net/faulty_transport.h"
+
 namespace genie::runtime {
 namespace {
 
@@ -166,6 +168,59 @@ TEST(RealBackendTest, APeerProcessThatDiesFailsTheRunNamingIt) {
   waitpid(child, &wstatus, 0);
   EXPECT_TRUE(WIFSIGNALED(wstatus));
   EXPECT_TRUE(b.Shutdown().ok());
+  std::filesystem::remove_all(dir);
+}
+
+// What `genie netcheck` relies on when a rank fails once connected: every other rank's run
+// stops with Unavailable naming it (netcheck then exits with the peer-failed code), and a rank
+// that gives up tells the rest why. Rank 1's loss is injected on ranks 0 and 2 after a few
+// messages (FaultyTransport), so no process has to die and nothing depends on timing.
+TEST(RealBackendTest, ARankLostMidRunStopsEveryOtherRankNamingIt) {
+  std::string dir = TempDir();
+  constexpr int kRanks = 3;
+  std::vector<Status> status(kRanks);
+  std::vector<int> iterations(kRanks, 0);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      auto o = Opts(r, kRanks, dir);
+      if (r != 1) {
+        o.transport_factory = net::FaultyTransport::Wrap(
+            net::DefaultTransportFactory(), {{net::Fault::Kind::kKill, 1, 3}});
+      }
+      auto created = RealBackend::Create(o);
+      ASSERT_TRUE(created.ok()) << created.status().ToString();
+      RealBackend& b = **created;
+      std::vector<char> out(1000, 'x'), in(1000);
+      for (int it = 0; it < 100 && b.status().ok(); ++it) {
+        int pending = 0;
+        auto done = [&] {
+          if (--pending == 0) b.Stop();
+        };
+        for (int p = 0; p < kRanks; ++p) {
+          if (p == r) continue;
+          pending += 2;
+          b.Recv({p, uint64_t(it), out.size(), 0, nullptr, in.data()}, done);
+          b.Send({p, uint64_t(it), out.size(), 0, out.data(), nullptr}, done);
+        }
+        b.Run();
+        if (b.status().ok()) ++iterations[r];
+      }
+      status[r] = b.status();
+      if (!b.status().ok()) b.Abort(b.status());  // as the drivers do
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r : {0, 2}) {
+    EXPECT_EQ(status[r].code(), Status::Code::kUnavailable) << status[r].ToString();
+    // Its own finding, or the other survivor's if that came first: rank 1 named either way.
+    EXPECT_NE(status[r].message().find("lost rank 1"), std::string::npos) << status[r].ToString();
+    EXPECT_LT(iterations[r], 100);
+  }
+  // Rank 1 hears it from whichever rank gave up first.
+  EXPECT_EQ(status[1].code(), Status::Code::kUnavailable) << status[1].ToString();
+  EXPECT_NE(status[1].message().find("stopped the job: rank"), std::string::npos)
+      << status[1].ToString();
   std::filesystem::remove_all(dir);
 }
 

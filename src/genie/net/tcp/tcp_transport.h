@@ -14,8 +14,8 @@
 // Flow control: while more than 64 MiB of such payloads wait, connections on which no receive
 // is posted are not read, so TCP pushes back on senders instead of memory growing.
 //
-// Liveness: from Connect() until Shutdown() a periodic tick (every peer_timeout / 4, clamped
-// to [10 ms, 1 s]) sends a payload-less heartbeat frame on channel 0 to each peer that nothing
+// Liveness (PeerLiveness, on TransportOptions::clock): from Connect() until Shutdown() a
+// periodic tick (every peer_timeout / 4, clamped to [10 ms, 1 s]) sends a payload-less heartbeat frame on channel 0 to each peer that nothing
 // was sent to since the previous tick, and reports as fatal a peer from which no byte arrived
 // for peer_timeout. Time during which this rank's own loop was not driven is not counted
 // against peers (their frames wait unread in the sockets meanwhile); nor is time during which
@@ -32,10 +32,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "genie/loop/event_loop.h"
 #include "genie/net/frame.h"
+#include "genie/net/liveness.h"
 #include "genie/net/matcher.h"
 #include "genie/net/transport.h"
-#include "genie/loop/event_loop.h"
 
 namespace genie::net {
 
@@ -63,23 +64,24 @@ class TcpTransport final : public Transport {
   const std::string& listen_address() const { return listen_address_; }
 
  private:
+  // Defined in tcp_conn.h, the private header shared by this transport's files.
   struct OutFrame;
   struct Conn;
   struct Completion;
-  // What the liveness tick knows of one peer.
-  struct Liveness {
-    bool heard = false;  // bytes arrived from it since the last tick
-    bool sent = false;   // bytes went to it since the last tick
-    bool done = false;   // reported lost or silent once: not checked again
-    TimeNs last_heard = 0;
-  };
 
   TcpTransport(loop::EventLoop* loop, const TransportOptions& options);
+
+  // connector.cc: listen, dial, handshake.
   Status StartConnect(int peer, int channel);
   void RetryConnect(int peer, int channel, const std::string& why);
   void OnAccept();
-  void OnConnEvent(Conn* c, uint32_t events);
   void FinishConnect(Conn* c);
+  Status OnHello(Conn* c, const FrameHeader& h);  // the acceptor's side of the handshake
+  void Established(Conn* c);
+  FrameExpectation ExpectationFor(const Conn* c) const;
+
+  // conn_io.cc: the read state machine and the write path.
+  void OnConnEvent(Conn* c, uint32_t events);
   void ReadSome(Conn* c);
   Status BeginPayload(Conn* c);
   Status FinishPayload(Conn* c);
@@ -87,27 +89,34 @@ class TcpTransport final : public Transport {
   void Enqueue(Conn* c, FrameType type, uint8_t flags, uint16_t channel, uint64_t tag,
                const void* data, Bytes bytes, uint64_t offset, uint32_t imm, int kind,
                uint64_t cookie);
-  void Established(Conn* c);
   void SetWantOut(Conn* c, bool want);
+  void UpdateInterest(Conn* c);
+
+  // matching.cc: tag matching of data frames and flow control.
+  Status BeginData(Conn* c);   // a data frame's header arrived: where its payload goes
+  Status FinishData(Conn* c);  // its payload is in: complete a receive or hold it
+  void DeliverToSelf(const SendOp& op, uint16_t channel);
+  void ReleaseUnexpected(Bytes bytes);
+  void Resume(Conn* c);
+
+  // liveness.cc: heartbeats and silent peers (PeerLiveness), on the tick's timerfd.
+  Status StartHeartbeats();
+  void StopHeartbeats();
+  void OnHeartbeatTick();
+
+  // teardown.cc: closing connections, Shutdown and Abort.
   // Closes a connection. `reason` empty = quiet (orderly); otherwise logged, and fatal when
   // the connection belongs to a known peer.
   void CloseConn(Conn* c, const std::string& reason);
   void MaybeFinishBye(Conn* c);
+  bool AnyOpen() const;  // an established connection is still open
+  void CloseAll();       // every connection and the listening socket, quietly
+
+  // tcp_transport.cc: completions and errors, delivered from the loop.
   void Complete(const Completion& done);
   void ReportFatal(Status status);
   void DrainCompletions();
   Conn* ConnFor(int peer, uint16_t channel, const char* op);
-  void DeliverToSelf(const SendOp& op, uint16_t channel);
-  std::optional<MessageMatcher::Posted> TakePosted(const MatchKey& k);
-  void ReleaseUnexpected(Bytes bytes);
-  void UpdateInterest(Conn* c);
-  void Resume(Conn* c);
-  FrameExpectation ExpectationFor(const Conn* c) const;
-  Status StartHeartbeats();
-  void StopHeartbeats();
-  bool AnyOpen() const;  // an established connection is still open
-  void CloseAll();       // every connection and the listening socket, quietly
-  void OnHeartbeatTick();
 
   loop::EventLoop* loop_;
   TransportOptions options_;
@@ -123,8 +132,7 @@ class TcpTransport final : public Transport {
   std::vector<PeerCounters> counters_;
   int established_ = 0;
   MessageMatcher matcher_;
-  std::vector<std::vector<int>> posted_count_;  // [peer][channel] receives waiting
-  Bytes unexpected_bytes_ = 0;                  // payload bytes held for unposted receives
+  Bytes unexpected_bytes_ = 0;  // payload bytes held for unposted receives
   std::vector<std::pair<unsigned char*, Bytes>> regions_;
   std::vector<Completion> done_, draining_;
   std::vector<Status> fatal_;
@@ -134,15 +142,12 @@ class TcpTransport final : public Transport {
   Status first_fatal_;
   uint64_t rejected_ = 0;
   std::vector<unsigned char> scratch_;
-  // Liveness. The tick has its own timerfd rather than an EventLoop timer: loop timers are
-  // precise ones (spun for when the policy spins, counted in late_timers()), and this coarse
-  // housekeeping must cost neither CPU nor the precision figures of a run.
-  std::vector<Liveness> live_;  // [peer]
+  // Liveness, on options_.clock. The tick has its own timerfd rather than an EventLoop timer:
+  // loop timers are precise ones (spun for when the policy spins, counted in late_timers()),
+  // and this coarse housekeeping must cost neither CPU nor the precision figures of a run.
+  PeerLiveness liveness_;
   int tick_fd_ = -1;
-  TimeNs heartbeat_interval_ = 0;
-  TimeNs last_tick_ = 0;
   std::string abort_reason_;  // the payload of the abort frames in flight
-  bool checking_ = false;     // from Connect()'s success to Shutdown()
 };
 
 }  // namespace genie::net

@@ -1,0 +1,65 @@
+#include "genie/net/liveness.h"
+
+#include <algorithm>
+
+namespace genie::net {
+
+namespace {
+constexpr TimeNs kMinInterval = 10 * kNsPerMs;
+constexpr TimeNs kMaxInterval = kNsPerSec;
+}  // namespace
+
+TimeNs PeerLiveness::IntervalFor(TimeNs peer_timeout) {
+  return std::clamp(peer_timeout / 4, kMinInterval, kMaxInterval);
+}
+
+PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout,
+                           const loop::Clock* clock)
+    : rank_(rank),
+      peer_timeout_(peer_timeout),
+      interval_(IntervalFor(peer_timeout)),
+      clock_(clock),
+      peers_(static_cast<size_t>(world_size)) {}
+
+void PeerLiveness::StartTicking() { last_tick_ = clock_->Now(); }
+
+void PeerLiveness::StartChecking() {
+  const TimeNs now = clock_->Now();
+  for (Peer& p : peers_) {
+    p.heard = false;
+    p.last_heard = now;
+  }
+  checking_ = true;
+}
+
+void PeerLiveness::Tick(const TickActions& actions) {
+  const TimeNs now = clock_->Now();
+  // Silence counts only while the owner's loop runs. If it was not driven for a while (busy
+  // elsewhere, stopped, starved of CPU), the peers' frames waited unread, and that time is not
+  // theirs to answer for: a tick counts at most one interval.
+  const TimeNs not_counted = std::max<TimeNs>(0, now - last_tick_ - interval_);
+  last_tick_ = now;
+  for (int p = 0; p < static_cast<int>(peers_.size()); ++p) {
+    if (p == rank_) continue;
+    Peer& l = peers_[static_cast<size_t>(p)];
+    const Link link = actions.link(p);
+    // A heartbeat only to a peer that nothing went to since the last tick.
+    if (!l.sent && link.open && link.can_heartbeat) actions.send_heartbeat(p);
+    l.sent = false;
+    const bool heard = l.heard;
+    l.heard = false;
+    if (!checking_ || l.done) continue;
+    if (!link.open) continue;  // lost (reported then) or closed in order
+    if (heard || link.excused) {
+      l.last_heard = now;
+      continue;
+    }
+    l.last_heard = std::min(now, l.last_heard + not_counted);
+    const TimeNs silent = now - l.last_heard;
+    if (silent < peer_timeout_) continue;
+    l.done = true;
+    actions.silent(p, silent);
+  }
+}
+
+}  // namespace genie::net

@@ -1,0 +1,23 @@
+// TransportFactory: how a caller that needs "a transport" (RealBackend) gets one without
+// naming its kind, so tests can hand in a FaultyTransport and a libfabric transport slots in
+// beside TCP. DefaultTransportFactory() makes the production transport (TCP today).
+//
+// A factory is called on the loop's thread; the transport it returns belongs to that loop,
+// which must outlive it.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "genie/common/status.h"
+#include "genie/loop/event_loop.h"
+#include "genie/net/transport.h"
+
+namespace genie::net {
+
+using TransportFactory = std::function<Result<std::unique_ptr<Transport>>(
+    loop::EventLoop* loop, const TransportOptions& options)>;
+
+TransportFactory DefaultTransportFactory();
+
+}  // namespace genie::net

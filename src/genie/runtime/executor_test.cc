@@ -1,0 +1,288 @@
+// The Executor over a fake Backend: a manual clock (an event queue in virtual time) and
+// in-memory message matching, so the issue rules, compute durations, stuck sends and failing
+// collectives are checked exactly, with no network and no simulator model.
+#include "genie/runtime/executor.h"
+
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "genie/trace/attributes.h"
+#include "genie/trace/et_writer.h"
+
+namespace genie::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Virtual time and the messages in transit, shared by every rank's FakeBackend.
+class FakeWorld {
+ public:
+  TimeNs now() const { return now_; }
+  void At(TimeNs t, Callback fn) { events_.emplace(std::make_pair(t, seq_++), std::move(fn)); }
+  // Runs events in time order (FIFO at equal times) until none is left.
+  void Run() {
+    while (!events_.empty()) {
+      auto it = events_.begin();
+      now_ = it->first.first;
+      Callback fn = std::move(it->second);
+      events_.erase(it);
+      fn();
+    }
+  }
+  // A send or receive meets its counterpart by (src, dst, tag); both complete `latency` later.
+  void Post(bool send, int src, int dst, uint64_t tag, Bytes bytes, Callback done) {
+    auto key = std::make_tuple(src, dst, tag);
+    auto& other = send ? recvs_[key] : sends_[key];
+    if (other.empty()) {
+      (send ? sends_ : recvs_)[key].push_back({bytes, std::move(done)});
+      return;
+    }
+    Waiting w = std::move(other.front());
+    other.pop_front();
+    EXPECT_EQ(w.bytes, bytes) << "size mismatch " << src << "->" << dst << " tag " << tag;
+    At(now_ + latency, std::move(w.done));
+    At(now_ + latency, std::move(done));
+  }
+  TimeNs latency = 1000;
+
+ private:
+  struct Waiting {
+    Bytes bytes;
+    Callback done;
+  };
+  TimeNs now_ = 0;
+  uint64_t seq_ = 0;
+  std::map<std::pair<TimeNs, uint64_t>, Callback> events_;
+  std::map<std::tuple<int, int, uint64_t>, std::deque<Waiting>> sends_, recvs_;
+};
+
+// What a rank asked of its backend, in order.
+struct Call {
+  TimeNs at;
+  std::string what;  // "after 3000", "send 1 tag 5", "recv 0 tag 5"
+};
+
+class FakeBackend final : public Backend {
+ public:
+  FakeBackend(FakeWorld& world, int rank, int world_size)
+      : world_(world), rank_(rank), world_size_(world_size) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  TimeNs Now() const override { return world_.now(); }
+  void After(TimeNs delay, Callback fn) override {
+    calls.push_back({Now(), "after " + std::to_string(delay)});
+    world_.At(Now() + delay, std::move(fn));
+  }
+  void Send(const Message& m, Callback done) override {
+    calls.push_back({Now(), "send " + std::to_string(m.peer)});
+    world_.Post(true, rank_, m.peer, m.tag, m.bytes, std::move(done));
+  }
+  void Recv(const Message& m, Callback done) override {
+    calls.push_back({Now(), "recv " + std::to_string(m.peer)});
+    world_.Post(false, m.peer, rank_, m.tag, m.bytes, std::move(done));
+  }
+  bool modelled() const override { return true; }
+  std::vector<Call> calls;
+
+ private:
+  FakeWorld& world_;
+  int rank_, world_size_;
+};
+
+struct N {
+  NodeId id;
+  ChakraProtoMsg::NodeType type = ChakraProtoMsg::COMP_NODE;
+  std::vector<NodeId> deps = {};
+  int64_t duration_us = 0;
+  bool cpu = false;
+  int src = -1, dst = -1;  // SEND/RECV
+  int64_t tag = 0;
+  Bytes bytes = 0;
+  std::string pg;  // COMM_COLL process group
+};
+
+N Comp(NodeId id, int64_t us, std::vector<NodeId> deps = {}, bool cpu = false) {
+  N n;
+  n.id = id;
+  n.duration_us = us;
+  n.deps = std::move(deps);
+  n.cpu = cpu;
+  return n;
+}
+
+N P2p(NodeId id, ChakraProtoMsg::NodeType type, int src, int dst, int64_t tag, Bytes bytes) {
+  N n;
+  n.id = id;
+  n.type = type;
+  n.src = src;
+  n.dst = dst;
+  n.tag = tag;
+  n.bytes = bytes;
+  return n;
+}
+N Send(NodeId id, int src, int dst, int64_t tag, Bytes bytes) {
+  return P2p(id, ChakraProtoMsg::COMM_SEND_NODE, src, dst, tag, bytes);
+}
+N Recv(NodeId id, int src, int dst, int64_t tag, Bytes bytes) {
+  return P2p(id, ChakraProtoMsg::COMM_RECV_NODE, src, dst, tag, bytes);
+}
+
+N AllReduce(NodeId id, Bytes bytes, std::string pg) {
+  N n;
+  n.id = id;
+  n.type = ChakraProtoMsg::COMM_COLL_NODE;
+  n.bytes = bytes;
+  n.pg = std::move(pg);
+  return n;
+}
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("genie_executor_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Writes rank `rank`'s trace and opens it.
+  std::unique_ptr<workload::RankGraph> Graph(int rank, const std::vector<N>& nodes) {
+    const std::string path = (dir_ / ("t." + std::to_string(rank) + ".et")).string();
+    auto w = trace::EtWriter::Create(path, trace::DefaultMetadata());
+    EXPECT_TRUE(w.ok());
+    for (const N& n : nodes) {
+      ChakraProtoMsg::Node node;
+      node.set_id(n.id);
+      node.set_name("n" + std::to_string(n.id));
+      node.set_type(n.type);
+      node.set_duration_micros(n.duration_us);
+      for (NodeId d : n.deps) node.add_data_deps(d);
+      if (n.cpu) trace::AddBool(&node, "is_cpu_op", true);
+      if (n.type == ChakraProtoMsg::COMM_SEND_NODE || n.type == ChakraProtoMsg::COMM_RECV_NODE) {
+        trace::AddInt64(&node, "comm_src", n.src);
+        trace::AddInt64(&node, "comm_dst", n.dst);
+        trace::AddInt64(&node, "comm_tag", n.tag);
+        trace::AddUint64(&node, "comm_size", n.bytes);
+      }
+      if (n.type == ChakraProtoMsg::COMM_COLL_NODE) {
+        trace::AddInt64(&node, "comm_type", 0);  // ALL_REDUCE
+        trace::AddUint64(&node, "comm_size", n.bytes);
+        if (!n.pg.empty()) trace::AddString(&node, "pg_name", n.pg);
+      }
+      EXPECT_TRUE((*w)->Write(node).ok());
+    }
+    EXPECT_TRUE((*w)->Close().ok());
+    auto g = workload::RankGraph::Open(path, rank, {});
+    EXPECT_TRUE(g.ok()) << g.status().ToString();
+    return std::move(g).value();
+  }
+
+  // Runs every rank's graph to the end of the world's events; returns each rank's outcome
+  // (nullopt: never finished).
+  std::vector<std::optional<Status>> RunAll(const std::vector<std::vector<N>>& traces) {
+    const int n = static_cast<int>(traces.size());
+    config_.world_size = n;
+    std::vector<std::optional<Status>> out(static_cast<size_t>(n));
+    graphs_.clear();
+    backends_.clear();
+    executors_.clear();
+    for (int r = 0; r < n; ++r) {
+      graphs_.push_back(Graph(r, traces[static_cast<size_t>(r)]));
+      backends_.push_back(std::make_unique<FakeBackend>(world_, r, n));
+      executors_.push_back(
+          std::make_unique<Executor>(*graphs_.back(), config_, *backends_.back(), nullptr));
+    }
+    for (int r = 0; r < n; ++r) {
+      executors_[static_cast<size_t>(r)]->Start(0, [&out, r](const Status& st) {
+        EXPECT_FALSE(out[static_cast<size_t>(r)].has_value()) << "done twice on rank " << r;
+        out[static_cast<size_t>(r)] = st;
+      });
+    }
+    world_.Run();
+    return out;
+  }
+
+  std::vector<std::string> Calls(int rank) const {
+    std::vector<std::string> v;
+    for (const Call& c : backends_[static_cast<size_t>(rank)]->calls) {
+      v.push_back(std::to_string(c.at) + " " + c.what);
+    }
+    return v;
+  }
+
+  fs::path dir_;
+  ExecutorConfig config_;
+  FakeWorld world_;
+  std::vector<std::unique_ptr<workload::RankGraph>> graphs_;
+  std::vector<std::unique_ptr<FakeBackend>> backends_;
+  std::vector<std::unique_ptr<Executor>> executors_;
+};
+
+TEST_F(ExecutorTest, ComputeTakesItsTraceDurationAlongTheDependencyChain) {
+  auto out = RunAll({{Comp(1, 5), Comp(2, 7, {1})}});
+  ASSERT_TRUE(out[0].has_value());
+  EXPECT_TRUE(out[0]->ok()) << out[0]->ToString();
+  EXPECT_EQ(world_.now(), 12'000);
+  EXPECT_EQ(Calls(0), (std::vector<std::string>{"0 after 5000", "5000 after 7000"}));
+  EXPECT_EQ(executors_[0]->summary().compute_ns, 12'000);
+}
+
+TEST_F(ExecutorTest, ReadyNodesIssueInIdOrderOneGpuComputeAtATimeCpuBeside) {
+  // All ready at once: 3 and 5 share the GPU, so 5 waits for 3; 4 is a CPU op and runs beside.
+  auto out = RunAll({{Comp(5, 5), Comp(3, 3), Comp(4, 10, {}, true)}});
+  ASSERT_TRUE(out[0].has_value() && out[0]->ok());
+  EXPECT_EQ(Calls(0), (std::vector<std::string>{"0 after 3000", "0 after 10000", "3000 after 5000"}));
+  EXPECT_EQ(world_.now(), 10'000);
+}
+
+TEST_F(ExecutorTest, OneCommunicationOpInFlightButReceivesAreExempt) {
+  // Rank 0 sends twice to rank 1 (tags 1, 2): the second send waits for the first. Rank 1's
+  // two receives are both posted at once, and a compute op does not wait for communication.
+  auto out = RunAll({
+      {Send(1, 0, 1, 1, 100), Send(2, 0, 1, 2, 100), Comp(3, 4)},
+      {Recv(1, 0, 1, 1, 100), Recv(2, 0, 1, 2, 100)},
+  });
+  ASSERT_TRUE(out[0].has_value() && out[0]->ok()) << (out[0] ? out[0]->ToString() : "");
+  ASSERT_TRUE(out[1].has_value() && out[1]->ok());
+  EXPECT_EQ(Calls(0), (std::vector<std::string>{"0 send 1", "0 after 4000", "1000 send 1"}));
+  EXPECT_EQ(Calls(1), (std::vector<std::string>{"0 recv 0", "0 recv 0"}));
+  EXPECT_EQ(world_.now(), 4000);
+}
+
+TEST_F(ExecutorTest, ASendThatNeverMatchesIsNamedByDescribePending) {
+  auto out = RunAll({
+      {Send(1, 0, 1, 9, 64)},
+      {Recv(1, 0, 1, 8, 64)},  // another tag
+  });
+  EXPECT_FALSE(out[0].has_value());
+  EXPECT_FALSE(out[1].has_value());
+  EXPECT_FALSE(executors_[0]->finished());
+  const std::string pending = executors_[0]->DescribePending();
+  EXPECT_NE(pending.find("rank 0 node 1 (n1, send to rank 1 tag 9) in flight"),
+            std::string::npos)
+      << pending;
+  EXPECT_NE(executors_[1]->DescribePending().find("from rank 0 tag 8"), std::string::npos)
+      << executors_[1]->DescribePending();
+}
+
+TEST_F(ExecutorTest, AnErrorInACollectiveStopsTheRun) {
+  config_.groups.Add(5, {1});  // group 5 holds rank 1 only
+  auto out = RunAll({{AllReduce(1, 1024, "5"), Comp(2, 5)}});
+  ASSERT_TRUE(out[0].has_value());
+  ASSERT_FALSE(out[0]->ok());
+  EXPECT_NE(out[0]->message().find("node 1 (n1): process group 5 does not contain this rank"),
+            std::string::npos)
+      << out[0]->ToString();
+  EXPECT_TRUE(Calls(0).empty());  // node 2, ready beside it, was never issued
+  EXPECT_EQ(executors_[0]->status().code(), out[0]->code());
+}
+
+}  // namespace
+}  // namespace genie::runtime
