@@ -1,6 +1,6 @@
 # cmake -P CheckLayers.cmake -DSRC=src/genie -DLAYERS=a,b -DMAY_INCLUDE_a=... : fails, naming the
-cmake_policy(SET CMP0057 NEW)
 # file, line and rule, when a module includes a module above it (see cmake/Layers.cmake).
+cmake_minimum_required(VERSION 3.20)  # script mode sets no policies: IN_LIST needs CMP0057
 string(REPLACE "," ";" layers "${LAYERS}")
 file(GLOB dirs LIST_DIRECTORIES true RELATIVE ${SRC} ${SRC}/*)
 set(errors "")

@@ -9,6 +9,7 @@
 #include "genie/collective/planner.h"
 #include "genie/collective/schedule_checker.h"
 #include "genie/common/units.h"
+#include "genie/trace/custom_files.h"
 #include "tools/genie/command.h"
 
 namespace genie::cli {
@@ -129,8 +130,13 @@ int Run(const PlanArgs& a) {
     o.algorithms.push_back(alg);
   }
   if (!a.custom.empty()) {
+    auto custom = trace::LoadCustomAlgorithm(a.custom);
+    if (!custom.ok()) {
+      std::fprintf(stderr, "genie plan: %s\n", custom.status().message().c_str());
+      return 1;
+    }
     o.algorithms = {Algorithm::kCustom};
-    o.custom_path = a.custom;
+    o.custom = *custom;
   }
   if (!a.topology.empty()) {
     for (const std::string& d : SplitList(a.topology, 'x')) o.dims.push_back(std::stoi(d));

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "genie/common/units.h"
+#include "genie/trace/custom_algorithm.h"
 #include "genie/workload/op.h"
 
 namespace genie::collective {
@@ -40,7 +42,9 @@ struct PlanOptions {
   int active_chunks = 1;           // active-chunks-per-dimension (0 = unlimited)
   int channels = 1;                // parallel flows per peer pair (NCCL channels)
   Bytes slice_bytes = 0;           // largest message on the wire (0 = no limit)
-  std::string custom_path;         // Algorithm::kCustom: MSCCL-IR XML or Chakra ET prefix
+  // Algorithm::kCustom: the algorithm, loaded once by the caller (trace/custom_files.h) and
+  // shared by every spec that runs it.
+  std::shared_ptr<const trace::CustomAlgorithm> custom;
 };
 
 struct CollectiveSpec {

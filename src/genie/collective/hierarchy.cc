@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "genie/collective/custom.h"
 #include "genie/collective/geometry.h"
 
 namespace genie::collective::internal {
@@ -173,17 +174,14 @@ Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index) {
   e.dim_ids = ids;
   e.flat = sub_dims.size() == 1 || (!o.algorithms.empty() && IsFlatName(o.algorithms[0]));
   if (!o.algorithms.empty() && o.algorithms[0] == Algorithm::kCustom) {
-    GENIE_ASSIGN_OR_RETURN(e.custom, LoadCustom(spec.options.custom_path));
-    if (e.custom->ranks != static_cast<int>(group.size())) {
-      return Status::InvalidArgument(e.custom->source + " is written for " +
-                                     std::to_string(e.custom->ranks) + " ranks; the collective "
-                                     "has " + std::to_string(group.size()));
+    if (!spec.options.custom) {
+      return Status::InvalidArgument("the custom algorithm was chosen but none was loaded: name "
+                                     "its file with genie plan --custom, or in system.json's "
+                                     "<collective>-implementation-custom");
     }
-    const std::string want = spec.type == CollectiveType::kAllReduce ? "allreduce" : "";
-    if (want.empty() || (e.custom->collective != want && !e.custom->collective.empty())) {
-      return Status::Unsupported(e.custom->source + " implements '" + e.custom->collective +
-                                 "'; custom algorithms run all-reduce only for now");
-    }
+    GENIE_RETURN_IF_ERROR(
+        CheckCustomFits(*spec.options.custom, spec.type, static_cast<int>(group.size())));
+    e.custom = spec.options.custom;
   }
   if (e.flat) {
     o.dims = {static_cast<int>(group.size())};

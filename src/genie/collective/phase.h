@@ -11,9 +11,9 @@
 #include <memory>
 
 #include "genie/collective/collective_spec.h"
-#include "genie/collective/custom.h"
 #include "genie/collective/schedule.h"
 #include "genie/common/status.h"
+#include "genie/trace/custom_algorithm.h"
 
 namespace genie::collective::internal {
 
@@ -29,7 +29,7 @@ struct PhaseSpec {
   std::vector<ByteRange> recv_blocks;  // all-to-all output slots
   std::vector<int> order;              // position -> member of `blocks` in the buffer
   uint16_t dim = 0;
-  std::shared_ptr<const CustomAlgorithm> custom;  // Algorithm::kCustom
+  std::shared_ptr<const trace::CustomAlgorithm> custom;  // Algorithm::kCustom
   int n() const { return static_cast<int>(members.size()); }
   int Peer(int offset) const { return ((me + offset) % n() + n()) % n(); }
 };

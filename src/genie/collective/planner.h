@@ -1,8 +1,8 @@
 // Plan: turns one collective call (CollectiveSpec) into this rank's Schedule — the
 // point-to-point steps a real collective library would perform, shaped like ASTRA-sim's
 // algorithms (chunks, phases, per-step message sizes) and like NCCL on the wire (channels,
-// slices). Pure: no I/O but custom-algorithm files (parsed once and cached), no clock.
-// Thread-safe (the custom-file cache is locked).
+// slices). Pure: no I/O (a custom algorithm arrives parsed, in PlanOptions::custom), no clock,
+// no shared state; any thread.
 #pragma once
 
 #include <vector>

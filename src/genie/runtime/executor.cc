@@ -290,7 +290,7 @@ Status Executor::IssueCollective(InFlight& f) {
       choice_it != config_.implementations.end() ? choice_it->second : CollectiveChoice{};
   spec.options.algorithms = choice.algorithms;
   spec.options.direct_window = choice.direct_window;
-  spec.options.custom_path = choice.custom_path;
+  spec.options.custom = choice.custom;
   if (!op.involved_dim.empty()) spec.options.involved_dim = op.involved_dim;
   // The logical topology applies to the world group; a subgroup runs as one dimension.
   int dims_product = 1;

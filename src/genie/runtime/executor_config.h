@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,13 +14,15 @@
 #include "genie/config/memory_config.h"
 #include "genie/runtime/collective_runner.h"
 #include "genie/trace/comm_groups.h"
+#include "genie/trace/custom_algorithm.h"
 
 namespace genie::runtime {
 
 struct CollectiveChoice {
   std::vector<collective::Algorithm> algorithms = {collective::Algorithm::kRing};  // per dim
   int direct_window = 0;
-  std::string custom_path;  // *-implementation-custom
+  // *-implementation-custom: loaded once by PrepareRun, shared by every rank's Executor.
+  std::shared_ptr<const trace::CustomAlgorithm> custom;
 };
 
 
@@ -31,7 +34,7 @@ struct ExecutorConfig {
   std::optional<config::MemoryConfig> memory;
   std::map<CollectiveType, CollectiveChoice> implementations;  // missing type -> ring
   // Chunks, active chunks, channels, slice, topology dims and optimisation; algorithms and
-  // custom_path are filled per collective from `implementations`.
+  // the custom algorithm are filled per collective from `implementations`.
   collective::PlanOptions plan;
   collective::SchedulingPolicy policy = collective::SchedulingPolicy::kLifo;
   trace::CommGroups groups;      // from the comm-group file; METADATA groups are per rank

@@ -1,11 +1,12 @@
 #include "genie/runtime/run_setup.h"
 
-#include <filesystem>
+#include <map>
+#include <memory>
 
 #include "genie/collective/planner.h"
+#include "genie/trace/custom_files.h"
 
 namespace genie::runtime {
-namespace fs = std::filesystem;
 namespace {
 
 // system.json's collective names -> Chakra collective types.
@@ -15,30 +16,6 @@ const std::pair<const char*, CollectiveType> kConfigCollectives[] = {
     {"reduce-scatter", CollectiveType::kReduceScatter},
     {"all-to-all", CollectiveType::kAllToAll},
 };
-
-// ASTRA-sim resolves custom-collective paths against the working directory; users also write
-// them relative to the system.json. Try the file's folder first, then the working directory.
-Result<std::string> ResolveCustomPath(const std::string& written, const std::string& system_path) {
-  std::vector<fs::path> tried;
-  fs::path p(written);
-  if (p.is_absolute()) {
-    tried.push_back(p);
-  } else {
-    tried.push_back(fs::path(system_path).parent_path() / p);
-    tried.push_back(fs::current_path() / p);
-  }
-  for (const auto& candidate : tried) {
-    std::error_code ec;
-    // An ET prefix names files <prefix>.<rank>.et; an MSCCL-IR file is named as it is.
-    if (fs::exists(candidate, ec) || fs::exists(candidate.string() + ".0.et", ec)) {
-      return candidate.string();
-    }
-  }
-  std::string where;
-  for (const auto& t : tried) where += "\n  " + t.string() + " (or " + t.string() + ".0.et)";
-  return Status::NotFound("custom collective '" + written + "' named in " + system_path +
-                          " was not found; looked in:" + where);
-}
 
 Status ApplySystem(const config::SystemConfig& sys, RunSetup* setup) {
   ExecutorConfig& e = setup->exec;
@@ -59,6 +36,9 @@ Status ApplySystem(const config::SystemConfig& sys, RunSetup* setup) {
   if (sys.Has("local-mem-bw") && sys.local_mem_bw_gbps > 0) {
     e.compute.local_mem_bw_gbps = sys.local_mem_bw_gbps;
   }
+  // Each custom-algorithm file is read once here and shared by every collective that names it;
+  // the planner gets the parsed data.
+  std::map<std::string, std::shared_ptr<const trace::CustomAlgorithm>> loaded;
   for (const auto& [key, type] : kConfigCollectives) {
     CollectiveChoice choice;
     if (const auto* impls = sys.ImplementationsFor(key)) {
@@ -77,7 +57,17 @@ Status ApplySystem(const config::SystemConfig& sys, RunSetup* setup) {
     }
     auto custom = sys.custom_implementations.find(key);
     if (custom != sys.custom_implementations.end()) {
-      GENIE_ASSIGN_OR_RETURN(choice.custom_path, ResolveCustomPath(custom->second, sys.path));
+      GENIE_ASSIGN_OR_RETURN(std::string path, trace::ResolveCustomPath(custom->second, sys.path));
+      auto& algorithm = loaded[path];
+      if (!algorithm) {
+        auto read = trace::LoadCustomAlgorithm(path);
+        if (!read.ok()) {
+          return read.status().WithDetail("(named in " + sys.path + " as " + key +
+                                          "-implementation-custom; fix the file or name another)");
+        }
+        algorithm = *read;
+      }
+      choice.custom = algorithm;
       choice.algorithms = {collective::Algorithm::kCustom};
     }
     e.implementations[type] = choice;

@@ -30,6 +30,14 @@ std::optional<int64_t> ScalarInt(const Attr& a, bool* unsigned_overflow) {
   }
 }
 
+template <typename Attrs>
+const Attr* FindIn(const Attrs& attrs, std::string_view name) {
+  for (const Attr& a : attrs) {
+    if (a.name() == name && a.value_case() != VC::VALUE_NOT_SET) return &a;
+  }
+  return nullptr;
+}
+
 Status TypeError(const Attr& a, const char* wanted) {
   return Status::InvalidArgument("attribute '" + a.name() + "' is stored as " + AttrTypeName(a) +
                                  ", expected " + wanted);
@@ -38,10 +46,11 @@ Status TypeError(const Attr& a, const char* wanted) {
 }  // namespace
 
 const Attr* FindAttr(const ChakraProtoMsg::Node& node, std::string_view name) {
-  for (const Attr& a : node.attr()) {
-    if (a.name() == name && a.value_case() != VC::VALUE_NOT_SET) return &a;
-  }
-  return nullptr;
+  return FindIn(node.attr(), name);
+}
+
+const Attr* FindAttr(const ChakraProtoMsg::GlobalMetadata& metadata, std::string_view name) {
+  return FindIn(metadata.attr(), name);
 }
 
 const char* AttrTypeName(const Attr& attr) {
@@ -127,9 +136,8 @@ Result<std::optional<bool>> GetBool(const ChakraProtoMsg::Node& node, std::strin
   return TypeError(*a, "a bool or integer flag");
 }
 
-Result<std::optional<std::string>> GetString(const ChakraProtoMsg::Node& node,
-                                             std::string_view name) {
-  const Attr* a = FindAttr(node, name);
+namespace {
+Result<std::optional<std::string>> StringOf(const Attr* a) {
   if (a == nullptr) return std::optional<std::string>();
   if (a->value_case() == VC::kStringVal) return std::optional<std::string>(a->string_val());
   if (a->value_case() == VC::kBytesVal) return std::optional<std::string>(a->bytes_val());
@@ -139,6 +147,17 @@ Result<std::optional<std::string>> GetString(const ChakraProtoMsg::Node& node,
     return std::optional<std::string>(std::to_string(*v));
   }
   return TypeError(*a, "a string");
+}
+}  // namespace
+
+Result<std::optional<std::string>> GetString(const ChakraProtoMsg::Node& node,
+                                             std::string_view name) {
+  return StringOf(FindAttr(node, name));
+}
+
+Result<std::optional<std::string>> GetString(const ChakraProtoMsg::GlobalMetadata& metadata,
+                                             std::string_view name) {
+  return StringOf(FindAttr(metadata, name));
 }
 
 Result<std::optional<std::vector<bool>>> GetBoolList(const ChakraProtoMsg::Node& node,

@@ -36,6 +36,12 @@ Result<std::optional<std::string>> GetString(const ChakraProtoMsg::Node& node,
 Result<std::optional<std::vector<bool>>> GetBoolList(const ChakraProtoMsg::Node& node,
                                                      std::string_view name);
 
+// The same lookups on a trace's GlobalMetadata (e.g. "input_file", the MSCCL-IR a custom
+// collective trace was lowered from).
+const Attr* FindAttr(const ChakraProtoMsg::GlobalMetadata& metadata, std::string_view name);
+Result<std::optional<std::string>> GetString(const ChakraProtoMsg::GlobalMetadata& metadata,
+                                             std::string_view name);
+
 // Appenders for writers (no check for an existing attribute of the same name).
 void AddInt64(ChakraProtoMsg::Node* node, std::string_view name, int64_t value);
 void AddInt32(ChakraProtoMsg::Node* node, std::string_view name, int32_t value);

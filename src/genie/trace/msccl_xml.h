@@ -1,0 +1,22 @@
+// MSCCL-IR XML: the intermediate form MSCCLang, TACCL and TACOS emit for a custom collective
+// (<algo> with per-<gpu> threadblocks <tb> of <step>s), read into a CustomAlgorithm. Each
+// (peer, channel) connection is a FIFO, so threadblocks are enumerated by channel; a threadblock's
+// steps run in order, and depid/deps add cross-threadblock dependencies. Only in-place
+// algorithms over the input buffer are supported. Errors say "file:line: reason" and what to
+// change. Pure functions (pugixml documents are local); any thread.
+#pragma once
+
+#include <string>
+
+#include "genie/common/status.h"
+#include "genie/trace/custom_algorithm.h"
+
+namespace genie::trace {
+
+// Parses MSCCL-IR XML text; `name` (a file name) starts every error ("name:12: ...").
+Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string& name);
+
+// Reads and parses the file at `path`.
+Result<CustomAlgorithm> ReadMscclXml(const std::string& path);
+
+}  // namespace genie::trace
