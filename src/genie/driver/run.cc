@@ -52,6 +52,7 @@ Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
   driver.Start([&](const Status& st) { stop(st); });
   watchdog.Start();
   backend.Run();
+  driver.OnIteration(nullptr);
   if (!status.ok()) return status;
   if (!backend.status().ok()) {
     return backend.status().WithDetail("this rank was waiting on:\n" + driver.DescribeWaiting());

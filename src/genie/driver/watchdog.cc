@@ -14,7 +14,13 @@ Watchdog::Watchdog(runtime::RealBackend& backend, const IterationDriver& driver,
 void Watchdog::Start() {
   last_bytes_ = BytesMoved();
   last_moved_ = backend_.Now();
-  backend_.After(kNsPerSec, [this] { Check(); });
+  CheckLater();
+}
+
+void Watchdog::CheckLater() {
+  backend_.After(kNsPerSec, [this, alive = alive_] {
+    if (*alive) Check();
+  });
 }
 
 uint64_t Watchdog::BytesMoved() const {
@@ -45,7 +51,7 @@ void Watchdog::Check() {
                           ex.DescribePending()));
     return;
   }
-  backend_.After(kNsPerSec, [this] { Check(); });
+  CheckLater();
 }
 
 }  // namespace genie::driver

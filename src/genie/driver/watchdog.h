@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "genie/common/status.h"
 #include "genie/driver/iteration_driver.h"
@@ -27,11 +28,18 @@ class Watchdog {
   // `fire` gets a Timeout status naming how long and what the rank waits on.
   Watchdog(runtime::RealBackend& backend, const IterationDriver& driver, TimeNs peer_timeout,
            std::function<void(const Status&)> fire);
+  // Pending checks are dropped: they may still be on the loop (which runs on, e.g. for the
+  // orderly shutdown) when the watchdog is gone.
+  ~Watchdog() { *alive_ = false; }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
   // Checks once a second until the driver finishes or the watchdog fires.
   void Start();
 
  private:
   void Check();
+  void CheckLater();
   uint64_t BytesMoved() const;
 
   runtime::RealBackend& backend_;
@@ -40,6 +48,7 @@ class Watchdog {
   std::function<void(const Status&)> fire_;
   uint64_t last_bytes_ = 0;
   TimeNs last_moved_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace genie::driver
