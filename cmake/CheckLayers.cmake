@@ -1,5 +1,7 @@
 # cmake -P CheckLayers.cmake -DSRC=src/genie -DLAYERS=a,b -DMAY_INCLUDE_a=... : fails, naming the
 # file, line and rule, when a module includes a module above it (see cmake/Layers.cmake).
+# Script mode starts with every policy OLD; IN_LIST needs CMP0057.
+cmake_policy(SET CMP0057 NEW)
 string(REPLACE "," ";" layers "${LAYERS}")
 file(GLOB dirs LIST_DIRECTORIES true RELATIVE ${SRC} ${SRC}/*)
 set(errors "")
