@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs every benchmark: the Google Benchmark / figure-printing binaries built from
 # bench/*_bench.cc, then the bench/*.sh scripts (which compare with peer tools such as iperf3).
-# Usage: bench/run.sh BUILD_DIR DATA_DIR [name-filter]
+# Usage: bench/run.sh BUILD_DIR [DATA_DIR] [name-filter]   (DATA_DIR: the checkout's tests/data)
 set -uo pipefail
-BUILD=${1:-build/release}
-DATA=${2:-../shared/data}
-FILTER=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${1:-build/release}
+DATA=${2:-$HERE/../tests/data}
+FILTER=${3:-}
 status=0
 for b in "$BUILD"/bench/*_bench; do
   [ -x "$b" ] || continue

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Simulation scale: wall time and peak RSS of `genie simulate` for a 1 MiB all-reduce at 1,024
 # ranks (both network models) and for the 8-rank STG workloads.
-# Usage: bench/simulate_scale.sh BUILD_DIR DATA_DIR
+# Usage: bench/simulate_scale.sh BUILD_DIR [DATA_DIR]   (DATA_DIR: the checkout's tests/data)
 set -euo pipefail
 G="$1/tools/genie/genie"
-DATA=$2
+DATA=${2:-$(cd "$(dirname "$0")/.." && pwd)/tests/data}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 measure() {  # label, command...
   local label=$1; shift

@@ -2,15 +2,17 @@
 # `make run`: genie's main job on the embedded default — a shipped 8-rank training step
 # (GPT, data x tensor x pipeline parallel 2x2x2, from the Symbolic Tensor Graph generator)
 # replayed as real TCP traffic over loopback — first once with real data checked (--verify),
-# then measured, with the simulated prediction for the same workload beside the step time. Needs no root and changes nothing on the machine:
-# results go to build/run-default/.
+# then measured, with the simulated prediction for the same workload beside the step time.
+# Needs no root and changes nothing on the machine: results go to build/run-default/.
+# Usage: scripts/run-default.sh GENIE [DATA_DIR]   (DATA_DIR defaults to the checkout's tests/data)
 set -euo pipefail
-GENIE=$1
-DATA=$2
 HERE=$(cd "$(dirname "$0")/.." && pwd)
+GENIE=$1
+DATA=${2:-$HERE/tests/data}
 WORKLOAD="$DATA/traces/generated/stg/gpt_dp2_tp2_pp2"
 if [ ! -d "$WORKLOAD" ]; then
-  echo "make run: the shipped workload $WORKLOAD is missing; is ../shared beside the checkout?" >&2
+  echo "make run: the shipped workload $WORKLOAD is missing; run from a full checkout" \
+       "(it ships in tests/data) or give DATA= a folder laid out like tests/data" >&2
   exit 1
 fi
 OUT="$HERE/build/run-default"

@@ -221,18 +221,20 @@ void ExpectOthersExitNamingRank(LongRun& run, int lost, double within_s) {
   EXPECT_EQ(show.exit_code, 0) << show.output;
 }
 
-TEST(Failures, AKilledRankMakesEveryOtherRankExitNamingItWithinTheTimeout) {
+// How soon the others give up (about --peer-timeout) is measured by bench/failure_detection.sh;
+// here 5x the timeout only tells "ends" from "hangs" on a machine busy with other tests.
+TEST(Failures, AKilledRankMakesEveryOtherRankExitNamingIt) {
   LongRun run("kill", "3s");
   ASSERT_TRUE(run.WaitRunning(30)) << ReadLog(run.ranks[0]);
   Signal(run.ranks[2], SIGKILL);
-  ExpectOthersExitNamingRank(run, 2, 6.0);
+  ExpectOthersExitNamingRank(run, 2, 15.0);
 }
 
-TEST(Failures, AStoppedRankIsDetectedByItsSilenceWithinTheTimeout) {
+TEST(Failures, AStoppedRankIsDetectedByItsSilence) {
   LongRun run("stop", "3s");
   ASSERT_TRUE(run.WaitRunning(30)) << ReadLog(run.ranks[0]);
   Signal(run.ranks[1], SIGSTOP);
-  ExpectOthersExitNamingRank(run, 1, 6.0);
+  ExpectOthersExitNamingRank(run, 1, 15.0);
 }
 
 // Connects to `address` ("ip:port"), writes `bytes`, lingers a moment, hangs up.
@@ -288,7 +290,9 @@ TEST(Failures, StrangersWithGarbageOrAnotherJobAreRejectedAndTheRunCompletes) {
   ASSERT_FALSE(address.empty()) << ReadLog(run);
   Stranger(address, std::string("GET / HTTP/1.0\r\n\r\n") + std::string(100, 'x'));
   Stranger(address, HelloOfAnotherJob());
-  auto code = WaitExit(run, 120);
+  // ~25 s of traffic on an idle machine; the bound only tells "completes" from "hangs" while
+  // other tests load the machine (120 s was overrun at load 20, at iteration 1,993 of 2,000).
+  auto code = WaitExit(run, 600);
   if (!code) Signal(run, SIGKILL);
   ASSERT_TRUE(code.has_value()) << ReadLog(run);
   EXPECT_EQ(*code, 0) << ReadLog(run);

@@ -2,10 +2,8 @@
 // microbenchmarks, a 1,024-rank all-reduce, a chain of 1,000 x 1 ms compute nodes, and that
 // `genie inspect` reads them all back.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,29 +11,15 @@
 #include <vector>
 
 #include "et_def.pb.h"
+#include "tests/support/cli.h"
 
+namespace genie::testing {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kGenie = std::string(GENIE_BINARY_DIR) + "/tools/genie/genie";
-const std::string kTraces = std::string(GENIE_DATA_DIR) + "/traces";
+const std::string kTraces = Data("traces");
 
-struct CmdResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-CmdResult Genie(const std::string& args) {
-  CmdResult run;
-  FILE* p = ::popen((kGenie + " " + args + " 2>&1").c_str(), "r");
-  if (p == nullptr) return run;
-  char buf[65536];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) run.out.append(buf, n);
-  int status = ::pclose(p);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+CliResult Genie(const std::string& args) { return RunCli(GenieBinary() + " " + args); }
 
 // Decodes a (non-gzip) ET file with protobuf directly: varint32 length, message, ...
 struct Decoded {
@@ -84,9 +68,9 @@ class GenE2eTest : public ::testing::Test {
 };
 
 TEST_F(GenE2eTest, AllReduce8RanksCarriesTheShippedMicrobenchmarkNodes) {
-  CmdResult r = Genie("gen collective --type all_reduce --size 1MiB --ranks 8 --output " +
+  CliResult r = Genie("gen collective --type all_reduce --size 1MiB --ranks 8 --output " +
                       (dir_ / "all_reduce").string());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank = 0; rank < 8; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     Decoded mine = Decode((dir_ / ("all_reduce." + std::to_string(rank) + ".et")).string());
@@ -129,20 +113,20 @@ TEST_F(GenE2eTest, EveryCollectiveTypeInspects) {
                     "--output " + out)
                   .exit_code,
               0);
-    CmdResult r = Genie("inspect --json " + out);
-    ASSERT_EQ(r.exit_code, 0) << r.out;
-    auto j = nlohmann::json::parse(r.out);
+    CliResult r = Genie("inspect --json " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(r.output);
     EXPECT_EQ(j["ranks"][2]["collectives"][type]["sizes"]["65536"], 1) << type;
   }
-  CmdResult bad = Genie("gen collective --type all_sum --output " + (dir_ / "x").string());
+  CliResult bad = Genie("gen collective --type all_sum --output " + (dir_ / "x").string());
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.out.find("unknown --type 'all_sum'"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.output.find("unknown --type 'all_sum'"), std::string::npos) << bad.output;
 }
 
 TEST_F(GenE2eTest, AllReduce1024Ranks) {
   std::string out = (dir_ / "big" / "ar").string();
-  CmdResult g = Genie("gen collective --type all_reduce --size 1MiB --ranks 1024 --output " + out);
-  ASSERT_EQ(g.exit_code, 0) << g.out;
+  CliResult g = Genie("gen collective --type all_reduce --size 1MiB --ranks 1024 --output " + out);
+  ASSERT_EQ(g.exit_code, 0) << g.output;
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir_ / "big")) files += e.is_regular_file();
   EXPECT_EQ(files, 1024u);
@@ -150,17 +134,17 @@ TEST_F(GenE2eTest, AllReduce1024Ranks) {
   ASSERT_EQ(last.nodes.size(), 1u);
   EXPECT_EQ(last.nodes[0].id(), 1023u);
   EXPECT_EQ(last.nodes[0].name(), "all_reduce_1024npus_1MB");
-  CmdResult r = Genie("inspect --json " + out);
-  ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 2000);
-  auto j = nlohmann::json::parse(r.out);
+  CliResult r = Genie("inspect --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 2000);
+  auto j = nlohmann::json::parse(r.output);
   ASSERT_EQ(j["ranks"].size(), 1024u);
   EXPECT_EQ(j["ranks"][1023]["collectives"]["all_reduce"]["total_bytes"], 1048576);
 }
 
 TEST_F(GenE2eTest, ComputeChainOf1000OneMillisecondNodes) {
   std::string out = (dir_ / "chain").string();
-  CmdResult g = Genie("gen compute-chain --count 1000 --duration 1ms --ranks 1 --output " + out);
-  ASSERT_EQ(g.exit_code, 0) << g.out;
+  CliResult g = Genie("gen compute-chain --count 1000 --duration 1ms --ranks 1 --output " + out);
+  ASSERT_EQ(g.exit_code, 0) << g.output;
   Decoded d = Decode(out + ".0.et");
   ASSERT_EQ(d.nodes.size(), 1000u);
   for (size_t i = 0; i < d.nodes.size(); ++i) {
@@ -177,14 +161,15 @@ TEST_F(GenE2eTest, ComputeChainOf1000OneMillisecondNodes) {
     EXPECT_EQ(n.attr(0).name(), "is_cpu_op");
     EXPECT_EQ(n.attr(0).value_case(), ChakraProtoMsg::AttributeProto::kBoolVal);
   }
-  CmdResult r = Genie("inspect --json " + out);
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  auto j = nlohmann::json::parse(r.out);
+  CliResult r = Genie("inspect --json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["ranks"][0]["compute_ns"], 1'000'000'000);
   EXPECT_EQ(j["ranks"][0]["nodes_by_type"]["COMP_NODE"], 1000);
-  CmdResult frac = Genie("gen compute-chain --count 3 --duration 1500ns --output " + out);
+  CliResult frac = Genie("gen compute-chain --count 3 --duration 1500ns --output " + out);
   EXPECT_EQ(frac.exit_code, 1);
-  EXPECT_NE(frac.out.find("whole number of microseconds"), std::string::npos) << frac.out;
+  EXPECT_NE(frac.output.find("whole number of microseconds"), std::string::npos) << frac.output;
 }
 
 }  // namespace
+}  // namespace genie::testing

@@ -1,39 +1,40 @@
 // genie launch end to end: real processes, real sockets on loopback, real signals.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <stdio.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <string>
 #include <thread>
 
+#include "tests/support/cli.h"
 #include "tests/support/process.h"
 
 namespace {
 
+using genie::testing::Child;
+
 const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
 
+// A command's exit code and its output (stderr merged), run by the one test helper.
 struct Outcome {
   int code;
   std::string output;
 };
 
-FILE* Start(const std::string& cmd) { return popen((cmd + " 2>&1").c_str(), "r"); }
-
-Outcome Finish(FILE* f) {
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  int status = pclose(f);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+Outcome Sh(const std::string& cmd) {
+  genie::testing::CliResult r = genie::testing::RunCli(cmd);
+  return {r.exit_code, r.output};
 }
 
-Outcome Sh(const std::string& cmd) { return Finish(Start(cmd)); }
+// Waits for a background command; kills it when it runs longer than a generous `timeout_s`
+// (the point is that it ends, not how fast).
+Outcome Finish(const Child& child, double timeout_s) {
+  auto code = genie::testing::WaitExit(child, timeout_s);
+  if (!code) {
+    genie::testing::Signal(child, SIGKILL);
+    genie::testing::WaitExit(child, 10);
+  }
+  return {code.value_or(-1), genie::testing::ReadLog(child)};
+}
 
 int Count(const std::string& text, const std::string& what) {
   int n = 0;
@@ -69,23 +70,20 @@ TEST(LaunchE2eTest, AFailingRankStopsTheJobAndIsNamed) {
 }
 
 TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
-  std::string pid_file = testing::TempDir() + "/genie_launch_pid." + std::to_string(getpid());
-  std::remove(pid_file.c_str());  // never read a stale pid
-  FILE* f = Start("sh -c 'echo $$ > " + pid_file + "; exec " + kGenie +
-                  " launch -n 2 --exec -- sleep 60'");
-  pid_t launcher = -1;
-  for (int i = 0; i < 200 && launcher <= 0; ++i) {
+  const std::string dir = genie::testing::FreshDir("launch-sigterm");
+  // exec: the shell becomes the launcher, so the child's pid is the launcher's.
+  Child launcher =
+      genie::testing::Spawn("exec " + kGenie + " launch -n 2 --exec -- sleep 60", dir + "/log");
+  ASSERT_GT(launcher.pid, 0);
+  // Signal once both ranks run, so there is something to forward the signal to.
+  for (int i = 0; i < 3000 && genie::testing::CountChildren(launcher.pid) < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (FILE* p = fopen(pid_file.c_str(), "r")) {
-      if (fscanf(p, "%d", &launcher) != 1) launcher = -1;
-      fclose(p);
-    }
   }
-  ASSERT_GT(launcher, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it start its ranks
-  kill(launcher, SIGTERM);
-  Outcome r = Finish(f);  // returns only once the launcher exited; it waits for its ranks
-  std::remove(pid_file.c_str());
+  ASSERT_EQ(genie::testing::CountChildren(launcher.pid), 2) << genie::testing::ReadLog(launcher);
+  kill(launcher.pid, SIGTERM);
+  // Ends only once the launcher exited; it waits for its ranks, which sleep for 60 s unless
+  // the signal reached them.
+  Outcome r = Finish(launcher, 50);
   EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
 }
@@ -96,13 +94,16 @@ TEST(LaunchE2eTest, TorchrunStyleEnvironmentWithStoreOnRankZero) {
       "env -u GENIE_RANK -u GENIE_RENDEZVOUS WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 "
       "MASTER_PORT=" +
       std::to_string(genie::testing::FreeTcpPort()) + " ";
-  FILE* ranks[3];
+  const std::string dir = genie::testing::FreshDir("launch-torchrun");
+  Child ranks[3];
   for (int r = 0; r < 3; ++r) {
-    ranks[r] = Start(common + "RANK=" + std::to_string(r) + " LOCAL_RANK=" + std::to_string(r) +
-                     " " + kGenie + " netcheck --iters 2 --bytes 64KiB --channels 2");
+    ranks[r] = genie::testing::Spawn(common + "RANK=" + std::to_string(r) +
+                                         " LOCAL_RANK=" + std::to_string(r) + " " + kGenie +
+                                         " netcheck --iters 2 --bytes 64KiB --channels 2",
+                                     dir + "/rank" + std::to_string(r) + ".log");
   }
   for (int r = 0; r < 3; ++r) {
-    Outcome out = Finish(ranks[r]);
+    Outcome out = Finish(ranks[r], 120);
     EXPECT_EQ(out.code, 0) << out.output;
     EXPECT_NE(out.output.find("netcheck rank " + std::to_string(r) + "/3"), std::string::npos)
         << out.output;

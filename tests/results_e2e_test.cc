@@ -1,13 +1,10 @@
 // End-to-end tests of `genie results show | strip | merge` on real files: per-rank JSON-lines
 // streams written by the Recorder (as `genie run` writes them), run through the genie binary.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,21 +27,15 @@ using nlohmann::json;
 
 const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
 
+// A command's exit code and its output (stderr merged), run by the one test helper.
 struct Proc {
   int exit_code;
   std::string out;
 };
 
 Proc Sh(const std::string& cmd) {
-  Proc r{-1, ""};
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  genie::testing::CliResult r = genie::testing::RunCli(cmd);
+  return {r.exit_code, r.output};
 }
 
 // "%s.stripped.json" with %s = run name.
@@ -234,13 +225,8 @@ TEST_F(ResultsE2eTest, ErrorsNameTheFile) {
   EXPECT_NE(s.out.find(p), std::string::npos) << s.out;
 }
 
-// With `genie simulate` (issue 5): the files it writes through this module, on a real 8-rank
-// STG workload. Skipped while the simulate command is not part of the binary.
+// `genie simulate`: the files it writes through this module, on a real 8-rank STG workload.
 TEST_F(ResultsE2eTest, SimulatedStgWorkloadTraceIsValidAndRunsStripEqual) {
-  // Without the command, CLI11 answers `simulate --help` with the top-level help instead.
-  if (Sh(kGenie + " simulate --help").out.find("genie simulate") == std::string::npos) {
-    GTEST_SKIP() << "no genie simulate yet";
-  }
   const std::string data = GENIE_DATA_DIR;
   const std::string cfg = data + "/astra-sim-configs/";
   for (const char* run : {"s1", "s2"}) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <regex>
 
 #include "tests/support/cli.h"
@@ -81,6 +82,11 @@ struct Shipped {
   int ranks;
   const char* extra;
 };
+
+// What gtest prints for GetParam() (in --gtest_list_tests and on failure).
+void PrintTo(const Shipped& w, std::ostream* os) {
+  *os << w.workload << " (" << w.ranks << " ranks) " << w.extra;
+}
 
 // Every shipped workload that `genie inspect` calls runnable (the one-sided SEND/RECV generator
 // traces are not: their peer never posts the other half).

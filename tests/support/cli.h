@@ -1,5 +1,7 @@
 // Helpers for end-to-end tests that drive the genie CLI as a user would: run a command line
-// through the shell, capture its output and exit code, find the shipped data. Test-only.
+// through the shell and wait for it, capturing its output and exit code; find the test data.
+// The one way tests run a command to completion (background processes: process.h). Test-only;
+// any thread may call, each call owns its child process.
 #pragma once
 
 #include <string>
@@ -7,16 +9,25 @@
 namespace genie::testing {
 
 struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr, interleaved
+  int exit_code = -1;  // 128 + signal when killed by one; -1 when it could not be started
+  std::string output;  // stdout, with stderr interleaved unless kept apart
+  std::string errors;  // stderr when run with Stderr::kApart, else empty
 };
 
-// Runs `command_line` with /bin/sh; stderr is merged into the captured output.
-CliResult RunCli(const std::string& command_line);
+enum class Stderr {
+  kMerged,  // into CliResult::output, as a terminal shows it
+  kApart,   // into CliResult::errors, so output can be parsed (e.g. --json)
+};
+
+// Runs `/bin/sh -c command_line` and waits for it.
+CliResult RunCli(const std::string& command_line, Stderr stderr_mode = Stderr::kMerged);
 // "<build>/tools/genie/genie"
 std::string GenieBinary();
-// A path under the shared data folder (../shared/data), e.g. Data("astra-sim-configs/x.yml").
+// A path under the test data folder (GENIE_DATA_DIR: tests/data unless configured otherwise),
+// e.g. Data("astra-sim-configs/x.yml").
 std::string Data(const std::string& relative);
+// A path under the source tree, e.g. Source("tests/golden/inspect").
+std::string Source(const std::string& relative);
 // A fresh empty directory for one test.
 std::string FreshDir(const std::string& name);
 // The whole content of a file ("" when it cannot be read).

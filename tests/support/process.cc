@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "tests/support/cli.h"
@@ -53,6 +55,26 @@ void Signal(const Child& child, int signal) {
 }
 
 std::string ReadLog(const Child& child) { return ReadFile(child.log); }
+
+int CountChildren(pid_t pid) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and parentheses.
+    const std::string line = ReadFile(entry.path().string() + "/stat");
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(line.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 && ppid == pid &&
+        state != 'Z') {
+      ++n;
+    }
+  }
+  return n;
+}
 
 int FreeTcpPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

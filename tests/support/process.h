@@ -1,5 +1,7 @@
 // Background processes for end-to-end tests that must watch ranks individually — kill one,
-// stop one, time how long the others take to exit — which a launcher would hide. Test-only.
+// stop one, see the others exit — which a launcher would hide; also several commands running
+// at once. A command run to completion goes through RunCli (cli.h). Test-only; the thread that
+// spawned a child waits for it.
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +25,8 @@ std::optional<int> WaitExit(const Child& child, double timeout_s);
 void Signal(const Child& child, int signal);
 // The whole log written so far.
 std::string ReadLog(const Child& child);
+// How many live processes have `pid` as their parent (from /proc).
+int CountChildren(pid_t pid);
 // A TCP port on loopback that was free a moment ago (for MASTER_PORT and stores).
 int FreeTcpPort();
 // Seconds on a monotonic clock (for "exited within" checks).
