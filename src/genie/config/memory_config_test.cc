@@ -54,8 +54,8 @@ TEST(MemoryConfigTest, Errors) {
 // absurd magnitude -> an error naming the file and the key.
 TEST(MemoryConfigTest, OutOfRangeNumbersAreErrorsNamingFileAndKey) {
   const std::pair<const char*, std::vector<const char*>> cases[] = {
-      {"remote-mem-latency", {"-1", "1e30", "1e400", "\"5\"", "[]"}},
-      {"remote-mem-bw", {"-1", "1e-300", "1e300", "1e400", "0", "\"50\""}},
+      {"remote-mem-latency", {"-1", "1e30", "\"5\"", "[]"}},
+      {"remote-mem-bw", {"-1", "1e-300", "1e300", "0", "\"50\""}},
       {"num-nodes", {"0", "-2", "1e30", "0.5", "\"2\""}},
       {"num-npus-per-node", {"0", "-4", "1e10", "0.9", "null"}},
   };

@@ -127,8 +127,11 @@ void SimBackend::Send(int rank, const Message& msg, Callback done) {
   counters_.bytes_sent = SaturatingAdd(counters_.bytes_sent, msg.bytes);
   ++rank_counters_[rank].messages_sent;
   rank_counters_[rank].bytes_sent = SaturatingAdd(rank_counters_[rank].bytes_sent, msg.bytes);
+  const bool was_failed = queue_.failed();
   network_->Transmit(rank, msg.peer, msg.bytes, msg.flow,
                      [this, key, seq] { Delivered(key, seq); });
+  // The model refuses a delay past the end of time by failing the queue (it names the message).
+  if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }
 
 void SimBackend::Delivered(const Key& key, uint64_t seq) {

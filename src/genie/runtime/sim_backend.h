@@ -71,7 +71,8 @@ class SimBackend {
   TimeNs Now() const { return queue_.Now(); }
   // OK, or why the simulation stopped (an input error: sizes that disagree, time overflow).
   const Status& status() const { return queue_.status(); }
-  // The ranks the failure concerns (sender and receiver, or the rank whose delay overflowed).
+  // The ranks the failure concerns (sender and receiver, or the rank whose delay overflowed);
+  // empty when a message overflowed at a later hop of its route.
   const std::vector<int>& failed_ranks() const { return failed_ranks_; }
 
   sim::EventQueue& queue() { return queue_; }
