@@ -81,7 +81,7 @@ TEST(MemoryConfigTest, AccessTimeSaturatesInsteadOfWrapping) {
       "m.json");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->AccessTimeNs(~Bytes{0}), std::numeric_limits<TimeNs>::max());
-  EXPECT_EQ(c->AccessTimeNs(1000), 1'000'000'000'000 + 1'000'000'000'000);
+  EXPECT_EQ(c->AccessTimeNs(1000), 1'000'000'000'000 + 1'000'000'000);  // 1 kB at 1 kB/s
 }
 
 }  // namespace
