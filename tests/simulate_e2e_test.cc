@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <regex>
+#include <set>
+#include <tuple>
 
 #include "tests/support/cli.h"
 
@@ -224,6 +226,168 @@ TEST(SimulateOutputs, ChromeTraceAndResultsAreWellFormed) {
   EXPECT_EQ(collectives, 8u * 108u);  // 64 all-gather + 40 reduce-scatter + 4 all-reduce a rank
   for (const auto& c : results["collectives"]) {
     EXPECT_TRUE(c.contains("algbw_gbps") || c.contains("algbw")) << c.dump();
+  }
+}
+
+// ---- Robustness: extreme inputs are refused by name, never an abort or a silent result ----
+
+// `genie gen collective` into a fresh folder; returns the workload prefix.
+std::string GenCollective(const std::string& dir, const std::string& name, const char* type,
+                          const std::string& size, int ranks) {
+  const std::string prefix = dir + "/" + name;
+  CliResult r = RunCli(GenieBinary() + " gen collective --type " + type + " --size " + size +
+                       " --ranks " + std::to_string(ranks) + " -o " + prefix);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return prefix;
+}
+
+std::string WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string RingNetwork(const std::string& dir, int npus, const std::string& bandwidth,
+                        const std::string& latency) {
+  return WriteFile(dir + "/net.yml", "topology: [ Ring ]\nnpus_count: [ " + std::to_string(npus) +
+                                         " ]\nbandwidth: [ " + bandwidth + " ]\nlatency: [ " +
+                                         latency + " ]\n");
+}
+
+bool Has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+// network.yml values that overflowed simulated time mid-run (an internal check fired, exit
+// 134): refused up front, exit 2, naming the file and the key.
+TEST(SimulateRobust, ExtremeNetworkValuesAreRefusedNamingFileAndKey) {
+  const std::string dir = FreshDir("extreme-net");
+  const std::string w = GenCollective(dir, "ar", "all_reduce", "1MiB", 4);
+  const std::tuple<const char*, const char*, const char*> cases[] = {
+      {"bandwidth", "1e-300", "500"}, {"latency", "50", "1e30"}, {"bandwidth", ".nan", "500"}};
+  for (const auto& [key, bw, lat] : cases) {
+    const std::string net = RingNetwork(dir, 4, bw, lat);
+    for (const char* model : {"unaware", "aware"}) {
+      CliResult r = RunCli(Simulate(w + " --network " + net + " --network-model " + model));
+      EXPECT_EQ(r.exit_code, 2) << key << " " << model << ":\n" << r.output;
+      EXPECT_TRUE(Has(r.output, net + ": key \"" + key + "\"")) << r.output;
+    }
+  }
+}
+
+// Values within the bounds can still overflow together: a 64 TiB all-reduce on a 1 kB/s link
+// (serialization), or with a 1 kB/s local memory (reductions). The error names the message or
+// rank, the network.yml keys, and the collective node with its size; exit 2, no abort.
+TEST(SimulateRobust, TimeOverflowNamesTheInputAndTheCollective) {
+  const std::string dir = FreshDir("overflow");
+  const std::string w = GenCollective(dir, "huge", "all_reduce", "64TiB", 2);
+  const std::string slow = RingNetwork(dir, 2, "1e-6", "500");
+  for (const char* model : {"unaware", "aware"}) {
+    CliResult r = RunCli(Simulate(w + " --network " + slow + " --network-model " + model));
+    EXPECT_EQ(r.exit_code, 2) << model << ":\n" << r.output;
+    EXPECT_TRUE(Has(r.output, "simulated time overflows")) << r.output;
+    EXPECT_TRUE(Has(r.output, "-byte message from npu")) << r.output;
+    EXPECT_TRUE(Has(r.output, slow + "'s keys \"bandwidth\" and \"latency\"")) << r.output;
+    EXPECT_TRUE(Has(r.output, "node")) << r.output;
+    EXPECT_TRUE(Has(r.output, "all_reduce 64 TiB")) << r.output;
+  }
+  const std::string fast = WriteFile(dir + "/fast.yml",
+                                     "topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 1e9 ]\n"
+                                     "latency: [ 500 ]\n");
+  const std::string sys = WriteFile(dir + "/system.json", R"({"local-mem-bw": 1e-6})");
+  CliResult r = RunCli(Simulate(w + " --network " + fast + " --system " + sys));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Has(r.output, "simulated time overflows: rank")) << r.output;
+  EXPECT_TRUE(Has(r.output, "all_reduce 64 TiB")) << r.output;
+}
+
+// A real run computes its prediction with the same simulator at the end; an overflowing
+// network.yml used to abort it there, after the whole run. It is refused before the run.
+TEST(SimulateRobust, RunRefusesAnOverflowingNetworkBeforeRunning) {
+  const std::string dir = FreshDir("run-overflow");
+  const std::string w = GenCollective(dir, "ar", "all_reduce", "64KiB", 2);
+  const std::string net = RingNetwork(dir, 2, "50", "1e30");
+  CliResult r = RunCli(GenieBinary() + " run " + w + " --network " + net +
+                       " --peer-timeout 5s --output " + dir + "/out");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Has(r.output, net + ": key \"latency\"")) << r.output;
+}
+
+// --slice N cuts every message into pieces of at most N bytes (collective/planner.cc), sent
+// pipelined. Slicing may hide latency but never beats the link: a 1 MiB ring all-reduce on 4
+// ranks puts 6 x 256 KiB on every link, 29,297 ns at 50 GB/s. It once took 3,070 ns with
+// --slice 16 (16-byte messages serialized in 0 ns, all at once).
+TEST(SimulateSlice, SlicedAndUnslicedRespectTheLinkBandwidth) {
+  const std::string dir = FreshDir("slice");
+  const std::string w = GenCollective(dir, "ar", "all_reduce", "1MiB", 4);
+  const std::string net = " --network " + Data("astra-sim-configs/Ring_4npus.yml");
+  ExpectEveryRank(w + net, 4, 32362);  // ASTRA-sim's figure: 6 x floor(500 + 4882.8) + 7 x 10
+  const long long bound = 29297;       // ceil(6 x 262,144 B / 53.687 B/ns)
+  for (const char* slice : {"16", "4KiB", "64KiB"}) {
+    for (const char* model : {"unaware", "aware"}) {
+      CliResult r = RunCli(Simulate(w + net + " --slice " + slice + " --network-model " + model));
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      auto lines = SysLines(r.output);
+      ASSERT_EQ(lines.size(), 4u) << r.output;
+      for (const auto& [rank, te] : lines) {
+        EXPECT_GE(te.first, bound) << "--slice " << slice << " " << model << ", rank " << rank;
+        EXPECT_LE(te.first, 2 * 32362) << "--slice " << slice << " " << model;
+      }
+    }
+  }
+}
+
+// docs/simulation.md: without --memory, ASTRA-sim's NO_MEMORY_EXPANSION applies and a remote
+// memory access is an error. It used to cost 0 ns with exit 0.
+TEST(SimulateRobust, MemoryAccessWithoutMemoryModelIsAnErrorNamingTheNode) {
+  const std::string w = Data("traces/generated/chakra_generator/one_remote_mem_load_node");
+  CliResult r = RunCli(Simulate(w + " --network " + SwitchNetwork(4)));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Has(r.output, "rank 0, node")) << r.output;
+  EXPECT_TRUE(Has(r.output, "NO_MEMORY_EXPANSION")) << r.output;
+  EXPECT_TRUE(Has(r.output, "no --memory given")) << r.output;
+  // With a memory model it runs and charges latency + size / bw.
+  const std::string mem = WriteFile(FreshDir("mem") + "/memory.json",
+                                    R"({"memory-type": "PER_NPU_MEMORY_EXPANSION",
+                                        "remote-mem-latency": 700, "remote-mem-bw": 50})");
+  CliResult ok = RunCli(Simulate(w + " --network " + SwitchNetwork(4) + " --memory " + mem));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  auto lines = SysLines(ok.output);
+  ASSERT_EQ(lines.size(), 4u) << ok.output;
+  for (const auto& [rank, te] : lines) EXPECT_GE(te.first, 700) << "rank " << rank;
+}
+
+// Ranks that disagree on a collective's size: a real run fails (RunErrors.*); the simulation
+// used to warn and exit 0. Now an error naming the nodes, both ranks and both sizes, exit 2.
+TEST(SimulateRobust, DisagreeingCollectiveSizesAreAnErrorNamingBothRanks) {
+  const std::string dir = FreshDir("sim-disagree");
+  const std::string w = GenCollective(dir, "w", "all_reduce", "1MiB", 2);
+  const std::string x = GenCollective(dir, "x", "all_reduce", "64KiB", 2);
+  std::filesystem::copy_file(x + ".1.et", w + ".1.et",
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const char* model : {"unaware", "aware"}) {
+    CliResult r = RunCli(Simulate(w + " --network " + SwitchNetwork(2) + " --network-model " +
+                                  model));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("rank [01] sent \\d+ bytes with tag 0x[0-9a-f]+ "
+                                                       "but rank [01] posted a receive of \\d+ bytes")))
+        << r.output;
+    EXPECT_TRUE(Has(r.output, "rank 0 node")) << r.output;
+    EXPECT_TRUE(Has(r.output, "rank 1 node")) << r.output;
+    EXPECT_TRUE(Has(r.output, "all_reduce 1 MiB")) << r.output;
+    EXPECT_TRUE(Has(r.output, "all_reduce 64 KiB")) << r.output;
+  }
+}
+
+// preferred-dataset-splits: 1e8 grew a run past 3 GB. Absurd counts are refused up front.
+TEST(SimulateRobust, AbsurdDatasetSplitsAreRefusedNamingFileAndKey) {
+  const std::string dir = FreshDir("splits");
+  const std::string w = GenCollective(dir, "ar", "all_reduce", "64KiB", 2);
+  for (const char* splits : {"100000", "1e8"}) {
+    const std::string sys = WriteFile(
+        dir + "/system.json", std::string(R"({"preferred-dataset-splits": )") + splits + "}");
+    CliResult r = RunCli(Simulate(w + " --network " + SwitchNetwork(2) + " --system " + sys));
+    ASSERT_EQ(r.exit_code, 2) << r.output;  // stop before 1e8 where it is accepted
+    EXPECT_TRUE(Has(r.output, sys + ": key \"preferred-dataset-splits\"")) << r.output;
   }
 }
 

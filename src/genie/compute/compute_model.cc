@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "genie/common/checked_math.h"
+
 namespace genie::compute {
 
 TimeNs ComputeModel::Roofline(const Op& op) const {
@@ -12,7 +14,7 @@ TimeNs ComputeModel::Roofline(const Op& op) const {
   const double perf = std::min(params_.local_mem_bw_gbps * 1e9 * intensity,
                                params_.peak_tflops * 1e12);
   if (perf <= 0) return 0;
-  return static_cast<TimeNs>(num_ops / perf * 1e9);
+  return SaturatingTimeNs(num_ops / perf * 1e9);  // the simulator refuses kMaxTimeNs
 }
 
 TimeNs ComputeModel::Duration(const Op& op) const {

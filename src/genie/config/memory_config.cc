@@ -1,12 +1,21 @@
 #include "genie/config/memory_config.h"
 
 #include <cmath>
+#include <cstdio>
 
+#include "genie/common/checked_math.h"
+#include "genie/config/limits.h"
 #include "genie/config/text_file.h"
 
 namespace genie::config {
 namespace {
 using json = nlohmann::json;
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 }  // namespace
 
 const char* MemoryTypeName(MemoryType type) {
@@ -23,7 +32,8 @@ TimeNs MemoryConfig::AccessTimeNs(Bytes tensor_size) const {
   if (remote_mem_bw_gbps <= 0) return remote_mem_latency_ns;
   // ASTRA-sim: latency + (uint64)((size / (bw * 1e9)) * FREQ), FREQ = 1e9 (1 cycle = 1 ns).
   double seconds = static_cast<double>(tensor_size) / (remote_mem_bw_gbps * 1e9);
-  return remote_mem_latency_ns + static_cast<TimeNs>(seconds * 1e9);
+  // Saturates for sizes no memory moves within int64 ns; the simulator refuses kMaxTimeNs.
+  return SaturatingAdd(remote_mem_latency_ns, SaturatingTimeNs(seconds * 1e9));
 }
 
 int MemoryConfig::QueueOf(int rank) const {
@@ -57,11 +67,17 @@ Result<MemoryConfig> ParseMemoryConfig(const std::string& text, const std::strin
   auto err = [&](const char* key, const std::string& what) {
     return Status::InvalidArgument(origin + ": key \"" + key + "\": " + what);
   };
-  auto number = [&](const char* key, double* out) -> Status {
+  // A number in [lo, hi] (config/limits.h), or exactly 0 when `zero_ok`.
+  auto number = [&](const char* key, double* out, double lo, double hi, const char* unit,
+                    bool zero_ok) -> Status {
     if (!j.contains(key)) return Status::Ok();
     if (!j[key].is_number()) return err(key, "expected a number, found " + j[key].dump());
-    *out = j[key].get<double>();
-    if (!std::isfinite(*out) || *out < 0) return err(key, "must be a finite number >= 0");
+    const double d = j[key].get<double>();
+    if (!(d >= lo && d <= hi) && !(zero_ok && d == 0)) {
+      return err(key, Num(d) + " is out of range; give " + (zero_ok ? "0 or " : "") +
+                          "a number from " + Num(lo) + " to " + Num(hi) + unit);
+    }
+    *out = d;
     return Status::Ok();
   };
   MemoryConfig c;
@@ -84,10 +100,12 @@ Result<MemoryConfig> ParseMemoryConfig(const std::string& text, const std::strin
     }
   }
   double latency = 0, nodes = 0, per_node = 0;
-  GENIE_RETURN_IF_ERROR(number("remote-mem-latency", &latency));
-  GENIE_RETURN_IF_ERROR(number("remote-mem-bw", &c.remote_mem_bw_gbps));
-  GENIE_RETURN_IF_ERROR(number("num-nodes", &nodes));
-  GENIE_RETURN_IF_ERROR(number("num-npus-per-node", &per_node));
+  GENIE_RETURN_IF_ERROR(number("remote-mem-latency", &latency, 0, kMaxDelayNs, " ns", false));
+  GENIE_RETURN_IF_ERROR(number("remote-mem-bw", &c.remote_mem_bw_gbps, kMinBandwidthGbps,
+                               kMaxBandwidthGbps, " GB/s", true));
+  // Counts: whole numbers (a fraction is truncated, as ASTRA-sim's int fields do).
+  GENIE_RETURN_IF_ERROR(number("num-nodes", &nodes, 1, kMaxNpus, "", false));
+  GENIE_RETURN_IF_ERROR(number("num-npus-per-node", &per_node, 1, kMaxNpus, "", false));
   c.remote_mem_latency_ns = static_cast<TimeNs>(latency);
   c.num_nodes = static_cast<int>(nodes);
   c.num_npus_per_node = static_cast<int>(per_node);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace genie::config {
 namespace {
 
@@ -46,6 +48,40 @@ TEST(MemoryConfigTest, Errors) {
   EXPECT_FALSE(ParseMemoryConfig(R"({"memory-type": "MEMORY_POOL"})", "m").ok());  // no bw
   EXPECT_FALSE(ParseMemoryConfig(R"({"remote-mem-latency": "fast"})", "m").ok());
   EXPECT_FALSE(ParseMemoryConfig("nope", "m").ok());
+}
+
+// Every number of memory.json: wrong type, negative, zero where it divides, not finite,
+// absurd magnitude -> an error naming the file and the key.
+TEST(MemoryConfigTest, OutOfRangeNumbersAreErrorsNamingFileAndKey) {
+  const std::pair<const char*, std::vector<const char*>> cases[] = {
+      {"remote-mem-latency", {"-1", "1e30", "\"5\"", "[]"}},
+      {"remote-mem-bw", {"-1", "1e-300", "1e300", "0", "\"50\""}},
+      {"num-nodes", {"0", "-2", "1e30", "0.5", "\"2\""}},
+      {"num-npus-per-node", {"0", "-4", "1e10", "0.9", "null"}},
+  };
+  for (const auto& [key, values] : cases) {
+    for (const char* v : values) {
+      const std::string text = std::string(R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", )") +
+                               R"("remote-mem-bw": 10, "num-nodes": 2, "num-npus-per-node": 4, ")" +
+                               key + "\": " + v + "}";
+      auto c = ParseMemoryConfig(text, "mem.json");
+      ASSERT_FALSE(c.ok()) << text;
+      EXPECT_NE(c.status().message().find("mem.json: key \"" + std::string(key) + "\""),
+                std::string::npos)
+          << text << " -> " << c.status().message();
+    }
+  }
+}
+
+// An access too large for int64 ns saturates: the simulator then refuses it by name.
+TEST(MemoryConfigTest, AccessTimeSaturatesInsteadOfWrapping) {
+  auto c = ParseMemoryConfig(
+      R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1e12,
+          "remote-mem-bw": 1e-6})",
+      "m.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->AccessTimeNs(~Bytes{0}), std::numeric_limits<TimeNs>::max());
+  EXPECT_EQ(c->AccessTimeNs(1000), 1'000'000'000'000 + 1'000'000'000);  // 1 kB at 1 kB/s
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "genie/config/network_config.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include <yaml-cpp/yaml.h>
 
+#include "genie/config/limits.h"
 #include "genie/config/text_file.h"
 
 namespace genie::config {
@@ -12,6 +14,12 @@ namespace {
 std::string Where(const std::string& origin, const char* key) {
   return (origin.empty() ? std::string("network configuration") : origin) + ": key \"" + key +
          "\"";
+}
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 // A YAML list (or a single scalar, taken as a one-element list) of T.
@@ -92,14 +100,22 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
                                      " must be larger than 1");
     }
     total *= c.npus_count[d];
-    if (total > (int64_t{1} << 24)) {
+    if (total > kMaxNpus) {
       return Status::InvalidArgument(Where(o, "npus_count") + ": more than 2^24 NPUs in total");
     }
-    if (!(c.bandwidth_gbps[d] > 0) || !std::isfinite(c.bandwidth_gbps[d])) {
-      return Status::InvalidArgument(Where(o, "bandwidth") + dim + " must be a positive GB/s");
+    // NaN fails every comparison, so it is refused with the out-of-range values.
+    const double bw = c.bandwidth_gbps[d];
+    if (!(bw >= kMinBandwidthGbps && bw <= kMaxBandwidthGbps)) {
+      return Status::InvalidArgument(Where(o, "bandwidth") + ": " + Number(bw) + dim +
+                                     " is out of range; give GB/s per link between " +
+                                     Number(kMinBandwidthGbps) + " and " +
+                                     Number(kMaxBandwidthGbps));
     }
-    if (!(c.latency_ns[d] >= 0) || !std::isfinite(c.latency_ns[d])) {
-      return Status::InvalidArgument(Where(o, "latency") + dim + " must be >= 0 ns");
+    const double lat = c.latency_ns[d];
+    if (!(lat >= 0 && lat <= kMaxDelayNs)) {
+      return Status::InvalidArgument(Where(o, "latency") + ": " + Number(lat) + dim +
+                                     " is out of range; give ns per link between 0 and " +
+                                     Number(kMaxDelayNs) + " (1,000 s)");
     }
   }
   return Status::Ok();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace genie::config {
 namespace {
 
@@ -77,6 +79,51 @@ TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   EXPECT_NE(missing.status().message().find("bandwidth"), std::string::npos);
   EXPECT_FALSE(ParseNetworkConfig("topology: [ Ring\n", "x").ok());
   EXPECT_FALSE(LoadNetworkConfig("/nonexistent/net.yml").ok());
+}
+
+// The tester's extreme inputs (bandwidth 1e-300, latency 1e30) once overflowed simulated
+// time and tripped an internal check mid-run; every number of network.yml is now bounded up
+// front, and each error names the file and the key.
+TEST(NetworkConfigTest, OutOfRangeValuesAreErrorsNamingFileAndKey) {
+  auto yml = [](const std::string& npus, const std::string& bw, const std::string& lat) {
+    return "topology: [ Ring, Switch ]\nnpus_count: [ 4, " + npus + " ]\nbandwidth: [ 50, " +
+           bw + " ]\nlatency: [ 500, " + lat + " ]\n";
+  };
+  const std::tuple<const char*, std::string, std::string, std::string> cases[] = {
+      {"bandwidth", "2", "1e-300", "1"},   {"bandwidth", "2", "1e300", "1"},
+      {"bandwidth", "2", ".nan", "1"},     {"bandwidth", "2", ".inf", "1"},
+      {"bandwidth", "2", "-50", "1"},      {"bandwidth", "2", "0", "1"},
+      {"bandwidth", "2", "fast", "1"},     {"bandwidth", "2", "[ 1 ]", "1"},
+      {"latency", "2", "50", "1e30"},      {"latency", "2", "50", "-1"},
+      {"latency", "2", "50", ".nan"},      {"latency", "2", "50", "-.inf"},
+      {"latency", "2", "50", "1e13"},      {"latency", "2", "50", "soon"},
+      {"npus_count", "0", "50", "1"},      {"npus_count", "-4", "50", "1"},
+      {"npus_count", "1e10", "50", "1"},   {"npus_count", "4.5", "50", "1"},
+      {"npus_count", "99999999999", "50", "1"}, {"npus_count", "8388608", "50", "1"},
+  };
+  for (const auto& [key, npus, bw, lat] : cases) {
+    const std::string text = yml(npus, bw, lat);
+    auto c = ParseNetworkConfig(text, "net.yml");
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_EQ(c.status().code(), Status::Code::kInvalidArgument) << text;
+    EXPECT_NE(c.status().message().find("net.yml: key \"" + std::string(key) + "\""),
+              std::string::npos)
+        << text << " -> " << c.status().message();
+  }
+  auto tiny = ParseNetworkConfig(yml("2", "1e-300", "1"), "net.yml");
+  EXPECT_NE(tiny.status().message().find("1e-300 (dimension 1) is out of range"),
+            std::string::npos)
+      << tiny.status().message();
+  // The bounds themselves are fine.
+  EXPECT_TRUE(ParseNetworkConfig(yml("2", "1e-6", "1e12"), "net.yml").ok());
+  EXPECT_TRUE(ParseNetworkConfig(yml("2", "1e9", "0"), "net.yml").ok());
+  // Not a map, a map where a list belongs, an empty file.
+  EXPECT_FALSE(ParseNetworkConfig("- 1\n- 2\n", "net.yml").ok());
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: { a: Ring }\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
+                   "net.yml")
+                   .ok());
+  EXPECT_FALSE(ParseNetworkConfig("", "net.yml").ok());
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "genie/config/system_config.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include <spdlog/spdlog.h>
 
+#include "genie/config/limits.h"
 #include "genie/config/text_file.h"
 
 namespace genie::config {
@@ -14,8 +17,15 @@ using json = nlohmann::json;
 
 const char* const kCollectives[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
 
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 // Reads numbers the way ASTRA-sim's nlohmann assignments do: any JSON number; integer fields
-// truncate a fractional value. Strings, lists and objects are errors.
+// truncate a fractional value. Strings, lists and objects are errors, and so is a number
+// outside the bounds the caller gives (config/limits.h), NaN and infinity included.
 class Reader {
  public:
   Reader(const json& j, const std::string& origin) : j_(j), origin_(origin) {}
@@ -25,20 +35,36 @@ class Reader {
   }
   bool Has(const char* key) const { return j_.contains(key); }
 
-  Status Number(const char* key, double* out) const {
+  // A number in [lo, hi] (or exactly 0 when `zero_ok`: "not given"). `unit` ("ns", "GB/s")
+  // follows the bounds in the error.
+  Status Number(const char* key, double* out, double lo, double hi, const char* unit,
+                bool zero_ok = false) const {
     if (!j_.contains(key)) return Status::Ok();
     const json& v = j_[key];
     if (!v.is_number()) return Error(key, "expected a number, found " + v.dump());
-    *out = v.get<double>();
-    if (!std::isfinite(*out)) return Error(key, "must be finite");
+    const double d = v.get<double>();
+    if (!(d >= lo && d <= hi) && !(zero_ok && d == 0)) return RangeError(key, d, lo, hi, unit, zero_ok);
+    *out = d;
     return Status::Ok();
   }
+  // An integer in [lo, hi]; a fractional value is truncated first, as ASTRA-sim does.
   template <typename Int>
-  Status Integer(const char* key, Int* out) const {
+  Status Integer(const char* key, Int* out, Int lo, Int hi, const char* unit) const {
     double d = static_cast<double>(*out);
-    GENIE_RETURN_IF_ERROR(Number(key, &d));
+    GENIE_RETURN_IF_ERROR(Number(key, &d, -std::numeric_limits<double>::max(),
+                                 std::numeric_limits<double>::max(), unit));
+    d = std::trunc(d);
+    if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi))) {
+      return RangeError(key, d, static_cast<double>(lo), static_cast<double>(hi), unit, false);
+    }
     *out = static_cast<Int>(d);
     return Status::Ok();
+  }
+  Status RangeError(const char* key, double d, double lo, double hi, const char* unit,
+                    bool zero_ok) const {
+    const std::string u = *unit ? std::string(" ") + unit : "";
+    return Error(key, Num(d) + " is out of range; give " + (zero_ok ? "0 or " : "") +
+                          "a number from " + Num(lo) + " to " + Num(hi) + u);
   }
   // ASTRA-sim tests `j[key] != 0`: accept 0/1 and true/false.
   Status Flag(const char* key, bool* out) const {
@@ -214,16 +240,12 @@ Result<SystemConfig> ParseSystemConfig(const std::string& text, const std::strin
     }
   }
 
-  GENIE_RETURN_IF_ERROR(r.Integer("endpoint-delay", &c.endpoint_delay_ns));
-  if (c.endpoint_delay_ns < 0) return r.Error("endpoint-delay", "must be >= 0 ns");
-  GENIE_RETURN_IF_ERROR(r.Integer("active-chunks-per-dimension", &c.active_chunks_per_dimension));
-  if (c.active_chunks_per_dimension < 1) {
-    return r.Error("active-chunks-per-dimension", "must be >= 1");
-  }
-  GENIE_RETURN_IF_ERROR(r.Integer("preferred-dataset-splits", &c.preferred_dataset_splits));
-  if (c.preferred_dataset_splits < 1) {
-    return r.Error("preferred-dataset-splits", "must be >= 1");
-  }
+  const auto kMaxDelay = static_cast<TimeNs>(kMaxDelayNs);
+  GENIE_RETURN_IF_ERROR(r.Integer("endpoint-delay", &c.endpoint_delay_ns, TimeNs{0}, kMaxDelay, "ns"));
+  GENIE_RETURN_IF_ERROR(r.Integer("active-chunks-per-dimension", &c.active_chunks_per_dimension,
+                                  1, kMaxDatasetSplits, ""));
+  GENIE_RETURN_IF_ERROR(r.Integer("preferred-dataset-splits", &c.preferred_dataset_splits, 1,
+                                  kMaxDatasetSplits, ""));
 
   for (const char* coll : kCollectives) {
     std::string key = std::string(coll) + "-implementation";
@@ -264,21 +286,23 @@ Result<SystemConfig> ParseSystemConfig(const std::string& text, const std::strin
     }
   }
 
-  GENIE_RETURN_IF_ERROR(r.Number("local-mem-bw", &c.local_mem_bw_gbps));
-  if (c.local_mem_bw_gbps < 0) return r.Error("local-mem-bw", "must be >= 0 GB/s");
-  GENIE_RETURN_IF_ERROR(r.Integer("local-reduction-delay", &c.local_reduction_delay_ns));
-  GENIE_RETURN_IF_ERROR(r.Number("peak-perf", &c.peak_perf_tflops));
-  if (c.peak_perf_tflops < 0) return r.Error("peak-perf", "must be >= 0 TFLOPS");
+  GENIE_RETURN_IF_ERROR(r.Number("local-mem-bw", &c.local_mem_bw_gbps, kMinBandwidthGbps,
+                                 kMaxBandwidthGbps, "GB/s", /*zero_ok=*/true));
+  GENIE_RETURN_IF_ERROR(r.Integer("local-reduction-delay", &c.local_reduction_delay_ns, TimeNs{0},
+                                  kMaxDelay, "ns"));
+  GENIE_RETURN_IF_ERROR(r.Number("peak-perf", &c.peak_perf_tflops, kMinPeakTflops,
+                                 kMaxPeakTflops, "TFLOPS", /*zero_ok=*/true));
   GENIE_RETURN_IF_ERROR(r.Flag("roofline-enabled", &c.roofline_enabled));
   GENIE_RETURN_IF_ERROR(r.Flag("replay-only", &c.replay_only));
   GENIE_RETURN_IF_ERROR(r.Flag("trace-enabled", &c.trace_enabled));
   GENIE_RETURN_IF_ERROR(r.Flag("track-local-mem", &c.track_local_mem));
-  GENIE_RETURN_IF_ERROR(r.Number("L", &c.L));
-  GENIE_RETURN_IF_ERROR(r.Number("o", &c.o));
-  GENIE_RETURN_IF_ERROR(r.Number("g", &c.g));
-  GENIE_RETURN_IF_ERROR(r.Number("G", &c.G));
+  // LogGP: latency, overhead and gap in ns, gap per byte in ns/B.
+  for (auto [key, field] : {std::pair{"L", &c.L}, std::pair{"o", &c.o}, std::pair{"g", &c.g},
+                            std::pair{"G", &c.G}}) {
+    GENIE_RETURN_IF_ERROR(r.Number(key, field, 0, kMaxDelayNs, "ns"));
+  }
   GENIE_RETURN_IF_ERROR(r.Flag("model-shared-bus", &c.model_shared_bus));
-  GENIE_RETURN_IF_ERROR(r.Integer("boost-mode", &c.boost_mode));
+  GENIE_RETURN_IF_ERROR(r.Integer("boost-mode", &c.boost_mode, 0, 1, ""));
 
   GENIE_RETURN_IF_ERROR(r.String("intra-dimension-scheduling", &c.intra_dimension_scheduling));
   static const std::set<std::string> kIntra = {"FIFO", "RG", "smallestFirst",

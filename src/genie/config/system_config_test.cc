@@ -147,5 +147,56 @@ TEST(SystemConfigTest, ToJsonRoundTrips) {
   EXPECT_EQ(again->local_mem_bw_gbps, 3350.0);
 }
 
+// Every number in system.json, reviewed the same way: a wrong type, a negative, zero where it
+// divides or counts, a value that is not finite, or an absurd magnitude is an error naming the
+// file and the key (never a crash, an uncaught exception, or a silent wrap).
+TEST(SystemConfigTest, OutOfRangeNumbersAreErrorsNamingFileAndKey) {
+  const std::pair<const char*, std::vector<const char*>> cases[] = {
+      {"endpoint-delay", {"-1", "1e30", "\"10\"", "[10]", "null", "1e13"}},
+      {"active-chunks-per-dimension", {"0", "-3", "1e8", "4097", "\"1\"", "true"}},
+      // 1e8 splits once grew a run past 3 GB before the first event.
+      {"preferred-dataset-splits", {"0", "-1", "1e8", "4097", "1e30", "{}", "0.5"}},
+      {"local-mem-bw", {"-1", "1e-300", "1e300", "\"fast\""}},
+      {"local-reduction-delay", {"-1", "1e30", "[]"}},
+      {"peak-perf", {"-900", "1e-300", "1e300", "\"900\""}},
+      {"L", {"-1", "1e30", "\"x\""}},
+      {"o", {"-0.5", "1e300"}},
+      {"g", {"-1", "1e13"}},
+      {"G", {"-2"}},
+      {"boost-mode", {"2", "-1", "1e30", "\"on\""}},
+      {"roofline-enabled", {"\"yes\"", "[]"}},
+  };
+  for (const auto& [key, values] : cases) {
+    for (const char* v : values) {
+      const std::string text = std::string("{\"") + key + "\": " + v + "}";
+      auto c = ParseSystemConfig(text, "sys.json");
+      ASSERT_FALSE(c.ok()) << text;
+      EXPECT_EQ(c.status().code(), Status::Code::kInvalidArgument) << text;
+      EXPECT_NE(c.status().message().find("sys.json: key \"" + std::string(key) + "\""),
+                std::string::npos)
+          << text << " -> " << c.status().message();
+    }
+  }
+  auto splits = ParseSystemConfig(R"({"preferred-dataset-splits": 1e8})", "sys.json");
+  ASSERT_FALSE(splits.ok());
+  EXPECT_NE(splits.status().message().find("from 1 to 4096"), std::string::npos)
+      << splits.status().message();
+}
+
+TEST(SystemConfigTest, ValuesAtTheBoundsAreAccepted) {
+  auto c = ParseSystemConfig(
+      R"({"endpoint-delay": 1e12, "active-chunks-per-dimension": 4096,
+          "preferred-dataset-splits": 4096.9, "local-mem-bw": 1e-6, "peak-perf": 1e9,
+          "local-reduction-delay": 0, "L": 0, "G": 1e12, "boost-mode": 1})",
+      "sys.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->endpoint_delay_ns, 1'000'000'000'000);
+  EXPECT_EQ(c->preferred_dataset_splits, 4096);  // truncated, as ASTRA-sim's int fields
+  EXPECT_EQ(c->local_mem_bw_gbps, 1e-6);
+  auto zeros = ParseSystemConfig(R"({"local-mem-bw": 0, "peak-perf": 0})", "sys.json");
+  ASSERT_TRUE(zeros.ok()) << zeros.status().ToString();  // 0 = not given
+  EXPECT_EQ(zeros->local_mem_bw_gbps, 0);
+}
+
 }  // namespace
 }  // namespace genie::config

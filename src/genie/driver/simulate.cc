@@ -13,6 +13,24 @@
 #include "genie/report/results_json.h"
 
 namespace genie::driver {
+namespace {
+
+// A workload or configuration the simulation cannot accept (traces that disagree, values that
+// overflow simulated time, a MEM_LOAD without memory model) exits 2, like a bad flag;
+// anything else that stops it (a deadlock report) exits 1.
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kNotFound:
+    case Status::Code::kUnsupported:
+    case Status::Code::kCorruption:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+}  // namespace
 
 int RunSimulate(const SimulateOptions& f) {
   auto setup = runtime::PrepareRun(f.setup);
@@ -45,7 +63,7 @@ int RunSimulate(const SimulateOptions& f) {
                         SimulatedIterations(f.iterations, f.warmup));
   if (!stats.ok()) {
     std::cerr << "genie simulate: " << stats.status().message() << "\n";
-    return 1;
+    return ExitCodeFor(stats.status());
   }
   if (!f.quiet) report::PrintAstraSimLines(std::cout, stats->ranks);
   if (!f.output.empty()) {

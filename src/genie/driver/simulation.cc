@@ -22,14 +22,22 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   }
   GENIE_ASSIGN_OR_RETURN(auto backend, runtime::SimBackend::Create(network, model, n));
 
+  // Without --memory, ASTRA-sim's default applies: NO_MEMORY_EXPANSION, where a MEM_LOAD or
+  // MEM_STORE is an error (the Executor names the node) rather than free.
+  runtime::ExecutorConfig exec = setup.exec;
+  if (!exec.memory.has_value()) {
+    exec.memory = config::MemoryConfig{};
+    exec.memory->path = "the default memory model (no --memory given)";
+  }
+
   std::vector<std::unique_ptr<IterationDriver>> drivers;
   drivers.reserve(n);
   SimulationStats stats;
   Status first_error;
   int done = 0;
   for (int r = 0; r < n; ++r) {
-    drivers.push_back(std::make_unique<IterationDriver>(iterations, setup.exec,
-                                                        backend->ForRank(r), *graphs[r], recorder));
+    drivers.push_back(std::make_unique<IterationDriver>(iterations, exec, backend->ForRank(r),
+                                                        *graphs[r], recorder));
   }
   for (int r = 0; r < n; ++r) {
     IterationDriver& d = *drivers[r];
@@ -40,6 +48,22 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     });
   }
   const uint64_t events = backend->Run();
+  if (!backend->status().ok()) {
+    // An input error the simulation cannot go past (sizes that disagree, time overflow): say
+    // what the ranks concerned were running, which names the node and its size. (A message
+    // refused at a later hop of its route does not name its ranks: then every unfinished one.)
+    std::vector<int> ranks = backend->failed_ranks();
+    for (int r = 0; ranks.empty() && r < n; ++r) {
+      if (!drivers[r]->finished()) ranks.push_back(r);
+    }
+    std::ostringstream out;
+    out << "at t=" << backend->Now() << " ns, these ranks were running:\n";
+    int shown = 0;
+    for (int r : ranks) {
+      if (r >= 0 && r < n && shown++ < 16) out << drivers[r]->DescribeWaiting();
+    }
+    return backend->status().WithDetail(out.str());
+  }
   if (!first_error.ok()) return first_error;
 
   if (done < n) {

@@ -24,6 +24,10 @@ struct Message {
   uint16_t channel = 0;   // which parallel flow to the peer carries it
   const void* data = nullptr;  // Send: payload (nullptr = no real data; the wire carries filler)
   void* into = nullptr;        // Recv: where the payload lands (nullptr = discard)
+  // Simulation only: messages to the same peer with the same nonzero `flow` are one stream
+  // of bytes that even the congestion-unaware model serializes (the CollectiveRunner gives
+  // each chunk of a collective its own flow; 0 = a flow of its own). Real backends ignore it.
+  uint64_t flow = 0;
 };
 
 using Callback = std::function<void()>;

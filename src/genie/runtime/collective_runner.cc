@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "genie/common/check.h"
+#include "genie/common/checked_math.h"
 
 namespace genie::runtime {
 
@@ -153,6 +154,9 @@ void CollectiveRunner::SendFor(uint32_t s) {
   msg.tag = tag_base_ | step.send_tag;
   msg.bytes = range.length;
   msg.channel = step.channel;
+  // One flow per chunk: its slices and channels share the pair's bandwidth in simulation,
+  // while concurrent chunks stay independent, as in ASTRA-sim. tag_base_'s low 32 bits are 0.
+  msg.flow = tag_base_ | (uint64_t{schedule_.phases[steps_[s].phase].chunk} + 1);
   if (buffer_ != nullptr) msg.data = buffer_->data() + range.offset;
   auto post = [this, s, msg] {
     bytes_sent_ += msg.bytes;
@@ -189,7 +193,8 @@ void CollectiveRunner::CompletePhase(uint32_t p) {
 TimeNs CollectiveRunner::ReductionCost(Bytes bytes) const {
   if (!backend_.modelled() || costs_.local_mem_bw <= 0) return 0;
   // ASTRA-sim: three memory passes (read, read, write), each truncated to whole ns.
-  return 3 * static_cast<TimeNs>(std::floor(static_cast<double>(bytes) / costs_.local_mem_bw));
+  // Saturates for sizes past int64 ns; the simulator then refuses the event.
+  return SaturatingMul(TimeNs{3}, SaturatingTimeNs(static_cast<double>(bytes) / costs_.local_mem_bw));
 }
 
 void CollectiveRunner::Reduce(const collective::ByteRange& range, const uint8_t* incoming) {

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "genie/collective/planner.h"
+#include "genie/common/checked_math.h"
 
 namespace genie::runtime {
 namespace {
@@ -150,9 +151,9 @@ bool Executor::TryIssue(const Op& op) {
       // moment its last dependency completed, not when this loop got round to it: sleeping
       // to an absolute deadline keeps a long chain of compute from drifting late.
       const TimeNs d = compute_.Duration(op);
-      if (!op.is_cpu_op) compute_ns_ += d;
+      if (!op.is_cpu_op) compute_ns_ = SaturatingAdd(compute_ns_, d);
       f.start = std::min(f.start, ready_time_);
-      f.end_target = f.start + d;
+      f.end_target = SaturatingAdd(f.start, d);  // the backend refuses a time past the end
       backend_.After(std::max<TimeNs>(0, f.end_target - backend_.Now()),
                      [this, id] { Finish(id); });
       break;

@@ -1,11 +1,11 @@
 #include "genie/runtime/sim_backend.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
 #include "genie/common/check.h"
+#include "genie/common/checked_math.h"
 
 namespace genie::runtime {
 
@@ -18,6 +18,17 @@ class SimBackend::RankView final : public Backend {
   TimeNs Now() const override { return sim_->queue_.Now(); }
   void After(TimeNs delay, Callback fn) override {
     GENIE_CHECK(delay >= 0) << "rank " << rank_ << ": After() with negative delay " << delay;
+    if (!sim_->queue_.Fits(delay)) {
+      // A compute duration or a local cost past the end of simulated time (a saturated value).
+      sim_->Fail(Status::InvalidArgument(
+                     "simulated time overflows: rank " + std::to_string(rank_) + " waits " +
+                     (delay == kMaxTimeNs ? std::string("longer than 2^63-1 ns")
+                                          : std::to_string(delay) + " ns") +
+                     " from t=" + std::to_string(Now()) +
+                     " ns, past 2^63-1 ns (about 292 years)"),
+                 {rank_});
+      return;
+    }
     sim_->queue_.After(delay, std::move(fn));
   }
   void Send(const Message& msg, Callback done) override {
@@ -81,13 +92,24 @@ void SimBackend::Retire(const Key& key, Channel& ch) {
   }
 }
 
-void SimBackend::CountMismatch(const Key& key, Bytes sent, Bytes posted) {
-  if (sent == posted) return;
-  if (counters_.size_mismatches++ == 0) {
-    spdlog::warn("simulation: rank {} posted a {}-byte receive for a {}-byte send from rank {} "
-                 "(tag {}); delivering the send's size (further mismatches are only counted)",
-                 key.dst, posted, sent, key.src, key.tag);
-  }
+void SimBackend::Fail(Status status, std::vector<int> ranks) {
+  if (queue_.failed()) return;
+  failed_ranks_ = std::move(ranks);
+  queue_.Fail(std::move(status));
+}
+
+bool SimBackend::SizeMismatch(const Key& key, Bytes sent, Bytes posted) {
+  if (sent == posted) return false;
+  char tag[24];
+  std::snprintf(tag, sizeof tag, "0x%llx", static_cast<unsigned long long>(key.tag));
+  Fail(Status::InvalidArgument(
+           "rank " + std::to_string(key.src) + " sent " + std::to_string(sent) +
+           " bytes with tag " + tag + " but rank " + std::to_string(key.dst) +
+           " posted a receive of " + std::to_string(posted) +
+           " bytes; the ranks' traces disagree on this operation's size (genie inspect compares "
+           "the ranks' collectives)"),
+       {key.src, key.dst});
+  return true;
 }
 
 void SimBackend::Send(int rank, const Message& msg, Callback done) {
@@ -102,10 +124,14 @@ void SimBackend::Send(int rank, const Message& msg, Callback done) {
   slot.data = msg.data;
   slot.send_done = std::move(done);
   ++counters_.messages_sent;
-  counters_.bytes_sent += msg.bytes;
+  counters_.bytes_sent = SaturatingAdd(counters_.bytes_sent, msg.bytes);
   ++rank_counters_[rank].messages_sent;
-  rank_counters_[rank].bytes_sent += msg.bytes;
-  network_->Transmit(rank, msg.peer, msg.bytes, [this, key, seq] { Delivered(key, seq); });
+  rank_counters_[rank].bytes_sent = SaturatingAdd(rank_counters_[rank].bytes_sent, msg.bytes);
+  const bool was_failed = queue_.failed();
+  network_->Transmit(rank, msg.peer, msg.bytes, msg.flow,
+                     [this, key, seq] { Delivered(key, seq); });
+  // The model refuses a delay past the end of time by failing the queue (it names the message).
+  if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }
 
 void SimBackend::Delivered(const Key& key, uint64_t seq) {
@@ -116,11 +142,12 @@ void SimBackend::Delivered(const Key& key, uint64_t seq) {
   slot.arrived = true;
   ++counters_.messages_delivered;
   ++rank_counters_[key.dst].messages_received;
-  rank_counters_[key.dst].bytes_received += slot.send_bytes;
+  rank_counters_[key.dst].bytes_received =
+      SaturatingAdd(rank_counters_[key.dst].bytes_received, slot.send_bytes);
+  if (slot.posted && SizeMismatch(key, slot.send_bytes, slot.recv_bytes)) return;
   Callback send_done = std::move(slot.send_done);
   Callback recv_done;
   if (slot.posted) {
-    CountMismatch(key, slot.send_bytes, slot.recv_bytes);
     if (slot.data != nullptr && slot.into != nullptr) {
       std::memcpy(slot.into, slot.data, std::min(slot.send_bytes, slot.recv_bytes));
     }
@@ -153,7 +180,7 @@ void SimBackend::Recv(int rank, const Message& msg, Callback done) {
   }
   // Arrived earlier and held: complete at the current time, as a new event (ASTRA-sim
   // schedules the receive handler with a zero delay).
-  CountMismatch(key, slot.send_bytes, slot.recv_bytes);
+  if (SizeMismatch(key, slot.send_bytes, slot.recv_bytes)) return;
   if (msg.into != nullptr && !slot.held.empty()) {
     std::memcpy(msg.into, slot.held.data(), std::min<Bytes>(slot.held.size(), msg.bytes));
   }
@@ -213,7 +240,6 @@ nlohmann::json SimBackend::StatsJson(size_t max_links) const {
   j["bytes_sent"] = c.bytes_sent;
   j["messages_delivered"] = c.messages_delivered;
   j["recvs_completed"] = c.recvs_completed;
-  j["size_mismatches"] = c.size_mismatches;
   nlohmann::json ranks = nlohmann::json::array();
   for (const RankCounters& r : rank_counters_) {
     ranks.push_back({{"messages_sent", r.messages_sent}, {"bytes_sent", r.bytes_sent},

@@ -13,6 +13,10 @@
 //    receive's `done` run in that order in the arrival event.
 //  - Payloads are copied when both sides give buffers (Message::data / Message::into), so
 //    collective results can be verified in simulation too.
+//  - The simulation fails (status() not OK, Run() returns early, nothing more runs) when a
+//    receive's size differs from its send's (the ranks' traces disagree, as a real run would
+//    refuse) and when simulated time would overflow (a delay past 2^63-1 ns). failed_ranks()
+//    names the ranks involved so that the caller can say what they were running.
 // Owns the queue, topology and network model; all methods and callbacks run on the thread that
 // calls Run().
 #pragma once
@@ -40,7 +44,6 @@ struct SimCounters {
   uint64_t messages_delivered = 0;
   uint64_t recvs_posted = 0;
   uint64_t recvs_completed = 0;
-  uint64_t size_mismatches = 0;  // a Recv whose size differs from its matching Send's
   uint64_t events = 0;           // events the queue has run
 };
 
@@ -63,9 +66,14 @@ class SimBackend {
 
   Backend& ForRank(int rank);
   int world_size() const { return static_cast<int>(ranks_.size()); }
-  // Runs events until none is left; returns how many ran in this call.
+  // Runs events until none is left or the simulation fails; returns how many ran in this call.
   uint64_t Run() { return queue_.Run(); }
   TimeNs Now() const { return queue_.Now(); }
+  // OK, or why the simulation stopped (an input error: sizes that disagree, time overflow).
+  const Status& status() const { return queue_.status(); }
+  // The ranks the failure concerns (sender and receiver, or the rank whose delay overflowed);
+  // empty when a message overflowed at a later hop of its route.
+  const std::vector<int>& failed_ranks() const { return failed_ranks_; }
 
   sim::EventQueue& queue() { return queue_; }
   const sim::Topology& topology() const { return topology_; }
@@ -120,7 +128,9 @@ class SimBackend {
   void Delivered(const Key& key, uint64_t seq);
   Slot& SlotAt(Channel& ch, uint64_t seq);
   void Retire(const Key& key, Channel& ch);  // drops finished slots, and the channel if empty
-  void CountMismatch(const Key& key, Bytes sent, Bytes posted);
+  // Fails the simulation when a receive's size differs from its send's; true if it did.
+  bool SizeMismatch(const Key& key, Bytes sent, Bytes posted);
+  void Fail(Status status, std::vector<int> ranks);
 
   sim::EventQueue queue_;
   sim::Topology topology_;
@@ -129,6 +139,7 @@ class SimBackend {
   std::unordered_map<Key, Channel, KeyHash> channels_;
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
+  std::vector<int> failed_ranks_;
 };
 
 }  // namespace genie::runtime

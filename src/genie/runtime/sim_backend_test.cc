@@ -1,11 +1,17 @@
 #include "genie/runtime/sim_backend.h"
 
+#include <algorithm>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "genie/collective/planner.h"
+#include "genie/common/checked_math.h"
 #include "genie/config/network_config.h"
+#include "genie/runtime/collective_runner.h"
 
 namespace genie::runtime {
 namespace {
@@ -192,14 +198,44 @@ TEST(SimBackendTest, UnmatchedOperationsAreReported) {
       << s.message();
 }
 
-TEST(SimBackendTest, SizeMismatchIsCountedAndDelivered) {
+// A receive whose size differs from its send's means the ranks' traces disagree: the
+// simulation stops with an error naming both ranks and both sizes (a real run refuses it too),
+// whichever side is posted first.
+TEST(SimBackendTest, SizeMismatchFailsTheSimulationNamingBothRanksAndSizes) {
+  for (bool recv_first : {true, false}) {
+    auto sim = Make("Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware);
+    bool got = false;
+    if (recv_first) sim->ForRank(1).Recv(From(0, 0x5000000003, 100), [&] { got = true; });
+    sim->ForRank(0).Send(To(1, 0x5000000003, 64), [] {});
+    sim->ForRank(2).Send(To(3, 1, 8), [] {});
+    sim->ForRank(3).Recv(From(2, 1, 8), [] {});
+    if (!recv_first) {
+      sim->Run();
+      sim->ForRank(1).Recv(From(0, 0x5000000003, 100), [&] { got = true; });
+    }
+    sim->Run();
+    EXPECT_FALSE(got);
+    ASSERT_FALSE(sim->status().ok());
+    EXPECT_EQ(sim->status().code(), Status::Code::kInvalidArgument);
+    const std::string& m = sim->status().message();
+    EXPECT_NE(m.find("rank 0 sent 64 bytes with tag 0x5000000003 but rank 1 posted a receive of "
+                     "100 bytes"),
+              std::string::npos) << m;
+    EXPECT_EQ(sim->failed_ranks(), (std::vector<int>{0, 1}));
+  }
+}
+
+// A local cost or compute duration past the end of simulated time (a saturated value) stops
+// the simulation with an error naming the rank instead of wrapping the clock.
+TEST(SimBackendTest, DelayPastTheEndOfTimeFailsNamingTheRank) {
   auto sim = Make("Ring_8npus.yml", sim::NetworkModelKind::kCongestionUnaware);
-  bool got = false;
-  sim->ForRank(1).Recv(From(0, 0, 100), [&] { got = true; });
-  sim->ForRank(0).Send(To(1, 0, 64), [] {});
+  bool ran = false;
+  sim->ForRank(5).After(1000, [&] { sim->ForRank(5).After(kMaxTimeNs - 1000, [&] { ran = true; }); });
   sim->Run();
-  EXPECT_TRUE(got);
-  EXPECT_EQ(sim->counters().size_mismatches, 1u);
+  EXPECT_FALSE(ran);
+  ASSERT_FALSE(sim->status().ok());
+  EXPECT_NE(sim->status().message().find("rank 5"), std::string::npos) << sim->status().message();
+  EXPECT_EQ(sim->failed_ranks(), std::vector<int>{5});
 }
 
 TEST(SimBackendTest, StatsJsonShowsTheBusiestLink) {
@@ -313,6 +349,121 @@ TEST(SimBackendOracleTest, RingAllReduceMatchesAstraSimFigures) {
     EXPECT_EQ(ar.Run(), std::vector<TimeNs>(8, c.expected))
         << c.yml << " " << sim::NetworkModelName(c.kind) << " local-mem-bw " << c.mem_bw;
   }
+}
+
+}  // namespace
+}  // namespace genie::runtime
+
+namespace genie::runtime {
+namespace {
+
+// Physics: whatever the algorithm, size, slice and channel count, a collective cannot finish
+// before its busiest link has carried its bytes. The aware model is checked on every
+// topology; the unaware one (no contention between flows, as ASTRA-sim) on FullyConnected,
+// where a rank pair is a link. `--slice 16` once made a 1 MiB ring all-reduce 10x faster
+// than its links allow: tiny messages serialized in floor(0.3) = 0 ns, and all at once.
+struct Outcome {
+  TimeNs end = 0;
+  double bound_ns = 0;  // bytes on the busiest link / its bandwidth (aware model's counters)
+};
+
+Outcome RunCollective(const config::NetworkConfig& net, sim::NetworkModelKind kind,
+                      const collective::CollectiveSpec& spec) {
+  auto made = SimBackend::Create(net, kind, static_cast<int>(spec.group.size()));
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<SimBackend> sim = std::move(made).value();
+  std::vector<std::unique_ptr<CollectiveRunner>> runners;
+  Outcome out;
+  for (int r = 0; r < static_cast<int>(spec.group.size()); ++r) {
+    auto plan = collective::Plan(spec, r);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    if (!plan.ok()) return out;
+    Backend& b = sim->ForRank(r);
+    runners.push_back(std::make_unique<CollectiveRunner>(
+        b, std::move(plan).value(), uint64_t{1} << 32, LocalCosts{}, spec.options.active_chunks,
+        collective::SchedulingPolicy::kFifo, nullptr,
+        [&out, &b] { out.end = std::max(out.end, b.Now()); }));
+  }
+  for (auto& runner : runners) runner->Start();
+  sim->Run();
+  EXPECT_TRUE(sim->status().ok()) << sim->status().ToString();
+  EXPECT_TRUE(sim->CheckAllMatched().ok());
+  for (const sim::LinkStats& l : sim->network().link_stats()) {
+    const int dim = sim->topology().link(l.link).dim;
+    out.bound_ns = std::max(out.bound_ns, static_cast<double>(l.bytes) /
+                                              sim->topology().bytes_per_ns(dim));
+  }
+  return out;
+}
+
+TEST(SimBackendPhysicsTest, NoCollectiveBeatsItsBusiestLink) {
+  using config::TopologyKind;
+  using collective::Algorithm;
+  struct Net {
+    config::NetworkConfig config;
+    bool unaware_too;  // pairs are links: the unaware model must respect them as well
+  };
+  const Net nets[] = {
+      {{"ring4", {TopologyKind::kRing}, {4}, {50.0}, {500.0}}, false},
+      {{"switch8", {TopologyKind::kSwitch}, {8}, {400.0}, {936.25}}, false},
+      {{"fc4", {TopologyKind::kFullyConnected}, {4}, {100.0}, {200.0}}, true},
+      {{"fc8", {TopologyKind::kFullyConnected}, {8}, {25.0}, {50.0}}, true},
+  };
+  const CollectiveType types[] = {CollectiveType::kAllReduce, CollectiveType::kAllGather,
+                                  CollectiveType::kReduceScatter, CollectiveType::kAllToAll};
+  const Algorithm algorithms[] = {Algorithm::kRing, Algorithm::kDirect,
+                                  Algorithm::kHalvingDoubling, Algorithm::kDoubleBinaryTree};
+  int checked = 0;
+  for (const Net& net : nets) {
+    const int n = net.config.total_npus();
+    for (CollectiveType type : types) {
+      for (Algorithm algorithm : algorithms) {
+        if (algorithm == Algorithm::kDoubleBinaryTree && type != CollectiveType::kAllReduce) {
+          continue;  // all-reduce only (REFERENCE §2)
+        }
+        if (algorithm == Algorithm::kHalvingDoubling && type == CollectiveType::kAllToAll) {
+          continue;  // not implemented (docs/algorithms.md)
+        }
+        for (Bytes size : {Bytes{4096}, Bytes{256} << 10}) {
+          for (Bytes slice : {Bytes{0}, Bytes{16}, Bytes{4096}}) {
+            if (slice == 16 && size > 4096) continue;  // 16-byte slices: keep the test quick
+            for (int channels : {1, 3}) {
+              for (int chunks : {1, 2}) {
+                collective::CollectiveSpec spec;
+                spec.type = type;
+                spec.size = size;
+                for (int r = 0; r < n; ++r) spec.group.push_back(r);
+                spec.options.algorithms = {algorithm};
+                spec.options.slice_bytes = slice;
+                spec.options.channels = channels;
+                spec.options.chunks = chunks;
+                spec.options.active_chunks = 1;
+                const std::string what = net.config.path + " " + CollectiveTypeName(type) + " " +
+                                          collective::AlgorithmName(algorithm) + " " +
+                                          std::to_string(size) + " B, slice " +
+                                          std::to_string(slice) + ", channels " +
+                                          std::to_string(channels) + ", chunks " +
+                                          std::to_string(chunks);
+                const Outcome aware =
+                    RunCollective(net.config, sim::NetworkModelKind::kCongestionAware, spec);
+                ASSERT_GT(aware.bound_ns, 0) << what;
+                EXPECT_GE(static_cast<double>(aware.end), std::floor(aware.bound_ns))
+                    << "aware " << what;
+                if (net.unaware_too) {
+                  const Outcome unaware =
+                      RunCollective(net.config, sim::NetworkModelKind::kCongestionUnaware, spec);
+                  EXPECT_GE(static_cast<double>(unaware.end), std::floor(aware.bound_ns))
+                      << "unaware " << what;
+                }
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
 }
 
 }  // namespace

@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "genie/common/check.h"
+#include "genie/common/checked_math.h"
 
 namespace genie::sim {
 
 CongestionAwareModel::CongestionAwareModel(const Topology* topology, EventQueue* queue)
     : topology_(topology), queue_(queue), links_(topology->num_links()) {}
 
-void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes,
+void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
                                     std::function<void()> delivered) {
   int f;
   if (free_flights_.empty()) {
@@ -22,6 +23,8 @@ void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes,
   Flight& flight = flights_[f];
   topology_->Route(src, dst, &flight.route);
   flight.hop = 0;
+  flight.src = src;
+  flight.dst = dst;
   flight.bytes = bytes;
   flight.next = -1;
   flight.delivered = std::move(delivered);
@@ -56,16 +59,19 @@ void CongestionAwareModel::Start(int f) {
   Link& link = links_[id];
   GENIE_CHECK(!link.busy) << "link " << id << " started while busy";
   int dim = topology_->link(id).dim;
-  // ASTRA-sim's Link: both delays truncated separately to whole ns.
-  double serialization = static_cast<double>(flight.bytes) / topology_->bytes_per_ns(dim);
-  auto communication_ns = static_cast<TimeNs>(topology_->latency_ns(dim) + serialization);
-  auto serialization_ns = static_cast<TimeNs>(serialization);
+  const double serialization = static_cast<double>(flight.bytes) / topology_->bytes_per_ns(dim);
+  const Wire::Times t = link.wire.Serialize(queue_->Now(), topology_->latency_ns(dim), serialization);
+  if (!queue_->Fits(t.arrival_delay)) {  // arrival_delay >= free_delay
+    queue_->Fail(topology_->OverflowError(flight.src, flight.dst, flight.bytes, dim));
+    return;
+  }
+  link.wire.Put(t);
   link.busy = true;
   ++link.messages;
-  link.bytes += flight.bytes;
-  link.busy_ns += serialization_ns;
-  queue_->After(communication_ns, [this, f] { Arrived(f); });
-  queue_->After(serialization_ns, [this, id] { Freed(id); });
+  link.bytes = SaturatingAdd(link.bytes, flight.bytes);
+  link.busy_ns = SaturatingAdd(link.busy_ns, t.free_delay);
+  queue_->After(t.arrival_delay, [this, f] { Arrived(f); });
+  queue_->After(t.free_delay, [this, id] { Freed(id); });
 }
 
 void CongestionAwareModel::Arrived(int f) {
@@ -89,7 +95,7 @@ void CongestionAwareModel::Freed(int id) {
   link.head = flights_[f].next;
   if (link.head < 0) link.tail = -1;
   --link.waiting;
-  link.queued_ns += queue_->Now() - flights_[f].enqueued_at;
+  link.queued_ns = SaturatingAdd(link.queued_ns, queue_->Now() - flights_[f].enqueued_at);
   Start(f);
 }
 

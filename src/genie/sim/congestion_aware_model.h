@@ -3,7 +3,9 @@
 // unidirectional link is a FIFO serving one message at a time: a message that finds it free
 // starts at once, arrives at the next device after floor(latency + bytes/bw) ns, and the link
 // frees after floor(bytes/bw) ns, then serves the next waiting message. Arrival is scheduled
-// before link-free, as in ASTRA-sim, which decides ties at equal times.
+// before link-free, as in ASTRA-sim, which decides ties at equal times. A message that follows
+// another back to back starts at the exact end of its serialization (wire.h), so that many
+// small messages never cross a link faster than its bandwidth.
 // ASTRA-sim's own congestion-aware backend accepts one dimension only; routing dimension by
 // dimension is genie's extension (the same route ASTRA-sim's multi-dim topology code builds).
 // Single-threaded.
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "genie/sim/network_model.h"
+#include "genie/sim/wire.h"
 
 namespace genie::sim {
 
@@ -19,7 +22,8 @@ class CongestionAwareModel final : public NetworkModel {
  public:
   CongestionAwareModel(const Topology* topology, EventQueue* queue);
   NetworkModelKind kind() const override { return NetworkModelKind::kCongestionAware; }
-  void Transmit(int src, int dst, Bytes bytes, std::function<void()> delivered) override;
+  void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
+                std::function<void()> delivered) override;
   std::vector<LinkStats> link_stats() const override;
 
  private:
@@ -27,6 +31,7 @@ class CongestionAwareModel final : public NetworkModel {
     int head = -1;  // FIFO of waiting flights, linked through Flight::next (no allocation
     int tail = -1;  // per link: a 1,024-NPU FullyConnected dimension has a million links)
     bool busy = false;
+    Wire wire;
     uint32_t waiting = 0;
     uint32_t max_waiting = 0;
     uint64_t messages = 0;
@@ -37,6 +42,7 @@ class CongestionAwareModel final : public NetworkModel {
   struct Flight {
     std::vector<int> route;
     size_t hop = 0;
+    int src = 0, dst = 0;  // npus, for errors
     Bytes bytes = 0;
     TimeNs enqueued_at = 0;
     int next = -1;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "genie/common/checked_math.h"
+
 namespace genie::sim {
 namespace {
 
@@ -55,6 +57,46 @@ TEST(EventQueueDeathTest, SchedulingInThePastIsABug) {
   q.At(10, [] {});
   q.Run();
   EXPECT_DEATH(q.At(5, [] {}), "past");
+}
+
+}  // namespace
+}  // namespace genie::sim
+
+namespace genie::sim {
+namespace {
+
+// Time past int64 ns is refused, not wrapped: the queue fails, keeps the first error and runs
+// nothing more.
+TEST(EventQueueTest, AnEventPastTheEndOfTimeFailsTheQueue) {
+  EventQueue q;
+  int ran = 0;
+  q.At(100, [&] { ++ran; });
+  q.At(kMaxTimeNs - 10, [&] {
+    ++ran;
+    EXPECT_TRUE(q.Fits(9));
+    EXPECT_FALSE(q.Fits(10));  // would land on kMaxTimeNs: refused
+    q.After(kMaxTimeNs, [&] { ++ran; });
+    q.After(1, [&] { ++ran; });  // never runs: the queue has failed
+  });
+  q.Run();
+  EXPECT_EQ(ran, 2);
+  ASSERT_TRUE(q.failed());
+  EXPECT_NE(q.status().message().find("simulated time overflows"), std::string::npos)
+      << q.status().message();
+  q.Fail(Status::InvalidArgument("second"));  // the first failure is kept
+  EXPECT_EQ(q.status().message().find("second"), std::string::npos);
+  EXPECT_FALSE(q.RunOne());
+}
+
+TEST(EventQueueTest, FailDropsPendingEvents) {
+  EventQueue q;
+  int ran = 0;
+  q.At(5, [&] { q.Fail(Status::InvalidArgument("stop here")); });
+  q.At(6, [&] { ++ran; });
+  EXPECT_EQ(q.Run(), 1u);
+  EXPECT_EQ(ran, 0);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.status().message(), "stop here");
 }
 
 }  // namespace

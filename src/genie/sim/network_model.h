@@ -36,8 +36,12 @@ class NetworkModel {
   virtual ~NetworkModel() = default;
   virtual NetworkModelKind kind() const = 0;
   // Starts moving `bytes` from npu `src` to npu `dst` now; `delivered` runs (as an event on
-  // the queue, never inside this call) when the whole message has arrived at `dst`.
-  virtual void Transmit(int src, int dst, Bytes bytes, std::function<void()> delivered) = 0;
+  // the queue, never inside this call) when the whole message has arrived at `dst`. Messages
+  // with the same nonzero `flow` (and src, dst) are one stream of bytes: the unaware model
+  // serializes them one after the other (0 = a flow of its own). When the delay does not fit
+  // in simulated time the model fails the queue with an error naming the message.
+  virtual void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
+                        std::function<void()> delivered) = 0;
   // Per-link counters for links that carried traffic (empty for the unaware model).
   virtual std::vector<LinkStats> link_stats() const { return {}; }
 };

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "genie/config/network_config.h"
 
 namespace genie::sim {
@@ -27,11 +30,11 @@ class Harness {
   Harness(const config::NetworkConfig& net, NetworkModelKind kind)
       : topology_(*Topology::Create(net)), model_(MakeNetworkModel(kind, &topology_, &queue_)) {}
   // Sends at time `at`; returns the index of the message in delivered().
-  size_t Send(int src, int dst, Bytes bytes, TimeNs at = 0) {
+  size_t Send(int src, int dst, Bytes bytes, TimeNs at = 0, uint64_t flow = 0) {
     size_t i = delivered_.size();
     delivered_.push_back(-1);
-    queue_.At(at, [this, src, dst, bytes, i] {
-      model_->Transmit(src, dst, bytes, [this, i] { delivered_[i] = queue_.Now(); });
+    queue_.At(at, [this, src, dst, bytes, flow, i] {
+      model_->Transmit(src, dst, bytes, flow, [this, i] { delivered_[i] = queue_.Now(); });
     });
     return i;
   }
@@ -41,6 +44,7 @@ class Harness {
   }
   NetworkModel& model() { return *model_; }
   const Topology& topology() const { return topology_; }
+  const EventQueue& queue() const { return queue_; }
 
  private:
   EventQueue queue_;
@@ -153,6 +157,70 @@ TEST(NetworkModelTest, AwareRoutesDimensionByDimension) {
   unaware.Send(0, 5, kMsg);  // ASTRA-sim charges only the first differing dimension
   unaware.Send(0, 4, kMsg);  // (0,0) -> (0,1): dim 1 ring, one hop
   EXPECT_EQ(unaware.Run(), (std::vector<TimeNs>{1948, 1110}));
+}
+
+// 1 MiB cut into 16-byte slices sent at once (genie's --slice 16): ASTRA-sim's per-message
+// truncation alone would serialize each slice in floor(0.298) = 0 ns, and the unaware model
+// would overlap them all. Neither may beat the link: 1 MiB at 53.687 B/ns takes 19,531.25 ns.
+TEST(NetworkModelTest, TinySlicesNeverBeatTheLinkBandwidth) {
+  constexpr Bytes kSlice = 16;
+  constexpr int kSlices = (1 << 20) / kSlice;
+  const TimeNs kBound = 19532;  // ceil(2^20 / (50 * 2^30 / 1e9))
+  for (auto kind : {NetworkModelKind::kCongestionUnaware, NetworkModelKind::kCongestionAware}) {
+    Harness h(Ring8(), kind);
+    for (int i = 0; i < kSlices; ++i) h.Send(0, 1, kSlice, 0, /*flow=*/7);
+    const auto& t = h.Run();
+    TimeNs last = 0;
+    for (TimeNs x : t) last = std::max(last, x);
+    EXPECT_GE(last, kBound - 1 + 500) << NetworkModelName(kind);  // + latency
+    EXPECT_LE(last, kBound + 500 + 1) << NetworkModelName(kind);  // and not slower
+    // Each slice arrives no earlier than the bytes ahead of it allow.
+    for (int i = 0; i < kSlices; i += 997) {
+      const double ahead = static_cast<double>(kSlice) * (i + 1) / h.topology().bytes_per_ns(0);
+      EXPECT_GE(static_cast<double>(t[static_cast<size_t>(i)]), std::floor(ahead + 500) - 1)
+          << NetworkModelName(kind) << " slice " << i;
+    }
+  }
+}
+
+// The unaware model stays ASTRA-sim's for messages of different flows (concurrent chunks,
+// other collectives): they never delay one another; messages of one flow queue.
+TEST(NetworkModelTest, UnawareFlowsQueueOnlyBehindThemselves) {
+  Harness h(Hgx(), NetworkModelKind::kCongestionUnaware);
+  h.Send(0, 1, kMsg, 0, /*flow=*/1);
+  h.Send(0, 1, kMsg, 0, /*flow=*/2);
+  h.Send(0, 1, kMsg, 0, /*flow=*/0);  // a flow of its own
+  h.Send(0, 1, kMsg, 0, /*flow=*/1);  // starts behind the first, at 76.29 ns:
+  h.Send(2, 1, kMsg, 0, /*flow=*/1);  // floor(2 x 76.29 + 2 x 936.25) = 2025; another pair:
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1948, 1948, 1948, 2025, 1948}));  // its own stream
+  // Sent later, when the flow has long been idle: ASTRA-sim's delay again.
+  Harness later(Hgx(), NetworkModelKind::kCongestionUnaware);
+  later.Send(0, 1, kMsg, 0, 1);
+  later.Send(0, 1, kMsg, 5000, 1);
+  EXPECT_EQ(later.Run(), (std::vector<TimeNs>{1948, 5000 + 1948}));
+}
+
+// Extreme but accepted inputs: the delay does not fit in int64 ns. The model fails the queue
+// with an error naming the message and the network.yml keys, and nothing is delivered.
+TEST(NetworkModelTest, DelayPastTheEndOfTimeIsAnErrorNamingTheMessage) {
+  config::NetworkConfig slow{"slow.yml", {TopologyKind::kRing}, {8}, {1e-6}, {500.0}};
+  for (auto kind : {NetworkModelKind::kCongestionUnaware, NetworkModelKind::kCongestionAware}) {
+    for (uint64_t flow : {uint64_t{0}, uint64_t{3}}) {
+      Harness h(slow, kind);
+      h.Send(0, 1, Bytes{1} << 60, 0, flow);  // 2^60 B at 1e-6 GB/s: ~1e24 ns
+      h.Send(2, 3, 1, 0, flow);
+      const auto& t = h.Run();
+      EXPECT_EQ(t[0], -1);
+      ASSERT_TRUE(h.queue().failed()) << NetworkModelName(kind);
+      const std::string& m = h.queue().status().message();
+      EXPECT_NE(m.find("simulated time overflows"), std::string::npos) << m;
+      EXPECT_NE(m.find(std::to_string(Bytes{1} << 60) + "-byte message from npu 0 to npu 1"),
+                std::string::npos) << m;
+      EXPECT_NE(m.find("slow.yml"), std::string::npos) << m;
+      EXPECT_NE(m.find("\"bandwidth\""), std::string::npos) << m;
+      EXPECT_NE(m.find("1e-06 GB/s"), std::string::npos) << m;
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "genie/sim/topology.h"
 
+#include <cstdio>
+
 #include "genie/common/check.h"
+#include "genie/common/checked_math.h"
 
 namespace genie::sim {
 
@@ -9,6 +12,7 @@ using config::TopologyKind;
 Result<Topology> Topology::Create(const config::NetworkConfig& config) {
   GENIE_RETURN_IF_ERROR(config::ValidateNetworkConfig(config));
   Topology t;
+  t.path_ = config.path;
   t.npus_ = config.total_npus();
   int stride = 1;
   int64_t links = 0;
@@ -85,7 +89,21 @@ TimeNs Topology::UnawareDelay(int src, int dst, Bytes bytes) const {
   // ASTRA-sim: (EventTime)(hops * latency + (double)size / bw_Bpns), truncated once.
   auto link_delay = hops * dims_[d].latency_ns;
   auto serialization = static_cast<double>(bytes) / dims_[d].bytes_per_ns;
-  return static_cast<TimeNs>(link_delay + serialization);
+  return SaturatingTimeNs(link_delay + serialization);
+}
+
+Status Topology::OverflowError(int src, int dst, Bytes bytes, int dim) const {
+  const Dim& d = dims_[dim];
+  char values[128];
+  std::snprintf(values, sizeof values, "bandwidth %g GB/s, latency %g ns", d.bandwidth_gbps,
+                d.latency_ns);
+  return Status::InvalidArgument(
+      "simulated time overflows: a " + std::to_string(bytes) + "-byte message from npu " +
+      std::to_string(src) + " to npu " + std::to_string(dst) + " on dimension " +
+      std::to_string(dim) + " would arrive past 2^63-1 ns (about 292 years) with " +
+      (path_.empty() ? std::string("the network's") : path_ + "'s") + " keys \"bandwidth\" and " +
+      "\"latency\" for dimension " + std::to_string(dim) + " (" + values +
+      "); raise the bandwidth, lower the latency or shrink the message");
 }
 
 int Topology::Group(int rank, int dim) const {

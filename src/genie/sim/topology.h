@@ -51,7 +51,11 @@ class Topology {
 
   // Congestion-unaware delay of one message (ASTRA-sim's formula and rounding):
   // floor(hops * latency + bytes / bw) on the first differing dimension; 0 when src == dst.
+  // kMaxTimeNs when the delay does not fit in TimeNs (OverflowError says why).
   TimeNs UnawareDelay(int src, int dst, Bytes bytes) const;
+  // The error for a message whose delay overflows simulated time: names the message, the
+  // dimension, and the network.yml keys and values that produce it.
+  Status OverflowError(int src, int dst, Bytes bytes, int dim) const;
 
   int num_links() const { return num_links_; }
   int num_devices() const { return num_devices_; }
@@ -79,6 +83,7 @@ class Topology {
   int MemberOf(int group, int dim, int coord) const;  // rank of `coord` in building block
 
   std::vector<Dim> dims_;
+  std::string path_;  // the network.yml, for errors
   int npus_ = 0;
   int num_links_ = 0;
   int num_devices_ = 0;

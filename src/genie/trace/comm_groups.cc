@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -71,6 +72,10 @@ Result<CommGroups> CommGroups::Parse(std::string_view json_text, const std::stri
 }
 
 Result<CommGroups> CommGroups::Load(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(path + ": is a directory, not a comm-group file");
+  }
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot open comm-group file");
   std::stringstream ss;

@@ -48,5 +48,36 @@ TEST(CommGroupsTest, ResolveAndErrors) {
   EXPECT_EQ(CommGroups::Load("/nonexistent/g.json").status().code(), Status::Code::kNotFound);
 }
 
+// The comm-group file reviewed like the configs: each malformed entry is an error naming the
+// file and the group, never an exception.
+TEST(CommGroupsTest, MalformedFilesAreErrorsNamingTheFile) {
+  const char* cases[] = {
+      R"([[0, 1]])",                          // not an object
+      R"({"1": "0,1"})",                      // ranks not a list
+      R"({"1": [0.5, 1]})",                   // not whole numbers
+      R"({"1": [-1, 0]})",                    // negative
+      R"({"1": [0, 1e30]})",                  // absurd (a float)
+      R"({"1": [0, 18446744073709551615]})",  // past int
+      R"({"1": [0, 99999999999999999999]})",  // past uint64
+      R"({"1": [0, 4294967296]})",            // past int32
+      R"({"1": []})",                         // empty
+      R"({"one": [0, 1]})",                   // not a group number
+      R"({"-1": [0, 1]})",                    // negative group id
+      R"({"1": [0, null]})",
+      R"({"1": {"0": 1}})",
+      "",
+      "{",
+  };
+  for (const char* text : cases) {
+    auto g = CommGroups::Parse(text, "groups.json");
+    ASSERT_FALSE(g.ok()) << text;
+    EXPECT_EQ(g.status().message().rfind("groups.json: ", 0), 0u) << g.status().message();
+  }
+  auto ok = CommGroups::Parse(R"({"1": [3, 1, 1, 2], "2.0": [0]})", "groups.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(*ok->Find(1), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(*ok->Find(2), (std::vector<int>{0}));
+}
+
 }  // namespace
 }  // namespace genie::trace

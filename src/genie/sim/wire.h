@@ -1,0 +1,40 @@
+// Wire: something that serializes one message at a time at a fixed bandwidth — a link of the
+// congestion-aware model, or a flow of the congestion-unaware one (network_model.h).
+// ASTRA-sim truncates each message's delays to whole ns. Applied message by message to a wire
+// fed back to back, that rounding loses up to 1 ns per message: 16-byte slices on a 50 GB/s
+// link (0.3 ns each) would serialize in no time and a sliced collective would beat the link's
+// bandwidth. A Wire therefore keeps the fraction of a ns its last message ends at and starts a
+// message offered at that very ns from there. A message that finds the wire idle gets exactly
+// ASTRA-sim's delays: floor(latency + bytes/bw) to arrive, floor(bytes/bw) to free the wire.
+// Value type; single-threaded like the model that owns it.
+#pragma once
+
+#include "genie/common/units.h"
+
+namespace genie::sim {
+
+class Wire {
+ public:
+  struct Times {
+    TimeNs free_delay = 0;     // from now until the wire is free again (whole ns)
+    TimeNs arrival_delay = 0;  // from now until the message has arrived (whole ns)
+    TimeNs free_ns = 0;        // the wire's state once the message is on it (see Put)
+    double free_frac = 0;
+  };
+  // What a message that takes `serialization_ns` on this wire, and `latency_ns` more to
+  // arrive, would cost if offered at `now`: it starts once the wire is free. Delays that do
+  // not fit in TimeNs saturate at kMaxTimeNs, which the event queue refuses (the caller
+  // reports it and does not Put the message).
+  Times Serialize(TimeNs now, double latency_ns, double serialization_ns) const;
+  // Puts the message Serialize priced on the wire.
+  void Put(const Times& t) {
+    free_ns_ = t.free_ns;
+    free_frac_ = t.free_frac;
+  }
+
+ private:
+  TimeNs free_ns_ = 0;    // the last message is serialized at free_ns_ + free_frac_
+  double free_frac_ = 0;  // in [0, 1)
+};
+
+}  // namespace genie::sim
