@@ -4,14 +4,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "genie/record/recorder.h"
 #include "tests/support/cli.h"
@@ -223,6 +226,191 @@ TEST_F(ResultsE2eTest, ErrorsNameTheFile) {
   Proc s = Sh(kGenie + " results show " + p);
   EXPECT_NE(s.exit_code, 0);
   EXPECT_NE(s.out.find(p), std::string::npos) << s.out;
+}
+
+// Issue 19: nothing a user gives `genie results` crashes it. Empty, header-less, skeletal,
+// mistyped and absurdly nested files: valid ones show (exit 0), invalid ones are bad input
+// (exit 2) with a message naming the file — never an abort or a segfault.
+TEST_F(ResultsE2eTest, OddFilesNeverCrashShowOrStrip) {
+  struct Case {
+    const char* name;
+    std::string text;
+    int show_exit;
+    const char* says;  // in the output
+  };
+  const Case cases[] = {
+      {"empty.jsonl", "", 2, "is empty"},
+      {"headerless.jsonl",
+       "{\"record\":\"op\",\"rank\":0,\"kind\":\"compute\",\"start\":0,\"end\":5}\n"
+       "{\"record\":\"rank\",\"rank\":0,\"iteration\":0,\"start\":0,\"finish\":5}\n",
+       0, "# genie results: 1 ranks"},
+      {"skeletal.json", "{\"format\":\"genie-results\"}\n", 0, "# genie results: 0 ranks"},
+      {"skeletal_stream.jsonl",
+       "{\"record\":\"header\",\"format\":\"genie-record\",\"version\":1}\n", 0,
+       "# genie results: 0 ranks"},
+      {"mistyped.json", "{\"format\":\"genie-results\",\"ranks\":[1]}\n", 2, "ranks[0]"},
+      {"mistyped.jsonl",
+       "{\"record\":\"header\",\"format\":\"genie-record\",\"run\":{}}\n"
+       "{\"record\":\"op\",\"rank\":0,\"kind\":\"compute\",\"start\":\"x\"}\n",
+       2, "line 2: field \"start\""},
+      {"deep.json", std::string(100000, '[') + std::string(100000, ']') + "\n", 2, "nested"},
+  };
+  for (const Case& c : cases) {
+    const std::string p = P(c.name);
+    std::ofstream(p) << c.text;
+    Proc show = Sh(kGenie + " results show " + p);
+    EXPECT_EQ(show.exit_code, c.show_exit) << c.name << "\n" << show.out;
+    EXPECT_NE(show.out.find(c.says), std::string::npos) << c.name << "\n" << show.out;
+    if (c.show_exit == 2) {
+      EXPECT_NE(show.out.find(p), std::string::npos) << show.out;
+    }
+  }
+  // Strip walks the whole tree: deep nesting is refused, not a stack overflow.
+  Proc strip = Sh(kGenie + " results strip --stdout " + P("deep.json"));
+  EXPECT_EQ(strip.exit_code, 2) << strip.out;
+  EXPECT_NE(strip.out.find(P("deep.json")), std::string::npos) << strip.out;
+  std::ofstream(P("deep.jsonl")) << std::string(200000, '{') << "\n";
+  Proc lines = Sh(kGenie + " results strip --stdout " + P("deep.jsonl"));
+  EXPECT_EQ(lines.exit_code, 2) << lines.out;
+}
+
+// A 4-rank run of 2 iterations that was killed: rank 3 left no stream, rank 1 finished only
+// iteration 0. show and merge say so, naming the ranks and iterations; the results JSON says so
+// too. A complete run says nothing of the kind.
+TEST_F(ResultsE2eTest, AnIncompleteRunIsShownAsIncompleteNamingWhatIsMissing) {
+  auto write = [&](const std::string& prefix, int rank, int iterations_done) {
+    json header = {{"rank", rank}, {"world_size", 4}, {"iterations", 2}, {"warmup", 0}};
+    auto rec = genie::record::Recorder::Create(
+        P(prefix + ".rank" + std::to_string(rank) + ".jsonl"), header);
+    ASSERT_TRUE(rec.ok());
+    for (int it = 0; it < 2; ++it) {
+      OpEvent op;
+      op.rank = rank;
+      op.iteration = it;
+      op.node = 1;
+      op.kind = genie::OpKind::kCompute;
+      op.start = it * 1000;
+      op.end = it * 1000 + 900;
+      if (it > iterations_done) break;
+      (*rec)->OnOp(op);
+      if (it < iterations_done) (*rec)->OnRankDone({rank, it, op.start, op.end, 900, 0, 0});
+    }
+  };
+  for (int rank = 0; rank < 4; ++rank) write("full", rank, 2);
+  for (int rank = 0; rank < 3; ++rank) write("cut", rank, rank == 1 ? 1 : 2);
+  const std::string cut = P("cut.rank0.jsonl") + " " + P("cut.rank1.jsonl") + " " +
+                          P("cut.rank2.jsonl");
+
+  Proc full = Sh(kGenie + " results show" + Streams("full"));
+  ASSERT_EQ(full.exit_code, 0) << full.out;
+  EXPECT_EQ(full.out.find("INCOMPLETE"), std::string::npos) << full.out;
+
+  Proc show = Sh(kGenie + " results show " + cut);
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_NE(show.out.find("# INCOMPLETE"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("ranks with no records: 3 (of 4)"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("iterations not finished: rank 1: 1"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("warning: incomplete run"), std::string::npos) << show.out;
+
+  Proc merge = Sh(kGenie + " results merge " + P("cut.json") + " " + cut);
+  ASSERT_EQ(merge.exit_code, 0) << merge.out;
+  EXPECT_NE(merge.out.find("# INCOMPLETE"), std::string::npos) << merge.out;
+  json doc = json::parse(ReadFile(P("cut.json")));
+  EXPECT_EQ(doc["completeness"]["complete"], false);
+  EXPECT_EQ(doc["completeness"]["missing_ranks"], json::parse("[[3,3]]"));
+  EXPECT_EQ(doc["completeness"]["unfinished_iterations"], json::parse("{\"1\":[[1,1]]}"));
+  // The merged file shows the same.
+  Proc again = Sh(kGenie + " results show " + P("cut.json"));
+  EXPECT_NE(again.out.find("ranks with no records: 3 (of 4)"), std::string::npos) << again.out;
+}
+
+// `genie results merge OUT INPUTS...` with OUT (or the trace) naming an input used to overwrite
+// that input. Refused, naming the file, exit 2, inputs untouched.
+TEST_F(ResultsE2eTest, MergeRefusesToOverwriteOneOfItsInputs) {
+  WriteRun("a", 0);
+  const std::string input = P("a.rank0.jsonl");
+  const std::string before = ReadFile(input);
+  Proc m = Sh(kGenie + " results merge " + input + Streams("a"));
+  EXPECT_EQ(m.exit_code, 2) << m.out;
+  EXPECT_NE(m.out.find("refusing to write " + input), std::string::npos) << m.out;
+  EXPECT_EQ(ReadFile(input), before);
+
+  Proc t = Sh(kGenie + " results merge " + P("ok.json") + " --trace-out " + P("a.rank2.jsonl") +
+              Streams("a"));
+  EXPECT_EQ(t.exit_code, 2) << t.out;
+  EXPECT_NE(t.out.find("refusing to write " + P("a.rank2.jsonl")), std::string::npos) << t.out;
+  EXPECT_FALSE(fs::exists(P("ok.json")));  // refused before writing anything
+}
+
+// Two `genie run` jobs with one --output folder: the second fails at once (exit 2), naming the
+// folder and the job in it, before touching any stream; the first ends with its complete
+// results. (The second used to overwrite the first's streams, and the first then crashed
+// writing its results.)
+TEST_F(ResultsE2eTest, ASecondJobInTheSameOutputFolderFailsUpFront) {
+  ASSERT_EQ(Sh(kGenie + " gen compute-chain --count 100 --duration 10ms --ranks 2 -o " +
+               P("chain"))
+                .exit_code,
+            0);
+  const std::string out = P("out");
+  const std::string run = kGenie + " run " + P("chain") + " --spin-us 0 --peer-timeout 20s -o " +
+                          out;
+  auto first = std::async(std::launch::async, [&] { return Sh(run + " --iterations 3"); });
+  // Wait until the first job runs: its rank 0 has connected and written its clock record.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (ReadFile(out + "/rank-0.jsonl").find("\"clock\"") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(ReadFile(out + "/rank-0.jsonl").find("\"clock\""), std::string::npos);
+  const std::string stream0 = ReadFile(out + "/rank-0.jsonl");
+
+  Proc second = Sh(run + " --iterations 1");
+  EXPECT_EQ(second.exit_code, 2) << second.out;
+  EXPECT_NE(second.out.find("output folder " + out + " is in use by another genie job"),
+            std::string::npos)
+      << second.out;
+  EXPECT_EQ(ReadFile(out + "/rank-0.jsonl").rfind(stream0, 0), 0u);  // only appended to
+
+  Proc one = first.get();
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  json doc = json::parse(ReadFile(out + "/results.json"));
+  EXPECT_EQ(doc["summary"]["ranks"], 2);
+  EXPECT_EQ(doc["summary"]["iterations"], 3);
+  EXPECT_EQ(doc["completeness"]["complete"], true);
+  // Once it is over, the folder is free again.
+  Proc third = Sh(run + " --iterations 1");
+  EXPECT_EQ(third.exit_code, 0) << third.out;
+}
+
+// The output folder replaced while a run goes on: at the end the run finds none of its streams.
+// It says which stream is gone and fails (exit 1) — it used to crash writing results.json.
+TEST_F(ResultsE2eTest, ARunWhoseOutputFolderWasReplacedSaysItsRecordsAreLost) {
+  ASSERT_EQ(Sh(kGenie + " gen compute-chain --count 100 --duration 10ms --ranks 1 -o " +
+               P("chain"))
+                .exit_code,
+            0);
+  const std::string out = P("out");
+  auto run = std::async(std::launch::async, [&] {
+    return Sh(kGenie + " run " + P("chain") + " --spin-us 0 --iterations 3 -o " + out);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (ReadFile(out + "/rank-0.jsonl").find("\"clock\"") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(ReadFile(out + "/rank-0.jsonl").find("\"clock\""), std::string::npos);
+  fs::rename(out, P("out.old"));
+  fs::create_directories(out);
+
+  Proc r = run.get();
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find(out + "/rank-0.jsonl is no longer this run's stream"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(out + "/results.json"));
+  // The records went with the old folder; they are whole there.
+  Proc show = Sh(kGenie + " results show " + P("out.old"));
+  EXPECT_EQ(show.exit_code, 0) << show.out;
+  EXPECT_EQ(show.out.find("INCOMPLETE"), std::string::npos) << show.out;
 }
 
 // `genie simulate`: the files it writes through this module, on a real 8-rank STG workload.

@@ -13,10 +13,13 @@
 
 #include "genie/common/status.h"
 #include "genie/report/astra_sim_lines.h"
+#include "genie/report/atomic_file.h"
 #include "genie/report/chrome_trace.h"
+#include "genie/report/completeness.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
 #include "genie/report/statistics.h"
+#include "genie/report/output_paths.h"
 #include "genie/report/strip.h"
 #include "genie/report/summary.h"
 #include "tools/genie/command.h"
@@ -38,9 +41,35 @@ struct ResultsArgs {
   std::vector<std::string> clock_offsets;
 };
 
+// Exit codes (docs/results.md): 2 for bad input — a file that cannot be read or is not a valid
+// genie results file, an output that would overwrite an input — and 1 when an output cannot be
+// written (disk full, no permission).
 int Fail(const genie::Status& s) {
   fmt::print(stderr, "genie results: {}\n", s.message());
-  return 1;
+  return s.code() == genie::Status::Code::kIoError ? 1 : 2;
+}
+
+// An input that cannot be read is bad input, whatever the reason.
+int FailInput(const genie::Status& s) {
+  fmt::print(stderr, "genie results: {}\n", s.message());
+  return 2;
+}
+
+// Says on stdout (beside the figures) and on stderr (so that it shows also when stdout goes to
+// a file) that the records cover part of the run only.
+void ReportCompleteness(const genie::report::Completeness& c) {
+  if (c.complete()) return;
+  std::cout << genie::report::DescribeCompleteness(c);
+  std::string what;
+  if (!c.missing_ranks.empty()) {
+    what += "ranks " + genie::report::FormatRanges(c.missing_ranks) + " have no records";
+  }
+  if (!c.unfinished.empty()) {
+    what += std::string(what.empty() ? "" : ", ") + std::to_string(c.unfinished.size()) +
+            " rank(s) did not finish every iteration";
+  }
+  if (c.truncated) what += std::string(what.empty() ? "" : ", ") + "a stream was cut";
+  fmt::print(stderr, "genie results: warning: incomplete run ({})\n", what);
 }
 
 // run.json -> run.stripped.json, rank0.jsonl -> rank0.stripped.jsonl (beside it, or in dir).
@@ -60,31 +89,44 @@ genie::Result<genie::report::RunRecords> Load(const std::vector<std::string>& fi
 
 int Show(const ResultsArgs& a) {
   auto r = Load(a.show_files);
-  if (!r.ok()) return Fail(r.status());
-  if (r->truncated) {
-    std::cout << "# note: the stream's last record was incomplete (the run stopped while "
-                 "writing it) and was ignored\n";
-  }
+  if (!r.ok()) return FailInput(r.status());
+  ReportCompleteness(
+      genie::report::CheckCompleteness(r->run_info, r->ops, r->ranks, r->truncated));
   genie::report::PrintSummary(std::cout, r->ops, r->ranks);
-  genie::report::PrintTraffic(std::cout, r->run_info.value("traffic", nlohmann::json()));
+  const nlohmann::json* traffic = nullptr;
+  if (r->run_info.is_object() && r->run_info.contains("traffic")) {
+    traffic = &r->run_info["traffic"];
+  }
+  genie::report::PrintTraffic(std::cout, traffic != nullptr ? *traffic : nlohmann::json());
   if (a.astra_sim) genie::report::PrintAstraSimLines(std::cout, r->ranks);
   return 0;
 }
 
 int Strip(const ResultsArgs& a) {
+  // Every file is read before any is written, so that no output overwrites a file still to be
+  // read (a.json and a.stripped.json stripped together).
+  std::vector<std::string> texts;
   for (const std::string& file : a.strip_files) {
     auto text = genie::report::StripFileText(file);
-    if (!text.ok()) return Fail(text.status());
-    if (a.to_stdout) {
-      std::cout << *text;
-      continue;
-    }
-    std::string out = a.in_place ? file : StrippedPath(file, a.strip_dir);
-    std::ofstream f(out, std::ios::binary | std::ios::trunc);
-    f << *text;
-    f.flush();
-    if (!f) return Fail(genie::Status::IoError(fmt::format("cannot write {}", out)));
-    std::cout << out << "\n";
+    if (!text.ok()) return FailInput(text.status());
+    texts.push_back(std::move(*text));
+  }
+  if (a.to_stdout) {
+    for (const auto& t : texts) std::cout << t;
+    return 0;
+  }
+  std::vector<std::string> outs;
+  for (const std::string& file : a.strip_files) {
+    outs.push_back(a.in_place ? file : StrippedPath(file, a.strip_dir));
+  }
+  if (!a.in_place) {
+    genie::Status s = genie::report::CheckOutputsAreNotInputs(outs, a.strip_files);
+    if (!s.ok()) return Fail(s);
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    genie::Status s = genie::report::WriteFileAtomically(outs[i], texts[i]);
+    if (!s.ok()) return Fail(s);
+    std::cout << outs[i] << "\n";
   }
   return 0;
 }
@@ -97,26 +139,30 @@ int Merge(const ResultsArgs& a) {
       if (eq == std::string::npos) throw std::invalid_argument(spec);
       offsets[std::stoi(spec.substr(0, eq))] = std::stoll(spec.substr(eq + 1));
     } catch (const std::exception&) {
-      return Fail(genie::Status::InvalidArgument(fmt::format(
+      return FailInput(genie::Status::InvalidArgument(fmt::format(
           "--clock-offset \"{}\": expected RANK=NS, e.g. --clock-offset 3=-1500", spec)));
     }
   }
-  auto r = genie::report::MergeStreams(a.merge_files, offsets);
-  if (!r.ok()) return Fail(r.status());
-  nlohmann::json doc =
-      genie::report::BuildResultsJson(r->run_info, r->ops, r->ranks, r->clock_offsets_ns);
-  genie::Status s = genie::report::WriteJsonFile(a.merge_out, doc);
-  if (!s.ok()) return Fail(s);
   std::string trace = a.trace_out;
   if (trace.empty()) {
     fs::path p(a.merge_out);
     trace = (p.parent_path() / (p.stem().string() + ".trace.json")).string();
   }
+  // Refused before anything is read or written: an output naming an input would replace it.
+  auto inputs = genie::report::ExpandStreamPaths(a.merge_files);
+  if (!inputs.ok()) return FailInput(inputs.status());
+  genie::Status s = genie::report::CheckOutputsAreNotInputs({a.merge_out, trace}, *inputs);
+  if (!s.ok()) return Fail(s);
+  auto r = genie::report::MergeStreams(a.merge_files, offsets);
+  if (!r.ok()) return FailInput(r.status());
+  nlohmann::json doc =
+      genie::report::BuildResultsJson(r->run_info, r->ops, r->ranks, r->clock_offsets_ns);
+  s = genie::report::WriteJsonFile(a.merge_out, doc);
+  if (!s.ok()) return Fail(s);
   s = genie::report::WriteChromeTrace(trace, r->ops);
   if (!s.ok()) return Fail(s);
-  if (r->truncated) {
-    std::cout << "# note: an incomplete last record in one of the streams was ignored\n";
-  }
+  ReportCompleteness(
+      genie::report::CheckCompleteness(r->run_info, r->ops, r->ranks, r->truncated));
   std::cout << fmt::format("wrote {} and {} ({} ranks, {} ops)\n", a.merge_out, trace,
                            genie::report::TotalsPerRank(r->ranks).size(), r->ops.size());
   return 0;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "genie/record/json_check.h"
 #include "genie/record/names.h"
 
 namespace genie::record {
@@ -86,67 +87,103 @@ json ToJson(const RankSummary& s) {
           {"exposed_comm_ns", s.exposed_comm_ns}};
 }
 
-namespace {
-
-// Reads an optional field; a present field of the wrong type is an error, an absent one keeps
-// the default (files stripped of timings by `genie results strip` still read back).
-template <typename T>
-Status Get(const json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return Status::Ok();
-  try {
-    *out = it->get<T>();
-  } catch (const json::exception& ex) {
-    return Status::Corruption(fmt::format("field \"{}\" has the wrong type ({})", key, ex.what()));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
-Result<OpEvent> OpEventFromJson(const json& j) {
-  if (!j.is_object()) return Status::Corruption("an op record must be a JSON object");
+Result<OpEvent> OpEventFromJson(const json& j, const std::string& where,
+                                const std::string& remedy) {
+  FieldReader r(j, where, remedy);
   OpEvent e;
-  std::string kind = "invalid";
+  std::string kind;
   std::string type;
-  GENIE_RETURN_IF_ERROR(Get(j, "rank", &e.rank));
-  GENIE_RETURN_IF_ERROR(Get(j, "iteration", &e.iteration));
-  GENIE_RETURN_IF_ERROR(Get(j, "node", &e.node));
-  GENIE_RETURN_IF_ERROR(Get(j, "name", &e.name));
-  GENIE_RETURN_IF_ERROR(Get(j, "kind", &kind));
-  GENIE_RETURN_IF_ERROR(Get(j, "is_cpu_op", &e.is_cpu_op));
-  GENIE_RETURN_IF_ERROR(Get(j, "start", &e.start));
-  GENIE_RETURN_IF_ERROR(Get(j, "end", &e.end));
-  GENIE_RETURN_IF_ERROR(Get(j, "type", &type));
-  GENIE_RETURN_IF_ERROR(Get(j, "size", &e.size));
-  GENIE_RETURN_IF_ERROR(Get(j, "group", &e.group));
-  GENIE_RETURN_IF_ERROR(Get(j, "group_size", &e.group_size));
-  GENIE_RETURN_IF_ERROR(Get(j, "algorithm", &e.algorithm));
-  GENIE_RETURN_IF_ERROR(Get(j, "peer", &e.peer));
-  GENIE_RETURN_IF_ERROR(Get(j, "bytes_sent", &e.bytes_sent));
-  GENIE_RETURN_IF_ERROR(Get(j, "bytes_received", &e.bytes_received));
+  // The kind first: it decides what the record is.
+  r.Required("kind", &kind);
+  if (!r.ok()) return r.status();
   auto k = ParseKind(kind);
-  if (!k) return Status::Corruption(fmt::format("unknown op kind \"{}\"", kind));
+  if (!k) {
+    r.FailField("kind", fmt::format("is \"{}\", not an op kind genie knows", kind));
+    return r.status();
+  }
   e.kind = *k;
+  r.Required("rank", &e.rank)
+      .Optional("iteration", &e.iteration)
+      .Optional("node", &e.node)
+      .Optional("name", &e.name)
+      .Optional("is_cpu_op", &e.is_cpu_op)
+      .Optional("start", &e.start)
+      .Optional("end", &e.end)
+      .Optional("type", &type)
+      .Optional("size", &e.size)
+      .Optional("group", &e.group)
+      .Optional("group_size", &e.group_size)
+      .Optional("algorithm", &e.algorithm)
+      .Optional("peer", &e.peer)
+      .Optional("bytes_sent", &e.bytes_sent)
+      .Optional("bytes_received", &e.bytes_received);
+  if (!r.ok()) return r.status();
+  if (e.rank < 0) r.FailField("rank", fmt::format("is {}; ranks start at 0", e.rank));
+  if (e.end < e.start) {
+    r.Fail(fmt::format("the op ends ({}) before it starts ({})", e.end, e.start));
+  }
+  if (e.group_size < 0) r.FailField("group_size", "is negative");
   if (!type.empty()) {
     auto t = ParseCollective(type);
-    if (!t) return Status::Corruption(fmt::format("unknown collective type \"{}\"", type));
-    e.coll_type = *t;
+    if (!t) r.FailField("type", fmt::format("is \"{}\", not a collective genie knows", type));
+    if (t) e.coll_type = *t;
   }
+  if (!r.ok()) return r.status();
   return e;
 }
 
-Result<RankSummary> RankSummaryFromJson(const json& j) {
-  if (!j.is_object()) return Status::Corruption("a rank record must be a JSON object");
+Result<RankSummary> RankSummaryFromJson(const json& j, const std::string& where,
+                                        const std::string& remedy) {
+  FieldReader r(j, where, remedy);
   RankSummary s;
-  GENIE_RETURN_IF_ERROR(Get(j, "rank", &s.rank));
-  GENIE_RETURN_IF_ERROR(Get(j, "iteration", &s.iteration));
-  GENIE_RETURN_IF_ERROR(Get(j, "start", &s.start));
-  GENIE_RETURN_IF_ERROR(Get(j, "finish", &s.finish));
-  GENIE_RETURN_IF_ERROR(Get(j, "compute_ns", &s.compute_ns));
-  GENIE_RETURN_IF_ERROR(Get(j, "comm_ns", &s.comm_ns));
-  GENIE_RETURN_IF_ERROR(Get(j, "exposed_comm_ns", &s.exposed_comm_ns));
+  r.Required("rank", &s.rank)
+      .Required("iteration", &s.iteration)
+      .Optional("start", &s.start)
+      .Optional("finish", &s.finish)
+      .Optional("compute_ns", &s.compute_ns)
+      .Optional("comm_ns", &s.comm_ns)
+      .Optional("exposed_comm_ns", &s.exposed_comm_ns);
+  if (!r.ok()) return r.status();
+  if (s.rank < 0) r.FailField("rank", fmt::format("is {}; ranks start at 0", s.rank));
+  if (s.finish < s.start) {
+    r.Fail(fmt::format("the iteration finishes ({}) before it starts ({})", s.finish, s.start));
+  }
+  if (!r.ok()) return r.status();
   return s;
+}
+
+Status CheckTrafficRecord(const json& j, const std::string& where, const std::string& remedy) {
+  FieldReader r(j, where, remedy);
+  int rank = 0;
+  r.Optional("rank", &rank);
+  const json* peers = r.Array("peers");
+  if (peers == nullptr) return r.status();
+  for (size_t i = 0; i < peers->size(); ++i) {
+    FieldReader p((*peers)[i], fmt::format("{}{}peers[{}]", where, where.empty() ? "" : ": ", i),
+                  remedy);
+    int peer = 0;
+    uint64_t bytes = 0;
+    p.Optional("peer", &peer);
+    for (const char* key : {"socket_bytes_sent", "network_bytes_sent", "network_messages_sent",
+                            "modelled_bytes_sent", "modelled_messages_sent"}) {
+      p.Optional(key, &bytes);
+    }
+    if (!p.ok()) return p.status();
+  }
+  return r.status();
+}
+
+Status CheckClockRecord(const json& j, const std::string& where, const std::string& remedy) {
+  FieldReader r(j, where, remedy);
+  int rank = 0;
+  TimeNs ns = 0;
+  std::string text;
+  r.Optional("rank", &rank)
+      .Optional("run_id", &text)
+      .Optional("host_id", &text)
+      .Optional("offset_ns", &ns)
+      .Optional("rtt_ns", &ns);
+  return r.status();
 }
 
 }  // namespace genie::record

@@ -22,8 +22,20 @@ nlohmann::json ToJson(const RankSummary& summary);
 // rank's event loop for every op. Parses back to exactly ToJson(event) + {"record": "op"}.
 void AppendOpRecord(const OpEvent& event, std::string* out);
 
-// Errors name the missing or mistyped field; callers add the file and line.
-Result<OpEvent> OpEventFromJson(const nlohmann::json& j);
-Result<RankSummary> RankSummaryFromJson(const nlohmann::json& j);
+// Reading back, checked field by field (json_check.h): errors name `where` (the file and the
+// line or entry), the missing, mistyped or out-of-range field, and end in `remedy`. Timing fields
+// may be absent (files stripped by `genie results strip` still read back); "kind" and "rank"
+// (ops), "rank" and "iteration" (rank records) may not.
+Result<OpEvent> OpEventFromJson(const nlohmann::json& j, const std::string& where = "",
+                                const std::string& remedy = "");
+Result<RankSummary> RankSummaryFromJson(const nlohmann::json& j, const std::string& where = "",
+                                        const std::string& remedy = "");
+// The auxiliary records of a real run, checked for the fields and types their readers use:
+// "traffic" (peers[] with byte and message counts) and "clock" (run_id, host_id, offset_ns,
+// rtt_ns).
+Status CheckTrafficRecord(const nlohmann::json& j, const std::string& where = "",
+                          const std::string& remedy = "");
+Status CheckClockRecord(const nlohmann::json& j, const std::string& where = "",
+                        const std::string& remedy = "");
 
 }  // namespace genie::record

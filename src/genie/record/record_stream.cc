@@ -1,5 +1,7 @@
 #include "genie/record/record_stream.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -7,14 +9,40 @@
 #include <spdlog/spdlog.h>
 
 #include "genie/record/event_json.h"
+#include "genie/record/json_check.h"
 #include "genie/record/recorder.h"
 
 namespace genie::record {
+
+namespace {
+
+constexpr const char* kStreamRemedy =
+    "the stream was damaged or not written by genie; rerun, or leave this rank's stream out";
+
+}  // namespace
+
+Status CheckRunHeader(const nlohmann::json& run, const std::string& where,
+                      const std::string& remedy) {
+  FieldReader r(run, where, remedy);
+  int rank = 0, world_size = 1, iterations = 0, warmup = 0;
+  r.Optional("rank", &rank)
+      .Optional("world_size", &world_size)
+      .Optional("iterations", &iterations)
+      .Optional("warmup", &warmup);
+  if (r.ok() && world_size < 1) r.FailField("world_size", "should be at least 1");
+  if (r.ok() && (rank < 0 || rank >= world_size) && run.contains("rank")) {
+    r.FailField("rank", fmt::format("is {}, not a rank of a {}-rank run", rank, world_size));
+  }
+  if (r.ok() && iterations < 0) r.FailField("iterations", "is negative");
+  if (r.ok() && warmup < 0) r.FailField("warmup", "is negative");
+  return r.status();
+}
 
 Result<RecordStream> ParseRecordStream(std::string_view text, const std::string& name) {
   RecordStream out;
   size_t pos = 0;
   int line_no = 0;
+  bool any_record = false;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
     bool last = nl == std::string_view::npos || text.find_first_not_of(" \t\r\n", nl) ==
@@ -25,6 +53,12 @@ Result<RecordStream> ParseRecordStream(std::string_view text, const std::string&
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
 
+    const std::string where = fmt::format("{}: line {}", name, line_no);
+    if (JsonNestingDepth(line) > kMaxJsonDepth) {
+      return Status::Corruption(fmt::format(
+          "{}: a record nested more than {} levels deep; genie's records are flat; {}", where,
+          kMaxJsonDepth, kStreamRemedy));
+    }
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) {
       if (last) {
@@ -34,46 +68,74 @@ Result<RecordStream> ParseRecordStream(std::string_view text, const std::string&
         break;
       }
       return Status::Corruption(fmt::format(
-          "{}: line {} is not valid JSON (the file was damaged after it was written)", name,
-          line_no));
+          "{} is not valid JSON (the file was damaged after it was written); {}", where,
+          kStreamRemedy));
     }
-    std::string kind = j.is_object() ? j.value("record", "") : "";
-    auto where = [&](const Status& s) {
-      return s.WithContext(fmt::format("{}: line {}", name, line_no));
-    };
+    FieldReader r(j, where, kStreamRemedy);
+    std::string kind;
+    r.Required("record", &kind);
+    if (!r.ok()) return r.status();
     if (kind == "header") {
-      if (j.value("format", "") != kStreamFormat) {
-        return Status::Corruption(
-            fmt::format("{}: line {}: not a genie results stream (format \"{}\")", name, line_no,
-                        j.value("format", "")));
+      std::string format;
+      int version = 0;
+      r.Required("format", &format).Optional("version", &version);
+      if (r.ok() && format != kStreamFormat) {
+        return Status::Corruption(fmt::format(
+            "{}: not a genie results stream (format \"{}\", expected \"{}\")", where, format,
+            kStreamFormat));
       }
-      out.header = j.value("run", nlohmann::json());
+      if (r.ok() && version > kStreamVersion) {
+        r.FailField("version", fmt::format("is {}: the stream was written by a newer genie "
+                                           "(this one reads version {}); read it with that genie",
+                                           version, kStreamVersion));
+      }
+      if (r.ok() && any_record) {
+        r.Fail("a header after other records (two streams joined into one file?)");
+      }
+      const nlohmann::json* run = r.Object("run");
+      if (!r.ok()) return r.status();
+      if (run != nullptr) {
+        GENIE_RETURN_IF_ERROR(CheckRunHeader(*run, where + ": \"run\"", kStreamRemedy));
+      }
+      out.header = run != nullptr ? *run : nlohmann::json::object();
     } else if (kind == "op") {
-      auto e = OpEventFromJson(j);
-      if (!e.ok()) return where(e.status());
+      auto e = OpEventFromJson(j, where, kStreamRemedy);
+      if (!e.ok()) return e.status();
       out.ops.push_back(std::move(*e));
     } else if (kind == "rank") {
-      auto s = RankSummaryFromJson(j);
-      if (!s.ok()) return where(s.status());
+      auto s = RankSummaryFromJson(j, where, kStreamRemedy);
+      if (!s.ok()) return s.status();
       out.ranks.push_back(*s);
     } else if (kind == "clock") {
+      GENIE_RETURN_IF_ERROR(CheckClockRecord(j, where, kStreamRemedy));
+      if (!out.clock.is_null()) r.Fail("a second clock record (two streams joined into one file?)");
+      if (!r.ok()) return r.status();
       out.clock = std::move(j);
     } else if (kind == "traffic") {
+      GENIE_RETURN_IF_ERROR(CheckTrafficRecord(j, where, kStreamRemedy));
       out.traffic = std::move(j);
     } else {
-      return Status::Corruption(fmt::format(
-          "{}: line {}: unknown record \"{}\" (expected header, op, rank, clock or traffic)",
-          name, line_no, kind));
+      r.FailField("record", fmt::format("is \"{}\" (expected header, op, rank, clock or traffic)",
+                                        kind));
+      return r.status();
     }
+    any_record = true;
   }
   return out;
 }
 
 Result<RecordStream> ReadRecordStream(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot open results stream {}", path));
+  if (!in) {
+    return Status::NotFound(
+        fmt::format("cannot open results stream {}: {}", path, std::strerror(errno)));
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) {
+    return Status::IoError(fmt::format("reading results stream {} failed: {}", path,
+                                       std::strerror(errno)));
+  }
   return ParseRecordStream(ss.str(), path);
 }
 

@@ -1,6 +1,9 @@
 // Reading back a Recorder's JSON-lines stream (recorder.h), e.g. after a crash or to merge the
 // per-rank files of a run. A truncated last line (the process died mid-write) is dropped and
-// flagged; damage anywhere else is an error naming the file and line. Any thread.
+// flagged; damage anywhere else — a line that is not JSON, nests too deep, or a record with a
+// missing, mistyped or out-of-range field (json_check.h) — is an error naming the file, the
+// line and the field. Nothing throws. A stream without a header still reads (header stays
+// null). Any thread.
 #pragma once
 
 #include <string>
@@ -25,6 +28,10 @@ struct RecordStream {
 };
 
 Result<RecordStream> ReadRecordStream(const std::string& path);
+// Checks the fields of a header's "run" object that readers rely on: rank, world_size,
+// iterations and warmup, when present, are integers in range. Errors name `where`.
+Status CheckRunHeader(const nlohmann::json& run, const std::string& where,
+                      const std::string& remedy);
 // The same from text already in memory; `name` is used in error messages.
 Result<RecordStream> ParseRecordStream(std::string_view text, const std::string& name);
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "genie/record/names.h"
+#include "genie/report/atomic_file.h"
 #include "genie/report/bandwidth.h"
 #include "genie/report/statistics.h"
 
@@ -127,25 +128,15 @@ json BuildChromeTrace(const std::vector<record::OpEvent>& events) {
 
 Status WriteChromeTrace(const std::string& path, const std::vector<record::OpEvent>& events) {
   json doc = BuildChromeTrace(events);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return Status::IoError(fmt::format("cannot write Chrome trace {}: {} (check that the "
-                                       "directory exists and is writable)",
-                                       path, std::strerror(errno)));
-  }
   // One event per line: large traces stay greppable and diffable.
-  out << "{\"traceEvents\":[\n";
+  std::string text = "{\"traceEvents\":[\n";
   const json& list = doc["traceEvents"];
   for (size_t i = 0; i < list.size(); ++i) {
-    out << list[i].dump(-1, ' ', false, json::error_handler_t::replace)
-        << (i + 1 < list.size() ? ",\n" : "\n");
+    text += list[i].dump(-1, ' ', false, json::error_handler_t::replace);
+    text += i + 1 < list.size() ? ",\n" : "\n";
   }
-  out << "]}\n";
-  out.flush();
-  if (!out) {
-    return Status::IoError(fmt::format("writing Chrome trace {} failed (disk full?)", path));
-  }
-  return Status::Ok();
+  text += "]}\n";
+  return WriteFileAtomically(path, text).WithContext("Chrome trace");
 }
 
 }  // namespace genie::report

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,7 @@
 #include <sstream>
 
 #include "genie/record/event_json.h"
+#include "genie/record/json_check.h"
 #include "genie/record/record_stream.h"
 #include "genie/report/results_json.h"
 
@@ -19,21 +22,84 @@ using nlohmann::json;
 
 namespace {
 
-Result<RunRecords> FromResultsJson(const json& doc, const std::string& path) {
-  RunRecords r;
-  r.run_info = doc.value("provenance", json());
-  r.clock_offsets_ns = doc.value("clock_offsets_ns", json::object());
-  size_t i = 0;
-  for (const json& c : doc.value("collectives", json::array())) {
-    auto e = record::OpEventFromJson(c);
-    if (!e.ok()) return e.status().WithContext(fmt::format("{}: collectives[{}]", path, i));
-    r.ops.push_back(std::move(*e));
-    ++i;
+constexpr const char* kResultsRemedy =
+    "the file was damaged or edited; regenerate it with genie results merge from the run's rank "
+    "streams, or rerun";
+
+// The parts of a run_info (a results JSON's provenance) that readers use: per-stream headers,
+// per-rank traffic, names of cut streams.
+Status CheckRunInfo(const json& info, const std::string& where) {
+  record::FieldReader r(info, where, kResultsRemedy);
+  GENIE_RETURN_IF_ERROR(record::CheckRunHeader(info, where, kResultsRemedy));
+  const json* headers = r.Array("headers");
+  const json* traffic = r.Array("traffic");
+  const json* cut = r.Array("truncated_files");
+  if (!r.ok()) return r.status();
+  for (size_t i = 0; headers != nullptr && i < headers->size(); ++i) {
+    const json& h = (*headers)[i];
+    if (h.is_null()) continue;  // a stream without a header
+    GENIE_RETURN_IF_ERROR(
+        record::CheckRunHeader(h, fmt::format("{}.headers[{}]", where, i), kResultsRemedy));
   }
-  for (const json& rank : doc.value("ranks", json::array())) {
-    for (const json& it : rank.value("iterations", json::array())) {
-      auto s = record::RankSummaryFromJson(it);
-      if (!s.ok()) return s.status().WithContext(fmt::format("{}: ranks", path));
+  for (size_t i = 0; traffic != nullptr && i < traffic->size(); ++i) {
+    GENIE_RETURN_IF_ERROR(record::CheckTrafficRecord(
+        (*traffic)[i], fmt::format("{}.traffic[{}]", where, i), kResultsRemedy));
+  }
+  for (size_t i = 0; cut != nullptr && i < cut->size(); ++i) {
+    if (!(*cut)[i].is_string()) {
+      r.Fail(fmt::format("truncated_files[{}] should be a file name", i));
+      return r.status();
+    }
+  }
+  return Status::Ok();
+}
+
+Result<RunRecords> FromResultsJson(const json& doc, const std::string& path) {
+  record::FieldReader top(doc, path, kResultsRemedy);
+  int version = 0;
+  top.Optional("version", &version);
+  if (top.ok() && version > kResultsVersion) {
+    top.FailField("version", fmt::format("is {}: written by a newer genie (this one reads "
+                                         "version {}); read it with that genie",
+                                         version, kResultsVersion));
+  }
+  const json* provenance = top.Object("provenance");
+  const json* offsets = top.Object("clock_offsets_ns");
+  const json* collectives = top.Array("collectives");
+  const json* ranks = top.Array("ranks");
+  if (!top.ok()) return top.status();
+
+  RunRecords r;
+  r.run_info = provenance != nullptr ? *provenance : json::object();
+  GENIE_RETURN_IF_ERROR(CheckRunInfo(r.run_info, path + ": provenance"));
+  if (offsets != nullptr) {
+    record::FieldReader o(*offsets, path + ": clock_offsets_ns", kResultsRemedy);
+    for (const auto& [key, value] : offsets->items()) {
+      TimeNs ns = 0;
+      o.Required(key.c_str(), &ns);
+      if (o.ok() && (key.empty() || key.find_first_not_of("0123456789") != std::string::npos ||
+                     key.size() > 9)) {
+        o.Fail(fmt::format("key \"{}\" should be a rank number", key));
+      }
+    }
+    if (!o.ok()) return o.status();
+    r.clock_offsets_ns = *offsets;
+  }
+  for (size_t i = 0; collectives != nullptr && i < collectives->size(); ++i) {
+    auto e = record::OpEventFromJson((*collectives)[i],
+                                     fmt::format("{}: collectives[{}]", path, i), kResultsRemedy);
+    if (!e.ok()) return e.status();
+    r.ops.push_back(std::move(*e));
+  }
+  for (size_t i = 0; ranks != nullptr && i < ranks->size(); ++i) {
+    const std::string where = fmt::format("{}: ranks[{}]", path, i);
+    record::FieldReader rank(ranks->at(i), where, kResultsRemedy);
+    const json* iterations = rank.Array("iterations");
+    if (!rank.ok()) return rank.status();
+    for (size_t k = 0; iterations != nullptr && k < iterations->size(); ++k) {
+      auto s = record::RankSummaryFromJson(
+          (*iterations)[k], fmt::format("{}.iterations[{}]", where, k), kResultsRemedy);
+      if (!s.ok()) return s.status();
       r.ranks.push_back(*s);
     }
   }
@@ -44,13 +110,33 @@ Result<RunRecords> FromResultsJson(const json& doc, const std::string& path) {
 
 Result<RunRecords> LoadResults(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot open results file {}", path));
+  if (!in) {
+    return Status::NotFound(
+        fmt::format("cannot open results file {}: {}", path, std::strerror(errno)));
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) {
+    return Status::IoError(fmt::format("reading {} failed: {}", path, std::strerror(errno)));
+  }
   std::string text = ss.str();
-  json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Status::Corruption(fmt::format(
+        "{} is empty: the run stopped before writing it, or it was cut; give the run's rank "
+        "streams (its output folder) instead, or rerun",
+        path));
+  }
+  // One JSON document (a results JSON), unless too deep to handle as one: then line by line,
+  // where each line's depth is checked on its own.
+  json whole;
+  if (record::JsonNestingDepth(text) <= record::kMaxJsonDepth) {
+    whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  } else {
+    whole = json(json::value_t::discarded);
+  }
   if (!whole.is_discarded() && whole.is_object() && !whole.contains("record")) {
-    if (whole.value("format", "") != kResultsFormat) {
+    const auto format = whole.find("format");
+    if (format == whole.end() || !format->is_string() || *format != kResultsFormat) {
       return Status::InvalidArgument(fmt::format(
           "{} is JSON but not a genie results file (no \"format\": \"{}\"); give a results JSON "
           "or a rank's .jsonl stream",
@@ -101,9 +187,11 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
   std::vector<record::RecordStream> streams;
   std::map<int, std::string> owner;  // rank -> the file it came from
   std::string run_id, run_id_file;   // every stream of a real run names its run
+  int world_size = 0;
+  std::string world_size_file;
   for (const std::string& path : paths) {
     GENIE_ASSIGN_OR_RETURN(record::RecordStream s, record::ReadRecordStream(path));
-    const std::string id = s.clock.is_object() ? s.clock.value("run_id", "") : "";
+    const std::string id = record::StringField(s.clock, "run_id");
     if (!id.empty() && !run_id.empty() && id != run_id) {
       return Status::InvalidArgument(fmt::format(
           "{} is from another run than {} (run id {} vs {}); merge the streams of one run", path,
@@ -112,6 +200,16 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
     if (!id.empty() && run_id.empty()) {
       run_id = id;
       run_id_file = path;
+    }
+    const int ws = static_cast<int>(record::IntField(s.header, "world_size", 0));
+    if (ws > 0 && world_size > 0 && ws != world_size) {
+      return Status::InvalidArgument(fmt::format(
+          "{} is from a run of {} ranks but {} from one of {}; merge the streams of one run",
+          path, ws, world_size_file, world_size));
+    }
+    if (ws > 0 && world_size == 0) {
+      world_size = ws;
+      world_size_file = path;
     }
     std::set<int> ranks_here;
     for (const auto& e : s.ops) ranks_here.insert(e.rank);
@@ -135,9 +233,10 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
   };
   std::map<std::string, Estimate> per_machine;
   for (const auto& s : streams) {
-    if (!s.clock.is_object() || !s.clock.contains("offset_ns")) continue;
-    const std::string host = s.clock.value("host_id", "");
-    const Estimate e{s.clock.value("rtt_ns", TimeNs{0}), s.clock.value("offset_ns", TimeNs{0})};
+    if (!record::HasField(s.clock, "offset_ns")) continue;
+    const std::string host = record::StringField(s.clock, "host_id");
+    const Estimate e{record::IntField(s.clock, "rtt_ns", 0),
+                     record::IntField(s.clock, "offset_ns", 0)};
     auto [it, inserted] = per_machine.emplace(host, e);
     if (!inserted && !host.empty() && e.rtt < it->second.rtt) it->second = e;
   }
@@ -149,10 +248,10 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
   for (size_t i = 0; i < streams.size(); ++i) {
     record::RecordStream& s = streams[i];
     // Explicit offsets win; then the machine's estimate; a stream without one stays as it is.
-    const bool recorded = s.clock.is_object() && s.clock.contains("offset_ns");
-    const std::string host = recorded ? s.clock.value("host_id", "") : "";
+    const bool recorded = record::HasField(s.clock, "offset_ns");
+    const std::string host = recorded ? record::StringField(s.clock, "host_id") : "";
     const TimeNs measured = !recorded      ? 0
-                            : host.empty() ? s.clock.value("offset_ns", TimeNs{0})
+                            : host.empty() ? record::IntField(s.clock, "offset_ns", 0)
                                            : per_machine[host].offset;
     auto offset = [&](int rank) {
       auto it = clock_offsets_ns.find(rank);
@@ -173,7 +272,9 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
       out.ranks.push_back(r);
     }
     out.truncated = out.truncated || s.truncated;
-    out.run_info["merged_files"].push_back(std::filesystem::path(paths[i]).filename().string());
+    const std::string name = std::filesystem::path(paths[i]).filename().string();
+    if (s.truncated) out.run_info["truncated_files"].push_back(name);
+    out.run_info["merged_files"].push_back(name);
     out.run_info["headers"].push_back(s.header);
     if (!s.traffic.is_null()) out.run_info["traffic"].push_back(s.traffic);
   }

@@ -126,5 +126,76 @@ TEST_F(ResultsFileTest, OtherJsonIsRejectedWithAHint) {
   EXPECT_NE(r.status().message().find("not a genie results file"), std::string::npos);
 }
 
+// Files that are empty, skeletal, of the wrong shape or nested absurdly deep: an error naming the
+// file and the place, or (skeletal but valid) no records — never an exception or a crash.
+TEST_F(ResultsFileTest, OddFilesAreErrorsNamingThePlaceNeverExceptions) {
+  struct Case {
+    std::string text;
+    bool ok;
+    std::string message_has;
+  };
+  const std::vector<Case> cases = {
+      {"", false, "is empty"},
+      {"\n  \n", false, "is empty"},
+      {"{\"format\":\"genie-results\"}", true, ""},
+      {"{\"format\":\"genie-results\",\"version\":1,\"provenance\":null}", true, ""},
+      {"{\"format\":5}", false, "not a genie results file"},
+      {"{\"format\":\"genie-results\",\"provenance\":3}", false, "\"provenance\""},
+      {"{\"format\":\"genie-results\",\"ranks\":[1]}", false, "ranks[0]"},
+      {"{\"format\":\"genie-results\",\"ranks\":[{\"iterations\":[{\"rank\":0}]}]}", false,
+       "ranks[0].iterations[0]: field \"iteration\" is missing"},
+      {"{\"format\":\"genie-results\",\"collectives\":{\"a\":1}}", false, "\"collectives\""},
+      {"{\"format\":\"genie-results\",\"collectives\":[{\"kind\":\"send\",\"rank\":0,"
+       "\"size\":\"big\"}]}",
+       false, "collectives[0]: field \"size\""},
+      {"{\"format\":\"genie-results\",\"clock_offsets_ns\":{\"1\":\"x\"}}", false,
+       "clock_offsets_ns"},
+      {"{\"format\":\"genie-results\",\"provenance\":{\"traffic\":[{\"peers\":[5]}]}}", false,
+       "provenance.traffic[0]: peers[0]"},
+      {"{\"format\":\"genie-results\",\"version\":99}", false, "newer genie"},
+      {"[1,2,3]", false, "should be a JSON object"},
+      {"{\"record\":\"op\",\"kind\":\"compute\",\"rank\":0}\n", true, ""},  // header-less
+      {std::string(300000, '{'), false, "nested more than"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    const std::string p = (dir_ / ("odd" + std::to_string(i++) + ".json")).string();
+    std::ofstream(p) << c.text;
+    Result<RunRecords> r = Status::Internal("not run");
+    ASSERT_NO_THROW(r = LoadResults(p)) << c.text.substr(0, 100);
+    EXPECT_EQ(r.ok(), c.ok) << c.text.substr(0, 100) << ": " << r.status().ToString();
+    if (!c.ok && !r.ok()) {
+      EXPECT_NE(r.status().message().find(p), std::string::npos) << r.status().message();
+      EXPECT_NE(r.status().message().find(c.message_has), std::string::npos)
+          << "wanted \"" << c.message_has << "\" in: " << r.status().message();
+    }
+  }
+}
+
+TEST_F(ResultsFileTest, MergeOfOddStreamsNeverThrows) {
+  const std::string a = (dir_ / "a.jsonl").string();
+  std::ofstream(a) << "{\"record\":\"header\",\"format\":\"genie-record\",\"run\":{}}\n"
+                      "{\"record\":\"clock\",\"run_id\":null,\"host_id\":null,"
+                      "\"offset_ns\":5,\"rtt_ns\":null}\n";
+  const std::string empty = (dir_ / "empty.jsonl").string();
+  std::ofstream(empty) << "";
+  Result<RunRecords> m = Status::Internal("not run");
+  ASSERT_NO_THROW(m = MergeStreams({a, empty, Path(1)}));
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+}
+
+TEST_F(ResultsFileTest, StreamsOfRunsOfDifferentSizesDoNotMerge) {
+  const std::string a = (dir_ / "a.jsonl").string();
+  const std::string b = (dir_ / "b.jsonl").string();
+  std::ofstream(a) << "{\"record\":\"header\",\"format\":\"genie-record\",\"run\":"
+                      "{\"rank\":0,\"world_size\":2}}\n";
+  std::ofstream(b) << "{\"record\":\"header\",\"format\":\"genie-record\",\"run\":"
+                      "{\"rank\":1,\"world_size\":4}}\n";
+  auto m = MergeStreams({a, b});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("run of 4 ranks"), std::string::npos)
+      << m.status().message();
+}
+
 }  // namespace
 }  // namespace genie::report

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "genie/record/event_json.h"
+#include "genie/report/atomic_file.h"
 #include "genie/report/bandwidth.h"
+#include "genie/report/completeness.h"
 #include "genie/report/statistics.h"
 
 namespace genie::report {
@@ -31,6 +33,9 @@ json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& 
   doc["version"] = kResultsVersion;
   doc["provenance"] = run_info;
   doc["clock_offsets_ns"] = clock_offsets_ns.is_null() ? json::object() : clock_offsets_ns;
+  // Whether every rank and iteration the run was started with is in here (completeness.h).
+  doc["completeness"] =
+      CompletenessJson(CheckCompleteness(run_info, ops, ranks, /*truncated=*/false));
 
   // Per rank: totals over measured iterations, then each iteration (warm-ups included, marked
   // by a negative iteration number).
@@ -107,16 +112,7 @@ json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& 
 }
 
 Status WriteJsonFile(const std::string& path, const json& doc) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return Status::IoError(fmt::format("cannot write {}: {} (check that the directory exists "
-                                       "and is writable)",
-                                       path, std::strerror(errno)));
-  }
-  out << doc.dump(1, ' ', false, json::error_handler_t::replace) << '\n';
-  out.flush();
-  if (!out) return Status::IoError(fmt::format("writing {} failed (disk full?)", path));
-  return Status::Ok();
+  return WriteFileAtomically(path, doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 Status WriteResultsJson(const std::string& path, const json& run_info,

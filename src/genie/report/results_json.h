@@ -1,6 +1,7 @@
-// The results JSON of a run (docs/results.md): provenance, per-rank totals and per-iteration
-// figures, every communication op with its algbw/busbw, per-iteration step time with
-// min/median/max, and a per-collective-type table. Written by `genie simulate`/`genie run`
+// The results JSON of a run (docs/results.md): provenance, completeness (are all ranks and
+// iterations there: completeness.h), per-rank totals and per-iteration figures, every
+// communication op with its algbw/busbw, per-iteration step time with min/median/max, and a
+// per-collective-type table. Written by `genie simulate`/`genie run`
 // (rank 0) and `genie results merge`; read back by `genie results show`.
 // Entries are ordered by (iteration, rank, node), never by time, so two runs of one workload
 // differ only in timing fields (see strip.h). Pure apart from the file write; any thread.
@@ -31,7 +32,8 @@ Status WriteResultsJson(const std::string& path, const nlohmann::json& run_info,
                         const std::vector<record::OpEvent>& ops,
                         const std::vector<record::RankSummary>& ranks);
 
-// Writes any JSON document to `path` (pretty-printed), naming the path on failure.
+// Writes any JSON document to `path` (pretty-printed) atomically (atomic_file.h), naming the
+// path on failure.
 Status WriteJsonFile(const std::string& path, const nlohmann::json& doc);
 
 }  // namespace genie::report

@@ -1,12 +1,15 @@
 #include "genie/report/strip.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "genie/record/json_check.h"
 #include "genie/report/chrome_trace.h"
 
 namespace genie::report {
@@ -50,8 +53,8 @@ void CanonicalTrace(json& doc) {
     if (e.contains("tid") && e["tid"].is_number_integer()) {
       int tid = e["tid"].get<int>();
       bool extra_lane = tid % kLaneStride != 0;
-      std::string name = e.value("name", "");
-      if (extra_lane && e.value("ph", "") == "M" &&
+      std::string name = record::StringField(e, "name");
+      if (extra_lane && record::StringField(e, "ph") == "M" &&
           (name == "thread_name" || name == "thread_sort_index")) {
         continue;
       }
@@ -80,12 +83,24 @@ json StripTimings(const json& doc) {
 
 Result<std::string> StripFileText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot open {}", path));
+  if (!in) return Status::NotFound(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) {
+    return Status::IoError(fmt::format("reading {} failed: {}", path, std::strerror(errno)));
+  }
   std::string text = ss.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Status::Corruption(fmt::format("{} is empty; strip reads results JSON, Chrome traces "
+                                          "and genie's JSON-lines streams",
+                                          path));
+  }
 
-  json whole = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Nesting is bounded before anything recurses over the tree (copy, strip, dump); a text too
+  // deep as a whole may still be JSON lines, whose lines are checked one by one.
+  json whole = record::JsonNestingDepth(text) <= record::kMaxJsonDepth
+                   ? json::parse(text, nullptr, /*allow_exceptions=*/false)
+                   : json(json::value_t::discarded);
   if (!whole.is_discarded() && !(whole.is_object() && whole.contains("record"))) {
     return StripTimings(whole).dump(1, ' ', false, json::error_handler_t::replace) + "\n";
   }
@@ -97,6 +112,13 @@ Result<std::string> StripFileText(const std::string& path) {
   while (std::getline(lines, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (record::JsonNestingDepth(line) > record::kMaxJsonDepth) {
+      return Status::Corruption(fmt::format(
+          "{}: line {} nests more than {} levels deep; genie's results files nest a few levels, "
+          "so this is not one of them (strip reads results JSON, Chrome traces and genie's "
+          "JSON-lines streams)",
+          path, line_no, record::kMaxJsonDepth));
+    }
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded()) {
       if (lines.peek() == EOF) break;  // truncated last line: the run stopped mid-write
@@ -105,7 +127,7 @@ Result<std::string> StripFileText(const std::string& path) {
           "streams", path, line_no));
     }
     std::string s = StripTimings(j).dump(-1, ' ', false, json::error_handler_t::replace);
-    (j.is_object() && j.value("record", "") == "header" ? header : records).push_back(s);
+    (record::StringField(j, "record") == "header" ? header : records).push_back(s);
   }
   std::sort(records.begin(), records.end());
   std::string out;

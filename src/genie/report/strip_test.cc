@@ -109,5 +109,32 @@ TEST_F(StripTest, OverlapLanesOfATraceAreFolded) {
   EXPECT_EQ(a, b);
 }
 
+// Deep nesting used to overflow the stack (strip copies and walks the tree recursively); odd
+// Chrome trace events used to throw. Both are errors or plain output now.
+TEST_F(StripTest, DeepOrOddFilesAreErrorsNotCrashes) {
+  const std::string deep = Path("deep.json");
+  std::ofstream(deep) << std::string(400000, '[') << std::string(400000, ']') << "\n";
+  Result<std::string> r = Status::Internal("not run");
+  ASSERT_NO_THROW(r = StripFileText(deep));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(deep), std::string::npos) << r.status().message();
+
+  const std::string lines = Path("deep.jsonl");
+  std::ofstream(lines) << "{\"record\":\"op\"}\n" << std::string(400000, '{') << "\n{}\n";
+  ASSERT_NO_THROW(r = StripFileText(lines));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("line 2"), std::string::npos) << r.status().message();
+
+  const std::string trace = Path("odd.trace.json");
+  std::ofstream(trace) << "{\"traceEvents\":[1, {\"tid\":101,\"ph\":5,\"name\":[]}]}\n";
+  ASSERT_NO_THROW(r = StripFileText(trace));
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+
+  const std::string record = Path("odd.jsonl");
+  std::ofstream(record) << "{\"record\":5}\n{\"record\":\"header\"}\n";
+  ASSERT_NO_THROW(r = StripFileText(record));
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+}
+
 }  // namespace
 }  // namespace genie::report

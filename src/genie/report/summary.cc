@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "genie/record/json_check.h"
 #include "genie/report/statistics.h"
 
 namespace genie::report {
@@ -55,9 +56,10 @@ void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
   if (!traffic.is_array() || traffic.empty()) return;
   uint64_t network = 0, modelled = 0;
   for (const auto& rank : traffic) {
-    for (const auto& p : rank.value("peers", nlohmann::json::array())) {
-      network += p.value("network_bytes_sent", uint64_t{0});
-      modelled += p.value("modelled_bytes_sent", uint64_t{0});
+    if (!rank.is_object() || !rank.contains("peers") || !rank["peers"].is_array()) continue;
+    for (const auto& p : rank["peers"]) {
+      network += record::UintField(p, "network_bytes_sent", 0);
+      modelled += record::UintField(p, "modelled_bytes_sent", 0);
     }
   }
   out << "# traffic: " << FormatBytes(network) << " over the network, " << FormatBytes(modelled)

@@ -1,0 +1,75 @@
+// Reading streams that are damaged, skeletal or not genie's at all: every case is an error
+// naming the file, the line and the field — never an exception or a crash.
+#include "genie/record/record_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace genie::record {
+namespace {
+
+const std::string kHeader =
+    "{\"record\":\"header\",\"format\":\"genie-record\",\"version\":1,\"run\":{\"rank\":0,"
+    "\"world_size\":2}}\n";
+
+struct Bad {
+  std::string text;
+  std::vector<std::string> message_has;
+};
+
+TEST(RecordStreamRobustnessTest, WrongTypesAndShapesAreErrorsNamingLineAndField) {
+  const std::vector<Bad> cases = {
+      {"{\"record\":5}\n", {"s.jsonl: line 1", "\"record\"", "should be a string"}},
+      {"{\"record\":\"header\",\"format\":7}\n", {"line 1", "\"format\""}},
+      {"{\"record\":\"header\",\"format\":\"genie-record\",\"run\":[1]}\n",
+       {"line 1", "\"run\"", "should be an object"}},
+      {kHeader + "{\"record\":\"op\",\"kind\":\"compute\",\"rank\":0,\"start\":\"soon\"}\n",
+       {"line 2", "\"start\""}},
+      {kHeader + "{\"record\":\"op\",\"kind\":\"compute\"}\n", {"line 2", "\"rank\" is missing"}},
+      {kHeader + "{\"record\":\"op\",\"kind\":\"compute\",\"rank\":-4}\n",
+       {"line 2", "\"rank\" is -4"}},
+      {kHeader + "{\"record\":\"rank\",\"rank\":0,\"iteration\":0,\"start\":9,\"finish\":3}\n",
+       {"line 2", "finishes (3) before it starts (9)"}},
+      {kHeader + "{\"record\":\"rank\",\"rank\":0}\n", {"line 2", "\"iteration\" is missing"}},
+      {kHeader + "{\"record\":\"clock\",\"run_id\":12}\n", {"line 2", "\"run_id\""}},
+      {kHeader + "{\"record\":\"clock\",\"offset_ns\":\"-5\"}\n", {"line 2", "\"offset_ns\""}},
+      {kHeader + "{\"record\":\"traffic\",\"peers\":[{\"network_bytes_sent\":-1}]}\n",
+       {"line 2", "peers[0]", "\"network_bytes_sent\""}},
+      {kHeader + "{\"record\":\"traffic\",\"peers\":7}\n", {"line 2", "\"peers\""}},
+      {kHeader + kHeader, {"line 2", "header after other records"}},
+      {"[1,2,3]\n", {"line 1", "should be a JSON object, found an array"}},
+      {"\"text\"\n{\"record\":\"op\"}\n", {"line 1"}},
+      {"{\"record\":\"header\",\"format\":\"genie-record\",\"run\":{\"world_size\":\"2\"}}\n",
+       {"line 1", "\"world_size\""}},
+      {"{\"record\":\"header\",\"format\":\"genie-record\",\"run\":{\"rank\":5,"
+       "\"world_size\":2}}\n",
+       {"line 1", "\"rank\" is 5"}},
+      {std::string(100000, '[') + std::string(100000, ']') + "\n" + kHeader,
+       {"line 1", "nested more than"}},
+  };
+  for (const Bad& c : cases) {
+    Result<RecordStream> s = Status::Internal("not run");
+    ASSERT_NO_THROW(s = ParseRecordStream(c.text, "s.jsonl")) << c.text.substr(0, 200);
+    ASSERT_FALSE(s.ok()) << c.text.substr(0, 200);
+    for (const std::string& part : c.message_has) {
+      EXPECT_NE(s.status().message().find(part), std::string::npos)
+          << "wanted \"" << part << "\" in: " << s.status().message();
+    }
+    EXPECT_NE(s.status().message().find("s.jsonl"), std::string::npos) << s.status().message();
+  }
+}
+
+TEST(RecordStreamRobustnessTest, EmptyAndHeaderOnlyStreamsReadAsNoRecords) {
+  for (const std::string& text : {std::string(), kHeader, std::string("\n\n")}) {
+    Result<RecordStream> s = Status::Internal("not run");
+    ASSERT_NO_THROW(s = ParseRecordStream(text, "s.jsonl"));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_TRUE(s->ops.empty());
+    EXPECT_TRUE(s->ranks.empty());
+  }
+}
+
+}  // namespace
+}  // namespace genie::record
