@@ -30,7 +30,8 @@ Status CheckRunHeader(const nlohmann::json& run, const std::string& where,
       .Optional("iterations", &iterations)
       .Optional("warmup", &warmup);
   if (r.ok() && world_size < 1) r.FailField("world_size", "should be at least 1");
-  if (r.ok() && (rank < 0 || rank >= world_size) && run.contains("rank")) {
+  if (r.ok() && rank < 0) r.FailField("rank", "is negative");
+  if (r.ok() && rank >= world_size && HasField(run, "rank") && HasField(run, "world_size")) {
     r.FailField("rank", fmt::format("is {}, not a rank of a {}-rank run", rank, world_size));
   }
   if (r.ok() && iterations < 0) r.FailField("iterations", "is negative");

@@ -159,7 +159,9 @@ std::string DescribeCompleteness(const Completeness& c) {
       out += fmt::format("#   iterations not finished: {} {}: {}\n", one ? "rank" : "ranks",
                          FormatRanges(who), FormatRanges(miss));
     }
-    if (c.first_iteration < 0) out += "#   (negative iterations are warm-ups)\n";
+    bool warmups = false;
+    for (const auto& [rank, miss] : c.unfinished) warmups = warmups || miss.front().first < 0;
+    if (warmups) out += "#   (negative iterations are warm-ups)\n";
   }
   if (c.truncated) {
     out += "#   a stream's last record was incomplete (the run stopped while writing it) and "

@@ -1,4 +1,4 @@
-#include "genie/report/run_results.h"
+#include "genie/report/run_streams.h"
 
 #include <fmt/format.h>
 
@@ -12,8 +12,9 @@ Result<RunStreams> FindRunStreams(const std::string& dir, int rank, int world_si
   if (!record::IsStreamOfRun(own, run_id)) {
     return Status::NotFound(fmt::format(
         "{} is no longer this run's stream (the output folder was replaced, emptied or written "
-        "into by another job while the run went on), so this rank's records are lost and no "
-        "results were written from it; rerun with an output folder nothing else touches",
+        "into by another job while the run went on), so no results were written from it; if the "
+        "folder was moved away, this run's streams went with it (genie results show "
+        "MOVED_FOLDER); rerun with an output folder nothing else touches",
         own));
   }
   RunStreams out;

@@ -1,4 +1,4 @@
-#include "genie/report/run_results.h"
+#include "genie/report/run_streams.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,10 +13,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class RunResultsTest : public ::testing::Test {
+class RunStreamsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("genie_run_results_test_" + std::to_string(getpid())))
+    dir_ = (fs::temp_directory_path() / ("genie_run_streams_test_" + std::to_string(getpid())))
                .string();
     fs::create_directories(dir_);
   }
@@ -29,7 +29,7 @@ class RunResultsTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(RunResultsTest, TheLowestRankWithAStreamOfThisRunWrites) {
+TEST_F(RunStreamsTest, TheLowestRankWithAStreamOfThisRunWrites) {
   for (int r = 0; r < 4; ++r) Stream(r, "now");
   auto w = FindRunStreams(dir_, 0, 4, "now");
   ASSERT_TRUE(w.ok()) << w.status().ToString();
@@ -41,7 +41,7 @@ TEST_F(RunResultsTest, TheLowestRankWithAStreamOfThisRunWrites) {
 }
 
 // Another host's folder: ranks 2 and 3 here, an earlier run's rank 0 and 1 left behind.
-TEST_F(RunResultsTest, EarlierRunsLeftoversAreSkipped) {
+TEST_F(RunStreamsTest, EarlierRunsLeftoversAreSkipped) {
   Stream(0, "before");
   Stream(1, "before");
   Stream(2, "now");
@@ -58,7 +58,7 @@ TEST_F(RunResultsTest, EarlierRunsLeftoversAreSkipped) {
 
 // The folder was replaced while the run went on (or another job wrote into it): no stream of
 // this run is left. An error naming the rank's stream, never an empty list to merge.
-TEST_F(RunResultsTest, AFolderWithoutThisRunsStreamsIsAnErrorNamingTheStream) {
+TEST_F(RunStreamsTest, AFolderWithoutThisRunsStreamsIsAnErrorNamingTheStream) {
   Stream(0, "other-job");
   for (int rank : {0, 1}) {
     auto w = FindRunStreams(dir_, rank, 2, "now");
