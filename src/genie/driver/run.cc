@@ -10,6 +10,7 @@
 #include "genie/config/network_config.h"
 #include "genie/driver/iteration_driver.h"
 #include "genie/driver/run_results.h"
+#include "genie/record/run_folder.h"
 #include "genie/driver/watchdog.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
@@ -142,6 +143,12 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   header["launcher"] = env.source;
   header["iterations"] = o.iterations;
   header["warmup"] = o.warmup;
+  // No other job may write into this folder while this one runs (record/run_folder.h).
+  auto claim = record::ClaimOutputFolder(o.output, opt.job_id, env.world_size);
+  if (!claim.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << claim.status().message() << "\n";
+    return 2;
+  }
   auto recorder = record::Recorder::Create(StreamPath(o.output, env.rank), header);
   if (!recorder.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << recorder.status().message() << "\n";

@@ -1,32 +1,25 @@
 #include "genie/driver/run_results.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
+#include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
+#include "genie/report/run_streams.h"
 #include "genie/report/statistics.h"
 #include "genie/report/summary.h"
 
 namespace genie::driver {
 
 std::string StreamPath(const std::string& output, int rank) {
-  return output + "/rank-" + std::to_string(rank) + ".jsonl";
-}
-
-bool StreamOfThisRun(const std::string& output, int rank, const std::string& run_id) {
-  std::ifstream in(StreamPath(output, rank));
-  std::string header, clock;
-  if (!std::getline(in, header) || !std::getline(in, clock)) return false;
-  auto j = nlohmann::json::parse(clock, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.value("record", "") == "clock" && j.value("run_id", "") == run_id;
+  return record::StreamPath(output, rank);
 }
 
 void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::RankSummary>& ranks,
@@ -55,22 +48,16 @@ void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::R
 
 int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const launch::RankEnv& env,
                  const std::string& run_id) {
-  if (env.rank != 0) {
-    // Only the folder's lowest rank writes; on a shared folder that is rank 0. Looking at rank
-    // 0 and then downwards keeps this to a file or two for most ranks of a large job.
-    if (StreamOfThisRun(o.output, 0, run_id)) return 0;
-    for (int r = env.rank - 1; r > 0; --r) {
-      if (StreamOfThisRun(o.output, r, run_id)) return 0;
-    }
+  // The folder's streams of this run (report/run_streams.h); a rank whose own stream is gone
+  // from the folder says so and fails instead of merging nothing.
+  auto found = report::FindRunStreams(o.output, env.rank, env.world_size, run_id);
+  if (!found.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << found.status().message() << "\n";
+    return 1;
   }
-  std::vector<std::string> streams;
-  std::vector<int> here;
-  for (int r = 0; r < env.world_size; ++r) {
-    if (StreamOfThisRun(o.output, r, run_id)) {
-      streams.push_back(StreamPath(o.output, r));
-      here.push_back(r);
-    }
-  }
+  if (!found->writer) return 0;
+  const std::vector<int>& here = found->ranks;
+  const std::vector<std::string>& streams = found->paths;
   const bool complete = static_cast<int>(here.size()) == env.world_size;
   auto merged = report::MergeStreams(streams);
   if (!merged.ok()) {
@@ -103,7 +90,9 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   // The same lines `genie results show --astra-sim` prints for these results.
   report::PrintAstraSimLines(std::cout, merged->ranks);
   report::PrintSummary(std::cout, merged->ops, merged->ranks);
-  report::PrintTraffic(std::cout, merged->run_info.value("traffic", nlohmann::json()));
+  const nlohmann::json& info = merged->run_info;
+  report::PrintTraffic(std::cout, info.is_object() && info.contains("traffic") ? info["traffic"]
+                                                                              : nlohmann::json());
   PrintPrediction(setup, merged->ranks, "");
   return 0;
 }

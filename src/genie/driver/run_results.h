@@ -17,18 +17,16 @@ namespace genie::driver {
 
 struct RunOptions;
 
-// Where rank `rank` writes its stream in `output`.
+// Where rank `rank` writes its stream in `output` (record/run_folder.h).
 std::string StreamPath(const std::string& output, int rank);
 
-// True when `rank`'s stream in `output` was written by the run `run_id` (its clock record, the
-// second line, carries the id) — not left there by an earlier run.
-bool StreamOfThisRun(const std::string& output, int rank, const std::string& run_id);
-
 // After the final barrier every rank's stream is complete. Each host (each output folder)
-// merges the streams it holds into results.json: rank 0 when it sees all of them (one host, or
-// a shared filesystem) with the summary and the prediction; otherwise rank 0 and the lowest
-// rank of every other folder merge their own, for `genie results merge` to combine. Returns the
-// exit code.
+// merges the streams of this run it holds (report/run_streams.h: matched by run id, so an
+// earlier run's leftovers are skipped) into results.json, written atomically: rank 0 when it
+// sees all of them (one host, or a shared filesystem) with the summary and the prediction;
+// otherwise rank 0 and the lowest rank of every other folder merge their own, for `genie
+// results merge` to combine. A rank whose own stream is no longer in the folder (replaced or
+// emptied mid-run) says so and returns 1. Returns the exit code.
 int WriteResults(const RunOptions& options, const runtime::RunSetup& setup,
                  const launch::RankEnv& env, const std::string& run_id);
 
