@@ -10,12 +10,12 @@
 #include "genie/config/network_config.h"
 #include "genie/driver/iteration_driver.h"
 #include "genie/driver/run_results.h"
-#include "genie/record/run_folder.h"
 #include "genie/driver/watchdog.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/net/interface_address.h"
 #include "genie/record/recorder.h"
+#include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
 #include "genie/runtime/real_backend.h"
 

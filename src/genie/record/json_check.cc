@@ -1,10 +1,10 @@
 #include "genie/record/json_check.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
-
-#include <fmt/format.h>
 
 namespace genie::record {
 
@@ -66,15 +66,23 @@ Result<json> ParseJson(std::string_view text, const std::string& where) {
 
 std::string DescribeJsonType(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "a boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number with a fraction";
-    default: return "a binary value";
+    case json::value_t::number_unsigned:
+      return "an integer";
+    case json::value_t::number_float:
+      return "a number with a fraction";
+    default:
+      return "a binary value";
   }
 }
 
@@ -154,7 +162,8 @@ FieldReader& FieldReader::Integer(const char* key, T* out, bool required) {
   const json* v = Find(key, required);
   if (v == nullptr) return *this;
   auto bad = [&] {
-    FailField(key, fmt::format("should be an integer, found {}{}", DescribeJsonType(*v), Shown(*v)));
+    FailField(key,
+              fmt::format("should be an integer, found {}{}", DescribeJsonType(*v), Shown(*v)));
   };
   constexpr auto lo = std::numeric_limits<T>::min();
   constexpr auto hi = std::numeric_limits<T>::max();
@@ -201,8 +210,8 @@ FieldReader& FieldReader::Optional(const char* key, bool* out) {
   const json* v = Find(key, false);
   if (v == nullptr) return *this;
   if (!v->is_boolean()) {
-    FailField(key, fmt::format("should be true or false, found {}{}", DescribeJsonType(*v),
-                               Shown(*v)));
+    FailField(key,
+              fmt::format("should be true or false, found {}{}", DescribeJsonType(*v), Shown(*v)));
     return *this;
   }
   *out = v->get<bool>();
@@ -214,7 +223,8 @@ namespace {
 bool ReadString(FieldReader& r, const json* v, const char* key, std::string* out) {
   if (v == nullptr) return false;
   if (!v->is_string()) {
-    r.FailField(key, fmt::format("should be a string, found {}{}", DescribeJsonType(*v), Shown(*v)));
+    r.FailField(key,
+                fmt::format("should be a string, found {}{}", DescribeJsonType(*v), Shown(*v)));
     return false;
   }
   *out = v->get<std::string>();
@@ -247,8 +257,7 @@ const json* FieldReader::Object(const char* key, bool required) {
   const json* v = Find(key, required);
   if (v == nullptr) return nullptr;
   if (!v->is_object()) {
-    FailField(key,
-              fmt::format("should be an object, found {}{}", DescribeJsonType(*v), Shown(*v)));
+    FailField(key, fmt::format("should be an object, found {}{}", DescribeJsonType(*v), Shown(*v)));
     return nullptr;
   }
   return v;

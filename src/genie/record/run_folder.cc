@@ -1,6 +1,7 @@
 #include "genie/record/run_folder.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,10 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "genie/record/json_check.h"
 
@@ -94,9 +93,10 @@ Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& 
   const std::string path = (std::filesystem::path(dir) / kLockName).string();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return Status::IoError(fmt::format("cannot create {}: {} (check that the output folder "
-                                       "exists and is writable)",
-                                       path, std::strerror(errno)));
+    return Status::IoError(
+        fmt::format("cannot create {}: {} (check that the output folder "
+                    "exists and is writable)",
+                    path, std::strerror(errno)));
   }
   std::unique_ptr<OutputFolderClaim> claim(new OutputFolderClaim(fd));
   const std::string token =
@@ -107,9 +107,10 @@ Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& 
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!LockByte(fd, F_WRLCK, kMutexByte)) {
     if (errno != EAGAIN && errno != EACCES) {
-      return Status::IoError(fmt::format("cannot lock {}: {} (genie needs fcntl locks in the "
-                                         "output folder)",
-                                         path, std::strerror(errno)));
+      return Status::IoError(
+          fmt::format("cannot lock {}: {} (genie needs fcntl locks in the "
+                      "output folder)",
+                      path, std::strerror(errno)));
     }
     if (std::chrono::steady_clock::now() > give_up) {
       return Status::InvalidArgument(fmt::format(
@@ -123,11 +124,12 @@ Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& 
   Status result;
   if (LockByte(fd, F_WRLCK, kClaimByte)) {
     // Nobody alive holds the folder: it is this job's now.
-    const std::string owner =
-        nlohmann::json({{"job_id", token}, {"host", Hostname()},
-                        {"pid", static_cast<long>(getpid())}, {"since", UtcNow()}})
-            .dump() +
-        "\n";
+    const std::string owner = nlohmann::json({{"job_id", token},
+                                              {"host", Hostname()},
+                                              {"pid", static_cast<long>(getpid())},
+                                              {"since", UtcNow()}})
+                                  .dump() +
+                              "\n";
     if (::ftruncate(fd, 0) != 0 ||
         ::pwrite(fd, owner.data(), owner.size(), 0) != static_cast<ssize_t>(owner.size())) {
       result = Status::IoError(

@@ -67,8 +67,7 @@ TEST_F(RunFolderTest, AKilledOwnerReleasesTheFolderAndOneRankJobsAreKeyedByProce
   ASSERT_EQ(ok, 'y');
   auto same_id = ClaimOutputFolder(dir_, "job-x", 1);
   EXPECT_FALSE(same_id.ok());
-  EXPECT_NE(same_id.status().message().find("process " + std::to_string(child)),
-            std::string::npos)
+  EXPECT_NE(same_id.status().message().find("process " + std::to_string(child)), std::string::npos)
       << same_id.status().message();
 
   kill(child, SIGKILL);

@@ -1,14 +1,13 @@
 #include "genie/report/atomic_file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 namespace genie::report {
 
@@ -17,13 +16,14 @@ Status WriteFileAtomically(const std::string& path, std::string_view content) {
   static std::atomic<unsigned> counter{0};
   const fs::path target(path);
   const fs::path tmp =
-      target.parent_path() / fmt::format(".{}.tmp-{}-{}", target.filename().string(), getpid(),
-                                         counter.fetch_add(1));
+      target.parent_path() /
+      fmt::format(".{}.tmp-{}-{}", target.filename().string(), getpid(), counter.fetch_add(1));
   auto fail = [&](const char* what) {
     const int err = errno;
-    return Status::IoError(fmt::format("cannot write {}: {} {} ({}); check that the folder "
-                                       "exists, is writable and has space",
-                                       path, what, tmp.string(), std::strerror(err)));
+    return Status::IoError(
+        fmt::format("cannot write {}: {} {} ({}); check that the folder "
+                    "exists, is writable and has space",
+                    path, what, tmp.string(), std::strerror(err)));
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return fail("creating");
@@ -56,9 +56,10 @@ Status WriteFileAtomically(const std::string& path, std::string_view content) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return Status::IoError(fmt::format("cannot write {}: renaming {} over it failed ({}); check "
-                                       "that {} is not a folder",
-                                       path, tmp.string(), std::strerror(err), path));
+    return Status::IoError(
+        fmt::format("cannot write {}: renaming {} over it failed ({}); check "
+                    "that {} is not a folder",
+                    path, tmp.string(), std::strerror(err), path));
   }
   return Status::Ok();
 }

@@ -1,10 +1,10 @@
 #include "genie/report/completeness.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace genie::report {
 
@@ -164,8 +164,9 @@ std::string DescribeCompleteness(const Completeness& c) {
     if (warmups) out += "#   (negative iterations are warm-ups)\n";
   }
   if (c.truncated) {
-    out += "#   a stream's last record was incomplete (the run stopped while writing it) and "
-           "was ignored\n";
+    out +=
+        "#   a stream's last record was incomplete (the run stopped while writing it) and "
+        "was ignored\n";
   }
   return out;
 }

@@ -13,10 +13,9 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/record/op_event.h"
 #include "genie/record/rank_summary.h"
@@ -28,15 +27,15 @@ namespace genie::report {
 using Ranges = std::vector<std::pair<int, int>>;
 
 struct Completeness {
-  int world_size = 0;          // ranks expected
+  int world_size = 0;             // ranks expected
   bool world_size_known = false;  // from a header, not guessed from the records
-  int first_iteration = 0;     // iterations expected, inclusive (warm-ups are negative)
-  int last_iteration = -1;     // < first_iteration: none expected (no header, no records)
+  int first_iteration = 0;        // iterations expected, inclusive (warm-ups are negative)
+  int last_iteration = -1;        // < first_iteration: none expected (no header, no records)
   bool iterations_known = false;
-  Ranges missing_ranks;                // expected ranks with no record at all
-  std::map<int, Ranges> unfinished;     // rank -> expected iterations without its rank record
-                                        // (ranks that have some records)
-  bool truncated = false;                          // a stream's last record was cut off
+  Ranges missing_ranks;              // expected ranks with no record at all
+  std::map<int, Ranges> unfinished;  // rank -> expected iterations without its rank record
+                                     // (ranks that have some records)
+  bool truncated = false;            // a stream's last record was cut off
 
   bool complete() const { return missing_ranks.empty() && unfinished.empty() && !truncated; }
 };

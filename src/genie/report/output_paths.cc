@@ -1,8 +1,8 @@
 #include "genie/report/output_paths.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 namespace genie::report {
 

@@ -19,8 +19,8 @@ TEST(OutputPathsTest, AnOutputNamingAnInputByAnyPathIsRefused) {
   fs::create_symlink(dir / "rank-0.jsonl", dir / "link.jsonl");
   const std::string in = (dir / "rank-0.jsonl").string();
 
-  for (const fs::path& out : {dir / "rank-0.jsonl", dir / "sub" / ".." / "rank-0.jsonl",
-                              dir / "link.jsonl"}) {
+  for (const fs::path& out :
+       {dir / "rank-0.jsonl", dir / "sub" / ".." / "rank-0.jsonl", dir / "link.jsonl"}) {
     Status s = CheckOutputsAreNotInputs({out.string()}, {in});
     ASSERT_FALSE(s.ok()) << out;
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
@@ -29,8 +29,8 @@ TEST(OutputPathsTest, AnOutputNamingAnInputByAnyPathIsRefused) {
     EXPECT_NE(s.message().find(in), std::string::npos) << s.message();
   }
   EXPECT_TRUE(CheckOutputsAreNotInputs({(dir / "merged.json").string()}, {in}).ok());
-  Status twice = CheckOutputsAreNotInputs(
-      {(dir / "m.json").string(), (dir / "sub/../m.json").string()}, {in});
+  Status twice =
+      CheckOutputsAreNotInputs({(dir / "m.json").string(), (dir / "sub/../m.json").string()}, {in});
   EXPECT_FALSE(twice.ok());
   fs::remove_all(dir);
 }

@@ -19,9 +19,10 @@ struct RunStreams {
 };
 
 // Looks at `rank`'s own stream first: when it is no longer this run's (the folder was replaced,
-// emptied or overwritten while the run went on) that is an error (NotFound) naming the file. Otherwise a rank other than 0 looks at rank 0's stream and then
-// downwards from its own rank, so most ranks of a large job open two or three files; the writer
-// then lists the folder's streams of this run (never empty: its own is one).
+// emptied or overwritten while the run went on) that is an error (NotFound) naming the file.
+// Otherwise a rank other than 0 looks at rank 0's stream and then downwards from its own rank, so
+// most ranks of a large job open two or three files; the writer then lists the folder's streams of
+// this run (never empty: its own is one).
 Result<RunStreams> FindRunStreams(const std::string& dir, int rank, int world_size,
                                   const std::string& run_id);
 
