@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <string>
+#include <chrono>
 #include <thread>
 
 #include "tests/support/cli.h"
@@ -86,6 +87,98 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   Outcome r = Finish(launcher, 50);
   EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
+}
+
+// Starts `command` under `sh -c 'trap "" INT; ...'` (SIGINT ignored, as a shell's background
+// job or nohup leaves it) and returns its pid once it has written it.
+pid_t StartIgnoringSigint(const std::string& command, const std::string& pid_file, FILE** out) {
+  std::remove(pid_file.c_str());
+  *out = Start("sh -c 'trap \"\" INT; echo $$ > " + pid_file + "; exec " + command + "'");
+  pid_t pid = -1;
+  for (int i = 0; i < 500 && pid <= 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (FILE* p = fopen(pid_file.c_str(), "r")) {
+      if (fscanf(p, "%d", &pid) != 1) pid = -1;
+      fclose(p);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it start its ranks
+  std::remove(pid_file.c_str());
+  return pid;
+}
+
+// The launcher forwards SIGINT; ranks that inherited it ignored must stop on it all the same,
+// not keep measuring until the grace period's SIGKILL.
+TEST(LaunchE2eTest, SigintStopsRanksThatInheritedItIgnored) {
+  FILE* f = nullptr;
+  pid_t launcher = StartIgnoringSigint(kGenie + " launch -n 2 --grace 30s --exec -- sleep 60",
+                                       testing::TempDir() + "/genie_sigint_launch." +
+                                           std::to_string(getpid()),
+                                       &f);
+  ASSERT_GT(launcher, 0);
+  const double start = genie::testing::NowSeconds();
+  kill(launcher, SIGINT);
+  Outcome r = Finish(f);
+  EXPECT_LT(genie::testing::NowSeconds() - start, 10.0) << r.output;
+  EXPECT_EQ(r.code, 128 + SIGINT) << r.output;
+  EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
+}
+
+// A rank started by another launcher (here: by hand) with SIGINT ignored stops on it too.
+TEST(LaunchE2eTest, ARankThatInheritedSigintIgnoredStillStopsOnIt) {
+  FILE* f = nullptr;
+  pid_t rank = StartIgnoringSigint(
+      "env -u GENIE_RANK -u GENIE_RENDEZVOUS RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
+      "MASTER_PORT=" + std::to_string(genie::testing::FreeTcpPort()) + " " + kGenie +
+          " netcheck --peer-timeout 60s",
+      testing::TempDir() + "/genie_sigint_rank." + std::to_string(getpid()), &f);
+  ASSERT_GT(rank, 0);
+  const double start = genie::testing::NowSeconds();
+  kill(rank, SIGINT);  // it waits for rank 1 in the rendezvous, which never comes
+  Outcome r = Finish(f);
+  EXPECT_LT(genie::testing::NowSeconds() - start, 10.0) << r.output;
+  EXPECT_EQ(r.code, 128 + SIGINT) << r.output;
+}
+
+// A rank exits 75 (it lost a peer) before the rank that failed has exited: genie launch returns
+// the failing rank's code and names it.
+TEST(LaunchE2eTest, TheExitCodeIsTheCausesNotAWitnesss) {
+  Outcome r = Sh(kGenie +
+                 " launch -n 3 --exec -- sh -c 'if [ $GENIE_RANK = 1 ]; then exit 75; fi; "
+                 "if [ $GENIE_RANK = 2 ]; then sleep 0.5; exit 4; fi; exec sleep 60'");
+  EXPECT_EQ(r.code, 4) << r.output;
+  EXPECT_NE(r.output.find("genie launch: rank 2 failed: exit code 4"), std::string::npos)
+      << r.output;
+}
+
+// Two jobs started as torchrun starts them (one agent process per job and machine setting
+// RANK, LOCAL_RANK, LOCAL_WORLD_SIZE) with the same MASTER_ADDR/MASTER_PORT, and so the same
+// derived job id. Job B starts while job A's rank 1 is not up yet: B's ranks must be refused,
+// named, and A must complete with its own ranks.
+TEST(LaunchE2eTest, TwoJobsOnOneMasterPortNeverMix) {
+  const std::string port = std::to_string(genie::testing::FreeTcpPort());
+  auto job = [&](double rank1_delay_s) {
+    const std::string env = "env -u GENIE_RANK -u GENIE_RENDEZVOUS -u GENIE_LAUNCH_NONCE "
+                            "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                            port;
+    const std::string rank = " " + kGenie + " netcheck --iters 2 --bytes 64KiB --peer-timeout 5s";
+    // The job's shell is its agent: both ranks are its children.
+    return Start("sh -c '" + env + " RANK=0 LOCAL_RANK=0" + rank + " & p=$!; sleep " +
+                 std::to_string(rank1_delay_s) + "; " + env + " RANK=1 LOCAL_RANK=1" + rank +
+                 "; r1=$?; wait $p; r0=$?; echo job codes $r0 $r1; [ $r0 = 0 ] && [ $r1 = 0 ]'");
+  };
+  FILE* a = job(1.5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // A's rank 0 serves the store
+  FILE* b = job(0);
+  Outcome ra = Finish(a), rb = Finish(b);
+  EXPECT_EQ(ra.code, 0) << ra.output;
+  EXPECT_NE(ra.output.find("netcheck rank 0/2"), std::string::npos) << ra.output;
+  EXPECT_NE(ra.output.find("netcheck rank 1/2"), std::string::npos) << ra.output;
+  EXPECT_NE(rb.code, 0) << rb.output;
+  EXPECT_EQ(rb.output.find("netcheck rank"), std::string::npos) << rb.output;
+  EXPECT_NE(rb.output.find("job codes 2 2"), std::string::npos) << rb.output;
+  EXPECT_NE(rb.output.find("rank 1 was started by another launch"), std::string::npos)
+      << rb.output;
 }
 
 // No launcher: the environment torchrun would set, by hand; addresses meet in rank 0's store.
