@@ -67,16 +67,17 @@ std::string ParentIdentity() {
   return "";
 }
 
-Launch LaunchOf(const RendezvousRequest& q) {
+Launch LaunchOf(const RendezvousRequest& q, const RendezvousLaunch& given) {
   Launch l;
-  l.nonce = q.launch_nonce;
+  l.nonce = given.nonce;
   if (l.nonce.empty()) {
     const char* v = std::getenv("GENIE_LAUNCH_NONCE");
     l.nonce = v != nullptr ? v : ParentIdentity();
   }
   if (l.nonce.find_first_of(" \t\n") != std::string::npos) l.nonce.clear();
-  const int local = q.local_rank >= 0 ? q.local_rank : EnvInt("GENIE_LOCAL_RANK");
-  const int size = q.local_world_size > 0 ? q.local_world_size : EnvInt("GENIE_LOCAL_WORLD_SIZE");
+  const int local = given.local_rank >= 0 ? given.local_rank : EnvInt("GENIE_LOCAL_RANK");
+  const int size =
+      given.local_world_size > 0 ? given.local_world_size : EnvInt("GENIE_LOCAL_WORLD_SIZE");
   if (local >= 0 && size > 0 && local < size && q.rank >= local) {
     l.base = q.rank - local;
     l.size = size;
@@ -121,9 +122,9 @@ std::string MissingRanks(const std::vector<std::string>& have) {
   return s;
 }
 
-Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const std::string& dir) {
+Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const Launch& mine,
+                                             const std::string& dir) {
   mkdir(dir.c_str(), 0755);  // may exist; a real problem shows up when writing
-  const Launch mine = LaunchOf(q);
   std::string base = dir + "/" + SafeName(q.job_id);
   std::string final_path = fmt::format("{}.{}.addr", base, q.rank);
   std::string tmp = fmt::format("{}/.{}.{}.{}.tmp", dir, SafeName(q.job_id), q.rank, getpid());
@@ -155,8 +156,8 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const s
         fields >> address;
         const Launch theirs = ParseLaunch(fields);
         // Our own launch started rank r: a file with another nonce is not our rank r's.
-        if (mine.Has(r) && theirs.nonce != mine.nonce) {
-          foreign[r] = theirs.nonce.empty() ? "none" : theirs.nonce;
+        if (mine.Has(r) && !theirs.nonce.empty() && theirs.nonce != mine.nonce) {
+          foreign[r] = theirs.nonce;
           all = false;
           continue;
         }
@@ -219,19 +220,19 @@ std::string ReadReply(int fd, TimeNs deadline) {
   return reply;
 }
 
-std::string Hello(const RendezvousRequest& q) {
+std::string Hello(const RendezvousRequest& q, const Launch& mine) {
   return fmt::format("{} {} {} {} {}\n", kStoreHello, q.job_id, q.rank, q.my_address,
-                     FormatLaunch(LaunchOf(q)));
+                     FormatLaunch(mine));
 }
 
 // Rank 0 found the store's port taken: if another job's store is there, tell it (so that it
 // stops rather than mix its ranks with ours) and stop too.
-Status PortTaken(const RendezvousRequest& q, const SocketAddress& at, const std::string& where,
-                 const std::string& bind_error) {
+Status PortTaken(const RendezvousRequest& q, const Launch& mine, const SocketAddress& at,
+                 const std::string& where, const std::string& bind_error) {
   std::string answer = "nothing answered";
   int fd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd >= 0 && connect(fd, at.get(), at.length) == 0) {
-    SendAll(fd, Hello(q));
+    SendAll(fd, Hello(q, mine));
     std::string reply = ReadReply(fd, loop::MonotonicNow() + 2 * kNsPerSec);
     answer = reply.empty() ? "it closed the connection" : "it answered: " + reply.substr(0, reply.find('\n'));
   }
@@ -242,20 +243,19 @@ Status PortTaken(const RendezvousRequest& q, const SocketAddress& at, const std:
       where, bind_error, answer, TwoJobsAdvice()));
 }
 
-Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const SocketAddress& at,
-                                             const std::string& where) {
+Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const Launch& own,
+                                             const SocketAddress& at, const std::string& where) {
   int lfd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(lfd, at.get(), at.length) != 0 || listen(lfd, 1024) != 0) {
     const int err = errno;
     close(lfd);
-    if (err == EADDRINUSE) return PortTaken(q, at, where, strerror(err));
+    if (err == EADDRINUSE) return PortTaken(q, own, at, where, strerror(err));
     return Status::IoError(fmt::format("rank 0: cannot serve the rendezvous store on {}: {} "
                                        "(set MASTER_ADDR to an address of rank 0's host)",
                                        where, strerror(err)));
   }
-  const Launch own = LaunchOf(q);
   std::map<std::string, Launch> launches;  // nonce -> the block it claims
   if (own.Claims()) launches[own.nonce] = own;
   std::vector<std::string> addrs(static_cast<size_t>(q.world_size));
@@ -303,12 +303,12 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const S
         error = fmt::format("job id '{}' but this store serves '{}'", job, q.job_id);
       } else if (rank < 0 || rank >= q.world_size) {
         error = fmt::format("rank {} outside 1..{}", rank, q.world_size - 1);
-      } else if (own.Has(rank) && theirs.nonce != own.nonce) {
+      } else if (own.Has(rank) && !theirs.nonce.empty() && theirs.nonce != own.nonce) {
         // Rank 0's launch started this rank: certainly not ours. Refuse it alone.
         error = fmt::format(
             "rank {} was started by another launch (nonce {}) than ranks {} of this job (nonce "
             "{}): another job uses this rendezvous; {}",
-            rank, theirs.nonce.empty() ? "none" : theirs.nonce, own.Range(), own.nonce,
+            rank, theirs.nonce, own.Range(), own.nonce,
             TwoJobsAdvice());
       } else if (rank == 0) {
         conflict = fmt::format("a second rank 0 (from {}) found this port taken", peer);
@@ -366,8 +366,8 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const S
   return addrs;
 }
 
-Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const SocketAddress& at,
-                                             const std::string& where) {
+Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const Launch& mine,
+                                             const SocketAddress& at, const std::string& where) {
   TimeNs deadline = loop::MonotonicNow() + q.timeout;
   int fd = -1;
   std::string last_error;
@@ -384,7 +384,7 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const S
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  SendAll(fd, Hello(q));
+  SendAll(fd, Hello(q, mine));
   std::string reply = ReadReply(fd, deadline);
   close(fd);
   std::istringstream in(reply);
@@ -422,7 +422,8 @@ void WithdrawAddress(const RendezvousRequest& q) {
   unlink(fmt::format("{}/{}.{}.addr", dir, SafeName(q.job_id), q.rank).c_str());
 }
 
-Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q) {
+Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q,
+                                                   const RendezvousLaunch& launch) {
   if (q.world_size < 1 || q.rank < 0 || q.rank >= q.world_size) {
     return Status::InvalidArgument(
         fmt::format("rank {} outside a world of {} ranks", q.rank, q.world_size));
@@ -431,12 +432,13 @@ Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q) {
     return Status::InvalidArgument("job id '" + q.job_id + "' must be non-empty without spaces");
   }
   if (q.world_size == 1) return std::vector<std::string>{q.my_address};
-  if (q.spec.rfind("dir:", 0) == 0) return DirExchange(q, q.spec.substr(4));
+  const Launch mine = LaunchOf(q, launch);
+  if (q.spec.rfind("dir:", 0) == 0) return DirExchange(q, mine, q.spec.substr(4));
   if (q.spec.rfind("tcp:", 0) == 0) {
     std::string where = q.spec.substr(4);
     GENIE_ASSIGN_OR_RETURN(auto hp, SplitHostPort(where));
     GENIE_ASSIGN_OR_RETURN(SocketAddress at, ResolveAddress(hp.first, hp.second));
-    return q.rank == 0 ? StoreServer(q, at, where) : StoreClient(q, at, where);
+    return q.rank == 0 ? StoreServer(q, mine, at, where) : StoreClient(q, mine, at, where);
   }
   return Status::InvalidArgument("rendezvous '" + q.spec +
                                  "': expected dir:/shared/path or tcp:host:port");

@@ -41,17 +41,21 @@ struct RendezvousRequest {
   int world_size = 1;
   std::string my_address;  // what this rank publishes (no spaces)
   TimeNs timeout = 30 * kNsPerSec;
-  // Who started this rank. Left empty / -1, they are read from what genie launch sets:
-  // GENIE_LAUNCH_NONCE, GENIE_LOCAL_RANK, GENIE_LOCAL_WORLD_SIZE; without GENIE_LAUNCH_NONCE
-  // the nonce is the parent process's identity (pid and start time), which every rank that
-  // one launcher process started on a machine shares.
-  std::string launch_nonce;
+};
+
+// Who started this rank. Left empty / -1, each is read from what genie launch sets:
+// GENIE_LAUNCH_NONCE, GENIE_LOCAL_RANK, GENIE_LOCAL_WORLD_SIZE; without GENIE_LAUNCH_NONCE the
+// nonce is the parent process's identity (pid and start time), which every rank that one
+// launcher process started on a machine shares.
+struct RendezvousLaunch {
+  std::string nonce;
   int local_rank = -1;
   int local_world_size = -1;
 };
 
 // Returns every rank's address, indexed by rank. The error names the ranks that never showed.
-Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& request);
+Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& request,
+                                                   const RendezvousLaunch& launch = {});
 
 // Takes this rank's published address back (dir: removes its file) once every peer that needs
 // it has connected, so the next job in the same directory cannot read a stale one.

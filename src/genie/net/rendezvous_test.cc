@@ -90,14 +90,13 @@ TEST(RendezvousTest, TcpStoreRefusesAnotherJobAndStillServesItsOwn) {
       << stranger.status().message();
 }
 
-RendezvousRequest Rank(const std::string& spec, int rank, int n, const std::string& address,
-                       TimeNs timeout, const std::string& nonce = "", int local_rank = -1,
-                       int local_size = -1) {
-  RendezvousRequest q{spec, "same-job", rank, n, address, timeout};
-  q.launch_nonce = nonce;
-  q.local_rank = local_rank;
-  q.local_world_size = local_size;
-  return q;
+// One rank's exchange under the job id "same-job"; nonce and local block as a launcher gives.
+Result<std::vector<std::string>> Rank(const std::string& spec, int rank, int n,
+                                      const std::string& address, TimeNs timeout,
+                                      const std::string& nonce = "", int local_rank = -1,
+                                      int local_size = -1) {
+  return ExchangeAddresses({spec, "same-job", rank, n, address, timeout},
+                           {nonce, local_rank, local_size});
 }
 
 // Two torchrun-style jobs (no nonces: the same job id, derived from the same MASTER_PORT).
@@ -109,13 +108,13 @@ TEST(RendezvousTest, ASecondJobOnTheSamePortIsRejectedNotJoined) {
   const TimeNs timeout = 3 * kNsPerSec;
   Result<std::vector<std::string>> a0 = Status::Internal("not run"), a1 = a0, b0 = a0, b1 = a0,
                                    b2 = a0;
-  std::thread ta0([&] { a0 = ExchangeAddresses(Rank(spec, 0, n, "a0:1", timeout)); });
-  std::thread ta1([&] { a1 = ExchangeAddresses(Rank(spec, 1, n, "a1:1", timeout)); });
+  std::thread ta0([&] { a0 = Rank(spec, 0, n, "a0:1", timeout); });
+  std::thread ta1([&] { a1 = Rank(spec, 1, n, "a1:1", timeout); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // A's store is up
-  std::thread tb0([&] { b0 = ExchangeAddresses(Rank(spec, 0, n, "b0:1", timeout)); });
+  std::thread tb0([&] { b0 = Rank(spec, 0, n, "b0:1", timeout); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::thread tb2([&] { b2 = ExchangeAddresses(Rank(spec, 2, n, "b2:1", timeout)); });
-  std::thread tb1([&] { b1 = ExchangeAddresses(Rank(spec, 1, n, "b1:1", timeout)); });
+  std::thread tb2([&] { b2 = Rank(spec, 2, n, "b2:1", timeout); });
+  std::thread tb1([&] { b1 = Rank(spec, 1, n, "b1:1", timeout); });
   for (auto* t : {&ta0, &ta1, &tb0, &tb1, &tb2}) t->join();
   for (auto* r : {&a0, &a1, &b0, &b1, &b2}) {
     EXPECT_FALSE(r->ok()) << "a rank joined the other job: " << (*r)->at(0) << " "
@@ -139,14 +138,12 @@ TEST(RendezvousTest, AStrayRankOfAnotherLaunchIsRefusedAndTheJobCompletes) {
   const int n = 3;
   std::vector<Result<std::vector<std::string>>> results(n, Status::Internal("not run"));
   auto run = [&](int r) {
-    results[r] = ExchangeAddresses(Rank(spec, r, n,
-                                        "10.0.0." + std::to_string(r) + ":" +
-                                            std::to_string(1000 + r),
-                                        10 * kNsPerSec, "aaaa", r, n));
+    results[r] = Rank(spec, r, n, "10.0.0." + std::to_string(r) + ":" + std::to_string(1000 + r),
+                      10 * kNsPerSec, "aaaa", r, n);
   };
   std::thread rank0(run, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  auto stray = ExchangeAddresses(Rank(spec, 1, n, "9.9.9.9:9", 5 * kNsPerSec, "bbbb", 1, n));
+  auto stray = Rank(spec, 1, n, "9.9.9.9:9", 5 * kNsPerSec, "bbbb", 1, n);
   std::thread rank1(run, 1), rank2(run, 2);
   rank0.join();
   rank1.join();
@@ -166,10 +163,10 @@ TEST(RendezvousTest, TwoLaunchesClaimingTheSameRanksStopTheExchange) {
   const int n = 4;  // two nodes of two ranks
   const TimeNs timeout = 3 * kNsPerSec;
   Result<std::vector<std::string>> r0 = Status::Internal("not run"), a2 = r0, b3 = r0;
-  std::thread t0([&] { r0 = ExchangeAddresses(Rank(spec, 0, n, "a0:1", timeout, "node0", 0, 2)); });
+  std::thread t0([&] { r0 = Rank(spec, 0, n, "a0:1", timeout, "node0", 0, 2); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  a2 = ExchangeAddresses(Rank(spec, 2, n, "a2:1", kNsPerSec / 2, "node1a", 0, 2));
-  b3 = ExchangeAddresses(Rank(spec, 3, n, "b3:1", timeout, "node1b", 1, 2));
+  a2 = Rank(spec, 2, n, "a2:1", kNsPerSec / 2, "node1a", 0, 2);
+  b3 = Rank(spec, 3, n, "b3:1", timeout, "node1b", 1, 2);
   t0.join();
   ASSERT_FALSE(r0.ok());
   EXPECT_NE(r0.status().message().find("were started by two launches"), std::string::npos)
@@ -183,20 +180,20 @@ TEST(RendezvousTest, DirectoryIgnoresAnotherLaunchsFilesForItsRanks) {
   std::string dir = TempDir();
   // Another launch's rank 1, still there (or running beside us) under the same job id.
   auto other = std::thread([&] {
-    (void)ExchangeAddresses(Rank("dir:" + dir, 1, 2, "9.9.9.9:9", kNsPerSec / 2, "bbbb", 1, 2));
+    (void)Rank("dir:" + dir, 1, 2, "9.9.9.9:9", kNsPerSec / 2, "bbbb", 1, 2);
   });
   other.join();  // its file stays: it timed out before withdrawing
-  auto lone = ExchangeAddresses(Rank("dir:" + dir, 0, 2, "a0:1", kNsPerSec / 2, "aaaa", 0, 2));
+  auto lone = Rank("dir:" + dir, 0, 2, "a0:1", kNsPerSec / 2, "aaaa", 0, 2);
   ASSERT_FALSE(lone.ok());
   EXPECT_NE(lone.status().message().find("rank(s) 1 (nonce bbbb) were written by another launch"),
             std::string::npos)
       << lone.status().message();
   std::vector<Result<std::vector<std::string>>> both(2, Status::Internal("not run"));
   std::thread t0([&] {
-    both[0] = ExchangeAddresses(Rank("dir:" + dir, 0, 2, "a0:1", 5 * kNsPerSec, "aaaa", 0, 2));
+    both[0] = Rank("dir:" + dir, 0, 2, "a0:1", 5 * kNsPerSec, "aaaa", 0, 2);
   });
   std::thread t1([&] {
-    both[1] = ExchangeAddresses(Rank("dir:" + dir, 1, 2, "a1:1", 5 * kNsPerSec, "aaaa", 1, 2));
+    both[1] = Rank("dir:" + dir, 1, 2, "a1:1", 5 * kNsPerSec, "aaaa", 1, 2);
   });
   t0.join();
   t1.join();
