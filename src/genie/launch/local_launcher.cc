@@ -108,7 +108,7 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     spec = "dir:" + spec;
   }
   if (Status st = CheckRendezvousSpec(spec); !st.ok()) {
-    return Status::InvalidArgument("genie launch: --rendezvous: " + st.message());
+    return Status::InvalidArgument("--rendezvous: " + st.message());
   }
   std::string dir = spec.rfind("dir:", 0) == 0 ? spec.substr(4) : "";
   bool own_dir = spec.empty();
