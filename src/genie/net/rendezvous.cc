@@ -47,32 +47,12 @@ int EnvInt(const char* name) {
   return *end == '\0' && x >= 0 && x < (1L << 30) ? static_cast<int>(x) : -1;
 }
 
-// The process that started this one, as "p<pid>.<start time in clock ticks since boot>": the
-// same for every rank one launcher process started on this machine (torchrun's agent, mpiexec's
-// proxy, slurmstepd, a script's shell), different for another job's. Empty if unknown.
-std::string ParentIdentity() {
-  const pid_t parent = getppid();
-  if (parent <= 1) return "";  // orphaned: its launcher is gone, nothing to compare
-  std::ifstream in("/proc/" + std::to_string(parent) + "/stat");
-  std::string stat;
-  std::getline(in, stat);
-  // Field 22 (starttime) counts from the field after the command name's closing parenthesis.
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return "";
-  std::istringstream fields(stat.substr(close + 1));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 22) return fmt::format("p{}.{}", parent, field);
-  }
-  return "";
-}
-
 Launch LaunchOf(const RendezvousRequest& q, const RendezvousLaunch& given) {
   Launch l;
   l.nonce = given.nonce;
   if (l.nonce.empty()) {
     const char* v = std::getenv("GENIE_LAUNCH_NONCE");
-    l.nonce = v != nullptr ? v : ParentIdentity();
+    if (v != nullptr) l.nonce = v;
   }
   if (l.nonce.find_first_of(" \t\n") != std::string::npos) l.nonce.clear();
   const int local = given.local_rank >= 0 ? given.local_rank : EnvInt("GENIE_LOCAL_RANK");

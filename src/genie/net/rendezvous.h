@@ -16,11 +16,9 @@
 // when rank 0's own launch owns that block (a stray), and stops the whole exchange — every rank
 // told why, InvalidArgument — when it cannot tell which of two claimants is its own: a second
 // rank 0 (the other job's rank 0 found the port taken and says so), a rank registered twice,
-// or two launches claiming one block. Without genie launch (torchrun, mpiexec, srun) a rank's
-// nonce is its parent process (the launcher's agent on that machine), its block what the
-// launcher's LOCAL_RANK / LOCAL_WORLD_SIZE say; without a local world size nothing is claimed
-// and only a second rank 0 or a duplicate rank stops the exchange. Ranks of one job started by
-// different processes on one machine must then share a GENIE_LAUNCH_NONCE set by hand. In a directory, a rank ignores files of
+// or two launches claiming one block. Without genie launch (torchrun, mpiexec, srun) there is
+// no nonce unless GENIE_LAUNCH_NONCE is set by hand: a second rank 0 or a duplicate rank still
+// stops the exchange, but a stray that fills a missing rank before either shows is not seen. In a directory, a rank ignores files of
 // its own block written by another launch (stale, or another job's) and names them if it
 // times out.
 // Blocking, with a timeout; call before the event loop starts. Any thread.
@@ -44,9 +42,7 @@ struct RendezvousRequest {
 };
 
 // Who started this rank. Left empty / -1, each is read from what genie launch sets:
-// GENIE_LAUNCH_NONCE, GENIE_LOCAL_RANK, GENIE_LOCAL_WORLD_SIZE; without GENIE_LAUNCH_NONCE the
-// nonce is the parent process's identity (pid and start time), which every rank that one
-// launcher process started on a machine shares.
+// GENIE_LAUNCH_NONCE, GENIE_LOCAL_RANK, GENIE_LOCAL_WORLD_SIZE.
 struct RendezvousLaunch {
   std::string nonce;
   int local_rank = -1;
