@@ -89,36 +89,24 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
 }
 
-// Starts `command` under `sh -c 'trap "" INT; ...'` (SIGINT ignored, as a shell's background
-// job or nohup leaves it) and returns its pid once it has written it.
-pid_t StartIgnoringSigint(const std::string& command, const std::string& pid_file, FILE** out) {
-  std::remove(pid_file.c_str());
-  *out = Start("sh -c 'trap \"\" INT; echo $$ > " + pid_file + "; exec " + command + "'");
-  pid_t pid = -1;
-  for (int i = 0; i < 500 && pid <= 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (FILE* p = fopen(pid_file.c_str(), "r")) {
-      if (fscanf(p, "%d", &pid) != 1) pid = -1;
-      fclose(p);
-    }
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it start its ranks
-  std::remove(pid_file.c_str());
-  return pid;
+// Starts `command` with SIGINT ignored (as a shell's background job or nohup leaves it),
+// exec'd so that the child's pid is the command's, and gives it time to start its ranks.
+Child StartIgnoringSigint(const std::string& command, const std::string& name) {
+  const std::string dir = genie::testing::FreshDir(name);
+  Child child = genie::testing::Spawn("trap '' INT; exec " + command, dir + "/log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return child;
 }
 
 // The launcher forwards SIGINT; ranks that inherited it ignored must stop on it all the same,
 // not keep measuring until the grace period's SIGKILL.
 TEST(LaunchE2eTest, SigintStopsRanksThatInheritedItIgnored) {
-  FILE* f = nullptr;
-  pid_t launcher = StartIgnoringSigint(kGenie + " launch -n 2 --grace 30s --exec -- sleep 60",
-                                       testing::TempDir() + "/genie_sigint_launch." +
-                                           std::to_string(getpid()),
-                                       &f);
-  ASSERT_GT(launcher, 0);
+  Child launcher = StartIgnoringSigint(kGenie + " launch -n 2 --grace 30s --exec -- sleep 60",
+                                       "launch-sigint-ignored");
+  ASSERT_GT(launcher.pid, 0);
   const double start = genie::testing::NowSeconds();
-  kill(launcher, SIGINT);
-  Outcome r = Finish(f);
+  kill(launcher.pid, SIGINT);
+  Outcome r = Finish(launcher, 50);
   EXPECT_LT(genie::testing::NowSeconds() - start, 10.0) << r.output;
   EXPECT_EQ(r.code, 128 + SIGINT) << r.output;
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
@@ -126,16 +114,15 @@ TEST(LaunchE2eTest, SigintStopsRanksThatInheritedItIgnored) {
 
 // A rank started by another launcher (here: by hand) with SIGINT ignored stops on it too.
 TEST(LaunchE2eTest, ARankThatInheritedSigintIgnoredStillStopsOnIt) {
-  FILE* f = nullptr;
-  pid_t rank = StartIgnoringSigint(
+  Child rank = StartIgnoringSigint(
       "env -u GENIE_RANK -u GENIE_RENDEZVOUS RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
       "MASTER_PORT=" + std::to_string(genie::testing::FreeTcpPort()) + " " + kGenie +
           " netcheck --peer-timeout 60s",
-      testing::TempDir() + "/genie_sigint_rank." + std::to_string(getpid()), &f);
-  ASSERT_GT(rank, 0);
+      "rank-sigint-ignored");
+  ASSERT_GT(rank.pid, 0);
   const double start = genie::testing::NowSeconds();
-  kill(rank, SIGINT);  // it waits for rank 1 in the rendezvous, which never comes
-  Outcome r = Finish(f);
+  kill(rank.pid, SIGINT);  // it waits for rank 1 in the rendezvous, which never comes
+  Outcome r = Finish(rank, 80);
   EXPECT_LT(genie::testing::NowSeconds() - start, 10.0) << r.output;
   EXPECT_EQ(r.code, 128 + SIGINT) << r.output;
 }
@@ -156,19 +143,22 @@ TEST(LaunchE2eTest, TheExitCodeIsTheCausesNotAWitnesss) {
 // B's rank 0 finds the port taken, B's rank 1 would fill A's missing rank. Neither job may
 // complete with the other's rank: the second rank 0 stops the exchange, every rank says why.
 TEST(LaunchE2eTest, TwoJobsOnOneMasterPortNeverMix) {
+  const std::string dir = genie::testing::FreshDir("two-jobs");
   const std::string port = std::to_string(genie::testing::FreeTcpPort());
   auto job = [&](double rank1_delay_s) {
     const std::string env = "env -u GENIE_RANK -u GENIE_RENDEZVOUS -u GENIE_LAUNCH_NONCE "
                             "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port;
     const std::string rank = " " + kGenie + " netcheck --iters 2 --bytes 64KiB --peer-timeout 3s";
-    return Start("sh -c '" + env + " RANK=0" + rank + " & p=$!; sleep " +
-                 std::to_string(rank1_delay_s) + "; " + env + " RANK=1" + rank +
-                 "; r1=$?; wait $p; r0=$?; echo job codes $r0 $r1; [ $r0 = 0 ] && [ $r1 = 0 ]'");
+    return genie::testing::Spawn(env + " RANK=0" + rank + " & p=$!; sleep " +
+                                     std::to_string(rank1_delay_s) + "; " + env + " RANK=1" +
+                                     rank + "; r1=$?; wait $p; r0=$?; echo job codes $r0 $r1; "
+                                     "[ $r0 = 0 ] && [ $r1 = 0 ]",
+                                 dir + "/job" + std::to_string(rank1_delay_s) + ".log");
   };
-  FILE* a = job(1.5);
+  Child a = job(1.5);
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // A's rank 0 serves the store
-  FILE* b = job(0.4);
-  Outcome ra = Finish(a), rb = Finish(b);
+  Child b = job(0.4);
+  Outcome ra = Finish(a, 60), rb = Finish(b, 60);
   EXPECT_NE(ra.code, 0) << ra.output;
   EXPECT_NE(rb.code, 0) << rb.output;
   EXPECT_EQ(ra.output.find("netcheck rank"), std::string::npos) << ra.output;
@@ -185,18 +175,20 @@ TEST(LaunchE2eTest, TwoJobsOnOneMasterPortNeverMix) {
 // the docs allow for ranks a script starts).
 TEST(LaunchE2eTest, AStrayOfAnotherLaunchIsRefusedAndTheJobCompletes) {
   const std::string port = std::to_string(genie::testing::FreeTcpPort());
+  const std::string dir = genie::testing::FreshDir("stray-launch");
   auto rank = [&](int r, const std::string& nonce) {
-    return Start("env -u GENIE_RANK -u GENIE_RENDEZVOUS GENIE_LAUNCH_NONCE=" + nonce +
+    return genie::testing::Spawn("env -u GENIE_RANK -u GENIE_RENDEZVOUS GENIE_LAUNCH_NONCE=" + nonce +
                  " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(r) +
                  " LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " RANK=" +
                  std::to_string(r) + " " + kGenie +
-                 " netcheck --iters 2 --bytes 64KiB --peer-timeout 5s");
+                 " netcheck --iters 2 --bytes 64KiB --peer-timeout 5s",
+                                 dir + "/" + std::to_string(r) + nonce + ".log");
   };
-  FILE* a0 = rank(0, "aaaa");
+  Child a0 = rank(0, "aaaa");
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  Outcome stray = Finish(rank(1, "bbbb"));
-  FILE* a1 = rank(1, "aaaa");
-  Outcome r0 = Finish(a0), r1 = Finish(a1);
+  Outcome stray = Finish(rank(1, "bbbb"), 60);
+  Child a1 = rank(1, "aaaa");
+  Outcome r0 = Finish(a0, 60), r1 = Finish(a1, 60);
   EXPECT_EQ(r0.code, 0) << r0.output;
   EXPECT_EQ(r1.code, 0) << r1.output;
   EXPECT_EQ(stray.code, 2) << stray.output;
