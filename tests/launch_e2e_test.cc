@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <string>
+#include <chrono>
 #include <thread>
 
 #include "tests/support/cli.h"
@@ -86,6 +87,115 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   Outcome r = Finish(launcher, 50);
   EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
+}
+
+// Starts `command` with SIGINT ignored (as a shell's background job or nohup leaves it),
+// exec'd so that the child's pid is the command's, and gives it time to start its ranks.
+Child StartIgnoringSigint(const std::string& command, const std::string& name) {
+  const std::string dir = genie::testing::FreshDir(name);
+  Child child = genie::testing::Spawn("trap '' INT; exec " + command, dir + "/log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return child;
+}
+
+// The launcher forwards SIGINT; ranks that inherited it ignored must stop on it all the same,
+// not keep measuring until the grace period's SIGKILL.
+TEST(LaunchE2eTest, SigintStopsRanksThatInheritedItIgnored) {
+  Child launcher = StartIgnoringSigint(kGenie + " launch -n 2 --grace 30s --exec -- sleep 60",
+                                       "launch-sigint-ignored");
+  ASSERT_GT(launcher.pid, 0);
+  const double start = genie::testing::NowSeconds();
+  kill(launcher.pid, SIGINT);
+  Outcome r = Finish(launcher, 50);
+  EXPECT_LT(genie::testing::NowSeconds() - start, 10.0) << r.output;
+  EXPECT_EQ(r.code, 128 + SIGINT) << r.output;
+  EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
+}
+
+// A rank started by another launcher (here: by hand) with SIGINT ignored stops on it too.
+TEST(LaunchE2eTest, ARankThatInheritedSigintIgnoredStillStopsOnIt) {
+  Child rank = StartIgnoringSigint(
+      "env -u GENIE_RANK -u GENIE_RENDEZVOUS RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
+      "MASTER_PORT=" + std::to_string(genie::testing::FreeTcpPort()) + " " + kGenie +
+          " netcheck --peer-timeout 60s",
+      "rank-sigint-ignored");
+  ASSERT_GT(rank.pid, 0);
+  const double start = genie::testing::NowSeconds();
+  kill(rank.pid, SIGINT);  // it waits for rank 1 in the rendezvous, which never comes
+  Outcome r = Finish(rank, 80);
+  EXPECT_LT(genie::testing::NowSeconds() - start, 10.0) << r.output;
+  EXPECT_EQ(r.code, 128 + SIGINT) << r.output;
+}
+
+// A rank exits 75 (it lost a peer) before the rank that failed has exited: genie launch returns
+// the failing rank's code and names it.
+TEST(LaunchE2eTest, TheExitCodeIsTheCausesNotAWitnesss) {
+  Outcome r = Sh(kGenie +
+                 " launch -n 3 --exec -- sh -c 'if [ $GENIE_RANK = 1 ]; then exit 75; fi; "
+                 "if [ $GENIE_RANK = 2 ]; then sleep 0.5; exit 4; fi; exec sleep 60'");
+  EXPECT_EQ(r.code, 4) << r.output;
+  EXPECT_NE(r.output.find("genie launch: rank 2 failed: exit code 4"), std::string::npos)
+      << r.output;
+}
+
+// Two jobs started torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR/MASTER_PORT by hand) with the
+// same port, and so the same derived job id. Job B starts while job A's rank 1 is not up yet:
+// B's rank 0 finds the port taken, B's rank 1 would fill A's missing rank. Neither job may
+// complete with the other's rank: the second rank 0 stops the exchange, every rank says why.
+TEST(LaunchE2eTest, TwoJobsOnOneMasterPortNeverMix) {
+  const std::string dir = genie::testing::FreshDir("two-jobs");
+  const std::string port = std::to_string(genie::testing::FreeTcpPort());
+  auto job = [&](double rank1_delay_s) {
+    const std::string env = "env -u GENIE_RANK -u GENIE_RENDEZVOUS -u GENIE_LAUNCH_NONCE "
+                            "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port;
+    const std::string rank = " " + kGenie + " netcheck --iters 2 --bytes 64KiB --peer-timeout 3s";
+    return genie::testing::Spawn(env + " RANK=0" + rank + " & p=$!; sleep " +
+                                     std::to_string(rank1_delay_s) + "; " + env + " RANK=1" +
+                                     rank + "; r1=$?; wait $p; r0=$?; echo job codes $r0 $r1; "
+                                     "[ $r0 = 0 ] && [ $r1 = 0 ]",
+                                 dir + "/job" + std::to_string(rank1_delay_s) + ".log");
+  };
+  Child a = job(1.5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // A's rank 0 serves the store
+  Child b = job(0.4);
+  Outcome ra = Finish(a, 60), rb = Finish(b, 60);
+  EXPECT_NE(ra.code, 0) << ra.output;
+  EXPECT_NE(rb.code, 0) << rb.output;
+  EXPECT_EQ(ra.output.find("netcheck rank"), std::string::npos) << ra.output;
+  EXPECT_EQ(rb.output.find("netcheck rank"), std::string::npos) << rb.output;
+  EXPECT_NE(ra.output.find("two jobs use the rendezvous store on 127.0.0.1:" + port),
+            std::string::npos)
+      << ra.output;
+  EXPECT_NE(rb.output.find("another job's store is probably there"), std::string::npos)
+      << rb.output;
+}
+
+// genie launch's nonce tells the launches apart: a stray of another launch among rank 0's own
+// ranks is refused alone, named, and the job completes (here the nonces are set by hand, as
+// the docs allow for ranks a script starts).
+TEST(LaunchE2eTest, AStrayOfAnotherLaunchIsRefusedAndTheJobCompletes) {
+  const std::string port = std::to_string(genie::testing::FreeTcpPort());
+  const std::string dir = genie::testing::FreshDir("stray-launch");
+  auto rank = [&](int r, const std::string& nonce) {
+    return genie::testing::Spawn("env -u GENIE_RANK -u GENIE_RENDEZVOUS GENIE_LAUNCH_NONCE=" + nonce +
+                 " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(r) +
+                 " LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " RANK=" +
+                 std::to_string(r) + " " + kGenie +
+                 " netcheck --iters 2 --bytes 64KiB --peer-timeout 5s",
+                                 dir + "/" + std::to_string(r) + nonce + ".log");
+  };
+  Child a0 = rank(0, "aaaa");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  Outcome stray = Finish(rank(1, "bbbb"), 60);
+  Child a1 = rank(1, "aaaa");
+  Outcome r0 = Finish(a0, 60), r1 = Finish(a1, 60);
+  EXPECT_EQ(r0.code, 0) << r0.output;
+  EXPECT_EQ(r1.code, 0) << r1.output;
+  EXPECT_EQ(stray.code, 2) << stray.output;
+  EXPECT_NE(stray.output.find("rank 1 was started by another launch (nonce bbbb) than ranks "
+                              "0..1 of this job (nonce aaaa)"),
+            std::string::npos)
+      << stray.output;
 }
 
 // No launcher: the environment torchrun would set, by hand; addresses meet in rank 0's store.

@@ -277,5 +277,68 @@ TEST(RunErrors, DisagreeingTracesFailClearlyWithoutHanging) {
   EXPECT_NE(r.output.find("rank"), std::string::npos) << r.output;
 }
 
+// Nonsense a user can type is refused while parsing, with exit 2 and the flag or variable
+// named — not a late failure, an absurd range message with exit 105, or a run that never ends.
+TEST(RunErrors, NonsenseFlagsAndVariablesAreRefusedUpFrontWithExit2) {
+  const std::string dir = FreshDir("nonsense");
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 64KiB --ranks 2 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  const std::string w = dir + "/w -o " + dir + "/out ";
+  struct Case {
+    std::string command;
+    std::string named;
+  };
+  const std::string run = GenieBinary() + " run " + w;
+  const std::string torchrun =
+      "env -u GENIE_RANK -u GENIE_RENDEZVOUS RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 ";
+  for (const Case& c : std::vector<Case>{
+           {run + "--peer-timeout 0", "--peer-timeout"},
+           {run + "--peer-timeout -3s", "--peer-timeout"},
+           {run + "--peer-timeout soon", "--peer-timeout"},
+           {run + "--spin-us -5", "--spin-us"},
+           {run + "--iterations 0", "--iterations"},
+           {run + "--warmup -1", "--warmup"},
+           {run + "--channels 0", "--channels"},
+           {run + "--channels 65", "--channels"},
+           {run + "--slice 0", "--slice"},
+           {run + "--default-comm-size 1XB", "--default-comm-size"},
+           {run + "--rendezvous tcp:127.0.0.1:0", "tcp:127.0.0.1:0"},
+           {torchrun + "MASTER_PORT=0 " + run, "MASTER_PORT='0'"},
+           {torchrun + "MASTER_PORT=70000 " + run, "MASTER_PORT='70000'"},
+           {torchrun + "MASTER_PORT=29500 WORLD_SIZE=two " + run, "WORLD_SIZE='two'"},
+           {GenieBinary() + " launch -n 0 -- run " + w, "--ranks"},
+           {GenieBinary() + " launch -n 2 --grace -1s -- run " + w, "--grace"},
+           {GenieBinary() + " launch -n 2 --nnodes 0 -- run " + w, "--nnodes"},
+           {GenieBinary() + " launch -n 2 --rendezvous tcp:h:99999 -- run " + w, "tcp:h:99999"},
+           {GenieBinary() + " netcheck --iters 0", "--iters"},
+           {GenieBinary() + " netcheck --channels 0", "--channels"},
+           {GenieBinary() + " netcheck --bytes 0", "--bytes"},
+           {GenieBinary() + " netcheck --peer-timeout 0s", "--peer-timeout"}}) {
+    CliResult r = RunCli(c.command);
+    EXPECT_EQ(r.exit_code, 2) << c.command << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.named), std::string::npos) << c.command << "\n" << r.output;
+    EXPECT_EQ(r.output.find("3.40282e+38"), std::string::npos) << r.output;
+  }
+}
+
+// --verify keeps a collective's data in memory: a size the machine cannot hold is refused from
+// the plan, naming the collective, what it needs and what there is — not std::bad_alloc.
+TEST(RunErrors, AVerifyBufferTheMachineCannotHoldIsRefused) {
+  const std::string dir = FreshDir("verify-too-big");
+  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 1TiB --ranks 2 -o " +
+                   dir + "/w")
+                .exit_code,
+            0);
+  CliResult r = RunCli(GenieBinary() + " run " + dir + "/w --verify --peer-timeout 10s -o " + dir +
+                       "/out");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("all_reduce of 1 TiB): --verify needs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" is available (MemAvailable in /proc/meminfo)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace genie::testing

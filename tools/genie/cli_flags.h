@@ -1,13 +1,63 @@
 // Command-line flags shared by the commands that execute a workload (simulate, run): the
 // workload and its ASTRA-sim configuration files, under genie's short names and ASTRA-sim's
-// long ones, so an ASTRA-sim command line works as it is. Main thread only.
+// long ones, so an ASTRA-sim command line works as it is. Also the validators every numeric
+// flag of run, launch and netcheck goes through, so that nonsense (--peer-timeout 0,
+// --spin-us -5, --iterations 0) is refused while parsing, with exit 2 and the flag's name.
+// Main thread only.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
+#include "genie/common/units.h"
 #include "genie/runtime/run_setup.h"
 
 namespace genie::cli {
+
+// An integer from `min` to `max`; the message gives the range in words, not float limits.
+inline CLI::Validator IntIn(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        long long v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a whole number";
+        if (v < min || v > max) {
+          return "got " + text + "; use " + std::to_string(min) + " to " + std::to_string(max);
+        }
+        return "";
+      },
+      "INT in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+}
+
+// A duration such as 30s, 500ms or 2m: above zero unless `zero_ok`.
+inline CLI::Validator Duration(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& text) -> std::string {
+        auto d = ParseDuration(text);
+        if (!d.ok()) return d.status().message();
+        if (*d < 0 || (*d == 0 && !zero_ok)) {
+          return "got " + text + "; use a duration above " + (zero_ok ? "or at 0" : "0") +
+                 ", e.g. 30s or 500ms";
+        }
+        return "";
+      },
+      zero_ok ? "DURATION>=0" : "DURATION>0");
+}
+
+// A byte count such as 1MiB or 4096: above zero unless `zero_ok`.
+inline CLI::Validator ByteCount(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& text) -> std::string {
+        auto b = ParseBytes(text);
+        if (!b.ok()) return b.status().message();
+        if (*b == 0 && !zero_ok) return "got " + text + "; use a size above 0, e.g. 1MiB";
+        return "";
+      },
+      zero_ok ? "BYTES>=0" : "BYTES>0");
+}
+
+// Channels per peer pair: the TCP transport opens 1 to 64 connections.
+inline constexpr int kMaxChannels = 64;
 
 inline void AddWorkloadFlags(CLI::App& app, runtime::SetupFlags& f) {
   app.add_option("workload", f.workload, "Workload: a folder or <prefix> of <prefix>.<rank>.et files");
@@ -20,9 +70,12 @@ inline void AddWorkloadFlags(CLI::App& app, runtime::SetupFlags& f) {
   app.add_option("--ctrl-deps", f.ctrl_deps, "Count ctrl_deps: on, off or auto")
       ->check(CLI::IsMember({"on", "off", "auto"}));
   app.add_option("--default-comm-size", f.default_comm_size,
-                 "Size for collectives whose trace has no comm_size (e.g. 1MiB)");
-  app.add_option("--channels", f.channels, "Parallel flows per peer pair (NCCL channels)");
-  app.add_option("--slice", f.slice, "Largest message on the wire (e.g. 512KiB; default none)");
+                 "Size for collectives whose trace has no comm_size (e.g. 1MiB)")
+      ->check(ByteCount(/*zero_ok=*/false));
+  app.add_option("--channels", f.channels, "Parallel flows per peer pair (NCCL channels)")
+      ->check(IntIn(1, kMaxChannels));
+  app.add_option("--slice", f.slice, "Largest message on the wire (e.g. 512KiB; default none)")
+      ->check(ByteCount(/*zero_ok=*/false));
 }
 
 }  // namespace genie::cli

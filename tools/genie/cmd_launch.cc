@@ -21,6 +21,7 @@
 #include "genie/net/interface_address.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/runtime/real_backend.h"
+#include "tools/genie/cli_flags.h"
 #include "tools/genie/command.h"
 
 namespace {
@@ -32,6 +33,9 @@ std::string SelfExe() {
   buf[n] = '\0';
   return buf;
 }
+
+// More local ranks than this is a typo, not a machine (each rank is a process with sockets).
+constexpr int kMaxLocalRanks = 4096;
 
 }  // namespace
 
@@ -47,17 +51,20 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
     std::vector<std::string> command;
   };
   auto a = std::make_shared<Args>();
-  app.add_option("-n,--ranks", a->n, "Number of ranks to start on this machine")->required();
+  app.add_option("-n,--ranks", a->n, "Number of ranks to start on this machine")
+      ->required()
+      ->check(genie::cli::IntIn(1, kMaxLocalRanks));
   app.add_option("--nnodes", a->nodes, "Machines in the job, each running -n ranks (torchrun's)")
-      ->check(CLI::PositiveNumber);
+      ->check(genie::cli::IntIn(1, 100'000));
   app.add_option("--node-rank", a->node_rank, "Which machine this is, 0 .. nnodes-1")
-      ->check(CLI::NonNegativeNumber);
+      ->check(genie::cli::IntIn(0, 100'000 - 1));
   app.add_option("--rendezvous", a->rendezvous,
                  "tcp:NODE0_HOST:PORT (store on rank 0) or a directory all ranks share "
                  "(default: a fresh temporary directory; needed with --nnodes > 1)");
   app.add_option("--job-id", a->job_id, "Job id checked in every connection (default: derived)");
   app.add_flag("--exec", a->exec, "Run any program instead of a genie subcommand");
-  app.add_option("--grace", a->grace, "Wait after SIGTERM before SIGKILL when stopping ranks");
+  app.add_option("--grace", a->grace, "Wait after SIGTERM before SIGKILL when stopping ranks")
+      ->check(genie::cli::Duration(/*zero_ok=*/true));
   app.add_option("command", a->command, "After --: the genie subcommand and its arguments")
       ->required();
   return [a]() -> int {
@@ -98,14 +105,17 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     std::string peer_timeout = "30s";
   };
   auto a = std::make_shared<Args>();
-  app.add_option("--bytes", a->bytes, "Message size per peer per iteration");
-  app.add_option("--iters", a->iters, "Iterations");
-  app.add_option("--channels", a->channels, "Connections per peer pair");
+  app.add_option("--bytes", a->bytes, "Message size per peer per iteration")
+      ->check(genie::cli::ByteCount(/*zero_ok=*/false));
+  app.add_option("--iters", a->iters, "Iterations")->check(genie::cli::IntIn(1, 1'000'000'000));
+  app.add_option("--channels", a->channels, "Connections per peer pair")
+      ->check(genie::cli::IntIn(1, genie::cli::kMaxChannels));
   app.add_option("--bind,--iface", a->bind,
                  "Address or interface to listen and connect from; a comma list is mapped by "
                  "local rank (like NCCL_SOCKET_IFNAME)");
   app.add_option("--tcp-congestion", a->tcp_congestion, "TCP congestion control by name");
-  app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long");
+  app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long")
+      ->check(genie::cli::Duration(/*zero_ok=*/false));
   return [a]() -> int {
     auto env = genie::launch::DiscoverRankEnv();
     if (!env.ok()) {
@@ -124,6 +134,8 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     o.world_size = env->world_size;
     o.job_id = env->job_id;
     o.rendezvous = env->rendezvous;
+    o.local_rank = env->local_rank;
+    o.local_world_size = env->local_world_size;
     auto bind = genie::net::ResolveBindAddress(a->bind, env->local_rank);
     if (!bind.ok()) {
       fmt::print(stderr, "genie netcheck: rank {}: --bind: {}\n", env->rank, bind.status().message());
@@ -138,7 +150,10 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     auto created = genie::runtime::RealBackend::Create(o);
     if (!created.ok()) {
       fmt::print(stderr, "genie netcheck: rank {}: {}\n", env->rank, created.status().message());
-      return 1;
+      // Bad input (an address, another job on the rendezvous) is this rank's to report.
+      return created.status().code() == genie::Status::Code::kInvalidArgument
+                 ? genie::launch::kExitBadInput
+                 : genie::launch::kExitFailed;
     }
     auto& b = **created;
     const int n = env->world_size, me = env->rank;

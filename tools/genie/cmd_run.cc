@@ -17,9 +17,9 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   app.add_option("--output,-o", f->output, "Folder for per-rank JSON lines and results.json");
   app.add_option("--trace-out", f->trace_out, "Write a Chrome trace (open in Perfetto)");
   app.add_option("--iterations,-n", f->iterations, "Measured iterations of the whole graph")
-      ->check(CLI::PositiveNumber);
+      ->check(IntIn(1, 1'000'000));
   app.add_option("--warmup", f->warmup, "Warm-up iterations (not in the statistics)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntIn(0, 1'000'000));
   app.add_flag("--verify", f->setup.verify, "Send real data, compute reductions, check results");
   app.add_option(
       "--bind,--iface", f->bind,
@@ -38,10 +38,12 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   app.add_option("--job-id", f->job_id,
                  "Job id checked in every connection (default: the launcher's, or derived)");
   app.add_option("--tcp-congestion", f->tcp_congestion, "TCP congestion control (e.g. cubic, bbr)");
-  app.add_option("--peer-timeout", f->peer_timeout, "Give up on a silent peer after this long");
+  app.add_option("--peer-timeout", f->peer_timeout, "Give up on a silent peer after this long")
+      ->check(Duration(/*zero_ok=*/false));
   app.add_option("--spin-us", f->spin_us,
                  "Spin this many µs before each compute deadline (0 = never; default: only "
-                 "when this machine's ranks fit on its cores)");
+                 "when this machine's ranks fit on its cores)")
+      ->check(IntIn(0, 1'000'000));
   return [f] {
     f->argv = ProcessArgv();
     return driver::Run(*f);

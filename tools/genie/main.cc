@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "genie/common/logging.h"
+#include "genie/launch/local_launcher.h"
 #include "tools/genie/command.h"
 
 namespace genie::cli {
@@ -20,6 +21,8 @@ std::vector<std::string>& ProcessArgv() {
 }  // namespace genie::cli
 
 int main(int argc, char** argv) {
+  // A rank must stop when its launcher forwards SIGINT/SIGTERM, whatever it inherited.
+  genie::launch::RestoreDefaultSignals();
   genie::cli::ProcessArgv().assign(argv, argv + argc);
   CLI::App app{"genie: test a real network with realistic ML training traffic, without GPUs.\n"
                "Each emulated GPU (rank) walks its Chakra execution trace; collectives become\n"
@@ -46,7 +49,12 @@ int main(int argc, char** argv) {
     auto run = command.setup(*sub);
     sub->callback([&action, run] { action = run; });
   }
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every refused flag is bad input, exit 2 (docs/cli.md).
+    return app.exit(e) == 0 ? 0 : genie::launch::kExitBadInput;
+  }
   genie::SetupLogging(verbosity);
   return action ? action() : 0;
 }

@@ -9,6 +9,7 @@
 #include "genie/collective/geometry.h"
 #include "genie/collective/hierarchy.h"
 #include "genie/collective/phase.h"
+#include "genie/common/wire_limits.h"
 
 namespace genie::collective {
 namespace internal {
@@ -90,8 +91,9 @@ struct Piece {
 };
 
 // Channels split a message into C near-equal parts (one per flow); slices then cut each part
-// into messages of at most `slice` bytes.
+// into messages of at most `slice` bytes — and never more than one frame carries.
 std::vector<Piece> Pieces(ByteRange r, int channels, Bytes slice) {
+  if (slice == 0 || slice > kMaxWireMessageBytes) slice = kMaxWireMessageBytes;
   std::vector<Piece> out;
   for (int c = 0; c < channels; ++c) {
     const ByteRange part = SplitPart(r, channels, c);

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 
 #include "genie/collective/buffer_layout.h"
 #include "genie/collective/schedule_checker.h"
+#include "genie/common/wire_limits.h"
 
 namespace genie::collective {
 namespace {
@@ -275,6 +277,25 @@ TEST(PlannerShape, ChannelsAndSlicesShapeEveryPeerPair) {
         EXPECT_TRUE(CheckSchedules(spec, *all).ok()) << Name(spec);
       }
     }
+  }
+}
+
+// A receiver refuses a frame longer than kMaxWireMessageBytes as corrupt, so a collective of a
+// terabyte (a message of 256 GiB on 4 ranks) is cut into messages one frame carries.
+TEST(PlannerShape, NoMessageIsLongerThanOneFrameCarries) {
+  for (const Combo& c : Supported()) {
+    CollectiveSpec spec = Spec(c.type, c.algorithm, 4, Bytes{1} << 40, c.window);
+    auto all = PlanAll(spec);
+    ASSERT_TRUE(all.ok()) << Name(spec);
+    Bytes largest = 0;
+    for (const Schedule& s : *all) {
+      for (const Step& st : s.steps) {
+        if (HasSend(st.kind)) largest = std::max(largest, st.send.length);
+        if (HasRecv(st.kind)) largest = std::max(largest, st.recv.length);
+      }
+    }
+    EXPECT_LE(largest, kMaxWireMessageBytes) << Name(spec);
+    EXPECT_TRUE(CheckSchedules(spec, *all).ok()) << Name(spec);
   }
 }
 

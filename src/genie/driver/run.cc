@@ -90,6 +90,8 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   opt.world_size = env.world_size;
   opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
   opt.rendezvous = env.rendezvous;
+  opt.local_rank = env.local_rank;
+  opt.local_world_size = env.local_world_size;
   auto bind = net::ResolveBindAddress(o.bind, env.local_rank);
   if (!bind.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": --bind: " << bind.status().message() << "\n";

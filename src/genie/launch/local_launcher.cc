@@ -1,6 +1,7 @@
 #include "genie/launch/local_launcher.h"
 
 #include <poll.h>
+#include <sys/random.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "genie/launch/rank_env.h"
+
 namespace genie::launch {
 
 namespace {
+
+// How long a witness's failure waits for the cause's before the others are stopped.
+constexpr TimeNs kWitnessSettle = 2 * kNsPerSec;
 
 TimeNs Now() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -34,7 +40,53 @@ std::string Describe(int wstatus) {
   return "stopped";
 }
 
+// A rank that exits 75 only saw a peer go; one that we stopped ourselves (SIGTERM/SIGKILL after
+// stop_others) did not fail either. Neither is the cause.
+bool IsWitness(int wstatus) { return WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == kExitPeerFailed; }
+
+int ExitCodeOf(int wstatus) {
+  return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+}
+
+// What a rank's program must start with: default dispositions and an empty mask, whatever the
+// launcher inherited (a shell's `trap '' INT`, nohup, a batch system) — otherwise a forwarded
+// SIGINT is ignored and the rank keeps measuring. Runs in the forked child before exec.
+void ResetSignalsInChild() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    sigaction(sig, &dfl, nullptr);  // fails harmlessly for the numbers libc reserves
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
 }  // namespace
+
+std::string MakeLaunchNonce() {
+  uint64_t x = 0;
+  if (getrandom(&x, sizeof(x), 0) != static_cast<ssize_t>(sizeof(x))) {
+    // No entropy source: pid and a nanosecond clock still differ between two launches.
+    x = (static_cast<uint64_t>(getpid()) << 40) ^ static_cast<uint64_t>(Now());
+  }
+  return fmt::format("{:016x}", x);
+}
+
+void RestoreDefaultSignals() {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGTERM}) {
+    sigaction(sig, &dfl, nullptr);
+    sigaddset(&set, sig);
+  }
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
 
 Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   if (o.ranks < 1) return Status::InvalidArgument("genie launch: -n must be at least 1");
@@ -55,6 +107,9 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   if (!spec.empty() && spec.rfind("tcp:", 0) != 0 && spec.rfind("dir:", 0) != 0) {
     spec = "dir:" + spec;
   }
+  if (Status st = CheckRendezvousSpec(spec); !st.ok()) {
+    return Status::InvalidArgument("--rendezvous: " + st.message());
+  }
   std::string dir = spec.rfind("dir:", 0) == 0 ? spec.substr(4) : "";
   bool own_dir = spec.empty();
   if (own_dir) {
@@ -66,14 +121,21 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     dir = tmpl;
     spec = "dir:" + dir;
   }
-  // Nodes agree on the job id without talking: derive it from the rendezvous they share.
+  // One launch, one nonce: the ranks carry it to the rendezvous, which refuses ranks of another
+  // launch claiming the same ranks. On one node it is also the job id, so two launches never
+  // share one; nodes cannot agree on a nonce without talking, so there the job id comes from
+  // the rendezvous they share and rank 0's store tells the launches apart (net/rendezvous.h).
+  const std::string nonce = MakeLaunchNonce();
   std::string job = o.job_id;
   if (job.empty() && o.nodes > 1) {
     job = fmt::format("launch-{:x}", std::hash<std::string>{}(spec));
   } else if (job.empty()) {
-    job = fmt::format("launch-{}-{:x}", getpid(), static_cast<uint64_t>(Now()));
+    job = "launch-" + nonce;
   }
 
+  // An inherited SIG_IGN would still reach the signalfd (blocked signals are queued), but the
+  // children would inherit it too: start from the defaults.
+  RestoreDefaultSignals();
   sigset_t mask, old_mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
@@ -94,7 +156,22 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   std::vector<bool> running(static_cast<size_t>(o.ranks), false);
   int alive = 0;
   LaunchResult result;
-  TimeNs kill_at = -1;
+  TimeNs kill_at = -1;       // when to escalate (settle -> SIGTERM, SIGTERM -> SIGKILL)
+  bool stopping = false;     // SIGTERM (or a forwarded signal) went to the others
+  bool settling = false;     // only witnesses have failed so far; waiting for the cause
+  bool interrupted = false;  // the launcher was told to stop: that is the outcome
+  bool cause_is_witness = false;
+  int cause_status = 0;
+  int stopped_others = 0;
+  std::string also;  // the other failures, for the message
+  int also_count = 0;
+  auto note_also = [&](int rank, int wstatus) {
+    if (++also_count > 8) {
+      if (also_count == 9) also += ", ...";
+      return;
+    }
+    also += fmt::format("{}rank {} {}", also.empty() ? "" : ", ", rank, Describe(wstatus));
+  };
   auto stop_others = [&](int sig) {
     for (int r = 0; r < o.ranks; ++r) {
       if (running[static_cast<size_t>(r)]) kill(pids[static_cast<size_t>(r)], sig);
@@ -106,18 +183,21 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     if (pid < 0) {
       result.exit_code = 1;
       result.message = fmt::format("fork for rank {} failed: {}", r, strerror(errno));
+      interrupted = true;  // keeps this message
+      stopping = true;
       stop_others(SIGTERM);
       kill_at = Now() + o.grace;
       break;
     }
     if (pid == 0) {
-      sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+      ResetSignalsInChild();
       setenv("GENIE_RANK", std::to_string(first + r).c_str(), 1);
       setenv("GENIE_WORLD_SIZE", std::to_string(world).c_str(), 1);
       setenv("GENIE_LOCAL_RANK", std::to_string(r).c_str(), 1);
       setenv("GENIE_LOCAL_WORLD_SIZE", std::to_string(o.ranks).c_str(), 1);
       setenv("GENIE_RENDEZVOUS", spec.c_str(), 1);
       setenv("GENIE_JOB_ID", job.c_str(), 1);
+      setenv("GENIE_LAUNCH_NONCE", nonce.c_str(), 1);
       execvp(args[0], args.data());
       fprintf(stderr, "genie launch: rank %d: cannot run %s: %s\n", r, args[0], strerror(errno));
       _exit(127);
@@ -136,6 +216,14 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     pollfd p{sfd, POLLIN, 0};
     int n = poll(&p, 1, timeout_ms);
     if (n == 0 && kill_at >= 0 && Now() >= kill_at) {
+      if (settling) {  // no cause came forward: stop the rest as for any failure
+        settling = false;
+        stopping = true;
+        stopped_others = alive;
+        stop_others(SIGTERM);
+        kill_at = Now() + o.grace;
+        continue;
+      }
       spdlog::warn("genie launch: ranks still running {} after SIGTERM; sending SIGKILL",
                    FormatDuration(o.grace));
       stop_others(SIGKILL);
@@ -149,11 +237,14 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       int sig = static_cast<int>(si.ssi_signo);
       spdlog::warn("genie launch: got {}; forwarding to {} rank(s)", strsignal(sig), alive);
       stop_others(sig);
-      if (result.exit_code == 0) {
+      if (!interrupted && result.failed_rank < 0) {
+        interrupted = true;
         result.exit_code = 128 + sig;
         result.message = fmt::format("interrupted by {}", strsignal(sig));
       }
-      if (kill_at < 0) kill_at = Now() + o.grace;
+      stopping = true;
+      if (kill_at < 0 || settling) kill_at = Now() + o.grace;
+      settling = false;
       continue;
     }
     // SIGCHLD: reap everything that has exited (signals coalesce).
@@ -171,25 +262,60 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       --alive;
       if (!(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) failed.emplace_back(r, wstatus);
     }
-    if (failed.empty() || result.failed_rank >= 0 || result.exit_code != 0) continue;
+    if (failed.empty() || interrupted) continue;
+    // A rank we stopped ourselves is no failure of its own.
+    if (stopping) {
+      failed.erase(std::remove_if(failed.begin(), failed.end(),
+                                  [](const auto& f) {
+                                    return WIFSIGNALED(f.second) &&
+                                           (WTERMSIG(f.second) == SIGTERM ||
+                                            WTERMSIG(f.second) == SIGKILL);
+                                  }),
+                   failed.end());
+    }
     // The cause first: a rank that did not merely report a lost peer, then the lowest rank.
-    auto witness = [](int ws) { return WIFEXITED(ws) && WEXITSTATUS(ws) == kExitPeerFailed; };
     std::sort(failed.begin(), failed.end(), [&](const auto& x, const auto& y) {
-      if (witness(x.second) != witness(y.second)) return !witness(x.second);
+      if (IsWitness(x.second) != IsWitness(y.second)) return !IsWitness(x.second);
       return x.first < y.first;
     });
-    auto [r, wstatus] = failed.front();
-    result.failed_rank = first + r;
-    result.exit_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    result.message = fmt::format("rank {} failed: {}", first + r, Describe(wstatus));
-    for (size_t i = 1; i < failed.size(); ++i) {
-      result.message += fmt::format("{}rank {} {}", i == 1 ? " (then " : ", ",
-                                    first + failed[i].first, Describe(failed[i].second));
+    for (const auto& [r, wstatus] : failed) {
+      const bool witness = IsWitness(wstatus);
+      // A witness is named only until a cause shows up; the first cause stays.
+      if (result.failed_rank >= 0 && (!cause_is_witness || witness)) {
+        note_also(first + r, wstatus);
+        continue;
+      }
+      if (result.failed_rank >= 0) note_also(result.failed_rank, cause_status);
+      result.failed_rank = first + r;
+      result.exit_code = ExitCodeOf(wstatus);
+      cause_status = wstatus;
+      cause_is_witness = witness;
     }
-    if (failed.size() > 1) result.message += ")";
-    result.message += fmt::format("; stopping the other {} rank(s)", alive);
+    if (stopping) continue;
+    if (cause_is_witness) {
+      // Every rank that saw a peer go exits 75 within moments, often before the peer that
+      // failed is reaped: give the cause a moment to exit on its own before stopping anyone.
+      if (kill_at < 0) kill_at = Now() + std::min<TimeNs>(o.grace, kWitnessSettle);
+      settling = true;
+      continue;
+    }
+    stopped_others = alive;
+    stopping = true;
+    settling = false;
     stop_others(SIGTERM);
     kill_at = Now() + o.grace;
+  }
+  if (result.failed_rank >= 0 && !interrupted) {
+    result.message = fmt::format("rank {} failed: {}", result.failed_rank, Describe(cause_status));
+    if (cause_is_witness) {
+      result.message += fmt::format(
+          " (it lost a peer; no rank on this node failed by itself: look for the cause in the "
+          "other nodes' output)");
+    }
+    if (!also.empty()) result.message += " (then " + also + ")";
+    if (stopped_others > 0) {
+      result.message += fmt::format("; stopped the other {} rank(s)", stopped_others);
+    }
   }
   close(sfd);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);

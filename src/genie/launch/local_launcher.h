@@ -1,11 +1,15 @@
 // LocalLauncher: starts N ranks of a program on this machine (what `genie launch -n N` does),
 // each with GENIE_RANK, GENIE_WORLD_SIZE, GENIE_LOCAL_RANK, GENIE_LOCAL_WORLD_SIZE,
-// GENIE_RENDEZVOUS (dir:<a fresh directory unless given>) and GENIE_JOB_ID in its environment.
+// GENIE_RENDEZVOUS (dir:<a fresh directory unless given>), GENIE_JOB_ID and GENIE_LAUNCH_NONCE
+// (random, one per launch: the rendezvous tells launches apart by it) in its environment, and
+// default signal dispositions and an empty signal mask whatever the launcher inherited.
 // On several machines (torchrun's --nnodes/--node-rank) node K starts ranks K*N .. K*N+N-1 of
 // a world of nodes*N; every node is given the same rendezvous (tcp:HOST:PORT of node 0, or a
 // shared directory) and so derives the same job id.
 // It forwards SIGINT/SIGTERM to the ranks; when a rank fails (non-zero exit or killed) it
-// stops the others (SIGTERM, then SIGKILL after a grace period) and reports that rank.
+// stops the others (SIGTERM, then SIGKILL after a grace period) and reports the rank that
+// caused it: a rank exiting kExitPeerFailed is only a witness, so the launcher waits a moment
+// for a cause, reports the cause's exit code if one comes, and the witness's (75) otherwise.
 //
 // Blocks the calling thread until every rank has exited; call from the main thread of a
 // single-threaded process (it uses fork and a signalfd).
@@ -19,9 +23,11 @@
 
 namespace genie::launch {
 
-// Exit code of a rank that stops because a *peer* failed (lost connection), not by its own
-// fault. When several ranks have exited by the time the launcher looks, it names a rank with
-// another exit status first, so the report points at the cause rather than at a witness.
+// Exit codes of genie run / netcheck / launch (docs/cli.md):
+inline constexpr int kExitFailed = 1;      // the workload or the network failed
+inline constexpr int kExitBadInput = 2;    // refused up front: a flag, variable or workload
+// A rank that stops because a *peer* failed (lost connection), not by its own fault: a witness.
+// The launcher returns the cause's code instead whenever the cause ran under it.
 inline constexpr int kExitPeerFailed = 75;
 
 struct LaunchOptions {
@@ -37,10 +43,18 @@ struct LaunchOptions {
 
 struct LaunchResult {
   int exit_code = 0;     // 0 when every rank exited 0
-  int failed_rank = -1;  // the first rank that failed, if any
+  int failed_rank = -1;  // the rank that caused the failure (a witness only if no cause ran here)
   std::string message;   // e.g. "rank 2 failed: exit code 3; stopped the other 3 ranks"
 };
 
 Result<LaunchResult> RunLocalRanks(const LaunchOptions& options);
+
+// 64 random bits in hex: what tells one launch from another.
+std::string MakeLaunchNonce();
+
+// Sets SIGINT and SIGTERM to their default action and unblocks them, so that a process that
+// inherited them ignored (a shell's `trap '' INT`, nohup, a batch system) still stops when a
+// launcher forwards them. Every genie process calls it first (main thread, before any other).
+void RestoreDefaultSignals();
 
 }  // namespace genie::launch

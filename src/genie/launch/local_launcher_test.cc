@@ -59,6 +59,62 @@ TEST(LocalLauncherTest, AKilledRankIsReportedWithItsSignal) {
   EXPECT_NE(r->message.find("killed by signal 9"), std::string::npos) << r->message;
 }
 
+// Rank 0 exits 75 ("a peer failed") at once; rank 2, the cause, exits 3 a moment later. The
+// launcher reports the cause's code and names it, not the witness that happened to exit first.
+TEST(LocalLauncherTest, TheCauseIsReportedEvenWhenAWitnessExitsFirst) {
+  LaunchOptions o;
+  o.ranks = 3;
+  o.argv = {"/bin/sh", "-c",
+            "if [ $GENIE_RANK = 0 ]; then exit 75; fi; "
+            "if [ $GENIE_RANK = 2 ]; then sleep 0.5; exit 3; fi; exec sleep 60"};
+  auto r = RunLocalRanks(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 3) << r->message;
+  EXPECT_EQ(r->failed_rank, 2) << r->message;
+  EXPECT_NE(r->message.find("rank 2 failed: exit code 3 (then rank 0 exit code 75)"),
+            std::string::npos)
+      << r->message;
+}
+
+// Only witnesses here (the cause ran on another node): their code, said to be a witness's.
+TEST(LocalLauncherTest, OnlyWitnessesReportTheWitnessCode) {
+  LaunchOptions o;
+  o.ranks = 2;
+  o.grace = kNsPerSec;
+  o.argv = {"/bin/sh", "-c", "if [ $GENIE_RANK = 1 ]; then exit 75; fi; exec sleep 60"};
+  auto r = RunLocalRanks(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, kExitPeerFailed) << r->message;
+  EXPECT_EQ(r->failed_rank, 1);
+  EXPECT_NE(r->message.find("look for the cause in the other nodes' output"), std::string::npos)
+      << r->message;
+}
+
+TEST(LocalLauncherTest, EveryLaunchHasItsOwnNonceAndJobId) {
+  std::string dir = TempDir();
+  for (int i = 0; i < 2; ++i) {
+    LaunchOptions o;
+    o.ranks = 2;
+    o.argv = {"/bin/sh", "-c",
+              "echo $GENIE_JOB_ID $GENIE_LAUNCH_NONCE > " + dir + "/" + std::to_string(i) +
+                  ".$GENIE_RANK"};
+    auto r = RunLocalRanks(o);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->exit_code, 0) << r->message;
+  }
+  auto line = [&](const std::string& name) {
+    std::ifstream in(dir + "/" + name);
+    std::string l;
+    std::getline(in, l);
+    return l;
+  };
+  EXPECT_EQ(line("0.0"), line("0.1"));  // one launch: one job id, one nonce
+  EXPECT_NE(line("0.0"), line("1.0"));
+  EXPECT_EQ(line("0.0").size(), std::string("launch-0123456789abcdef 0123456789abcdef").size())
+      << line("0.0");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LocalLauncherTest, MissingProgramFails) {
   LaunchOptions o;
   o.ranks = 2;

@@ -29,13 +29,19 @@ constexpr Scheme kSchemes[] = {
      "SLURM_JOB_ID"},
 };
 
-Result<int> ParseInt(const char* name, const char* value, int min) {
+// Digits only: " 3", "+3", "3x" and "0x3" are what a broken launcher or script writes.
+Result<int> ParseInt(const char* name, const char* value, int min, int max = 1'000'000) {
   std::string_view v(value);
-  char* end = nullptr;
-  long x = std::strtol(value, &end, 10);
-  if (v.empty() || *end != '\0' || x < min || x > 1'000'000) {
-    return Status::InvalidArgument(
-        fmt::format("environment variable {}='{}' is not an integer >= {}", name, value, min));
+  long long x = 0;
+  bool digits = !v.empty() && v.size() <= 9;
+  for (char c : v) {
+    if (c < '0' || c > '9') digits = false;
+    if (digits) x = x * 10 + (c - '0');
+  }
+  if (!digits || x < min || x > max) {
+    return Status::InvalidArgument(fmt::format(
+        "environment variable {}='{}' is not a whole number from {} to {}; fix what sets it "
+        "(the launcher or your script)", name, value, min, max));
   }
   return static_cast<int>(x);
 }
@@ -50,6 +56,34 @@ uint64_t Fnv(std::string_view s) {
 }
 
 }  // namespace
+
+Status CheckRendezvousSpec(const std::string& spec) {
+  if (spec.empty() || spec.rfind("dir:", 0) == 0) {
+    if (spec == "dir:") return Status::InvalidArgument("rendezvous 'dir:' names no directory");
+    return Status::Ok();
+  }
+  if (spec.rfind("tcp:", 0) != 0) {
+    return Status::InvalidArgument("rendezvous '" + spec +
+                                   "': expected dir:/shared/path or tcp:host:port");
+  }
+  const std::string where = spec.substr(4);
+  const size_t colon = where.rfind(':');
+  std::string host = colon == std::string::npos ? "" : where.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (colon == std::string::npos || host.empty()) {
+    return Status::InvalidArgument("rendezvous '" + spec +
+                                   "': expected tcp:host:port with the host of rank 0");
+  }
+  const std::string port = where.substr(colon + 1);
+  auto p = ParseInt("the rendezvous port", port.c_str(), 1, 65535);
+  if (!p.ok()) {
+    return Status::InvalidArgument("rendezvous '" + spec + "': the port must be a number from 1 "
+                                   "to 65535 that every rank can reach on rank 0's host");
+  }
+  return Status::Ok();
+}
 
 Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
   EnvLookup env = lookup ? lookup : EnvLookup([](const char* n) { return std::getenv(n); });
@@ -80,10 +114,16 @@ Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
       GENIE_ASSIGN_OR_RETURN(out.local_rank, ParseInt(used->local_rank, v, 0));
     }
     if (const char* v = env(used->local_size)) {
-      // Slurm writes e.g. "4(x2)"; the leading count is what we need.
+      // Slurm writes e.g. "4(x2)" or "4,2(x3)"; the leading count is what we need.
       std::string s(v);
-      s = s.substr(0, s.find('('));
+      s = s.substr(0, s.find_first_of("(,"));
       GENIE_ASSIGN_OR_RETURN(out.local_world_size, ParseInt(used->local_size, s.c_str(), 1));
+      if (out.local_rank >= out.local_world_size || out.local_world_size > out.world_size) {
+        return Status::InvalidArgument(fmt::format(
+            "{}={} and {}={} do not fit a world of {}={}: the local rank must be below the "
+            "local size, which is at most the world size", used->local_rank, out.local_rank,
+            used->local_size, out.local_world_size, used->size, out.world_size));
+      }
     }
     if (used->job != nullptr && env(used->job) != nullptr) out.job_id = env(used->job);
     if (std::string_view(used->source) == "slurm" && env("SLURM_STEP_ID") != nullptr) {
@@ -92,9 +132,20 @@ Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
   }
   if (const char* v = env("GENIE_RENDEZVOUS")) {
     out.rendezvous = v;
-  } else if (env("MASTER_ADDR") != nullptr && env("MASTER_PORT") != nullptr) {
-    out.rendezvous = fmt::format("tcp:{}:{}", env("MASTER_ADDR"), env("MASTER_PORT"));
+  } else if (env("MASTER_ADDR") != nullptr || env("MASTER_PORT") != nullptr) {
+    const char* addr = env("MASTER_ADDR");
+    const char* port = env("MASTER_PORT");
+    if (addr == nullptr || *addr == '\0' || port == nullptr) {
+      return Status::InvalidArgument(fmt::format(
+          "MASTER_ADDR='{}' and MASTER_PORT='{}': set both (the host of rank 0 and a free port "
+          "from 1 to 65535)", addr ? addr : "(unset)", port ? port : "(unset)"));
+    }
+    // Port 0 would make rank 0 listen on a random port no other rank can know.
+    GENIE_ASSIGN_OR_RETURN(int p, ParseInt("MASTER_PORT", port, 1, 65535));
+    out.rendezvous = fmt::format("tcp:{}:{}", addr, p);
   }
+  GENIE_RETURN_IF_ERROR(CheckRendezvousSpec(out.rendezvous));
+
   if (const char* v = env("GENIE_JOB_ID")) out.job_id = v;
   if (out.job_id.empty()) {
     // Same on every rank without coordination: derived from where they meet.

@@ -10,7 +10,10 @@
 //   Slurm          SLURM_PROCID SLURM_NTASKS SLURM_LOCALID SLURM_JOB_ID SLURM_STEP_ID
 // GENIE_RENDEZVOUS and GENIE_JOB_ID apply whichever launcher set the rank; without them the
 // rendezvous is tcp:MASTER_ADDR:MASTER_PORT and the job id comes from the launcher's job id or,
-// failing that, from the rendezvous spec (identical on every rank).
+// failing that, from the rendezvous spec (identical on every rank). (GENIE_LAUNCH_NONCE, one per
+// genie launch, is read by the rendezvous itself: net/rendezvous.h.)
+// Numbers are digits only and in range (a port from 1 to 65535, rank < world size, local rank
+// < local size <= world size); anything else is an error naming the variable.
 // Pure function of the environment it is given; any thread.
 #pragma once
 
@@ -36,5 +39,8 @@ using EnvLookup = std::function<const char*(const char* name)>;
 
 // Reads the real process environment by default. Errors name the variable that is wrong.
 Result<RankEnv> DiscoverRankEnv(const EnvLookup& env = nullptr);
+
+// OK for "", "dir:PATH" and "tcp:HOST:PORT" with a port from 1 to 65535; the error says why not.
+Status CheckRendezvousSpec(const std::string& spec);
 
 }  // namespace genie::launch

@@ -1,6 +1,7 @@
 #include "genie/launch/rank_env.h"
 
 #include <map>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,59 @@ TEST(RankEnvTest, ErrorsNameTheVariable) {
   auto no_rdzv = From({{"RANK", "0"}, {"WORLD_SIZE", "2"}});
   ASSERT_FALSE(no_rdzv.ok());
   EXPECT_NE(no_rdzv.status().message().find("MASTER_ADDR"), std::string::npos);
+}
+
+// Each of these started ranks that then failed late with a confusing message (or listened on a
+// random port no peer could know): refused up front, naming the variable.
+TEST(RankEnvTest, NonsenseNumbersAndPortsAreRefused) {
+  const std::map<std::string, std::string> ok = {
+      {"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
+  ASSERT_TRUE(From(ok).ok());
+  struct Case {
+    const char* var;
+    const char* value;  // nullptr: unset
+    const char* named;
+  };
+  for (const Case& c : std::vector<Case>{{"MASTER_PORT", "0", "MASTER_PORT='0'"},
+                                         {"MASTER_PORT", "65536", "MASTER_PORT='65536'"},
+                                         {"MASTER_PORT", "-1", "MASTER_PORT='-1'"},
+                                         {"MASTER_PORT", "29500x", "MASTER_PORT='29500x'"},
+                                         {"MASTER_PORT", "", "MASTER_PORT=''"},
+                                         {"MASTER_ADDR", "", "MASTER_ADDR=''"},
+                                         {"MASTER_ADDR", nullptr, "MASTER_ADDR='(unset)'"},
+                                         {"WORLD_SIZE", "0", "WORLD_SIZE='0'"},
+                                         {"WORLD_SIZE", " 2", "WORLD_SIZE=' 2'"},
+                                         {"WORLD_SIZE", "2.0", "WORLD_SIZE='2.0'"},
+                                         {"RANK", "-1", "RANK='-1'"},
+                                         {"RANK", "+1", "RANK='+1'"},
+                                         {"LOCAL_WORLD_SIZE", "3", "LOCAL_WORLD_SIZE=3"}}) {
+    auto vars = ok;
+    if (std::string(c.var) == "LOCAL_WORLD_SIZE") vars["LOCAL_RANK"] = "1";
+    if (c.value == nullptr) {
+      vars.erase(c.var);
+    } else {
+      vars[c.var] = c.value;
+    }
+    auto r = From(vars);
+    ASSERT_FALSE(r.ok()) << c.var << "=" << (c.value ? c.value : "(unset)");
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.named), std::string::npos) << r.status().message();
+  }
+  auto local = From({{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"},
+                     {"LOCAL_WORLD_SIZE", "2"}, {"GENIE_RENDEZVOUS", "dir:/d"}});
+  ASSERT_FALSE(local.ok());
+  EXPECT_NE(local.status().message().find("LOCAL_RANK=2 and LOCAL_WORLD_SIZE=2"),
+            std::string::npos)
+      << local.status().message();
+  for (const char* spec : {"tcp:127.0.0.1:0", "tcp:127.0.0.1:70000", "tcp:127.0.0.1", "tcp::5",
+                           "udp:h:5", "dir:"}) {
+    auto r = From({{"GENIE_RANK", "0"}, {"GENIE_WORLD_SIZE", "2"}, {"GENIE_RENDEZVOUS", spec}});
+    ASSERT_FALSE(r.ok()) << spec;
+    EXPECT_NE(r.status().message().find(spec), std::string::npos) << r.status().message();
+  }
+  EXPECT_TRUE(From({{"GENIE_RANK", "0"}, {"GENIE_WORLD_SIZE", "2"},
+                    {"GENIE_RENDEZVOUS", "tcp:[::1]:29500"}})
+                  .ok());
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "genie/net/frame.h"
 
+#include "genie/common/wire_limits.h"
+#include "genie/net/transport.h"
+
 #include <gtest/gtest.h>
 
 namespace genie::net {
@@ -53,6 +56,12 @@ TEST(FrameTest, RoundTripsEveryFieldLittleEndian) {
   EXPECT_EQ(h->length, 1u << 20);
   EXPECT_EQ(h->offset, 99u);
   EXPECT_EQ(h->flags, kFlagHasData);
+}
+
+// The planner and inspect keep every message within kMaxWireMessageBytes because that is what
+// a receiver accepts in one frame; the two must not drift apart.
+TEST(FrameTest, TheTransportsFrameLimitIsTheWireLimit) {
+  EXPECT_EQ(TransportOptions{}.max_message_bytes, kMaxWireMessageBytes);
 }
 
 TEST(FrameTest, JobHashIsFnv1a) {

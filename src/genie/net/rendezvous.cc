@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -23,7 +24,61 @@ namespace genie::net {
 
 namespace {
 
-constexpr const char* kStoreHello = "GENIE-RDZV1";
+constexpr const char* kStoreHello = "GENIE-RDZV2";
+
+// The block of ranks one launch started, and its nonce; an empty nonce claims nothing.
+struct Launch {
+  std::string nonce;
+  int base = -1;
+  int size = -1;
+  bool Claims() const { return !nonce.empty() && base >= 0 && size > 0; }
+  bool Has(int rank) const { return Claims() && rank >= base && rank < base + size; }
+  bool Overlaps(const Launch& o) const {
+    return Claims() && o.Claims() && base < o.base + o.size && o.base < base + size;
+  }
+  std::string Range() const { return fmt::format("{}..{}", base, base + size - 1); }
+};
+
+int EnvInt(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return -1;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  return *end == '\0' && x >= 0 && x < (1L << 30) ? static_cast<int>(x) : -1;
+}
+
+Launch LaunchOf(const RendezvousRequest& q, const RendezvousLaunch& given) {
+  Launch l;
+  l.nonce = given.nonce;
+  if (l.nonce.empty()) {
+    const char* v = std::getenv("GENIE_LAUNCH_NONCE");
+    if (v != nullptr) l.nonce = v;
+  }
+  if (l.nonce.find_first_of(" \t\n") != std::string::npos) l.nonce.clear();
+  const int local = given.local_rank >= 0 ? given.local_rank : EnvInt("GENIE_LOCAL_RANK");
+  const int size =
+      given.local_world_size > 0 ? given.local_world_size : EnvInt("GENIE_LOCAL_WORLD_SIZE");
+  if (local >= 0 && size > 0 && local < size && q.rank >= local) {
+    l.base = q.rank - local;
+    l.size = size;
+  }
+  return l;
+}
+
+// "nonce base size" as it travels in a hello or a rendezvous file ("-" for no nonce).
+std::string FormatLaunch(const Launch& l) {
+  return fmt::format("{} {} {}", l.nonce.empty() ? "-" : l.nonce, l.base, l.size);
+}
+Launch ParseLaunch(std::istream& in) {
+  Launch l;
+  in >> l.nonce >> l.base >> l.size;
+  if (l.nonce == "-" || !in) l = Launch{};
+  return l;
+}
+
+std::string TwoJobsAdvice() {
+  return "give each job its own MASTER_PORT (or --rendezvous), or wait for the other to finish";
+}
 
 std::string SafeName(const std::string& job) {
   std::string out = job.empty() ? "job" : job;
@@ -47,14 +102,15 @@ std::string MissingRanks(const std::vector<std::string>& have) {
   return s;
 }
 
-Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const std::string& dir) {
+Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const Launch& mine,
+                                             const std::string& dir) {
   mkdir(dir.c_str(), 0755);  // may exist; a real problem shows up when writing
   std::string base = dir + "/" + SafeName(q.job_id);
   std::string final_path = fmt::format("{}.{}.addr", base, q.rank);
   std::string tmp = fmt::format("{}/.{}.{}.{}.tmp", dir, SafeName(q.job_id), q.rank, getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << q.my_address << "\n";
+    out << q.my_address << " " << FormatLaunch(mine) << "\n";
     if (!out.good()) {
       return Status::IoError(fmt::format("rank {}: cannot write rendezvous file {}: {}", q.rank,
                                          tmp, strerror(errno)));
@@ -65,6 +121,7 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const s
                                        strerror(errno)));
   }
   std::vector<std::string> addrs(static_cast<size_t>(q.world_size));
+  std::map<int, std::string> foreign;  // rank -> nonce of a file another launch wrote
   TimeNs deadline = loop::MonotonicNow() + q.timeout;
   while (true) {
     bool all = true;
@@ -74,17 +131,38 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const s
       std::ifstream in(fmt::format("{}.{}.addr", base, r));
       std::string line;
       if (in && std::getline(in, line) && !line.empty()) {
-        a = line;
+        std::istringstream fields(line);
+        std::string address;
+        fields >> address;
+        const Launch theirs = ParseLaunch(fields);
+        // Our own launch started rank r: a file with another nonce is not our rank r's.
+        if (mine.Has(r) && !theirs.nonce.empty() && theirs.nonce != mine.nonce) {
+          foreign[r] = theirs.nonce;
+          all = false;
+          continue;
+        }
+        foreign.erase(r);
+        a = address;
       } else {
         all = false;
       }
     }
     if (all) return addrs;
     if (loop::MonotonicNow() > deadline) {
+      std::string why;
+      if (!foreign.empty()) {
+        std::string ranks;
+        for (const auto& [r, nonce] : foreign) {
+          ranks += fmt::format("{}{} (nonce {})", ranks.empty() ? "" : ", ", r, nonce);
+        }
+        why = fmt::format("; the files of rank(s) {} were written by another launch than this "
+                          "one (nonce {}): another job uses this directory and job id; {}",
+                          ranks, mine.nonce, TwoJobsAdvice());
+      }
       return Status::Timeout(fmt::format(
           "rank {}: rendezvous in {} timed out after {}: no address from rank(s) {}; did they "
-          "start, with the same --rendezvous and job id '{}'?",
-          q.rank, dir, FormatDuration(q.timeout), MissingRanks(addrs), q.job_id));
+          "start, with the same --rendezvous and job id '{}'?{}",
+          q.rank, dir, FormatDuration(q.timeout), MissingRanks(addrs), q.job_id, why));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -107,24 +185,69 @@ bool SendAll(int fd, const std::string& s) {
   return true;
 }
 
-Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const SocketAddress& at,
-                                             const std::string& where) {
+// Reads the store's answer to a hello until it closes the connection.
+std::string ReadReply(int fd, TimeNs deadline) {
+  std::string reply;
+  while (loop::MonotonicNow() <= deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, PollMs(deadline)) <= 0) continue;
+    char buf[4096];
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  return reply;
+}
+
+std::string Hello(const RendezvousRequest& q, const Launch& mine) {
+  return fmt::format("{} {} {} {} {}\n", kStoreHello, q.job_id, q.rank, q.my_address,
+                     FormatLaunch(mine));
+}
+
+// Rank 0 found the store's port taken: if another job's store is there, tell it (so that it
+// stops rather than mix its ranks with ours) and stop too.
+Status PortTaken(const RendezvousRequest& q, const Launch& mine, const SocketAddress& at,
+                 const std::string& where, const std::string& bind_error) {
+  std::string answer = "nothing answered";
+  int fd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && connect(fd, at.get(), at.length) == 0) {
+    SendAll(fd, Hello(q, mine));
+    std::string reply = ReadReply(fd, loop::MonotonicNow() + 2 * kNsPerSec);
+    answer = reply.empty() ? "it closed the connection" : "it answered: " + reply.substr(0, reply.find('\n'));
+  }
+  if (fd >= 0) close(fd);
+  return Status::InvalidArgument(fmt::format(
+      "rank 0: cannot serve the rendezvous store on {}: {}; another job's store is probably "
+      "there ({}); {}",
+      where, bind_error, answer, TwoJobsAdvice()));
+}
+
+Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const Launch& own,
+                                             const SocketAddress& at, const std::string& where) {
   int lfd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(lfd, at.get(), at.length) != 0 || listen(lfd, 1024) != 0) {
-    std::string err = strerror(errno);
+    const int err = errno;
     close(lfd);
+    if (err == EADDRINUSE) return PortTaken(q, own, at, where, strerror(err));
     return Status::IoError(fmt::format("rank 0: cannot serve the rendezvous store on {}: {} "
-                                       "(another job on that port? set MASTER_PORT)", where, err));
+                                       "(set MASTER_ADDR to an address of rank 0's host)",
+                                       where, strerror(err)));
   }
+  std::map<std::string, Launch> launches;  // nonce -> the block it claims
+  if (own.Claims()) launches[own.nonce] = own;
   std::vector<std::string> addrs(static_cast<size_t>(q.world_size));
   addrs[0] = q.my_address;
+  std::vector<std::string> from(static_cast<size_t>(q.world_size));  // who registered each rank
+  from[0] = "rank 0 itself";
   std::map<int, std::string> pending;  // fd -> partial line
   std::map<int, int> clients;          // rank -> fd
   TimeNs deadline = loop::MonotonicNow() + q.timeout;
   Status result;
-  while (static_cast<int>(clients.size()) < q.world_size - 1) {
+  std::string conflict;  // two jobs here, and we cannot tell which ranks are ours
+  while (static_cast<int>(clients.size()) < q.world_size - 1 && conflict.empty()) {
     if (loop::MonotonicNow() > deadline) {
       result = Status::Timeout(fmt::format(
           "rank 0: rendezvous store on {} timed out after {}: rank(s) {} never registered",
@@ -138,7 +261,7 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const S
       int cfd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
       if (cfd >= 0) pending[cfd] = "";
     }
-    for (size_t i = 1; i < fds.size(); ++i) {
+    for (size_t i = 1; i < fds.size() && conflict.empty(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       int fd = fds[i].fd;
       char buf[512];
@@ -151,42 +274,80 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const S
       std::string magic, job, addr;
       int rank = -1;
       in >> magic >> job >> rank >> addr;
+      const Launch theirs = ParseLaunch(in);
+      const std::string peer = SocketName(fd, true);
       std::string error;
       if (magic != kStoreHello) {
-        error = "not a genie rendezvous client";
+        error = "not a genie rendezvous client (or another genie version)";
       } else if (job != q.job_id) {
         error = fmt::format("job id '{}' but this store serves '{}'", job, q.job_id);
-      } else if (rank < 1 || rank >= q.world_size) {
+      } else if (rank < 0 || rank >= q.world_size) {
         error = fmt::format("rank {} outside 1..{}", rank, q.world_size - 1);
+      } else if (own.Has(rank) && !theirs.nonce.empty() && theirs.nonce != own.nonce) {
+        // Rank 0's launch started this rank: certainly not ours. Refuse it alone.
+        error = fmt::format(
+            "rank {} was started by another launch (nonce {}) than ranks {} of this job (nonce "
+            "{}): another job uses this rendezvous; {}",
+            rank, theirs.nonce, own.Range(), own.nonce,
+            TwoJobsAdvice());
+      } else if (rank == 0) {
+        conflict = fmt::format("a second rank 0 (from {}) found this port taken", peer);
+        error = "this port serves another job's rendezvous (its rank 0 is up); " + TwoJobsAdvice();
+      } else if (theirs.Claims() && launches.count(theirs.nonce) &&
+                 (launches[theirs.nonce].base != theirs.base ||
+                  launches[theirs.nonce].size != theirs.size)) {
+        error = fmt::format("rank {} claims ranks {} for launch {}, which claimed {} before",
+                            rank, theirs.Range(), theirs.nonce, launches[theirs.nonce].Range());
       } else if (clients.count(rank)) {
-        error = fmt::format("rank {} registered twice", rank);
+        conflict = fmt::format("rank {} registered twice (from {} and from {})", rank,
+                               from[static_cast<size_t>(rank)], peer);
+      } else {
+        for (const auto& [nonce, other] : launches) {
+          if (nonce != theirs.nonce && other.Overlaps(theirs)) {
+            conflict = fmt::format("ranks {} (launch {}) and ranks {} (launch {}, rank {} from "
+                                   "{}) were started by two launches",
+                                   other.Range(), nonce, theirs.Range(), theirs.nonce, rank, peer);
+          }
+        }
       }
-      if (!error.empty()) {
-        spdlog::warn("rank 0: rendezvous store refused {}: {}", SocketName(fd, true), error);
-        SendAll(fd, "ERR " + error + "\n");
+      if (!error.empty() || !conflict.empty()) {
+        const std::string why = error.empty() ? conflict : error;
+        spdlog::warn("rank 0: rendezvous store on {} refused {}: {}", where, peer, why);
+        SendAll(fd, "ERR " + why + "\n");
         close(fd);
         pending.erase(fd);
         continue;
       }
+      if (theirs.Claims()) launches[theirs.nonce] = theirs;
       addrs[static_cast<size_t>(rank)] = addr;
+      from[static_cast<size_t>(rank)] = peer;
       clients[rank] = fd;
       pending.erase(fd);
     }
   }
+  if (!conflict.empty()) {
+    result = Status::InvalidArgument(fmt::format(
+        "rank 0: two jobs use the rendezvous store on {}: {}; their ranks cannot be told apart, "
+        "so this job stops rather than mix with the other: {}",
+        where, conflict, TwoJobsAdvice()));
+  }
   std::string table = "OK\n";
   for (const auto& a : addrs) table += a + "\n";
   for (auto& [rank, fd] : clients) {
-    if (result.ok()) SendAll(fd, table);
+    SendAll(fd, result.ok() ? table : "ERR " + result.message() + "\n");
     close(fd);
   }
-  for (auto& [fd, buf] : pending) close(fd);
+  for (auto& [fd, buf] : pending) {
+    if (!conflict.empty()) SendAll(fd, "ERR " + result.message() + "\n");
+    close(fd);
+  }
   close(lfd);
   if (!result.ok()) return result;
   return addrs;
 }
 
-Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const SocketAddress& at,
-                                             const std::string& where) {
+Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const Launch& mine,
+                                             const SocketAddress& at, const std::string& where) {
   TimeNs deadline = loop::MonotonicNow() + q.timeout;
   int fd = -1;
   std::string last_error;
@@ -203,30 +364,26 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const S
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  SendAll(fd, fmt::format("{} {} {} {}\n", kStoreHello, q.job_id, q.rank, q.my_address));
-  std::string reply;
-  while (true) {
-    pollfd p{fd, POLLIN, 0};
-    if (loop::MonotonicNow() > deadline) {
-      close(fd);
-      return Status::Timeout(fmt::format(
-          "rank {}: the rendezvous store at {} did not answer within {}; some ranks never "
-          "registered (see rank 0's log)", q.rank, where, FormatDuration(q.timeout)));
-    }
-    if (poll(&p, 1, PollMs(deadline)) <= 0) continue;
-    char buf[4096];
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    reply.append(buf, static_cast<size_t>(n));
-  }
+  SendAll(fd, Hello(q, mine));
+  std::string reply = ReadReply(fd, deadline);
   close(fd);
   std::istringstream in(reply);
   std::string line;
   std::getline(in, line);
+  if (line.rfind("ERR ", 0) == 0) {
+    // Refused for what it is (another job, a wrong rank): this rank's input, not a peer's loss.
+    return Status::InvalidArgument(fmt::format("rank {}: the rendezvous store at {} refused it: {}",
+                                               q.rank, where, line.substr(4)));
+  }
+  if (line != "OK" && loop::MonotonicNow() > deadline) {
+    return Status::Timeout(fmt::format(
+        "rank {}: the rendezvous store at {} did not answer within {}; some ranks never "
+        "registered (see rank 0's log)", q.rank, where, FormatDuration(q.timeout)));
+  }
   if (line != "OK") {
-    return Status::Unavailable(fmt::format("rank {}: rendezvous store at {} refused: {}", q.rank,
-                                           where, line.empty() ? "connection closed" : line));
+    return Status::Unavailable(fmt::format(
+        "rank {}: the rendezvous store at {} closed the connection without an answer (did rank "
+        "0 fail?)", q.rank, where));
   }
   std::vector<std::string> addrs;
   while (std::getline(in, line)) addrs.push_back(line);
@@ -245,7 +402,8 @@ void WithdrawAddress(const RendezvousRequest& q) {
   unlink(fmt::format("{}/{}.{}.addr", dir, SafeName(q.job_id), q.rank).c_str());
 }
 
-Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q) {
+Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q,
+                                                   const RendezvousLaunch& launch) {
   if (q.world_size < 1 || q.rank < 0 || q.rank >= q.world_size) {
     return Status::InvalidArgument(
         fmt::format("rank {} outside a world of {} ranks", q.rank, q.world_size));
@@ -254,12 +412,13 @@ Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q) {
     return Status::InvalidArgument("job id '" + q.job_id + "' must be non-empty without spaces");
   }
   if (q.world_size == 1) return std::vector<std::string>{q.my_address};
-  if (q.spec.rfind("dir:", 0) == 0) return DirExchange(q, q.spec.substr(4));
+  const Launch mine = LaunchOf(q, launch);
+  if (q.spec.rfind("dir:", 0) == 0) return DirExchange(q, mine, q.spec.substr(4));
   if (q.spec.rfind("tcp:", 0) == 0) {
     std::string where = q.spec.substr(4);
     GENIE_ASSIGN_OR_RETURN(auto hp, SplitHostPort(where));
     GENIE_ASSIGN_OR_RETURN(SocketAddress at, ResolveAddress(hp.first, hp.second));
-    return q.rank == 0 ? StoreServer(q, at, where) : StoreClient(q, at, where);
+    return q.rank == 0 ? StoreServer(q, mine, at, where) : StoreClient(q, mine, at, where);
   }
   return Status::InvalidArgument("rendezvous '" + q.spec +
                                  "': expected dir:/shared/path or tcp:host:port");

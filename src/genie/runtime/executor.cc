@@ -2,17 +2,50 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <limits>
+#include <new>
 #include <numeric>
 #include <sstream>
 #include <tuple>
 
 #include "genie/collective/planner.h"
 #include "genie/common/checked_math.h"
+#include "genie/common/wire_limits.h"
 
 namespace genie::runtime {
 namespace {
+
+// Memory this process may still take: MemAvailable (what the kernel can give without
+// swapping), and no more than the address-space limit (ulimit -v) leaves. Where it says so.
+std::pair<Bytes, std::string> AvailableMemory() {
+  Bytes avail = std::numeric_limits<Bytes>::max();
+  std::string source = "no limit known";
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  Bytes kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") {
+      avail = kib * 1024;
+      source = "MemAvailable in /proc/meminfo";
+      break;
+    }
+  }
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
+      static_cast<Bytes>(as.rlim_cur) < avail) {
+    avail = static_cast<Bytes>(as.rlim_cur);
+    source = "ulimit -v (RLIMIT_AS)";
+  }
+  return {avail, source};
+}
+
 
 constexpr uint64_t kP2pBit = 1ull << 63;
 
@@ -327,6 +360,15 @@ Status Executor::IssueCollective(InFlight& f) {
         f.buffer = std::move(spare_buffers_.back());
         spare_buffers_.pop_back();
       }
+      // Sized from the plan before a byte is allocated: a buffer the machine cannot hold is
+      // refused with what it needs, never a std::bad_alloc (or the OOM killer) mid-run.
+      if (layout.buffer_bytes > f.buffer.capacity()) {
+        Bytes largest_receive = 0;
+        for (const auto& step : schedule->steps) {
+          largest_receive = std::max<Bytes>(largest_receive, step.recv.length);
+        }
+        GENIE_RETURN_IF_ERROR(ReserveVerifyBuffer(f, layout.buffer_bytes, largest_receive));
+      }
       // Only the initial regions need values (the layout leaves the rest undefined), so a
       // reused buffer is not cleared: stale bytes would make a planner bug fail, not hide.
       f.buffer.resize(layout.buffer_bytes);
@@ -360,6 +402,40 @@ Status Executor::IssueCollective(InFlight& f) {
   return Status::Ok();
 }
 
+Status Executor::ReserveVerifyBuffer(InFlight& f, Bytes bytes, Bytes largest_receive) {
+  const Op& op = f.op;
+  // Receives land in scratch before they are reduced or copied: at least the largest one.
+  const Bytes need = bytes + largest_receive;
+  Bytes held = 0;  // buffers of the other collectives in flight
+  for (const auto& [id, other] : in_flight_) {
+    if (other.get() != &f) held += other->buffer.capacity();
+  }
+  auto [avail, source] = AvailableMemory();
+  auto refuse = [&] {
+    return Status::InvalidArgument(
+        "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
+        ", " + CollectiveTypeName(op.coll_type) + " of " + FormatBytes(op.comm_size) +
+        "): --verify needs " + FormatBytes(need) + " of memory for its data and receive "
+        "buffers" + (held > 0 ? " (beside " + FormatBytes(held) + " held by collectives in flight)"
+                              : std::string()) +
+        ", but " + (avail == std::numeric_limits<Bytes>::max()
+                        ? std::string("it could not be allocated")
+                        : "only " + FormatBytes(avail) + " is available (" + source + ")") +
+        "; run without --verify (sizes and timing need no data), or verify a smaller size");
+  };
+  if (avail != std::numeric_limits<Bytes>::max() && need + held > avail) return refuse();
+  try {
+    f.buffer.reserve(bytes);
+  } catch (const std::bad_alloc&) {
+    avail = std::numeric_limits<Bytes>::max();
+    return refuse();
+  } catch (const std::length_error&) {
+    avail = std::numeric_limits<Bytes>::max();
+    return refuse();
+  }
+  return Status::Ok();
+}
+
 // SEND and RECV: one message to or from the peer the trace names (own rank already implied
 // by the trace layer where the trace leaves it out).
 Status Executor::IssueP2p(InFlight& f) {
@@ -372,6 +448,15 @@ Status Executor::IssueP2p(InFlight& f) {
                                    (send ? "SEND has no valid destination rank (comm_dst = "
                                          : "RECV has no valid source rank (comm_src = ") +
                                    std::to_string(peer) + ")");
+  }
+  if (op.comm_size > kMaxWireMessageBytes) {
+    // Collectives are cut into slices by the planner; a SEND is one message by definition.
+    return Status::InvalidArgument(
+        "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
+        "): " + (send ? "SEND of " : "RECV of ") + FormatBytes(op.comm_size) +
+        (send ? " to rank " : " from rank ") + std::to_string(peer) +
+        " is larger than one message may be on the wire (" + FormatBytes(kMaxWireMessageBytes) +
+        "); split it into several SEND/RECV nodes (genie inspect lists every such node)");
   }
   Message msg;
   msg.peer = peer;

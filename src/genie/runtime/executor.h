@@ -83,6 +83,9 @@ class Executor {
   Resource ResourceFor(const Op& op) const;
   Status IssueCollective(InFlight& f);
   Status IssueP2p(InFlight& f);
+  // --verify: grows f's buffer to `bytes`, or refuses (naming the collective, what it needs
+  // and what the machine has) when the memory is not there.
+  Status ReserveVerifyBuffer(InFlight& f, Bytes bytes, Bytes largest_receive);
   void Finish(NodeId id, Bytes sent = 0, Bytes received = 0);
   void Fail(Status status);
   Status Verify(const InFlight& f) const;

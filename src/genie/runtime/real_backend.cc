@@ -64,7 +64,8 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   // Each rank publishes "address|host id"; the transport sees only the addresses.
   net::RendezvousRequest q{o.rendezvous,  o.job_id, o.rank, o.world_size, address + "|" + BootId(),
                            o.peer_timeout};
-  GENIE_ASSIGN_OR_RETURN(auto published, net::ExchangeAddresses(q));
+  GENIE_ASSIGN_OR_RETURN(auto published,
+                         net::ExchangeAddresses(q, {"", o.local_rank, o.local_world_size}));
   std::vector<std::string> addresses;
   std::string table;
   for (const std::string& p : published) {

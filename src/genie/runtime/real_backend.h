@@ -40,6 +40,10 @@ struct RealBackendOptions {
   std::string job_id = "genie";
   // "dir:/path" (files in a shared directory) or "tcp:host:port" (store on rank 0).
   std::string rendezvous;
+  // Which ranks this rank's launcher started with it (the launcher's LOCAL_RANK and
+  // LOCAL_WORLD_SIZE; -1: unknown): the rendezvous refuses a stray of another job among them.
+  int local_rank = -1;
+  int local_world_size = -1;
   std::string bind_addr = "127.0.0.1";
   int channels = 1;            // connections per peer pair
   std::string tcp_congestion;  // empty = the kernel's default

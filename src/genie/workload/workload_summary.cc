@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "genie/common/units.h"
+#include "genie/common/wire_limits.h"
 #include "genie/trace/comm_groups.h"
 #include "genie/workload/rank_graph.h"
 
@@ -124,14 +126,27 @@ Result<WorkloadSummary> InspectWorkload(const trace::WorkloadFiles& files,
           break;
         }
         case OpKind::kSend:
+        case OpKind::kRecv:
+          if (op->comm_size > kMaxWireMessageBytes) {
+            auto& e = errors["p2p-too-large"];
+            if (e.second++ == 0) {
+              e.first = fmt::format(
+                  "{} (rank {}): node {} ({}) {} {} {} rank {}: larger than one message may be "
+                  "on the wire ({}); split it into several SEND/RECV nodes",
+                  rs.path, r, id, op->name, op->kind == OpKind::kSend ? "sends" : "receives",
+                  FormatBytes(op->comm_size), op->kind == OpKind::kSend ? "to" : "from",
+                  op->kind == OpKind::kSend ? op->dst : op->src, FormatBytes(kMaxWireMessageBytes));
+            }
+          }
+          if (op->kind == OpKind::kRecv) {
+            ++rs.recvs;
+            rs.recv_bytes += op->comm_size;
+            recvs.push_back({op->src, op->dst, op->tag, op->comm_size, id});
+            break;
+          }
           ++rs.sends;
           rs.send_bytes += op->comm_size;
           sends.push_back({op->src, op->dst, op->tag, op->comm_size, id});
-          break;
-        case OpKind::kRecv:
-          ++rs.recvs;
-          rs.recv_bytes += op->comm_size;
-          recvs.push_back({op->src, op->dst, op->tag, op->comm_size, id});
           break;
         default:
           break;

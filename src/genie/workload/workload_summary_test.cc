@@ -1,7 +1,14 @@
 // InspectWorkload as a library: text folding of identical ranks, problems vs warnings.
 #include "genie/workload/workload_summary.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "genie/trace/attributes.h"
+#include "genie/trace/et_writer.h"
 
 namespace genie::workload {
 namespace {
@@ -23,6 +30,43 @@ TEST(WorkloadSummaryTest, FoldsIdenticalRanksInText) {
   auto j = ToJson(*s);
   EXPECT_EQ(j["groups"]["world"].size(), 16u);
   EXPECT_EQ(j["ranks"][15]["collectives"]["reduce_scatter"]["total_bytes"], 1048576);
+}
+
+// A SEND longer than one frame carries would be rejected by the receiver as a bad frame after
+// it was sent: inspect says so up front, naming the rank, node and size.
+TEST(WorkloadSummaryTest, AMessageLargerThanAFrameIsAProblem) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("genie_huge_p2p_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const int64_t size = int64_t{100} << 30;  // 100 GiB
+  for (int r = 0; r < 2; ++r) {
+    auto w = trace::EtWriter::Create((dir / ("p2p." + std::to_string(r) + ".et")).string(),
+                                     trace::DefaultMetadata());
+    ASSERT_TRUE(w.ok());
+    ChakraProtoMsg::Node n;
+    n.set_id(7);
+    n.set_name(r == 0 ? "send_activations" : "recv_activations");
+    n.set_type(r == 0 ? ChakraProtoMsg::COMM_SEND_NODE : ChakraProtoMsg::COMM_RECV_NODE);
+    trace::AddInt32(&n, r == 0 ? "comm_dst" : "comm_src", 1 - r);
+    trace::AddInt32(&n, "comm_tag", 5);
+    trace::AddInt64(&n, "comm_size", size);
+    ASSERT_TRUE((*w)->Write(n).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto files = trace::FindWorkload((dir / "p2p").string());
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  auto s = InspectWorkload(*files, {});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->runnable());
+  ASSERT_EQ(s->problems.size(), 2u) << FormatText(*s);
+  EXPECT_NE(s->problems[0].find("(rank 0): node 7 (send_activations) sends 100 GiB to rank 1: "
+                                "larger than one message may be on the wire (64 GiB)"),
+            std::string::npos)
+      << s->problems[0];
+  EXPECT_NE(s->problems[1].find("(rank 1): node 7 (recv_activations) receives 100 GiB from rank 0"),
+            std::string::npos)
+      << s->problems[1];
+  fs::remove_all(dir);
 }
 
 TEST(WorkloadSummaryTest, PipelineSendRecvPairUp) {
