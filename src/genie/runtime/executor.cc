@@ -2,50 +2,20 @@
 
 #include <spdlog/spdlog.h>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <new>
 #include <numeric>
 #include <sstream>
 #include <tuple>
 
 #include "genie/collective/planner.h"
+#include "genie/runtime/verify_data.h"
 #include "genie/common/checked_math.h"
 #include "genie/common/wire_limits.h"
 
 namespace genie::runtime {
 namespace {
-
-// Memory this process may still take: MemAvailable (what the kernel can give without
-// swapping), and no more than the address-space limit (ulimit -v) leaves. Where it says so.
-std::pair<Bytes, std::string> AvailableMemory() {
-  Bytes avail = std::numeric_limits<Bytes>::max();
-  std::string source = "no limit known";
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  Bytes kib = 0;
-  std::string unit;
-  while (in >> key >> kib) {
-    std::getline(in, unit);
-    if (key == "MemAvailable:") {
-      avail = kib * 1024;
-      source = "MemAvailable in /proc/meminfo";
-      break;
-    }
-  }
-  rlimit as{};
-  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY &&
-      static_cast<Bytes>(as.rlim_cur) < avail) {
-    avail = static_cast<Bytes>(as.rlim_cur);
-    source = "ulimit -v (RLIMIT_AS)";
-  }
-  return {avail, source};
-}
-
 
 constexpr uint64_t kP2pBit = 1ull << 63;
 
@@ -369,17 +339,7 @@ Status Executor::IssueCollective(InFlight& f) {
         }
         GENIE_RETURN_IF_ERROR(ReserveVerifyBuffer(f, layout.buffer_bytes, largest_receive));
       }
-      // Only the initial regions need values (the layout leaves the rest undefined), so a
-      // reused buffer is not cleared: stale bytes would make a planner bug fail, not hide.
-      f.buffer.resize(layout.buffer_bytes);
-      for (const auto& region : layout.initial) {
-        const auto pattern = collective::ExpectedPattern(region);
-        size_t k = 0;
-        for (Bytes i = 0; i + 4 <= region.range.length; i += 4) {
-          std::memcpy(f.buffer.data() + region.range.offset + i, &pattern[k], 4);
-          if (++k == pattern.size()) k = 0;
-        }
-      }
+      FillInitial(layout, f.buffer);
       f.expected = std::move(layout.final);
       buffer = &f.buffer;
     }
@@ -403,37 +363,12 @@ Status Executor::IssueCollective(InFlight& f) {
 }
 
 Status Executor::ReserveVerifyBuffer(InFlight& f, Bytes bytes, Bytes largest_receive) {
-  const Op& op = f.op;
-  // Receives land in scratch before they are reduced or copied: at least the largest one.
-  const Bytes need = bytes + largest_receive;
   Bytes held = 0;  // buffers of the other collectives in flight
   for (const auto& [id, other] : in_flight_) {
     if (other.get() != &f) held += other->buffer.capacity();
   }
-  auto [avail, source] = AvailableMemory();
-  auto refuse = [&] {
-    return Status::InvalidArgument(
-        "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
-        ", " + CollectiveTypeName(op.coll_type) + " of " + FormatBytes(op.comm_size) +
-        "): --verify needs " + FormatBytes(need) + " of memory for its data and receive "
-        "buffers" + (held > 0 ? " (beside " + FormatBytes(held) + " held by collectives in flight)"
-                              : std::string()) +
-        ", but " + (avail == std::numeric_limits<Bytes>::max()
-                        ? std::string("it could not be allocated")
-                        : "only " + FormatBytes(avail) + " is available (" + source + ")") +
-        "; run without --verify (sizes and timing need no data), or verify a smaller size");
-  };
-  if (avail != std::numeric_limits<Bytes>::max() && need + held > avail) return refuse();
-  try {
-    f.buffer.reserve(bytes);
-  } catch (const std::bad_alloc&) {
-    avail = std::numeric_limits<Bytes>::max();
-    return refuse();
-  } catch (const std::length_error&) {
-    avail = std::numeric_limits<Bytes>::max();
-    return refuse();
-  }
-  return Status::Ok();
+  // Receives land in scratch before they are reduced or copied: at least the largest one.
+  return ReserveVerifyData(f.buffer, bytes, bytes + largest_receive, held, Describe(f.op));
 }
 
 // SEND and RECV: one message to or from the peer the trace names (own rank already implied
@@ -516,26 +451,12 @@ void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
 }
 
 Status Executor::Verify(const InFlight& f) const {
-  for (const auto& region : f.expected) {
-    const auto pattern = collective::ExpectedPattern(region);
-    size_t k = 0;
-    for (Bytes i = 0; i + 4 <= region.range.length;
-         i += 4, k = k + 1 == pattern.size() ? 0 : k + 1) {
-      const Bytes at = region.range.offset + i;
-      float got;
-      std::memcpy(&got, f.buffer.data() + at, 4);
-      const float want = pattern[k];
-      if (got != want) {
-        return Status::Internal(
-            "verify failed on rank " + std::to_string(rank_) + ", node " + std::to_string(f.op.id) +
-            " (" + CollectiveTypeName(f.op.coll_type) + " " + FormatBytes(f.op.comm_size) + ", " +
-            f.algorithm + "): byte " + std::to_string(at) + " holds " + std::to_string(got) +
-            ", expected " + std::to_string(want) + " (the sum over " +
-            std::to_string(region.sources.size()) + " contributions)");
-      }
-    }
-  }
-  return Status::Ok();
+  return CheckFinal(f.expected, f.buffer, "verify failed on " + Describe(f.op) + ", " + f.algorithm);
+}
+
+std::string Executor::Describe(const Op& op) const {
+  return "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
+         ", " + CollectiveTypeName(op.coll_type) + " of " + FormatBytes(op.comm_size) + ")";
 }
 
 void Executor::Fail(Status status) {

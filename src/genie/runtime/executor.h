@@ -89,6 +89,8 @@ class Executor {
   void Finish(NodeId id, Bytes sent = 0, Bytes received = 0);
   void Fail(Status status);
   Status Verify(const InFlight& f) const;
+  // "rank R, node N (name, all_reduce of 1 MiB)" for messages.
+  std::string Describe(const Op& op) const;
   Result<std::vector<int>> GroupMembers(const Op& op) const;
   Status IndexCommunication();
   uint64_t CollectiveTag(const Op& op, const std::vector<int>& members) const;
