@@ -294,7 +294,9 @@ TEST(SimulateRobust, TimeOverflowNamesTheInputAndTheCollective) {
                                      "topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 1e9 ]\n"
                                      "latency: [ 500 ]\n");
   const std::string sys = WriteFile(dir + "/system.json", R"({"local-mem-bw": 1e-6})");
-  CliResult r = RunCli(Simulate(w + " --network " + fast + " --system " + sys));
+  // No wire message exceeds 64 GiB (common/wire_limits.h), so one reduction at the slowest
+  // accepted memory bandwidth stays in range (~6.5 years); a hundred iterations of it do not.
+  CliResult r = RunCli(Simulate(w + " --network " + fast + " --system " + sys + " -n 100"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(Has(r.output, "simulated time overflows: rank")) << r.output;
   EXPECT_TRUE(Has(r.output, "all_reduce 64 TiB")) << r.output;
