@@ -1,3 +1,8 @@
+// What only the TCP transport does, beyond the conformance suite every transport passes
+// (net/transport_conformance_test.cc): connections per channel, strangers and other jobs on the
+// port, heartbeats and silence on its clock, aborts, one-sided writes, flow control, socket
+// options. Longer than ~500 lines because every case shares the in-process cluster fixture at
+// the top; splitting it would mean a second copy of the fixture.
 #include "genie/net/tcp/tcp_transport.h"
 
 #include <arpa/inet.h>
