@@ -119,8 +119,11 @@ Result<RunRecords> LoadResults(const std::string& path) {
   if (in.bad()) {
     return Status::IoError(fmt::format("reading {} failed: {}", path, std::strerror(errno)));
   }
-  std::string text = ss.str();
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+  return ParseResults(ss.str(), path);
+}
+
+Result<RunRecords> ParseResults(std::string_view text, const std::string& path) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::Corruption(fmt::format(
         "{} is empty: the run stopped before writing it, or it was cut; give the run's rank "
         "streams (its output folder) instead, or rerun",

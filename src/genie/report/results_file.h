@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,8 @@ struct RunRecords {
 
 // Detects the format from the content.
 Result<RunRecords> LoadResults(const std::string& path);
+// The same from text already in memory; `name` stands for the file in error messages.
+Result<RunRecords> ParseResults(std::string_view text, const std::string& name);
 
 // Merges JSON-lines streams (one per rank, or any split of ranks); a rank found in two files is
 // an error. A path that is a directory stands for the rank-*.jsonl streams in it (one host's

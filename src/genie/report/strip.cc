@@ -89,8 +89,11 @@ Result<std::string> StripFileText(const std::string& path) {
   if (in.bad()) {
     return Status::IoError(fmt::format("reading {} failed: {}", path, std::strerror(errno)));
   }
-  std::string text = ss.str();
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+  return StripText(ss.str(), path);
+}
+
+Result<std::string> StripText(std::string_view text, const std::string& path) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::Corruption(fmt::format("{} is empty; strip reads results JSON, Chrome traces "
                                           "and genie's JSON-lines streams",
                                           path));
@@ -106,7 +109,7 @@ Result<std::string> StripFileText(const std::string& path) {
   }
   // JSON lines: header first, then every other record in a canonical order.
   std::vector<std::string> header, records;
-  std::istringstream lines(text);
+  std::istringstream lines{std::string(text)};
   std::string line;
   int line_no = 0;
   while (std::getline(lines, line)) {

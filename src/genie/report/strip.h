@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,5 +25,7 @@ nlohmann::json StripTimings(const nlohmann::json& doc);
 // The stripped text of a results JSON, a Chrome trace or a JSON-lines stream (detected from
 // the content). A truncated last line of a stream is dropped.
 Result<std::string> StripFileText(const std::string& path);
+// The same from text already in memory; `name` stands for the file in error messages.
+Result<std::string> StripText(std::string_view text, const std::string& name);
 
 }  // namespace genie::report
