@@ -2,7 +2,8 @@
 // results file — a results JSON, a rank's JSON-lines stream or a Chrome trace — and goes through
 // all three, as the CLI would take it:
 //   show:  ParseResults (results_file.h: results JSON or stream, record_stream.h, event_json.h),
-//          then the summary, traffic and ASTRA-sim lines printed from the records;
+//          then what is missing from the run (completeness.h), the summary, traffic and
+//          ASTRA-sim lines printed from the records;
 //   strip: StripText (strip.h);
 //   merge: the input cut at lines "---" into up to four rank streams (in-memory files), merged
 //          by MergeStreams, written back as a results JSON and a Chrome trace; what merge writes
@@ -22,6 +23,7 @@
 #include "fuzz_support.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
+#include "genie/report/completeness.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
 #include "genie/report/strip.h"
@@ -34,6 +36,10 @@ using genie::report::RunRecords;
 // What `genie results show` prints from the records (into nowhere).
 void Show(const RunRecords& r) {
   std::ostream null(nullptr);
+  const genie::report::Completeness c =
+      genie::report::CheckCompleteness(r.run_info, r.ops, r.ranks, r.truncated);
+  (void)genie::report::DescribeCompleteness(c);
+  (void)genie::report::CompletenessJson(c).dump();
   genie::report::PrintSummary(null, r.ops, r.ranks);
   const nlohmann::json* traffic = nullptr;
   if (r.run_info.is_object() && r.run_info.contains("traffic")) traffic = &r.run_info["traffic"];
