@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "genie/common/checked_math.h"
+#include "genie/config/json_value_text.h"
 #include "genie/config/limits.h"
 #include "genie/config/text_file.h"
 
@@ -71,7 +72,9 @@ Result<MemoryConfig> ParseMemoryConfig(const std::string& text, const std::strin
   auto number = [&](const char* key, double* out, double lo, double hi, const char* unit,
                     bool zero_ok) -> Status {
     if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_number()) return err(key, "expected a number, found " + j[key].dump());
+    if (!j[key].is_number()) {
+      return err(key, "expected a number, found " + JsonValueText(j[key]));
+    }
     const double d = j[key].get<double>();
     if (!(d >= lo && d <= hi) && !(zero_ok && d == 0)) {
       return err(key, Num(d) + " is out of range; give " + (zero_ok ? "0 or " : "") +

@@ -84,5 +84,17 @@ TEST(MemoryConfigTest, AccessTimeSaturatesInsteadOfWrapping) {
   EXPECT_EQ(c->AccessTimeNs(1000), 1'000'000'000'000 + 1'000'000'000);  // 1 kB at 1 kB/s
 }
 
+// Found by fuzz/astra_config_fuzz: printing a deeply nested value in the error overflowed the
+// stack.
+TEST(MemoryConfigTest, DeeplyNestedValuesAreNamedNotPrinted) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto c = ParseMemoryConfig("{\"remote-mem-bw\": " + deep + "}", "mem.json");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("mem.json: key \"remote-mem-bw\": expected a number, found "
+                                      "a list of 1 values"),
+            std::string::npos)
+      << c.status().message();
+}
+
 }  // namespace
 }  // namespace genie::config

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "genie/config/json_value_text.h"
 #include "genie/config/limits.h"
 #include "genie/config/text_file.h"
 
@@ -41,7 +42,7 @@ class Reader {
                 bool zero_ok = false) const {
     if (!j_.contains(key)) return Status::Ok();
     const json& v = j_[key];
-    if (!v.is_number()) return Error(key, "expected a number, found " + v.dump());
+    if (!v.is_number()) return Error(key, "expected a number, found " + JsonValueText(v));
     const double d = v.get<double>();
     if (!(d >= lo && d <= hi) && !(zero_ok && d == 0)) return RangeError(key, d, lo, hi, unit, zero_ok);
     *out = d;
@@ -75,14 +76,14 @@ class Reader {
     } else if (v.is_number()) {
       *out = v.get<double>() != 0;
     } else {
-      return Error(key, "expected 0/1 or true/false, found " + v.dump());
+      return Error(key, "expected 0/1 or true/false, found " + JsonValueText(v));
     }
     return Status::Ok();
   }
   Status String(const char* key, std::string* out) const {
     if (!j_.contains(key)) return Status::Ok();
     const json& v = j_[key];
-    if (!v.is_string()) return Error(key, "expected a string, found " + v.dump());
+    if (!v.is_string()) return Error(key, "expected a string, found " + JsonValueText(v));
     *out = v.get<std::string>();
     return Status::Ok();
   }
@@ -93,9 +94,13 @@ class Reader {
       out->push_back(v.get<std::string>());
       return Status::Ok();
     }
-    if (!v.is_array()) return Error(key, "expected a list of strings, found " + v.dump());
+    if (!v.is_array()) {
+      return Error(key, "expected a list of strings, found " + JsonValueText(v));
+    }
     for (const json& e : v) {
-      if (!e.is_string()) return Error(key, "expected a list of strings, found " + v.dump());
+      if (!e.is_string()) {
+        return Error(key, "expected a list of strings, found " + JsonValueText(e) + " in it");
+      }
       out->push_back(e.get<std::string>());
     }
     return Status::Ok();

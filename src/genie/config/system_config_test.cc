@@ -198,5 +198,34 @@ TEST(SystemConfigTest, ValuesAtTheBoundsAreAccepted) {
   EXPECT_EQ(zeros->local_mem_bw_gbps, 0);
 }
 
+// Found by fuzz/astra_config_fuzz: the error for a mistyped value printed the value, which
+// recursed once per nesting level; a deeply nested one overflowed the stack instead of naming
+// the key.
+TEST(SystemConfigTest, DeeplyNestedValuesAreNamedNotPrinted) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const char* key : {"endpoint-delay", "roofline-enabled", "scheduling-policy",
+                          "all-reduce-implementation", "peak-perf"}) {
+    const std::string text = std::string("{\"") + key + "\": " + deep + "}";
+    auto c = ParseSystemConfig(text, "sys.json");
+    ASSERT_FALSE(c.ok()) << key;
+    EXPECT_NE(c.status().message().find(std::string("sys.json: key \"") + key + "\""),
+              std::string::npos)
+        << c.status().message();
+    EXPECT_NE(c.status().message().find("a list of 1 values"), std::string::npos)
+        << c.status().message();
+    EXPECT_LT(c.status().message().size(), 300u);
+  }
+  auto in_list =
+      ParseSystemConfig("{\"all-gather-implementation\": [\"ring\", " + deep + "]}", "sys.json");
+  ASSERT_FALSE(in_list.ok());
+  EXPECT_NE(in_list.status().message().find("found a list of 1 values in it"), std::string::npos)
+      << in_list.status().message();
+  // Scalars are still quoted as written, long ones cut.
+  auto s = ParseSystemConfig("{\"endpoint-delay\": \"" + std::string(1000, 'x') + "\"}", "sys.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("found \"xxxx"), std::string::npos) << s.status().message();
+  EXPECT_LT(s.status().message().size(), 300u);
+}
+
 }  // namespace
 }  // namespace genie::config

@@ -58,8 +58,12 @@ Result<CommGroups> CommGroups::Parse(std::string_view json_text, const std::stri
     std::vector<int> ranks;
     for (const auto& r : it.value()) {
       if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > INT32_MAX) {
-        return Status::InvalidArgument(source + ": group " + it.key() + " has '" + r.dump() +
-                                       "', which is not a rank number");
+        // A list or object is named, not printed: printing recurses once per nesting level.
+        const std::string what = r.is_array()    ? "a list"
+                                 : r.is_object() ? "an object"
+                                                 : "'" + r.dump() + "'";
+        return Status::InvalidArgument(source + ": group " + it.key() + " has " + what +
+                                       ", which is not a rank number");
       }
       ranks.push_back(r.get<int>());
     }

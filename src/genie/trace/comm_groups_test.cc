@@ -79,5 +79,24 @@ TEST(CommGroupsTest, MalformedFilesAreErrorsNamingTheFile) {
   EXPECT_EQ(*ok->Find(2), (std::vector<int>{0}));
 }
 
+// Found by fuzz: a group's member that was a deeply nested list was printed in the error, which
+// recursed once per level and overflowed the stack.
+TEST(CommGroupsTest, DeeplyNestedMembersAreNamedNotPrinted) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto g = CommGroups::Parse("{\"1\": [0, " + deep + "]}", "groups.json");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("groups.json: group 1 has a list, which is not a rank"),
+            std::string::npos)
+      << g.status().message();
+  g = CommGroups::Parse("{\"2\": [{\"a\": " + deep + "}]}", "groups.json");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("group 2 has an object"), std::string::npos)
+      << g.status().message();
+  g = CommGroups::Parse("{\"3\": [1, -4]}", "groups.json");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("group 3 has '-4'"), std::string::npos)
+      << g.status().message();
+}
+
 }  // namespace
 }  // namespace genie::trace

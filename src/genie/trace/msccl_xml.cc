@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -48,6 +50,25 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
   const bool inplace = algo.attribute("inplace").as_int(0) == 1;
   if (out.ranks < 1) return Status::Corruption(at(algo) + ": <algo> needs ngpus >= 1");
   if (out.chunks < 1) return Status::Corruption(at(algo) + ": <algo> needs nchunksperloop >= 1");
+  // Numbers in the file size what is allocated here and in the planner: ngpus must be matched
+  // by <gpu> elements, and chunks and channels stay within what a plan can hold.
+  const size_t gpus = static_cast<size_t>(
+      std::distance(algo.children("gpu").begin(), algo.children("gpu").end()));
+  if (static_cast<size_t>(out.ranks) > gpus) {
+    return Status::Corruption(at(algo) + ": ngpus is " + std::to_string(out.ranks) +
+                              " but the file has " + std::to_string(gpus) +
+                              " <gpu> elements (give one <gpu> per rank)");
+  }
+  if (out.chunks > kMaxMscclChunks) {
+    return Status::Corruption(at(algo) + ": nchunksperloop is " + std::to_string(out.chunks) +
+                              ", more than genie plans (" + std::to_string(kMaxMscclChunks) +
+                              "); use fewer, larger chunks");
+  }
+  if (out.channels > kMaxMscclChannels) {
+    return Status::Corruption(at(algo) + ": nchannels is " + std::to_string(out.channels) +
+                              ", more than genie opens per peer (" +
+                              std::to_string(kMaxMscclChannels) + ")");
+  }
   out.steps.assign(static_cast<size_t>(out.ranks), {});
   std::vector<bool> seen(static_cast<size_t>(out.ranks), false);
 
@@ -79,6 +100,14 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
       const int send = tb.attribute("send").as_int(-1);
       const int recv = tb.attribute("recv").as_int(-1);
       const int chan = tb.attribute("chan").as_int(0);
+      if (chan < 0 || chan >= kMaxMscclChannels) {
+        return Status::Corruption(at(tb) + ": threadblock " + std::to_string(tb_id) +
+                                  " of gpu " + std::to_string(id) + " has chan " +
+                                  std::to_string(chan) + " (channels are 0 to " +
+                                  std::to_string(kMaxMscclChannels - 1) + ")");
+      }
+      // A channel past nchannels still gets its own connection.
+      out.channels = std::max(out.channels, chan + 1);
       std::vector<uint32_t> prev;  // the tb's previous step (steps in a tb run in order)
       for (pugi::xml_node st : tb.children("step")) {
         const std::string where = at(st);
@@ -146,9 +175,10 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
         if (buf != "i" && buf != "o") {
           return Status::Corruption(where + ": unknown buffer '" + buf + "' (expected i, o, s)");
         }
-        if (off < 0 || cnt < 1 || off + cnt > out.chunks) {
+        // In 64 bits: offsets and counts near INT_MAX must not wrap.
+        if (off < 0 || cnt < 1 || int64_t{off} + cnt > out.chunks) {
           return Status::Corruption(where + ": chunks [" + std::to_string(off) + ", " +
-                                    std::to_string(off + cnt) + ") fall outside the " +
+                                    std::to_string(int64_t{off} + cnt) + ") fall outside the " +
                                     std::to_string(out.chunks) + " chunks of the buffer");
         }
         cs.chunk = static_cast<uint32_t>(off);

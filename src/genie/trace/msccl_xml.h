@@ -13,6 +13,12 @@
 
 namespace genie::trace {
 
+// Limits on what a file may ask for (each is an error naming the file and line): chunks per
+// buffer (the planner cuts every collective into this many ranges) and channels (connections
+// per peer pair, the planner's own limit). Ranks are bounded by the file: one <gpu> each.
+inline constexpr int kMaxMscclChunks = 1 << 16;
+inline constexpr int kMaxMscclChannels = 65535;
+
 // Parses MSCCL-IR XML text; `name` (a file name) starts every error ("name:12: ...").
 Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string& name);
 

@@ -111,6 +111,56 @@ TEST(MscclXml, BrokenXmlIsRejectedWithLineAndReason) {
   EXPECT_NE(r.status().message().find("not valid XML"), std::string::npos);
 }
 
+// Found by fuzz/msccl_xml_fuzz: numbers in the file sized allocations (ngpus, nchunksperloop),
+// wrapped in int arithmetic (srcoff + cnt) or named channels no connection has (chan). Each is
+// now an error naming the file, the line and the number.
+TEST(MscclXml, NumbersInTheFileAreBoundedBeforeTheySizeAnything) {
+  const std::string two_gpus =
+      R"(<gpu id="0"><tb id="0" send="1" recv="1" chan="0">)"
+      R"(<step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/></tb></gpu>)"
+      R"(<gpu id="1"><tb id="0" send="0" recv="0" chan="0">)"
+      R"(<step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1"/></tb></gpu>)";
+  struct Case {
+    std::string xml;
+    std::string message;
+  };
+  const Case cases[] = {
+      // 2^31 ranks of steps (48 GiB) for a file of one <gpu>.
+      {R"(<algo ngpus="2147483647" nchunksperloop="1"><gpu id="0"/></algo>)",
+       "bad.xml:1: ngpus is 2147483647 but the file has 1 <gpu> elements"},
+      // Two billion chunks: the planner cut every buffer into that many ranges.
+      {R"(<algo ngpus="2" nchunksperloop="2000000000" coll="allreduce">)" + two_gpus + "</algo>",
+       "bad.xml:1: nchunksperloop is 2000000000, more than genie plans (65536)"},
+      {R"(<algo ngpus="2" nchunksperloop="2" nchannels="100000">)" + two_gpus + "</algo>",
+       "bad.xml:1: nchannels is 100000, more than genie opens per peer (65535)"},
+      // srcoff + cnt overflowed int and the range passed the check.
+      {R"(<algo ngpus="2" nchunksperloop="2">)" +
+           std::string(two_gpus).replace(two_gpus.find("srcoff=\"0\""), 10,
+                                         "srcoff=\"2147483647\"") +
+           "</algo>",
+       "bad.xml:1: chunks [2147483647, 2147483648) fall outside the 2 chunks"},
+      {R"(<algo ngpus="2" nchunksperloop="2">)" +
+           std::string(two_gpus).replace(two_gpus.find("chan=\"0\""), 8, "chan=\"-1\"") +
+           "</algo>",
+       "bad.xml:1: threadblock 0 of gpu 0 has chan -1 (channels are 0 to 65534)"},
+  };
+  for (const Case& c : cases) {
+    Result<CustomAlgorithm> r = Status::Internal("not run");
+    ASSERT_NO_THROW(r = ParseMscclXml(c.xml, "bad.xml")) << c.xml;
+    ASSERT_FALSE(r.ok()) << c.xml;
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos)
+        << c.xml << "\n -> " << r.status().message();
+  }
+  // A channel past nchannels is still a channel: the algorithm asks for as many as it uses.
+  auto wide = ParseMscclXml(R"(<algo ngpus="2" nchunksperloop="2" nchannels="1">)" +
+                                std::string(two_gpus).replace(two_gpus.find("chan=\"0\""), 8,
+                                                              "chan=\"3\"") +
+                                "</algo>",
+                            "wide.xml");
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_EQ(wide->channels, 4);
+}
+
 TEST(MscclXml, MissingFileNamesThePath) {
   auto r = ReadMscclXml("/nonexistent/algo.xml");
   ASSERT_FALSE(r.ok());
