@@ -23,17 +23,21 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
     dim.size = config.npus_count[d];
     dim.stride = stride;
     dim.groups = t.npus_ / dim.size;
+    // In 64 bits: a fully connected block of n NPUs has n(n-1) links, past int for n > 46341.
+    const int64_t n = dim.size;
+    int64_t per_group = 0;
     switch (dim.kind) {
       // A 2-ring has one link per direction (ASTRA-sim connects the pair once each way).
-      case TopologyKind::kRing: dim.links_per_group = dim.size == 2 ? 2 : 2 * dim.size; break;
-      case TopologyKind::kFullyConnected: dim.links_per_group = dim.size * (dim.size - 1); break;
-      case TopologyKind::kSwitch: dim.links_per_group = 2 * dim.size; break;
+      case TopologyKind::kRing: per_group = n == 2 ? 2 : 2 * n; break;
+      case TopologyKind::kFullyConnected: per_group = n * (n - 1); break;
+      case TopologyKind::kSwitch: per_group = 2 * n; break;
     }
     dim.link_offset = static_cast<int>(links);
-    links += int64_t{dim.groups} * dim.links_per_group;
-    if (links > (int64_t{1} << 30)) {
+    if (per_group <= (int64_t{1} << 30)) links += int64_t{dim.groups} * per_group;
+    if (per_group > (int64_t{1} << 30) || links > (int64_t{1} << 30)) {
       return Status::InvalidArgument(config.path + ": the topology has more than 2^30 links");
     }
+    dim.links_per_group = static_cast<int>(per_group);
     dim.switch_offset = t.npus_ + switches;
     if (dim.kind == TopologyKind::kSwitch) switches += dim.groups;
     dim.latency_ns = config.latency_ns[d];

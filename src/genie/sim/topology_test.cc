@@ -132,5 +132,21 @@ TEST(TopologyTest, InvalidConfigIsAnError) {
   EXPECT_FALSE(Topology::Create(c).ok());
 }
 
+// Found by fuzz/astra_config_fuzz: a fully connected block of 65,536 NPUs (a valid network.yml)
+// has 2^32 - 2^16 links, and n(n-1) overflowed int: the count wrapped negative and passed the
+// 2^30 limit.
+TEST(TopologyTest, FullyConnectedLinkCountIsCheckedWithoutWrapping) {
+  NetworkConfig big = Net({TopologyKind::kFullyConnected}, {65536});
+  big.path = "net.yml";
+  auto t = Topology::Create(big);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("net.yml: the topology has more than 2^30 links"),
+            std::string::npos)
+      << t.status().message();
+  auto fits = Topology::Create(Net({TopologyKind::kFullyConnected}, {32768}));
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  EXPECT_EQ(fits->num_links(), 32768 * 32767);
+}
+
 }  // namespace
 }  // namespace genie::sim
