@@ -84,7 +84,7 @@ TEST(MemoryConfigTest, AccessTimeSaturatesInsteadOfWrapping) {
   EXPECT_EQ(c->AccessTimeNs(1000), 1'000'000'000'000 + 1'000'000'000);  // 1 kB at 1 kB/s
 }
 
-// Found by fuzz/astra_config_fuzz: printing a deeply nested value in the error overflowed the
+// Found by running a deep input through fuzz/astra_config_fuzz: printing a deeply nested value in the error overflowed the
 // stack.
 TEST(MemoryConfigTest, DeeplyNestedValuesAreNamedNotPrinted) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');

@@ -198,7 +198,7 @@ TEST(SystemConfigTest, ValuesAtTheBoundsAreAccepted) {
   EXPECT_EQ(zeros->local_mem_bw_gbps, 0);
 }
 
-// Found by fuzz/astra_config_fuzz: the error for a mistyped value printed the value, which
+// Found by running a deep input through fuzz/astra_config_fuzz: the error for a mistyped value printed the value, which
 // recursed once per nesting level; a deeply nested one overflowed the stack instead of naming
 // the key.
 TEST(SystemConfigTest, DeeplyNestedValuesAreNamedNotPrinted) {

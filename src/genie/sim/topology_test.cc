@@ -132,7 +132,7 @@ TEST(TopologyTest, InvalidConfigIsAnError) {
   EXPECT_FALSE(Topology::Create(c).ok());
 }
 
-// Found by fuzz/astra_config_fuzz: a fully connected block of 65,536 NPUs (a valid network.yml)
+// Found by running an edge input through fuzz/astra_config_fuzz: a fully connected block of 65,536 NPUs (a valid network.yml)
 // has 2^32 - 2^16 links, and n(n-1) overflowed int: the count wrapped negative and passed the
 // 2^30 limit.
 TEST(TopologyTest, FullyConnectedLinkCountIsCheckedWithoutWrapping) {

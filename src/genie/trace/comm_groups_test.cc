@@ -79,7 +79,7 @@ TEST(CommGroupsTest, MalformedFilesAreErrorsNamingTheFile) {
   EXPECT_EQ(*ok->Find(2), (std::vector<int>{0}));
 }
 
-// Found by fuzz: a group's member that was a deeply nested list was printed in the error, which
+// Found by running a deep input through fuzz/comm_groups_fuzz: a group's member that was a deeply nested list was printed in the error, which
 // recursed once per level and overflowed the stack.
 TEST(CommGroupsTest, DeeplyNestedMembersAreNamedNotPrinted) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');

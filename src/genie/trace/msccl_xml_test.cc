@@ -111,7 +111,7 @@ TEST(MscclXml, BrokenXmlIsRejectedWithLineAndReason) {
   EXPECT_NE(r.status().message().find("not valid XML"), std::string::npos);
 }
 
-// Found by fuzz/msccl_xml_fuzz: numbers in the file sized allocations (ngpus, nchunksperloop),
+// Found by running edge inputs through fuzz/msccl_xml_fuzz: numbers in the file sized allocations (ngpus, nchunksperloop),
 // wrapped in int arithmetic (srcoff + cnt) or named channels no connection has (chan). Each is
 // now an error naming the file, the line and the number.
 TEST(MscclXml, NumbersInTheFileAreBoundedBeforeTheySizeAnything) {
