@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "genie/record/recorder.h"
 #include "genie/report/test_records.h"
@@ -195,6 +196,24 @@ TEST_F(ResultsFileTest, StreamsOfRunsOfDifferentSizesDoNotMerge) {
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("run of 4 ranks"), std::string::npos)
       << m.status().message();
+}
+
+// The in-memory entry point (what fuzz/results_fuzz drives) reads what LoadResults reads and
+// names the text by the name it is given.
+TEST_F(ResultsFileTest, ParseResultsReadsTextAsLoadResultsReadsTheFile) {
+  std::ifstream in(Path(1), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto from_file = LoadResults(Path(1));
+  auto from_text = ParseResults(text, "rank1.jsonl");
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  ASSERT_TRUE(from_text.ok()) << from_text.status().ToString();
+  EXPECT_EQ(from_text->ops.size(), from_file->ops.size());
+  EXPECT_EQ(from_text->ranks.size(), from_file->ranks.size());
+  EXPECT_EQ(from_text->run_info, from_file->run_info);
+  auto empty = ParseResults(" \n", "given-name.json");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("given-name.json is empty"), std::string::npos)
+      << empty.status().message();
 }
 
 }  // namespace

@@ -136,5 +136,23 @@ TEST_F(StripTest, DeepOrOddFilesAreErrorsNotCrashes) {
   EXPECT_TRUE(r.ok()) << r.status().ToString();
 }
 
+// The in-memory entry point (what fuzz/results_fuzz drives) strips what StripFileText strips.
+TEST_F(StripTest, StripTextStripsWhatStripFileTextStrips) {
+  const std::string text =
+      "{\"record\":\"header\",\"format\":\"genie-record\",\"run\":{\"time\":\"now\"}}\n"
+      "{\"record\":\"op\",\"rank\":1,\"start\":5,\"end\":9}\n"
+      "{\"record\":\"op\",\"rank\":0,\"start\":7,\"end\":8}\n";
+  std::ofstream(Path("s.jsonl"), std::ios::binary) << text;
+  auto from_file = StripFileText(Path("s.jsonl"));
+  auto from_text = StripText(text, "s.jsonl");
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  ASSERT_TRUE(from_text.ok()) << from_text.status().ToString();
+  EXPECT_EQ(*from_text, *from_file);
+  EXPECT_EQ(from_text->find("start"), std::string::npos) << *from_text;
+  auto empty = StripText("", "given-name.jsonl");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("given-name.jsonl is empty"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace genie::report
