@@ -6,9 +6,7 @@
 
 // UBSan's reports are recoverable by default: they print and go on, and libFuzzer would not
 // keep the input. Halting makes every report a crash with a reproducer.
-extern "C" const char* __ubsan_default_options() {
-  return "halt_on_error=1:print_stacktrace=1";
-}
+extern "C" const char* __ubsan_default_options() { return "halt_on_error=1:print_stacktrace=1"; }
 
 namespace genie::fuzz {
 namespace {

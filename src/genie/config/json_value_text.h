@@ -4,9 +4,8 @@
 // one (`[[[[...]]]]`) would overflow the stack while reporting the error. Pure; any thread.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace genie::config {
 
