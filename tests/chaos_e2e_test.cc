@@ -39,6 +39,21 @@ std::string RankCommand(int rank, int world, int port, const std::string& args) 
          " run " + args;
 }
 
+// True once every rank in `out` has recorded an op (connected, synchronised, running).
+bool AllRanksRunning(const std::string& out, int ranks, double timeout_s) {
+  const double deadline = NowSeconds() + timeout_s;
+  while (NowSeconds() < deadline) {
+    bool all = true;
+    for (int r = 0; r < ranks && all; ++r) {
+      all = ReadFile(out + "/rank-" + std::to_string(r) + ".jsonl").find("\"record\":\"op\"") !=
+            std::string::npos;
+    }
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 // Independent ranks of one job (no launcher between the test and them).
 struct Job {
   std::string dir;
@@ -62,17 +77,7 @@ struct Job {
     }
   }
   bool WaitRunning(double timeout_s) const {
-    const double deadline = NowSeconds() + timeout_s;
-    while (NowSeconds() < deadline) {
-      bool all = true;
-      for (size_t r = 0; r < ranks.size(); ++r) {
-        all = all && ReadFile(out + "/rank-" + std::to_string(r) + ".jsonl")
-                             .find("\"record\":\"op\"") != std::string::npos;
-      }
-      if (all) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return AllRanksRunning(out, static_cast<int>(ranks.size()), timeout_s);
   }
 };
 
@@ -153,12 +158,7 @@ TEST(Chaos, AnInterruptStopsEveryRankEvenWhenSigintWasInheritedAsIgnored) {
   Child launch = Spawn("trap '' INT; " + GenieBinary() + " launch -n 4 -- run " + w +
                            " --iterations 100000 --peer-timeout 5s -o " + dir + "/out",
                        dir + "/launch.log");
-  bool running = false;
-  for (int i = 0; i < 600 && !running; ++i) {
-    running = ReadFile(dir + "/out/rank-3.jsonl").find("\"record\":\"op\"") != std::string::npos;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(running) << ReadLog(launch);
+  ASSERT_TRUE(AllRanksRunning(dir + "/out", 4, 30)) << ReadLog(launch);
   Signal(launch, SIGINT);  // the whole process group, as a terminal's Ctrl-C does
   const int code = ExitWithin(launch, 15);
   ExpectNoCrash(code, ReadLog(launch));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <concepts>
 #include <limits>
 #include <optional>
 
@@ -20,24 +21,16 @@ namespace genie {
 inline constexpr TimeNs kMaxTimeNs = std::numeric_limits<TimeNs>::max();
 inline constexpr Bytes kMaxBytes = std::numeric_limits<Bytes>::max();
 
-// a + b and a * b, or nullopt when the exact result does not fit.
-inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
-  int64_t r;
+// a + b and a * b, or nullopt when the exact result does not fit (int64_t or uint64_t).
+template <std::integral T>
+std::optional<T> CheckedAdd(T a, T b) {
+  T r;
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
   return r;
 }
-inline std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-inline std::optional<uint64_t> CheckedAdd(uint64_t a, uint64_t b) {
-  uint64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-inline std::optional<uint64_t> CheckedMul(uint64_t a, uint64_t b) {
-  uint64_t r;
+template <std::integral T>
+std::optional<T> CheckedMul(T a, T b) {
+  T r;
   if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
   return r;
 }

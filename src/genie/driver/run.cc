@@ -151,7 +151,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     std::cerr << "genie run: rank " << env.rank << ": " << claim.status().message() << "\n";
     return 2;
   }
-  auto recorder = record::Recorder::Create(StreamPath(o.output, env.rank), header);
+  auto recorder = record::Recorder::Create(record::StreamPath(o.output, env.rank), header);
   if (!recorder.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << recorder.status().message() << "\n";
     return 1;

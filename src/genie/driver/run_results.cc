@@ -18,10 +18,6 @@
 
 namespace genie::driver {
 
-std::string StreamPath(const std::string& output, int rank) {
-  return record::StreamPath(output, rank);
-}
-
 void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::RankSummary>& ranks,
                      const std::string& which) {
   if (!setup.network) return;

@@ -17,9 +17,6 @@ namespace genie::driver {
 
 struct RunOptions;
 
-// Where rank `rank` writes its stream in `output` (record/run_folder.h).
-std::string StreamPath(const std::string& output, int rank);
-
 // After the final barrier every rank's stream is complete. Each host (each output folder)
 // merges the streams of this run it holds (report/run_streams.h: matched by run id, so an
 // earlier run's leftovers are skipped) into results.json, written atomically: rank 0 when it

@@ -422,7 +422,7 @@ TEST(SimBackendPhysicsTest, NoCollectiveBeatsItsBusiestLink) {
           continue;  // all-reduce only (REFERENCE §2)
         }
         if (algorithm == Algorithm::kHalvingDoubling && type == CollectiveType::kAllToAll) {
-          continue;  // not implemented (docs/algorithms.md)
+          continue;  // an unsupported pair, refused with an error (docs/algorithms.md)
         }
         for (Bytes size : {Bytes{4096}, Bytes{256} << 10}) {
           for (Bytes slice : {Bytes{0}, Bytes{16}, Bytes{4096}}) {
