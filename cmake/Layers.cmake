@@ -4,7 +4,7 @@
 # since each module's library links only what it may include, a new upward include usually
 # fails to link as well.
 set(GENIE_LAYERS common trace config workload compute collective loop net sim record runtime
-                 launch report driver)
+                 launch testbed report driver)
 
 set(GENIE_MAY_INCLUDE_common "")
 set(GENIE_MAY_INCLUDE_trace common)
@@ -18,8 +18,9 @@ set(GENIE_MAY_INCLUDE_sim config common)
 set(GENIE_MAY_INCLUDE_record workload trace common)
 set(GENIE_MAY_INCLUDE_runtime net loop sim record collective compute workload config trace common)
 set(GENIE_MAY_INCLUDE_launch common)
+set(GENIE_MAY_INCLUDE_testbed config common)
 set(GENIE_MAY_INCLUDE_report record workload trace config common)
-set(GENIE_MAY_INCLUDE_driver report launch runtime net loop sim record collective compute workload
+set(GENIE_MAY_INCLUDE_driver report testbed launch runtime net loop sim record collective compute workload
                              config trace common)
 
 # Registers the `layers` test (label unit): every #include "genie/<m>/..." in src/genie/<x>/ must
