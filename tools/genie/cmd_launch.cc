@@ -21,6 +21,7 @@
 #include "genie/net/interface_address.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/runtime/real_backend.h"
+#include "genie/testbed/control.h"
 #include "tools/genie/cli_flags.h"
 #include "tools/genie/command.h"
 
@@ -32,6 +33,36 @@ std::string SelfExe() {
   if (n <= 0) return "genie";
   buf[n] = '\0';
   return buf;
+}
+
+// Rank i on host i mod H of the testbed: its namespace, its local numbering among that host's
+// ranks, its NIC (local rank mod NICs) as bind address (GENIE_BIND, what --bind defaults to),
+// the testbed's name (GENIE_TESTBED: rank 0 records the testbed's counters) and, unless given,
+// a rendezvous on h0's address.
+genie::Status PlaceOnTestbed(const std::string& name, int nodes, genie::launch::LaunchOptions* o) {
+  if (nodes != 1) {
+    return genie::Status::InvalidArgument(
+        "a testbed is one machine: use -n for every rank, without --nnodes");
+  }
+  auto layout = genie::testbed::Load(name);
+  if (!layout.ok()) return layout.status();
+  const int hosts = static_cast<int>(layout->hosts.size());
+  for (int r = 0; r < o->ranks; ++r) {
+    const auto& host = layout->hosts[static_cast<size_t>(r % hosts)];
+    genie::launch::RankSite site;
+    site.netns = host.netns;
+    site.local_rank = r / hosts;
+    site.local_world_size = (o->ranks - r % hosts + hosts - 1) / hosts;
+    const auto& nic = host.nics[static_cast<size_t>(site.local_rank) % host.nics.size()];
+    site.env = {{"GENIE_BIND", nic.address}, {"GENIE_TESTBED", name}};
+    o->sites.push_back(site);
+  }
+  if (o->rendezvous.empty()) {
+    // h0's namespace is the testbed's own: a port there is free unless another job on this
+    // testbed took it, which the launch nonce then tells apart.
+    o->rendezvous = fmt::format("tcp:{}:{}", layout->RendezvousAddress(), 29500 + getpid() % 400);
+  }
+  return genie::Status::Ok();
 }
 
 // More local ranks than this is a typo, not a machine (each rank is a process with sockets).
@@ -48,6 +79,7 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
     std::string job_id;
     bool exec = false;
     std::string grace = "5s";
+    std::string testbed;
     std::vector<std::string> command;
   };
   auto a = std::make_shared<Args>();
@@ -63,6 +95,9 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
                  "(default: a fresh temporary directory; needed with --nnodes > 1)");
   app.add_option("--job-id", a->job_id, "Job id checked in every connection (default: derived)");
   app.add_flag("--exec", a->exec, "Run any program instead of a genie subcommand");
+  app.add_option("--testbed", a->testbed,
+                 "Run rank i on host i mod H of this `genie testbed` (inside its namespace, bound "
+                 "to its NIC k = local rank mod NICs), rendezvous on h0's address");
   app.add_option("--grace", a->grace, "Wait after SIGTERM before SIGKILL when stopping ranks")
       ->check(genie::cli::Duration(/*zero_ok=*/true));
   app.add_option("command", a->command, "After --: the genie subcommand and its arguments")
@@ -80,6 +115,13 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
       return 2;
     }
     o.grace = *grace;
+    if (!a->testbed.empty()) {
+      genie::Status st = PlaceOnTestbed(a->testbed, a->nodes, &o);
+      if (!st.ok()) {
+        fmt::print(stderr, "genie launch: --testbed {}: {}\n", a->testbed, st.message());
+        return 2;
+      }
+    }
     if (!a->exec) o.argv.push_back(SelfExe());
     o.argv.insert(o.argv.end(), a->command.begin(), a->command.end());
     auto r = genie::launch::RunLocalRanks(o);
@@ -112,7 +154,8 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
       ->check(genie::cli::IntIn(1, genie::cli::kMaxChannels));
   app.add_option("--bind,--iface", a->bind,
                  "Address or interface to listen and connect from; a comma list is mapped by "
-                 "local rank (like NCCL_SOCKET_IFNAME)");
+                 "local rank (like NCCL_SOCKET_IFNAME)")
+      ->envname("GENIE_BIND");
   app.add_option("--tcp-congestion", a->tcp_congestion, "TCP congestion control by name");
   app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long")
       ->check(genie::cli::Duration(/*zero_ok=*/false));

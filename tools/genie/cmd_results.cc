@@ -98,6 +98,9 @@ int Show(const ResultsArgs& a) {
     traffic = &r->run_info["traffic"];
   }
   genie::report::PrintTraffic(std::cout, traffic != nullptr ? *traffic : nlohmann::json());
+  if (r->run_info.is_object() && r->run_info.contains("testbed")) {
+    genie::report::PrintTestbed(std::cout, r->run_info["testbed"], genie::report::FirstStart(r->ops));
+  }
   if (a.astra_sim) genie::report::PrintAstraSimLines(std::cout, r->ranks);
   return 0;
 }

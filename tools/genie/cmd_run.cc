@@ -24,7 +24,9 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   app.add_option(
       "--bind,--iface", f->bind,
       "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
-      "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair)");
+      "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair); "
+      "default: $GENIE_BIND (set by genie launch --testbed), else 127.0.0.1")
+      ->envname("GENIE_BIND");
   app.add_option("--intra-host", f->intra_host,
                  "network.yml of one host (e.g. 8 ranks on a 900 GB/s switch): traffic between "
                  "ranks of a host is modelled, only inter-host traffic is sent");
@@ -44,6 +46,14 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
                  "Spin this many µs before each compute deadline (0 = never; default: only "
                  "when this machine's ranks fit on its cores)")
       ->check(IntIn(0, 1'000'000));
+  app.add_option("--testbed", f->testbed,
+                 "The `genie testbed` this run is on: rank 0 records its counters into the "
+                 "results (default: $GENIE_TESTBED, set by genie launch --testbed)")
+      ->envname("GENIE_TESTBED");
+  app.add_option("--faults", f->faults,
+                 "Fault schedule (YAML, docs/testbed.md) rank 0 plays on the testbed during the "
+                 "run; every fault is cleared at the end")
+      ->check(CLI::ExistingFile);
   return [f] {
     f->argv = ProcessArgv();
     return driver::Run(*f);

@@ -56,6 +56,45 @@ Result<Bytes> ParseBytes(std::string_view text) {
   return static_cast<Bytes>(v);
 }
 
+Result<uint64_t> ParseBitRate(std::string_view text) {
+  double n = 0;
+  std::string suffix;
+  if (!SplitNumber(text, &n, &suffix)) {
+    return Status::InvalidArgument("'" + std::string(text) +
+                                   "' is not a link rate (examples: 1gbit, 400mbit, 100Mbit/s)");
+  }
+  std::string s;
+  for (char c : suffix) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.size() > 2 && s.substr(s.size() - 2) == "/s") s.resize(s.size() - 2);
+  if (s.size() > 3 && s.substr(s.size() - 3) == "bps") s = s.substr(0, s.size() - 3) + "bit";
+  double mult = 0;
+  if (s.empty() || s == "bit") mult = 1;
+  else if (s == "kbit") mult = 1e3;
+  else if (s == "mbit") mult = 1e6;
+  else if (s == "gbit") mult = 1e9;
+  else if (s == "tbit") mult = 1e12;
+  else {
+    return Status::InvalidArgument("unknown rate unit '" + suffix + "' in '" + std::string(text) +
+                                   "' (use bit, kbit, mbit, gbit, tbit — bits per second)");
+  }
+  double v = n * mult;
+  if (v < 1 || v > 1.8e19) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not a usable link rate");
+  }
+  return static_cast<uint64_t>(std::llround(v));
+}
+
+std::string FormatBitRate(uint64_t bps) {
+  const char* units[] = {"bit", "kbit", "mbit", "gbit", "tbit"};
+  int u = 0;
+  uint64_t v = bps;
+  while (u < 4 && v >= 1000 && v % 1000 == 0) {
+    v /= 1000;
+    ++u;
+  }
+  return std::to_string(v) + units[u];
+}
+
 Result<TimeNs> ParseDuration(std::string_view text) {
   double n = 0;
   std::string suffix;

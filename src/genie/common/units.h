@@ -23,6 +23,12 @@ Result<Bytes> ParseBytes(std::string_view text);
 // "30s", "3s", "500ms", "100us", "250ns", "1.5s"; a bare number is seconds.
 Result<TimeNs> ParseDuration(std::string_view text);
 
+// A link rate in bit/s, as tc and NICs write it: "1gbit", "400mbit", "100Mbit/s", "2.5Gbps",
+// "1000000" (bit/s); k/m/g/t are powers of 10.
+Result<uint64_t> ParseBitRate(std::string_view text);
+// 400000000 -> "400mbit" (tc's own spelling, exact when it can be).
+std::string FormatBitRate(uint64_t bits_per_second);
+
 // 1048576 -> "1 MiB", 1536 -> "1.5 KiB", 7 -> "7 B".
 std::string FormatBytes(Bytes bytes);
 // 1234567 -> "1.235 ms".

@@ -33,3 +33,27 @@ TEST(Units, Formats) {
 
 }  // namespace
 }  // namespace genie
+
+namespace genie {
+namespace {
+
+TEST(BitRate, ParsesTcAndNicSpellings) {
+  EXPECT_EQ(*ParseBitRate("1gbit"), 1'000'000'000u);
+  EXPECT_EQ(*ParseBitRate("400mbit"), 400'000'000u);
+  EXPECT_EQ(*ParseBitRate("100Mbit/s"), 100'000'000u);
+  EXPECT_EQ(*ParseBitRate("2.5Gbps"), 2'500'000'000u);
+  EXPECT_EQ(*ParseBitRate("64000"), 64'000u);
+  EXPECT_FALSE(ParseBitRate("1GB").ok());  // bytes are not a rate: say bits
+  EXPECT_FALSE(ParseBitRate("fast").ok());
+  EXPECT_FALSE(ParseBitRate("0mbit").ok());
+}
+
+TEST(BitRate, FormatsAsTcWritesIt) {
+  EXPECT_EQ(FormatBitRate(1'000'000'000), "1gbit");
+  EXPECT_EQ(FormatBitRate(400'000'000), "400mbit");
+  EXPECT_EQ(FormatBitRate(1'500'000), "1500kbit");
+  EXPECT_EQ(FormatBitRate(999), "999bit");
+}
+
+}  // namespace
+}  // namespace genie

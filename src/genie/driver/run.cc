@@ -10,6 +10,7 @@
 #include "genie/config/network_config.h"
 #include "genie/driver/iteration_driver.h"
 #include "genie/driver/run_results.h"
+#include "genie/driver/testbed_session.h"
 #include "genie/driver/watchdog.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
@@ -36,19 +37,24 @@ void PrintProgress(int finished, int total, bool warmup, TimeNs elapsed_ns) {
 // Drives the rank's iterations on the real backend until they end or fail; the status says
 // also what the rank was waiting on when a peer was lost.
 Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
-                       IterationDriver& driver) {
+                       IterationDriver& driver, TestbedSession* bed) {
   Status status;
   auto stop = [&](const Status& st) {
     if (status.ok()) status = st;
     backend.Stop();
   };
   const TimeNs started = backend.Now();
-  if (backend.rank() == 0 && isatty(STDERR_FILENO)) {
-    driver.OnIteration([&](int iteration) {
-      PrintProgress(iteration + o.warmup + 1, driver.total(), iteration < 0,
-                    backend.Now() - started);
+  const bool progress = backend.rank() == 0 && isatty(STDERR_FILENO);
+  if (progress || bed != nullptr) {
+    driver.OnIteration([&, progress](int iteration) {
+      if (bed != nullptr) bed->IterationEnded(iteration);
+      if (progress) {
+        PrintProgress(iteration + o.warmup + 1, driver.total(), iteration < 0,
+                      backend.Now() - started);
+      }
     });
   }
+  if (bed != nullptr) bed->Begin();
   Watchdog watchdog(backend, driver, backend.options().peer_timeout, stop);
   driver.Start([&](const Status& st) { stop(st); });
   watchdog.Start();
@@ -161,6 +167,16 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     std::cerr << "genie run: rank " << env.rank << ": " << graph.status().message() << "\n";
     return 2;
   }
+  // On a testbed, rank 0 records its counters and plays the fault schedule.
+  std::unique_ptr<TestbedSession> bed;
+  if (env.rank == 0 && (!o.testbed.empty() || !o.faults.empty())) {
+    auto opened = TestbedSession::Open(o.testbed, o.faults, [] { return loop::MonotonicNow(); });
+    if (!opened.ok()) {
+      std::cerr << "genie run: " << opened.status().message() << "\n";
+      return 2;
+    }
+    bed = std::move(*opened);
+  }
   auto backend = runtime::RealBackend::Create(opt);
   if (!backend.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
@@ -180,7 +196,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   iterations.warmup = o.warmup;
   iterations.iterations = o.iterations;
   IterationDriver driver(iterations, setup->exec, **backend, **graph, recorder->get());
-  Status st = DriveIterations(o, **backend, driver);
+  Status st = DriveIterations(o, **backend, driver, bed.get());
   nlohmann::json peers = nlohmann::json::array();
   for (int peer = 0; peer < env.world_size; ++peer) {
     const auto& t = (*backend)->traffic(peer);
@@ -193,6 +209,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                      {"modelled_messages_sent", t.modelled_messages_sent}});
   }
   (*recorder)->Note("traffic", {{"rank", env.rank}, {"peers", peers}});
+  if (bed != nullptr) (*recorder)->Note("testbed", bed->End());
   (*recorder)->Close();
   if (!st.ok()) {
     (*backend)->Abort(st);

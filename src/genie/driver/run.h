@@ -32,6 +32,8 @@ struct RunOptions {
   std::string tcp_congestion;
   std::string peer_timeout = "30s";
   int spin_us = -1;
+  std::string testbed;  // the `genie testbed` the run is on (rank 0 records its counters)
+  std::string faults;   // a fault schedule rank 0 plays on that testbed
   std::vector<std::string> argv;  // the command line: provenance, and the local self-launch
 };
 

@@ -89,6 +89,9 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   const nlohmann::json& info = merged->run_info;
   report::PrintTraffic(std::cout, info.is_object() && info.contains("traffic") ? info["traffic"]
                                                                               : nlohmann::json());
+  if (info.is_object() && info.contains("testbed")) {
+    report::PrintTestbed(std::cout, info["testbed"], report::FirstStart(merged->ops));
+  }
   PrintPrediction(setup, merged->ranks, "");
   return 0;
 }

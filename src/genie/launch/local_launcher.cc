@@ -1,6 +1,8 @@
 #include "genie/launch/local_launcher.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/random.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -46,6 +48,27 @@ bool IsWitness(int wstatus) { return WIFEXITED(wstatus) && WEXITSTATUS(wstatus) 
 
 int ExitCodeOf(int wstatus) {
   return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+}
+
+// Moves the forked child into its site (namespace, local numbering, environment); exits it with
+// kExitBadInput when the namespace cannot be entered. Runs in the forked child before exec.
+void EnterSite(const RankSite& site, int r) {
+  if (!site.netns.empty()) {
+    const std::string path = "/var/run/netns/" + site.netns;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+      fprintf(stderr, "genie launch: rank %d: cannot enter network namespace %s: %s (is the "
+              "testbed up? `genie testbed list`; entering one needs root)\n",
+              r, site.netns.c_str(), strerror(errno));
+      _exit(kExitBadInput);
+    }
+    close(fd);
+  }
+  if (site.local_rank >= 0) setenv("GENIE_LOCAL_RANK", std::to_string(site.local_rank).c_str(), 1);
+  if (site.local_world_size > 0) {
+    setenv("GENIE_LOCAL_WORLD_SIZE", std::to_string(site.local_world_size).c_str(), 1);
+  }
+  for (const auto& [k, v] : site.env) setenv(k.c_str(), v.c_str(), 1);
 }
 
 // What a rank's program must start with: default dispositions and an empty mask, whatever the
@@ -198,6 +221,7 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       setenv("GENIE_RENDEZVOUS", spec.c_str(), 1);
       setenv("GENIE_JOB_ID", job.c_str(), 1);
       setenv("GENIE_LAUNCH_NONCE", nonce.c_str(), 1);
+      if (static_cast<size_t>(r) < o.sites.size()) EnterSite(o.sites[static_cast<size_t>(r)], r);
       execvp(args[0], args.data());
       fprintf(stderr, "genie launch: rank %d: cannot run %s: %s\n", r, args[0], strerror(errno));
       _exit(127);

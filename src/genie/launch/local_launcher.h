@@ -30,6 +30,16 @@ inline constexpr int kExitBadInput = 2;    // refused up front: a flag, variable
 // The launcher returns the cause's code instead whenever the cause ran under it.
 inline constexpr int kExitPeerFailed = 75;
 
+// Where one local rank runs when it is not simply "here": a testbed host's network namespace,
+// entered before exec (so before the rank opens any socket), its own local rank and local
+// world size among the ranks of that host, and extra environment (its bind address).
+struct RankSite {
+  std::string netns;  // a name under /var/run/netns; "" stays in the launcher's namespace
+  int local_rank = -1;        // -1: the launcher's numbering
+  int local_world_size = -1;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
 struct LaunchOptions {
   int ranks = 1;
   std::vector<std::string> argv;  // argv[0] is the program (a path, or a name found in PATH)
@@ -39,6 +49,7 @@ struct LaunchOptions {
   int node_rank = 0;  // which of them this is
   std::string job_id;             // empty: derived from the launcher's pid and start time
   TimeNs grace = 5 * kNsPerSec;   // SIGTERM -> SIGKILL
+  std::vector<RankSite> sites;    // by local rank; empty: every rank here
 };
 
 struct LaunchResult {

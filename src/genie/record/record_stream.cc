@@ -115,8 +115,14 @@ Result<RecordStream> ParseRecordStream(std::string_view text, const std::string&
     } else if (kind == "traffic") {
       GENIE_RETURN_IF_ERROR(CheckTrafficRecord(j, where, kStreamRemedy));
       out.traffic = std::move(j);
+    } else if (kind == "testbed") {
+      // What rank 0 read off the testbed (counters, faults): carried into results as it is.
+      if (!j.is_object()) r.Fail("the testbed record is not an object");
+      if (!r.ok()) return r.status();
+      out.testbed = std::move(j);
     } else {
-      r.FailField("record", fmt::format("is \"{}\" (expected header, op, rank, clock or traffic)",
+      r.FailField("record", fmt::format("is \"{}\" (expected header, op, rank, clock, traffic "
+                                        "or testbed)",
                                         kind));
       return r.status();
     }

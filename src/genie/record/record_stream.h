@@ -24,6 +24,7 @@ struct RecordStream {
   std::vector<RankSummary> ranks;
   nlohmann::json clock;    // the "clock" record (offset_ns to rank 0's clock), or null
   nlohmann::json traffic;  // the "traffic" record (bytes per peer), or null
+  nlohmann::json testbed;  // the "testbed" record (rank 0 on a genie testbed), or null
   bool truncated = false;  // the last line was incomplete and was dropped
 };
 

@@ -280,6 +280,7 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
     out.run_info["merged_files"].push_back(name);
     out.run_info["headers"].push_back(s.header);
     if (!s.traffic.is_null()) out.run_info["traffic"].push_back(s.traffic);
+    if (!s.testbed.is_null()) out.run_info["testbed"] = s.testbed;
   }
   for (const auto& [rank, ns] : applied) {
     out.clock_offsets_ns[std::to_string(rank)] = ns;

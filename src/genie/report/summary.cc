@@ -1,5 +1,7 @@
 #include "genie/report/summary.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "genie/record/json_check.h"
@@ -64,6 +66,69 @@ void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
   }
   out << "# traffic: " << FormatBytes(network) << " over the network, " << FormatBytes(modelled)
       << " modelled inside hosts (" << traffic.size() << " ranks)\n";
+}
+
+TimeNs FirstStart(const std::vector<record::OpEvent>& ops) {
+  TimeNs first = 0;
+  for (const auto& e : ops) {
+    if (first == 0 || e.start < first) first = e.start;
+  }
+  return first;
+}
+
+void PrintTestbed(std::ostream& out, const nlohmann::json& testbed, TimeNs origin_ns) {
+  if (!testbed.is_object()) return;
+  out << fmt::format("# testbed {} ({}, {})\n", testbed.value("name", "?"),
+                     testbed.value("topology", "?"),
+                     FormatBitRate(record::UintField(testbed, "rate_bps", 0)));
+  if (testbed.contains("faults") && testbed["faults"].is_array()) {
+    for (const auto& f : testbed["faults"]) {
+      if (!f.is_object()) continue;
+      const double t = static_cast<double>(record::IntField(f, "at_ns", 0) - origin_ns) / 1e9;
+      std::string line = fmt::format("#   fault at {:+.3f} s: {} {}", t, f.value("action", "?"),
+                                     f.value("fault", "?"));
+      if (f.contains("iteration")) line += fmt::format(" (iteration {})", f["iteration"].dump());
+      if (f.contains("error")) line += " — FAILED: " + f.value("error", "");
+      out << line << "\n";
+    }
+  }
+  if (testbed.contains("counters_error")) {
+    out << "#   counters not read: " << testbed.value("counters_error", "") << "\n";
+  }
+  const auto* counters = testbed.contains("counters") ? &testbed["counters"] : nullptr;
+  if (counters == nullptr || !counters->is_object()) return;
+  struct Row {
+    uint64_t tx = 0, rx = 0, drops = 0, retrans = 0, out_segs = 0;
+  };
+  std::map<std::string, Row> hosts;
+  if ((*counters)["interfaces"].is_array()) {
+    for (const auto& c : (*counters)["interfaces"]) {
+      const std::string node = c.value("node", "");
+      if (node.empty() || node[0] != 'h') continue;  // the host's own NICs
+      Row& r = hosts[node];
+      r.tx += record::UintField(c, "tx_bytes", 0);
+      r.rx += record::UintField(c, "rx_bytes", 0);
+    }
+    // Drops on a host's link, either end (the switch port's queue is the link's other way).
+    for (const auto& c : (*counters)["interfaces"]) {
+      std::string link = c.value("link", "");
+      link = link.substr(0, link.find(':'));
+      if (hosts.count(link)) hosts[link].drops += record::UintField(c, "qdisc_drops", 0);
+    }
+  }
+  if ((*counters)["hosts"].is_array()) {
+    for (const auto& h : (*counters)["hosts"]) {
+      Row& r = hosts[h.value("host", "?")];
+      r.retrans = record::UintField(h, "tcp_retrans_segs", 0);
+      r.out_segs = record::UintField(h, "tcp_out_segs", 0);
+    }
+  }
+  out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10}\n", "host", "NIC tx", "NIC rx",
+                     "tbf drops", "TCP segs", "retrans");
+  for (const auto& [name, r] : hosts) {
+    out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10}\n", name, FormatBytes(r.tx),
+                       FormatBytes(r.rx), r.drops, r.out_segs, r.retrans);
+  }
 }
 
 }  // namespace genie::report

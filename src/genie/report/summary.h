@@ -20,5 +20,12 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
 // One line from the ranks' "traffic" records (a merged run_info's "traffic" array): payload
 // sent over the real network vs carried by the intra-host model. Prints nothing without them.
 void PrintTraffic(std::ostream& out, const nlohmann::json& traffic);
+// The run's testbed (results' provenance.testbed, written by rank 0 on a genie testbed): the
+// faults and when each took effect (seconds after `origin_ns`, rank 0's clock), then per host
+// the bytes its NICs sent and received, tbf drops on its links and TCP retransmissions during
+// the run. Prints nothing for a run that was not on a testbed.
+void PrintTestbed(std::ostream& out, const nlohmann::json& testbed, TimeNs origin_ns);
+// The earliest start of any op (0 when there is none): the run's start on rank 0's clock.
+TimeNs FirstStart(const std::vector<record::OpEvent>& ops);
 
 }  // namespace genie::report

@@ -1,0 +1,120 @@
+#include "genie/testbed/commands.h"
+
+#include <fmt/format.h>
+
+
+namespace genie::testbed {
+
+namespace {
+
+Argv Ip(const std::string& ns, std::initializer_list<std::string> rest) {
+  Argv a = {"ip", "-n", ns};
+  a.insert(a.end(), rest.begin(), rest.end());
+  return a;
+}
+
+Argv Sysctl(const std::string& ns, const std::string& setting) {
+  return InNamespace(ns, {"sysctl", "-q", "-w", setting});
+}
+
+}  // namespace
+
+Argv ShapeCommand(const LinkEnd& end, uint64_t rate_bps, Bytes burst_bytes, Bytes queue_bytes) {
+  return {"tc", "-n", end.netns, "qdisc", "replace", "dev", end.ifname, "root", "tbf",
+          "rate", std::to_string(rate_bps) + "bit", "burst", std::to_string(burst_bytes),
+          "limit", std::to_string(queue_bytes)};
+}
+
+std::vector<Argv> UpCommands(const Layout& layout) {
+  std::vector<Argv> cmds;
+  const TestbedSpec& spec = layout.spec;
+  for (const auto& ns : layout.Namespaces()) {
+    cmds.push_back({"ip", "netns", "add", ns});
+    cmds.push_back(Ip(ns, {"link", "set", "lo", "up"}));
+  }
+  // Bridges: the star switch has one per rail; a leaf has one per rail holding its hosts'
+  // gateway address.
+  for (const auto& sw : layout.switches) {
+    if (sw.role == "spine") continue;
+    for (int k = 0; k < spec.nics; ++k) {
+      const std::string br = fmt::format("br{}", k);
+      cmds.push_back(Ip(sw.netns, {"link", "add", br, "type", "bridge"}));
+      cmds.push_back(Ip(sw.netns, {"link", "set", br, "up"}));
+    }
+  }
+  for (const auto& sw : layout.switches) {
+    if (sw.role == "bridge") continue;
+    cmds.push_back(Sysctl(sw.netns, "net.ipv4.ip_forward=1"));
+    cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.all.rp_filter=0"));
+    cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.default.rp_filter=0"));
+    cmds.push_back(Sysctl(sw.netns, fmt::format("net.ipv4.fib_multipath_hash_policy={}",
+                                                spec.hash == EcmpHash::kL4 ? 1 : 0)));
+    if (sw.role == "leaf") {
+      const int l = std::stoi(sw.name.substr(1));
+      for (int k = 0; k < spec.nics; ++k) {
+        cmds.push_back(Ip(sw.netns, {"addr", "add", fmt::format("10.{}.{}.254/24", 100 + k, l),
+                                     "dev", fmt::format("br{}", k)}));
+      }
+    }
+  }
+  for (const auto& l : layout.links) {
+    cmds.push_back({"ip", "link", "add", l.a.ifname, "netns", l.a.netns, "type", "veth", "peer",
+                    "name", l.b.ifname, "netns", l.b.netns});
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      cmds.push_back(Ip(e->netns, {"link", "set", e->ifname, "mtu", std::to_string(l.mtu)}));
+      if (!e->bridge.empty()) cmds.push_back(Ip(e->netns, {"link", "set", e->ifname, "master", e->bridge}));
+      if (!e->address.empty()) {
+        cmds.push_back(Ip(e->netns, {"addr", "add", fmt::format("{}/{}", e->address, e->prefix),
+                                     "dev", e->ifname}));
+      }
+      cmds.push_back(ShapeCommand(*e, l.rate_bps, l.burst_bytes, l.queue_bytes));
+      cmds.push_back(Ip(e->netns, {"link", "set", e->ifname, "up"}));
+    }
+  }
+  if (spec.kind == TopologyKind::kLeafSpine) {
+    // Hosts: the rest of their rail through the leaf. Leaves: other leaves' subnets over every
+    // spine (ECMP). Spines: each leaf's subnets through that leaf.
+    for (const auto& h : layout.hosts) {
+      const int i = std::stoi(h.name.substr(1));
+      const int leaf = i / spec.hosts_per_leaf;
+      for (int k = 0; k < spec.nics; ++k) {
+        cmds.push_back(Ip(h.netns, {"route", "add", fmt::format("10.{}.0.0/16", 100 + k), "via",
+                                    fmt::format("10.{}.{}.254", 100 + k, leaf), "dev",
+                                    fmt::format("eth{}", k)}));
+      }
+    }
+    for (int l = 0; l < spec.leaves; ++l) {
+      const std::string leaf_ns = fmt::format("{}-l{}", spec.name, l);
+      for (int other = 0; other < spec.leaves; ++other) {
+        if (other == l) continue;
+        for (int k = 0; k < spec.nics; ++k) {
+          Argv route = Ip(leaf_ns, {"route", "add", fmt::format("10.{}.{}.0/24", 100 + k, other)});
+          for (int s = 0; s < spec.spines; ++s) {
+            for (const auto& part : {std::string("nexthop"), std::string("via"),
+                                     fmt::format("10.255.{}.{}", l, 2 * s + 1), std::string("dev"),
+                                     fmt::format("s{}", s)}) {
+              route.push_back(part);
+            }
+          }
+          cmds.push_back(route);
+        }
+      }
+      for (int s = 0; s < spec.spines; ++s) {
+        for (int k = 0; k < spec.nics; ++k) {
+          cmds.push_back(Ip(fmt::format("{}-s{}", spec.name, s),
+                            {"route", "add", fmt::format("10.{}.{}.0/24", 100 + k, l), "via",
+                             fmt::format("10.255.{}.{}", l, 2 * s), "dev", fmt::format("l{}", l)}));
+        }
+      }
+    }
+  }
+  return cmds;
+}
+
+std::vector<Argv> DownCommands(const Layout& layout) {
+  std::vector<Argv> cmds;
+  for (const auto& ns : layout.Namespaces()) cmds.push_back({"ip", "netns", "del", ns});
+  return cmds;
+}
+
+}  // namespace genie::testbed

@@ -1,0 +1,199 @@
+#include "genie/testbed/control.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "genie/testbed/commands.h"
+
+namespace genie::testbed {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Holds an exclusive lock on StateDir()/NAME.lock for its lifetime.
+class NameLock {
+ public:
+  explicit NameLock(const std::string& name) {
+    std::error_code ec;
+    fs::create_directories(StateDir(), ec);
+    fd_ = open((StateDir() + "/" + name + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0) flock(fd_, LOCK_EX);
+  }
+  ~NameLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  NameLock(const NameLock&) = delete;
+  NameLock& operator=(const NameLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+Status WriteDescription(const Layout& layout) {
+  const std::string path = DescriptionPath(layout.name());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << layout.ToJson().dump(2) << "\n";
+    if (!out) return Status::IoError(tmp + ": cannot write the testbed description");
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IoError(path + ": cannot write the testbed description");
+  }
+  return Status::Ok();
+}
+
+// SIGTERM, then SIGKILL after a moment, to every process in `ns`.
+void StopProcessesIn(const std::string& ns, Shell& shell) {
+  for (int sig : {SIGTERM, SIGKILL}) {
+    auto pids = shell.Output({"ip", "netns", "pids", ns});
+    if (!pids.ok() || pids->empty()) return;
+    std::istringstream in(*pids);
+    int pid = 0, n = 0;
+    while (in >> pid) {
+      if (pid > 1 && pid != getpid()) {
+        kill(pid, sig);
+        ++n;
+      }
+    }
+    if (n == 0) return;
+    for (int i = 0; i < 20 && sig == SIGTERM; ++i) {
+      auto left = shell.Output({"ip", "netns", "pids", ns});
+      if (!left.ok() || left->find_first_not_of(" \n") == std::string::npos) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+}  // namespace
+
+std::string StateDir() {
+  const char* dir = std::getenv("GENIE_TESTBED_DIR");
+  return dir && *dir ? dir : "/run/genie/testbeds";
+}
+
+std::string DescriptionPath(const std::string& name) { return StateDir() + "/" + name + ".json"; }
+
+Status CheckCanBuild(Shell& shell) {
+  if (geteuid() != 0) {
+    return Status::Unsupported(
+        "genie testbed needs root to create network namespaces (run it with sudo); nothing was "
+        "changed");
+  }
+  for (const char* tool : {"ip", "tc"}) {
+    CommandResult r = shell.Run({tool, "-V"});
+    if (r.exit_code != 0) {
+      return Status::Unsupported(std::string("genie testbed needs `") + tool +
+                                 "` (Debian package iproute2); nothing was changed");
+    }
+  }
+  CommandResult r = shell.Run({"ip", "netns", "list"});
+  if (r.exit_code != 0) {
+    return Status::Unsupported("network namespaces are not available here (`ip netns list`: " +
+                               r.output + "); nothing was changed");
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> NamespacesOf(const std::string& name, Shell& shell) {
+  std::vector<std::string> out;
+  auto list = shell.Output({"ip", "netns", "list"});
+  if (!list.ok()) return out;
+  const std::regex mine(name + R"(-(h[0-9]+|sw|l[0-9]+|s[0-9]+))");
+  std::istringstream in(*list);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string ns = line.substr(0, line.find(' '));
+    if (std::regex_match(ns, mine)) out.push_back(ns);
+  }
+  return out;
+}
+
+Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
+  GENIE_ASSIGN_OR_RETURN(Layout layout, LayOut(spec));
+  GENIE_RETURN_IF_ERROR(CheckCanBuild(shell));
+  NameLock lock(spec.name);
+  if (fs::exists(DescriptionPath(spec.name)) || !NamespacesOf(spec.name, shell).empty()) {
+    return Status::InvalidArgument("testbed '" + spec.name + "' exists; `genie testbed down " +
+                                   spec.name + "` removes it, or pick another --name");
+  }
+  for (const Argv& cmd : UpCommands(layout)) {
+    if (log) *log += ToString(cmd) + "\n";
+    Status st = shell.Must(cmd);
+    if (!st.ok()) {
+      for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
+      return Status::Internal("building testbed '" + spec.name + "': " + st.message() +
+                              "; everything it had made was removed");
+    }
+  }
+  Status st = WriteDescription(layout);
+  if (!st.ok()) {
+    for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
+    return st;
+  }
+  return layout;
+}
+
+Status Down(const std::string& name, Shell& shell) {
+  GENIE_RETURN_IF_ERROR(CheckName(name));
+  NameLock lock(name);
+  const std::vector<std::string> namespaces = NamespacesOf(name, shell);
+  const bool described = fs::exists(DescriptionPath(name));
+  if (namespaces.empty() && !described) {
+    return Status::NotFound("no testbed '" + name + "' (`genie testbed list` shows them)");
+  }
+  for (const auto& ns : namespaces) StopProcessesIn(ns, shell);
+  std::string failed;
+  for (const auto& ns : namespaces) {
+    CommandResult r = shell.Run({"ip", "netns", "del", ns});
+    if (r.exit_code != 0) failed += " " + ns + " (" + r.output + ")";
+  }
+  std::error_code ec;
+  fs::remove(DescriptionPath(name), ec);
+  fs::remove(StateDir() + "/" + name + ".faults.json", ec);
+  if (!failed.empty()) return Status::Internal("could not remove namespace(s):" + failed);
+  return Status::Ok();
+}
+
+Result<Layout> Load(const std::string& name) {
+  GENIE_RETURN_IF_ERROR(CheckName(name));
+  const std::string path = DescriptionPath(name);
+  std::ifstream in(path);
+  if (!in) {
+    return Status::NotFound("no testbed '" + name + "' (no " + path +
+                            "); `genie testbed list` shows those that are up");
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Corruption(path + ": not JSON (" + e.what() + "); `genie testbed down " + name +
+                              "` removes the testbed");
+  }
+  return LayoutFromJson(j, path);
+}
+
+std::vector<std::string> List() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(StateDir(), ec)) {
+    if (e.path().extension() == ".json" && e.path().stem().extension().empty()) {
+      out.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace genie::testbed

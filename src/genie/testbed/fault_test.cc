@@ -1,0 +1,162 @@
+// Fault schedules, their expansion in time, and the commands each fault becomes (recorded,
+// not run: no root needed).
+#include "genie/testbed/fault.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "genie/testbed/injector.h"
+#include "genie/testbed/layout.h"
+
+namespace genie::testbed {
+namespace {
+
+Layout Star(int hosts) {
+  TestbedSpec s;
+  s.name = "tb";
+  s.hosts = hosts;
+  s.rate_bps = 400'000'000;
+  auto l = LayOut(s);
+  EXPECT_TRUE(l.ok());
+  return *l;
+}
+
+std::vector<std::string> Texts(const RecordingShell& shell) {
+  std::vector<std::string> out;
+  for (const auto& c : shell.commands) out.push_back(ToString(c));
+  return out;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(FaultSchedule, ParsesEveryKindAndTiming) {
+  auto s = ParseFaultSchedule(
+      "testbed: lab\nfaults:\n"
+      "  - {at: 2s, link: h3, rate: 200mbit, direction: out, for: 5s}\n"
+      "  - {iteration: 3, link: h1, loss: 1%}\n"
+      "  - {link: h2, delay: 5ms, jitter: 1ms}\n"
+      "  - {at: 1s, link: h0, down: 2s}\n"
+      "  - {link: h4, flap: 3, period: 500ms}\n"
+      "  - {link: h5, queue: 64KB, direction: in}\n",
+      "f.yml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->testbed, "lab");
+  ASSERT_EQ(s->faults.size(), 6u);
+  EXPECT_EQ(s->faults[0].kind, FaultKind::kRate);
+  EXPECT_EQ(s->faults[0].at, 2 * kNsPerSec);
+  EXPECT_EQ(s->faults[0].duration, 5 * kNsPerSec);
+  EXPECT_EQ(s->faults[0].direction, Direction::kOut);
+  EXPECT_EQ(s->faults[1].iteration, 3);
+  EXPECT_DOUBLE_EQ(s->faults[1].loss, 0.01);
+  EXPECT_EQ(s->faults[2].jitter, kNsPerMs);
+  EXPECT_EQ(s->faults[3].kind, FaultKind::kDown);
+  EXPECT_EQ(s->faults[3].duration, 2 * kNsPerSec);
+  EXPECT_EQ(s->faults[4].flaps, 3);
+  EXPECT_EQ(s->faults[5].queue_bytes, 64'000u);
+  EXPECT_EQ(s->faults[0].Describe(), "h3 out: rate 200mbit for 5.000 s");
+}
+
+TEST(FaultSchedule, MistakesNameTheFaultAndTheKey) {
+  auto check = [](const std::string& text, const std::string& want) {
+    auto s = ParseFaultSchedule(text, "f.yml");
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.status().message().find(want), std::string::npos) << s.status().message();
+  };
+  check("faults:\n  - {link: h3, rate: 1gbit, loss: 1%}\n", "f.yml: fault 1: say exactly one");
+  check("faults:\n  - {link: h3, rate: 1gbit}\n  - {link: h3, colour: red}\n",
+        "fault 2: unknown key 'colour'");
+  check("faults:\n  - {link: h3, loss: 150%}\n", "between 0% and 100%");
+  check("faults:\n  - {link: h3, delay: 5ms, jitter: 10ms}\n", "jitter");
+  check("faults:\n  - {link: h3, direction: up, down: true}\n", "direction 'up'");
+  check("links: []\n", "expected `faults:`");
+}
+
+TEST(FaultExpand, TimedFaultsBecomeApplyAndUndo) {
+  Fault down;
+  down.kind = FaultKind::kDown;
+  down.link = "h1";
+  down.duration = 2 * kNsPerSec;
+  auto a = Expand(down);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_FALSE(a[0].undo);
+  EXPECT_TRUE(a[1].undo);
+  EXPECT_EQ(a[1].offset, 2 * kNsPerSec);
+  Fault flap = down;
+  flap.kind = FaultKind::kFlap;
+  flap.flaps = 3;
+  flap.period = kNsPerSec;
+  a = Expand(flap);
+  ASSERT_EQ(a.size(), 6u);
+  EXPECT_EQ(a[5].offset, 2500 * kNsPerMs);
+  EXPECT_TRUE(a[5].undo);
+  EXPECT_EQ(a[4].fault.kind, FaultKind::kDown);
+}
+
+TEST(Injector, EachFaultTouchesTheRightEnd) {
+  RecordingShell shell;
+  Injector inj(Star(4), shell, "/bin/genie");
+  Fault rate;
+  rate.kind = FaultKind::kRate;
+  rate.link = "h3";
+  rate.rate_bps = 100'000'000;
+  rate.direction = Direction::kOut;  // from the host: its NIC's egress
+  ASSERT_TRUE(inj.Apply(rate).ok());
+  EXPECT_TRUE(Has(Texts(shell), "tc -n tb-h3 qdisc replace dev eth0 root tbf rate 100000000bit "
+                                "burst 131072 limit 2000000"));
+  EXPECT_EQ(shell.commands.size(), 1u);  // one direction only
+  shell.commands.clear();
+  ASSERT_TRUE(inj.Undo(rate).ok());
+  EXPECT_TRUE(Has(Texts(shell), "tc -n tb-h3 qdisc replace dev eth0 root tbf rate 400000000bit "
+                                "burst 131072 limit 2000000"));
+
+  shell.commands.clear();
+  Fault loss;
+  loss.kind = FaultKind::kLoss;
+  loss.link = "h1";
+  loss.loss = 0.02;
+  loss.direction = Direction::kIn;  // to the host: dropped as it arrives there
+  ASSERT_TRUE(inj.Apply(loss).ok());
+  EXPECT_TRUE(Has(Texts(shell), "ip netns exec tb-h1 iptables -w -t mangle -A PREROUTING -i eth0 "
+                                "-m statistic --mode random --probability 0.020000 -j DROP"));
+  shell.commands.clear();
+  loss.direction = Direction::kOut;  // from the host: at the switch port, through br_netfilter
+  ASSERT_TRUE(inj.Apply(loss).ok());
+  auto t = Texts(shell);
+  EXPECT_TRUE(Has(t, "ip netns exec tb-sw sysctl -q -w net.bridge.bridge-nf-call-iptables=1"));
+  EXPECT_TRUE(Has(t, "ip netns exec tb-sw iptables -w -t mangle -A PREROUTING -m physdev "
+                     "--physdev-in h1n0 -m statistic --mode random --probability 0.020000 -j DROP"));
+
+  shell.commands.clear();
+  Fault down;
+  down.kind = FaultKind::kDown;
+  down.link = "h2";
+  ASSERT_TRUE(inj.Apply(down).ok());
+  // The switch side goes down: the host keeps its addresses and routes.
+  EXPECT_EQ(Texts(shell), std::vector<std::string>{"ip -n tb-sw link set h2n0 down"});
+
+  Fault nowhere = down;
+  nowhere.link = "h9";
+  Status st = inj.Apply(nowhere);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no link 'h9' (its links: h0, h1, h2, h3)"), std::string::npos)
+      << st.message();
+}
+
+TEST(Injector, ClearAllRestoresEveryLinkAndRemovesEveryRule) {
+  RecordingShell shell;
+  Injector inj(Star(2), shell, "/bin/genie");
+  ASSERT_TRUE(inj.ClearAll().ok());
+  auto t = Texts(shell);
+  for (const char* ns : {"tb-h0", "tb-h1", "tb-sw"}) {
+    EXPECT_TRUE(Has(t, std::string("ip netns exec ") + ns + " iptables -w -t mangle -F PREROUTING"));
+  }
+  EXPECT_TRUE(Has(t, "ip -n tb-sw link set h1n0 up"));
+  EXPECT_TRUE(Has(t, "tc -n tb-sw qdisc replace dev h0n0 root tbf rate 400000000bit burst 131072 "
+                     "limit 2000000"));
+}
+
+}  // namespace
+}  // namespace genie::testbed

@@ -1,0 +1,268 @@
+#include "genie/testbed/layout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace genie::testbed {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string StarAddress(int nic, int host) {
+  return fmt::format("10.{}.{}.{}", 100 + nic, host / 250, host % 250 + 1);
+}
+std::string LeafHostAddress(int nic, int leaf, int j) {
+  return fmt::format("10.{}.{}.{}", 100 + nic, leaf, j + 1);
+}
+
+nlohmann::json EndJson(const LinkEnd& e) {
+  nlohmann::json j = {{"node", e.node}, {"netns", e.netns}, {"ifname", e.ifname}};
+  if (!e.bridge.empty()) j["bridge"] = e.bridge;
+  if (!e.address.empty()) {
+    j["address"] = e.address;
+    j["prefix"] = e.prefix;
+  }
+  return j;
+}
+
+LinkEnd EndFromJson(const nlohmann::json& j) {
+  LinkEnd e;
+  e.node = j.at("node").get<std::string>();
+  e.netns = j.at("netns").get<std::string>();
+  e.ifname = j.at("ifname").get<std::string>();
+  e.bridge = j.value("bridge", "");
+  e.address = j.value("address", "");
+  e.prefix = j.value("prefix", 0);
+  return e;
+}
+
+}  // namespace
+
+Bytes BurstFor(uint64_t rate_bps) {
+  // 1 ms of the rate, never under 128 KiB.
+  return std::max<Bytes>(128 * 1024, rate_bps / 8 / 1000);
+}
+
+Bytes DefaultQueueFor(uint64_t rate_bps) {
+  // 20 ms of the rate, never under 2 MB: room for a TCP window's burst without drops.
+  return std::max<Bytes>(2'000'000, rate_bps / 8 / 50);
+}
+
+std::vector<std::string> Layout::Namespaces() const {
+  std::vector<std::string> out;
+  for (const auto& h : hosts) out.push_back(h.netns);
+  for (const auto& s : switches) out.push_back(s.netns);
+  return out;
+}
+
+const Link* Layout::FindLink(const std::string& id) const {
+  for (const auto& l : links) {
+    if (l.id == id) return &l;
+  }
+  return nullptr;
+}
+
+const Host* Layout::FindHost(const std::string& name) const {
+  for (const auto& h : hosts) {
+    if (h.name == name || h.name == "h" + name) return &h;
+  }
+  return nullptr;
+}
+
+Result<Layout> LayOut(const TestbedSpec& spec) {
+  GENIE_RETURN_IF_ERROR(ValidateSpec(spec));
+  Layout out;
+  out.spec = spec;
+  const std::string& name = spec.name;
+  auto host_link = [&](int i, int k) {
+    return k == 0 ? fmt::format("h{}", i) : fmt::format("h{}:{}", i, k);
+  };
+  auto make_link = [&](std::string id, LinkEnd a, LinkEnd b) {
+    Link l;
+    l.id = std::move(id);
+    l.a = std::move(a);
+    l.b = std::move(b);
+    l.rate_bps = spec.rate_bps;
+    l.queue_bytes = spec.queue_bytes;
+    l.mtu = spec.mtu;
+    out.links.push_back(std::move(l));
+  };
+  if (spec.kind == TopologyKind::kStar) {
+    out.switches.push_back({"sw", name + "-sw", "bridge"});
+    for (int i = 0; i < spec.hosts; ++i) {
+      Host h{fmt::format("h{}", i), fmt::format("{}-h{}", name, i), {}};
+      for (int k = 0; k < spec.nics; ++k) {
+        Nic n{fmt::format("eth{}", k), StarAddress(k, i), 16, host_link(i, k)};
+        make_link(n.link, {h.name, h.netns, n.ifname, "", n.address, n.prefix},
+                  {"sw", name + "-sw", fmt::format("h{}n{}", i, k), fmt::format("br{}", k), "", 0});
+        h.nics.push_back(n);
+      }
+      out.hosts.push_back(std::move(h));
+    }
+  } else {
+    for (int l = 0; l < spec.leaves; ++l) {
+      out.switches.push_back({fmt::format("l{}", l), fmt::format("{}-l{}", name, l), "leaf"});
+    }
+    for (int s = 0; s < spec.spines; ++s) {
+      out.switches.push_back({fmt::format("s{}", s), fmt::format("{}-s{}", name, s), "spine"});
+    }
+    for (int l = 0; l < spec.leaves; ++l) {
+      const std::string leaf = fmt::format("l{}", l), leaf_ns = name + "-" + leaf;
+      for (int j = 0; j < spec.hosts_per_leaf; ++j) {
+        const int i = l * spec.hosts_per_leaf + j;
+        Host h{fmt::format("h{}", i), fmt::format("{}-h{}", name, i), {}};
+        for (int k = 0; k < spec.nics; ++k) {
+          Nic n{fmt::format("eth{}", k), LeafHostAddress(k, l, j), 24, host_link(i, k)};
+          make_link(n.link, {h.name, h.netns, n.ifname, "", n.address, n.prefix},
+                    {leaf, leaf_ns, fmt::format("h{}n{}", i, k), fmt::format("br{}", k), "", 0});
+          h.nics.push_back(n);
+        }
+        out.hosts.push_back(std::move(h));
+      }
+      for (int s = 0; s < spec.spines; ++s) {
+        make_link(fmt::format("l{}-s{}", l, s),
+                  {leaf, leaf_ns, fmt::format("s{}", s), "", fmt::format("10.255.{}.{}", l, 2 * s),
+                   31},
+                  {fmt::format("s{}", s), fmt::format("{}-s{}", name, s), fmt::format("l{}", l), "",
+                   fmt::format("10.255.{}.{}", l, 2 * s + 1), 31});
+      }
+    }
+  }
+  for (const auto& o : spec.links) {
+    auto it = std::find_if(out.links.begin(), out.links.end(),
+                           [&](const Link& l) { return l.id == o.link; });
+    if (it == out.links.end()) {
+      return Status::InvalidArgument("links: '" + o.link + "' is not a link of " +
+                                     spec.TopologyText() +
+                                     " (host links are h0, h1, ... or h3:1 for NIC 1; "
+                                     "fabric links l0-s0, ...)");
+    }
+    if (o.rate_bps) it->rate_bps = *o.rate_bps;
+    if (o.queue_bytes) it->queue_bytes = *o.queue_bytes;
+    if (o.mtu) it->mtu = *o.mtu;
+  }
+  for (auto& l : out.links) {
+    if (l.queue_bytes == 0) l.queue_bytes = DefaultQueueFor(l.rate_bps);
+    l.burst_bytes = BurstFor(l.rate_bps);
+  }
+  return out;
+}
+
+nlohmann::json Layout::ToJson() const {
+  nlohmann::json j;
+  j["format"] = "genie-testbed/1";
+  j["name"] = spec.name;
+  j["topology"] = spec.TopologyText();
+  j["nics"] = spec.nics;
+  j["rate_bps"] = spec.rate_bps;
+  j["mtu"] = spec.mtu;
+  j["hash"] = spec.hash == EcmpHash::kL3 ? "l3" : "l4";
+  j["rendezvous_address"] = RendezvousAddress();
+  for (const auto& h : hosts) {
+    nlohmann::json nics = nlohmann::json::array();
+    for (const auto& n : h.nics) {
+      nics.push_back({{"ifname", n.ifname}, {"address", n.address}, {"prefix", n.prefix},
+                      {"link", n.link}});
+    }
+    j["hosts"].push_back({{"name", h.name}, {"netns", h.netns}, {"nics", nics}});
+  }
+  for (const auto& s : switches) {
+    j["switches"].push_back({{"name", s.name}, {"netns", s.netns}, {"role", s.role}});
+  }
+  for (const auto& l : links) {
+    j["links"].push_back({{"id", l.id},
+                          {"a", EndJson(l.a)},
+                          {"b", EndJson(l.b)},
+                          {"rate_bps", l.rate_bps},
+                          {"queue_bytes", l.queue_bytes},
+                          {"burst_bytes", l.burst_bytes},
+                          {"mtu", l.mtu}});
+  }
+  return j;
+}
+
+Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin) {
+  try {
+    if (j.value("format", "") != "genie-testbed/1") {
+      return Status::InvalidArgument(origin + ": not a genie testbed description "
+                                              "(format genie-testbed/1)");
+    }
+    TestbedSpec spec;
+    spec.name = j.at("name").get<std::string>();
+    GENIE_RETURN_IF_ERROR(ParseTopology(j.at("topology").get<std::string>(), &spec));
+    spec.nics = j.at("nics").get<int>();
+    spec.rate_bps = j.at("rate_bps").get<uint64_t>();
+    spec.mtu = j.at("mtu").get<int>();
+    spec.hash = j.value("hash", "l4") == "l3" ? EcmpHash::kL3 : EcmpHash::kL4;
+    Layout out;
+    out.spec = spec;
+    for (const auto& h : j.at("hosts")) {
+      Host host{h.at("name"), h.at("netns"), {}};
+      for (const auto& n : h.at("nics")) {
+        host.nics.push_back({n.at("ifname"), n.at("address"), n.at("prefix"), n.at("link")});
+      }
+      out.hosts.push_back(std::move(host));
+    }
+    for (const auto& s : j.at("switches")) out.switches.push_back({s.at("name"), s.at("netns"), s.at("role")});
+    for (const auto& l : j.at("links")) {
+      Link link;
+      link.id = l.at("id");
+      link.a = EndFromJson(l.at("a"));
+      link.b = EndFromJson(l.at("b"));
+      link.rate_bps = l.at("rate_bps");
+      link.queue_bytes = l.at("queue_bytes");
+      link.burst_bytes = l.at("burst_bytes");
+      link.mtu = l.at("mtu");
+      out.links.push_back(std::move(link));
+    }
+    if (out.hosts.empty() || out.hosts[0].nics.empty()) {
+      return Status::InvalidArgument(origin + ": the description has no hosts");
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(origin + ": damaged testbed description (" + e.what() +
+                                   "); `genie testbed down NAME` removes what it can");
+  }
+}
+
+std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns) {
+  const TestbedSpec& s = layout.spec;
+  const int r = std::max(1, ranks_per_host);
+  // Ranks of a host share its NIC (rail 0..nics-1): each rank's share of the host's links.
+  const double host_gbps = static_cast<double>(s.rate_bps) / 8 / kGiB * s.nics / r;
+  const double lat = std::max(1.0, std::round(one_way_latency_ns));
+  std::vector<std::string> topo, npus, bw, latency;
+  auto dim = [&](const char* kind, int n, double gbps, double ns) {
+    topo.push_back(kind);
+    npus.push_back(std::to_string(n));
+    bw.push_back(fmt::format("{:.6g}", gbps));
+    latency.push_back(fmt::format("{:.6g}", ns));
+  };
+  if (s.kind == TopologyKind::kStar) {
+    dim("Switch", s.hosts, host_gbps, lat);
+  } else {
+    // Cross-leaf traffic of a leaf's hosts shares the leaf's uplinks (S spines).
+    const double uplink = static_cast<double>(s.rate_bps) / 8 / kGiB * s.spines;
+    const double per_host = std::min(host_gbps, uplink / (s.hosts_per_leaf * r));
+    dim("Switch", s.hosts_per_leaf, host_gbps, lat);
+    dim("Switch", s.leaves, per_host, 2 * lat);
+  }
+  // `genie launch --testbed` puts rank i on host i mod H, so the hosts are the fastest-varying
+  // dimension and the ranks of one host the last; those talk over the namespace's loopback.
+  if (r > 1) dim("Switch", r, 2.0, 1000.0);
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out = "[ ";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+    return out + " ]";
+  };
+  return fmt::format(
+      "# ASTRA-sim network of genie testbed '{}' ({}, {} NIC(s) of {} per host, {} rank(s) per "
+      "host). Bandwidth in GB/s (2^30 B/s), latency in ns.\n"
+      "topology: {}\nnpus_count: {}\nbandwidth: {}\nlatency: {}\n",
+      s.name, s.TopologyText(), s.nics, FormatBitRate(s.rate_bps), r, list(topo), list(npus),
+      list(bw), list(latency));
+}
+
+}  // namespace genie::testbed

@@ -1,0 +1,166 @@
+// The testbed's names, addresses, commands and network.yml, from specs alone (no root).
+#include "genie/testbed/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "genie/testbed/commands.h"
+#include "genie/testbed/spec.h"
+
+namespace genie::testbed {
+namespace {
+
+TestbedSpec Spec(const std::string& topology, int nics = 1) {
+  TestbedSpec s;
+  s.name = "tb";
+  EXPECT_TRUE(ParseTopology(topology, &s).ok());
+  s.nics = nics;
+  return s;
+}
+
+bool Has(const std::vector<Argv>& cmds, const std::string& text) {
+  return std::any_of(cmds.begin(), cmds.end(), [&](const Argv& a) { return ToString(a) == text; });
+}
+
+TEST(TestbedSpec, ParsesTopologiesAndRejectsOthers) {
+  TestbedSpec s;
+  ASSERT_TRUE(ParseTopology("star:8", &s).ok());
+  EXPECT_EQ(s.hosts, 8);
+  ASSERT_TRUE(ParseTopology("leafspine:2x3x4", &s).ok());
+  EXPECT_EQ(s.kind, TopologyKind::kLeafSpine);
+  EXPECT_EQ(s.hosts, 8);
+  EXPECT_EQ(s.spines, 3);
+  for (const char* bad : {"star", "star:x", "ring:8", "leafspine:2x2", ""}) {
+    Status st = ParseTopology(bad, &s);
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_NE(st.message().find("leafspine:LxSxH"), std::string::npos) << st.message();
+  }
+}
+
+TEST(TestbedSpec, NamesArePrefixSafe) {
+  EXPECT_TRUE(CheckName("genie").ok());
+  EXPECT_TRUE(CheckName("tb_2").ok());
+  for (const char* bad : {"", "Genie", "a b", "-x", "x;rm", "averyveryverylongname"}) {
+    EXPECT_FALSE(CheckName(bad).ok()) << bad;
+  }
+}
+
+TEST(TestbedSpec, YamlSetsEverythingAndNamesMistakes) {
+  TestbedSpec s;
+  ASSERT_TRUE(ParseSpecYaml("name: lab\ntopology: leafspine:2x2x2\nrate: 400mbit\nqueue: 1MB\n"
+                            "mtu: 9000\nnics: 2\nhash: l3\nlinks:\n  - link: h1\n    rate: 100mbit\n"
+                            "    mtu: 1500\n",
+                            "tb.yml", &s)
+                  .ok());
+  EXPECT_EQ(s.name, "lab");
+  EXPECT_EQ(s.rate_bps, 400'000'000u);
+  EXPECT_EQ(s.queue_bytes, 1'000'000u);
+  EXPECT_EQ(s.mtu, 9000);
+  EXPECT_EQ(s.nics, 2);
+  EXPECT_EQ(s.hash, EcmpHash::kL3);
+  ASSERT_EQ(s.links.size(), 1u);
+  EXPECT_EQ(*s.links[0].rate_bps, 100'000'000u);
+
+  TestbedSpec t;
+  Status st = ParseSpecYaml("topology: star:4\nspeed: 1gbit\n", "tb.yml", &t);
+  EXPECT_NE(st.message().find("tb.yml: unknown key 'speed'"), std::string::npos) << st.message();
+  st = ParseSpecYaml("topology: star:4\nrate: 1GB\n", "tb.yml", &t);
+  EXPECT_NE(st.message().find("rate"), std::string::npos) << st.message();
+  st = ParseSpecYaml("links:\n  - rate: 1gbit\n", "tb.yml", &t);
+  EXPECT_NE(st.message().find("link: h3"), std::string::npos) << st.message();
+}
+
+TEST(TestbedLayout, StarHasOneBridgePerRailAndAddressesPerNic) {
+  auto l = LayOut(Spec("star:3", 2));
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->hosts.size(), 3u);
+  ASSERT_EQ(l->links.size(), 6u);
+  EXPECT_EQ(l->hosts[2].netns, "tb-h2");
+  EXPECT_EQ(l->hosts[2].nics[1].address, "10.101.0.3");
+  EXPECT_EQ(l->hosts[2].nics[1].link, "h2:1");
+  EXPECT_EQ(l->RendezvousAddress(), "10.100.0.1");
+  const Link* h2 = l->FindLink("h2:1");
+  ASSERT_NE(h2, nullptr);
+  EXPECT_EQ(h2->b.netns, "tb-sw");
+  EXPECT_EQ(h2->b.ifname, "h2n1");
+  EXPECT_EQ(h2->b.bridge, "br1");
+  // Shaping that keeps TCP near the rate (REFERENCE §4).
+  EXPECT_GE(h2->burst_bytes, 128u * 1024);
+  EXPECT_GE(h2->queue_bytes, 2'000'000u);
+  auto cmds = UpCommands(*l);
+  EXPECT_TRUE(Has(cmds, "ip netns add tb-sw"));
+  EXPECT_TRUE(Has(cmds, "ip -n tb-sw link add br1 type bridge"));
+  EXPECT_TRUE(Has(cmds, "ip link add eth1 netns tb-h2 type veth peer name h2n1 netns tb-sw"));
+  EXPECT_TRUE(Has(cmds, "ip -n tb-sw link set h2n1 master br1"));
+  EXPECT_TRUE(Has(cmds, "ip -n tb-h2 addr add 10.101.0.3/16 dev eth1"));
+  // Both directions shaped: the host's NIC and the switch port.
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h2 qdisc replace dev eth1 root tbf rate 1000000000bit burst "
+                        "131072 limit 2500000"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-sw qdisc replace dev h2n1 root tbf rate 1000000000bit burst "
+                        "131072 limit 2500000"));
+  // Every command is unique and down removes every namespace up made.
+  std::set<std::string> added;
+  for (const auto& c : cmds) {
+    if (c.size() == 4 && c[1] == "netns" && c[2] == "add") added.insert(c[3]);
+  }
+  std::set<std::string> removed;
+  for (const auto& c : DownCommands(*l)) removed.insert(c[3]);
+  EXPECT_EQ(added, removed);
+}
+
+TEST(TestbedLayout, LeafSpineRoutesOverEverySpine) {
+  TestbedSpec s = Spec("leafspine:2x2x4");
+  s.links.push_back({"l1-s0", 200'000'000, std::nullopt, std::nullopt});
+  auto l = LayOut(s);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(l->hosts.size(), 8u);
+  EXPECT_EQ(l->switches.size(), 4u);
+  EXPECT_EQ(l->links.size(), 8u + 4u);
+  EXPECT_EQ(l->hosts[5].nics[0].address, "10.100.1.2");
+  EXPECT_EQ(l->FindLink("l1-s0")->rate_bps, 200'000'000u);
+  EXPECT_EQ(l->FindLink("l0-s0")->rate_bps, 1'000'000'000u);
+  auto cmds = UpCommands(*l);
+  EXPECT_TRUE(Has(cmds, "ip -n tb-l0 route add 10.100.1.0/24 nexthop via 10.255.0.1 dev s0 "
+                        "nexthop via 10.255.0.3 dev s1"));
+  EXPECT_TRUE(Has(cmds, "ip -n tb-s1 route add 10.100.1.0/24 via 10.255.1.2 dev l1"));
+  EXPECT_TRUE(Has(cmds, "ip -n tb-h5 route add 10.100.0.0/16 via 10.100.1.254 dev eth0"));
+  EXPECT_TRUE(Has(cmds, "ip netns exec tb-l0 sysctl -q -w net.ipv4.fib_multipath_hash_policy=1"));
+  EXPECT_TRUE(Has(cmds, "ip -n tb-l0 addr add 10.255.0.2/31 dev s1"));
+
+  TestbedSpec bad = Spec("star:4");
+  bad.links.push_back({"h9", 1'000'000, std::nullopt, std::nullopt});
+  auto r = LayOut(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'h9' is not a link of star:4"), std::string::npos);
+}
+
+TEST(TestbedLayout, DescriptionRoundTrips) {
+  auto l = LayOut(Spec("leafspine:2x2x2", 2));
+  ASSERT_TRUE(l.ok());
+  auto back = LayoutFromJson(l->ToJson(), "x.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->ToJson(), l->ToJson());
+  auto broken = LayoutFromJson(nlohmann::json{{"format", "genie-testbed/1"}}, "x.json");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("x.json"), std::string::npos);
+}
+
+TEST(TestbedLayout, NetworkYmlIsWhatAstraSimReads) {
+  TestbedSpec s = Spec("star:8");
+  s.rate_bps = 1'000'000'000;
+  auto l = LayOut(s);
+  ASSERT_TRUE(l.ok());
+  const std::string one = ToNetworkYml(*l, 1, 30000);
+  EXPECT_NE(one.find("topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 0.116415 ]\n"
+                     "latency: [ 30000 ]"),
+            std::string::npos)
+      << one;
+  // Two ranks per host share the NIC; the ranks of a host are the last dimension.
+  const std::string two = ToNetworkYml(*l, 2, 30000);
+  EXPECT_NE(two.find("npus_count: [ 8, 2 ]\nbandwidth: [ 0.0582077, 2 ]"), std::string::npos) << two;
+}
+
+}  // namespace
+}  // namespace genie::testbed

@@ -1,0 +1,58 @@
+// TestbedSpec: what a user asks `genie testbed up` for — a topology (star:H, or leafspine:LxSxH
+// routed with ECMP over the spines), the default link rate, queue and MTU, NICs per host, and
+// per-link overrides — from flags and/or a YAML file (docs/testbed.md). Pure data and parsing;
+// layout.h turns it into namespaces, interfaces and addresses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "genie/common/status.h"
+#include "genie/common/units.h"
+
+namespace genie::testbed {
+
+enum class TopologyKind { kStar, kLeafSpine };
+
+// ECMP hash over the spines (net.ipv4.fib_multipath_hash_policy): l3 = addresses only (every
+// flow between two hosts takes one spine), l4 = addresses and ports (flows spread).
+enum class EcmpHash { kL3, kL4 };
+
+struct LinkOverride {
+  std::string link;  // "h3" (host 3's NIC 0), "h3:1" (its NIC 1), "l0-s1" (leaf 0 to spine 1)
+  std::optional<uint64_t> rate_bps;
+  std::optional<Bytes> queue_bytes;
+  std::optional<int> mtu;
+};
+
+struct TestbedSpec {
+  std::string name = "genie";
+  TopologyKind kind = TopologyKind::kStar;
+  int hosts = 0;   // star: H; leafspine: L * H
+  int leaves = 0;  // leafspine only
+  int spines = 0;
+  int hosts_per_leaf = 0;
+  int nics = 1;  // per host; NIC k of every host is on rail k (its own bridge / subnet)
+  uint64_t rate_bps = 1'000'000'000;
+  Bytes queue_bytes = 0;  // 0: enough for TCP at the rate (layout.h)
+  int mtu = 1500;
+  EcmpHash hash = EcmpHash::kL4;
+  std::vector<LinkOverride> links;
+
+  std::string TopologyText() const;  // "star:8", "leafspine:2x2x4"
+};
+
+// "star:8", "leafspine:2x2x4" into `spec` (kind and counts).
+Status ParseTopology(const std::string& text, TestbedSpec* spec);
+// Testbed and network names: 1-16 of [a-z0-9_], starting with a letter (they prefix namespace
+// names, which must stay short and shell-safe).
+Status CheckName(const std::string& name);
+// A YAML description (docs/testbed.md) over `spec`; `origin` names the file in errors.
+Status ParseSpecYaml(const std::string& text, const std::string& origin, TestbedSpec* spec);
+Status LoadSpecFile(const std::string& path, TestbedSpec* spec);
+// Checks counts and ranges; errors say which key and what to use.
+Status ValidateSpec(const TestbedSpec& spec);
+
+}  // namespace genie::testbed
