@@ -257,9 +257,11 @@ class NetDelay : public ::testing::Test {
 
   // Starts the helper in B and waits until it says its queue is bound.
   void StartHelper(const std::string& flags) {
+    // A fresh log each time: "bound" in the last helper's log must not count.
+    helper_log_ = dir_ + "/netdelay-" + std::to_string(++helpers_started_) + ".log";
     helper_ = Spawn("exec ip netns exec " + ns_b_ + " " + GenieBinary() + " netdelay --queue " +
                         std::to_string(queue_) + " " + flags,
-                    dir_ + "/netdelay.log");
+                    helper_log_);
     for (double end = NowSeconds() + 10; NowSeconds() < end;) {
       if (ReadLog(helper_).find("bound") != std::string::npos) return;
       if (WaitExit(helper_, 0)) break;
@@ -277,22 +279,17 @@ class NetDelay : public ::testing::Test {
     EXPECT_EQ(HelpersRunning(), 0);
   }
 
-  // TCP segments A retransmitted so far (its namespace's /proc/net/snmp).
-  long RetransSegs() {
-    std::istringstream in(RunCli("ip netns exec " + ns_a_ + " cat /proc/net/snmp").output);
-    std::vector<std::string> names;
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("Tcp:", 0) != 0) continue;
-      std::istringstream fields(line.substr(4));
-      std::vector<std::string> row{std::istream_iterator<std::string>(fields), {}};
-      if (names.empty()) {
-        names = row;
-        continue;
-      }
-      for (size_t i = 0; i < names.size() && i < row.size(); ++i) {
-        if (names[i] == "RetransSegs") return std::stol(row[i]);
-      }
+  // A's TCP counter `name` (e.g. TcpRetransSegs, TcpExtTCPDSACKRecvSegs) from nstat, which
+  // reads /proc/net/snmp and netstat in A's namespace (-s: no history file is written).
+  long TcpCounter(const std::string& name) {
+    std::istringstream in(RunCli("ip netns exec " + ns_a_ + " nstat -asz " + name).output);
+    for (std::string line; std::getline(in, line);) {  // "#kernel", then "Name value rate"
+      std::istringstream fields(line);
+      std::string key;
+      long value = 0;
+      if (fields >> key >> value && key == name) return value;
     }
+    ADD_FAILURE() << "nstat in " << ns_a_ << " has no " << name;
     return -1;
   }
 
@@ -301,6 +298,8 @@ class NetDelay : public ::testing::Test {
   static constexpr int kEchoPort = 7001;
   static constexpr int kDataPort = 7002;
   std::string ns_a_, ns_b_, veth_a_, veth_b_, dir_, rule_error_;
+  std::string helper_log_;
+  int helpers_started_ = 0;
   int queue_ = 0;
   int echo_ = -1;
   Child helper_;
@@ -321,7 +320,7 @@ TEST_F(NetDelay, AddsTheDelayToOneDirectionAndTakesItAwayWhenStopped) {
   EXPECT_NEAR(added, 20.0, 3.0) << "base " << Join(base) << "\ndelayed " << Join(delayed);
   EXPECT_GE(Quantile(delayed, 0.0), 20.0) << "no round trip may be shorter than the delay";
   ASSERT_NO_FATAL_FAILURE(StopHelper());
-  const std::string log = ReadFile(dir_ + "/netdelay.log");
+  const std::string log = ReadFile(helper_log_);
   EXPECT_NE(log.find("packets"), std::string::npos) << log;
 
   const std::vector<double> after = RoundTrips(30);
@@ -348,7 +347,7 @@ TEST_F(NetDelay, JitterSpreadsTheRoundTripsAroundTheDelay) {
   const double jitter_spread = Quantile(jittery, 0.75) - Quantile(jittery, 0.25);
   // Uniform over ±5 ms: the quartiles are 5 ms apart.
   EXPECT_GT(jitter_spread, 3.5) << Join(jittery);
-  EXPECT_GT(jitter_spread, steady_spread + 2.0) << "steady " << Join(steady);
+  EXPECT_GT(jitter_spread, steady_spread + 1.5) << "steady " << Join(steady);
   EXPECT_GE(Quantile(jittery, 0.0), 15.0) << Join(jittery);
   EXPECT_NEAR(Median(jittery), 20.0, 3.0) << Join(jittery);
   std::printf("round trip p25-p75: without jitter %.3f ms, with ±5 ms %.3f ms\n", steady_spread,
@@ -381,7 +380,8 @@ TEST_F(NetDelay, StoppingTheHelperMidTransferLosesNothing) {
       got->bytes = at;
     }
   });
-  const long retrans0 = RetransSegs();
+  const long retrans0 = TcpCounter("TcpRetransSegs");
+  const long dsack0 = TcpCounter("TcpExtTCPDSACKRecvSegs");
   const int data = Connect(kDataPort);
   ASSERT_GE(data, 0);
   std::atomic<bool> sent_all{true};
@@ -418,14 +418,21 @@ TEST_F(NetDelay, StoppingTheHelperMidTransferLosesNothing) {
   ASSERT_GE(q.size(), 7u) << queue_stats;
   EXPECT_EQ(q[5], "0") << "queue_dropped: " << queue_stats;
   EXPECT_EQ(q[6], "0") << "user_dropped: " << queue_stats;
-  const long retrans = RetransSegs() - retrans0;
-  EXPECT_EQ(retrans, 0) << "TCP retransmitted " << retrans << " segments\n"
-                        << ReadFile(dir_ + "/netdelay.log")
-                        << RunCli("ip netns exec " + ns_a_ +
-                                  " nstat -asz | grep -Ei "
-                                  "'retrans|loss|timeout|reord|spurious|sack|dsack'")
-                               .output;
-  std::printf("%s", ReadFile(dir_ + "/netdelay.log").c_str());
+  // Lost means retransmitted for real. On a busy machine TCP may also send a tail-loss probe
+  // early (its timer follows the round trip, which drops from 20 ms to µs at the stop); the
+  // receiver then reports the probe as a duplicate (D-SACK): the original was not lost.
+  std::this_thread::sleep_for(milliseconds(200));  // the last D-SACK comes back
+  const long retrans = TcpCounter("TcpRetransSegs") - retrans0;
+  const long duplicates = TcpCounter("TcpExtTCPDSACKRecvSegs") - dsack0;
+  EXPECT_LE(retrans, duplicates) << "TCP retransmitted " << retrans << " segments, of which "
+                                 << duplicates << " had arrived:\n"
+                                 << ReadFile(helper_log_)
+                                 << RunCli("ip netns exec " + ns_a_ +
+                                           " nstat -asz | grep -Ei "
+                                           "'retrans|loss|timeout|reord|spurious|sack'")
+                                        .output;
+  std::printf("retransmitted %ld segments, %ld of them spurious\n", retrans, duplicates);
+  std::printf("%s", ReadFile(helper_log_).c_str());
 }
 
 }  // namespace
