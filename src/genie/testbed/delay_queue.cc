@@ -76,11 +76,12 @@ std::optional<ReleaseSchedule::Released> ReleaseSchedule::PopAll() {
 
 namespace {
 
-TimeNs Now() {
+TimeNs Clock(clockid_t clock) {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<TimeNs>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
 }
+TimeNs Now() { return Clock(CLOCK_MONOTONIC); }
 
 std::string Errno(int e) { return std::strerror(e); }
 
@@ -128,10 +129,31 @@ class LateHistogram {
 struct Context {
   ReleaseSchedule* schedule;
   DelayQueueStats* stats;
-  TimeNs arrival = 0;  // when the messages being handled were read
+  LateHistogram* read_lag;
+  TimeNs read_at = 0;       // CLOCK_MONOTONIC when the messages being handled were read
+  TimeNs real_to_mono = 0;  // CLOCK_MONOTONIC - CLOCK_REALTIME at that moment
   uint32_t highest_id = 0;
   bool seen_any = false;
+  void Stamp() {
+    read_at = Now();
+    real_to_mono = read_at - Clock(CLOCK_REALTIME);
+  }
 };
+
+// When the packet reached the host: the kernel's receive timestamp (CLOCK_REALTIME, present
+// while a socket asks for timestamps; see EnableReceiveTimestamps), else when it was read.
+// A stamp in the future or more than a second old (clock stepped, or a sender's departure
+// time in another clock) is not trusted.
+TimeNs Arrival(nfq_data* nfa, Context* c) {
+  timeval tv;
+  if (nfq_get_timestamp(nfa, &tv) != 0) return c->read_at;
+  const TimeNs at = static_cast<TimeNs>(tv.tv_sec) * kNsPerSec +
+                    static_cast<TimeNs>(tv.tv_usec) * kNsPerUs + c->real_to_mono;
+  if (at > c->read_at || at < c->read_at - kNsPerSec) return c->read_at;
+  ++c->stats->kernel_stamped;
+  c->read_lag->Add(c->read_at - at);
+  return at;
+}
 
 int OnPacket(nfq_q_handle* /*qh*/, nfgenmsg* /*msg*/, nfq_data* nfa, void* data) {
   auto* c = static_cast<Context*>(data);
@@ -139,7 +161,7 @@ int OnPacket(nfq_q_handle* /*qh*/, nfgenmsg* /*msg*/, nfq_data* nfa, void* data)
   if (ph == nullptr) return 0;
   const uint32_t id = ntohl(ph->packet_id);
   if (nfq_get_skbinfo(nfa) & NFQA_SKB_GSO) ++c->stats->gso_packets;
-  c->schedule->Add(id, c->arrival);
+  c->schedule->Add(id, Arrival(nfa, c));
   c->highest_id = id;
   c->seen_any = true;
   ++c->stats->packets;
@@ -192,7 +214,7 @@ class Reader {
         }
         return Status::IoError("reading the NFQUEUE socket: " + Errno(errno));
       }
-      ctx_->arrival = Now();
+      ctx_->Stamp();
       for (int i = 0; i < n; ++i) {
         if (msgs_[i].msg_hdr.msg_flags & MSG_TRUNC) {
           ++stats_->truncated;
@@ -244,7 +266,13 @@ Status RunDelayQueue(const DelayQueueOptions& o, DelayQueueStats* stats_out) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
   ReleaseSchedule schedule(o.delay, o.jitter, o.seed);
-  Context ctx{&schedule, &stats};
+  LateHistogram late, read_lag;
+  Context ctx{&schedule, &stats, &read_lag};
+  // The kernel stamps received packets only while some socket asks for it; this one does.
+  Fd stamps(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  const int on = 1;
+  stats.kernel_stamps =
+      stamps.fd >= 0 && setsockopt(stamps.fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) == 0;
 
   std::unique_ptr<nfq_handle, int (*)(nfq_handle*)> h(nfq_open(), &nfq_close);
   if (!h) {
@@ -252,7 +280,7 @@ Status RunDelayQueue(const DelayQueueOptions& o, DelayQueueStats* stats_out) {
                                "); run as root (CAP_NET_ADMIN) in the link's network namespace, "
                                "e.g. `ip netns exec NS genie netdelay ...`");
   }
-  ctx.arrival = Now();
+  ctx.Stamp();
   std::unique_ptr<nfq_q_handle, int (*)(nfq_q_handle*)> qh(
       nfq_create_queue(h.get(), static_cast<uint16_t>(o.queue_num), &OnPacket, &ctx),
       &nfq_destroy_queue);
@@ -325,7 +353,6 @@ Status RunDelayQueue(const DelayQueueOptions& o, DelayQueueStats* stats_out) {
   std::fflush(stderr);
 
   Reader reader(h.get(), fd, &ctx, &stats);
-  LateHistogram late;
   auto on_late = [&late](TimeNs l) { late.Add(l); };
   auto verdict = [&](uint32_t last_id) -> Status {
     ++stats.batches;
@@ -400,6 +427,8 @@ Status RunDelayQueue(const DelayQueueOptions& o, DelayQueueStats* stats_out) {
   stats.late_p50 = late.Percentile(0.50);
   stats.late_p99 = late.Percentile(0.99);
   stats.late_max = late.max();
+  stats.read_lag_p50 = read_lag.Percentile(0.50);
+  stats.read_lag_p99 = read_lag.Percentile(0.99);
   return failure;
 }
 
@@ -412,11 +441,13 @@ int RunDelayQueue(const DelayQueueOptions& o) {
   Status s = RunDelayQueue(o, &stats);
   if (stats.bound) {
     fmt::print(stderr,
-               "netdelay: queue {}: {} packets ({} GSO) in {} verdicts, at most {} held, "
-               "{} messages lost; released late by p50 {}, p99 {}, max {}\n",
+               "netdelay: queue {}: {} packets ({} GSO) in {} verdicts, at most {} held, {} "
+               "messages lost; released late by p50 {}, p99 {}, max {}; {} timed from the "
+               "kernel's receive stamp, read after it by p50 {}, p99 {}\n",
                o.queue_num, stats.packets, stats.gso_packets, stats.batches, stats.max_held,
                stats.truncated, FormatDuration(stats.late_p50), FormatDuration(stats.late_p99),
-               FormatDuration(stats.late_max));
+               FormatDuration(stats.late_max), stats.kernel_stamped,
+               FormatDuration(stats.read_lag_p50), FormatDuration(stats.read_lag_p99));
   }
   if (!s.ok()) {
     fmt::print(stderr, "netdelay: {}\n", s.message());

@@ -20,9 +20,11 @@
 // - The kernel-side queue holds `max_packets`; when it is full, or the helper cannot keep up
 //   with the socket, packets pass undelayed rather than being dropped (NFQA_CFG_F_FAIL_OPEN,
 //   where the kernel has it).
-// - Timing: a timerfd with 1 ns timer slack, armed for the oldest held packet, and SCHED_FIFO
-//   when allowed. The error is the kernel's wake-up latency plus how late the helper read the
-//   packet: tens of µs on an idle machine, more on a busy one (see DelayQueueStats).
+// - Timing: a packet's delay counts from the kernel's receive timestamp (switched on by a
+//   socket with SO_TIMESTAMPNS while the helper runs), so the time the helper takes to read it
+//   does not add up; release is a timerfd with 1 ns timer slack armed for the oldest held
+//   packet, at SCHED_FIFO when allowed. The error is then the wake-up latency: tens of µs on an
+//   idle machine, more on a busy one (DelayQueueStats says how much).
 // - On SIGTERM or SIGINT it lets new packets pass, accepts everything still held, unbinds and
 //   returns 0: nothing is dropped. Killed with SIGKILL, the kernel drops what it held (TCP
 //   retransmits it) and --queue-bypass lets the rest through.
@@ -112,9 +114,13 @@ struct DelayQueueStats {
   TimeNs late_p50 = 0;       // how late packets left after their release time (wake-up error)
   TimeNs late_p99 = 0;
   TimeNs late_max = 0;
-  bool bound = false;      // the queue was bound (packets could be delayed)
-  bool realtime = false;   // ran as SCHED_FIFO
-  bool fail_open = false;  // the kernel lets packets pass when the queue is full
+  uint64_t kernel_stamped = 0;  // packets timed from the kernel's receive stamp
+  TimeNs read_lag_p50 = 0;      // how long after that stamp the helper read them
+  TimeNs read_lag_p99 = 0;
+  bool kernel_stamps = false;  // receive timestamps could be switched on
+  bool bound = false;          // the queue was bound (packets could be delayed)
+  bool realtime = false;       // ran as SCHED_FIFO
+  bool fail_open = false;      // the kernel lets packets pass when the queue is full
 };
 
 // Binds NFQUEUE `options.queue_num` in the calling thread's network namespace and delays every
