@@ -119,7 +119,8 @@ class NetDelay : public ::testing::Test {
     if (RunCli("command -v iptables").exit_code != 0) {
       GTEST_SKIP() << "iptables is not installed (scripts/install-deps.sh installs it)";
     }
-    const std::string id = std::to_string(getpid() % 100000);
+    RemoveLeftoversOfKilledRuns();
+    const std::string id = std::to_string(getpid());
     ns_a_ = "ndA" + id;
     ns_b_ = "ndB" + id;
     veth_a_ = "vdA" + id;
@@ -160,6 +161,19 @@ class NetDelay : public ::testing::Test {
     EXPECT_NE(RunCli("ip link show " + veth_a_ + " 2>&1").exit_code, 0);
     EXPECT_EQ(HelpersRunning(), 0)
         << "a `genie netdelay --queue " << queue_ << "` is still running";
+  }
+
+  // A run killed before its TearDown leaves ndA<pid>/ndB<pid> and maybe a helper in ndB<pid>:
+  // removed here when process <pid> is gone.
+  static void RemoveLeftoversOfKilledRuns() {
+    std::istringstream list(RunCli("ip netns list").output);
+    for (std::string name; list >> name;) {
+      if (name.size() < 4 || (name.rfind("ndA", 0) != 0 && name.rfind("ndB", 0) != 0)) continue;
+      const std::string pid = name.substr(3);
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (access(("/proc/" + pid).c_str(), F_OK) == 0) continue;  // still running
+      RunCli("ip netns pids " + name + " | xargs -r kill -9; ip netns del " + name);
+    }
   }
 
   // Processes whose command line runs `netdelay --queue queue_` (from /proc).
