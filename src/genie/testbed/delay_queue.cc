@@ -147,8 +147,11 @@ struct Context {
 TimeNs Arrival(nfq_data* nfa, Context* c) {
   timeval tv;
   if (nfq_get_timestamp(nfa, &tv) != 0) return c->read_at;
-  const TimeNs at = static_cast<TimeNs>(tv.tv_sec) * kNsPerSec +
-                    static_cast<TimeNs>(tv.tv_usec) * kNsPerUs + c->real_to_mono;
+  const TimeNs real =
+      static_cast<TimeNs>(tv.tv_sec) * kNsPerSec + static_cast<TimeNs>(tv.tv_usec) * kNsPerUs;
+  // Packets handed over inside a configuration call may be newer than the last stamp.
+  if (real + c->real_to_mono > c->read_at) c->Stamp();
+  const TimeNs at = real + c->real_to_mono;
   if (at > c->read_at || at < c->read_at - kNsPerSec) return c->read_at;
   ++c->stats->kernel_stamped;
   c->read_lag->Add(c->read_at - at);
