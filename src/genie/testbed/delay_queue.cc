@@ -346,10 +346,12 @@ Status RunDelayQueue(const DelayQueueOptions& o, DelayQueueStats* stats_out) {
     }
   }
   stats.bound = true;
-  fmt::print(stderr,
-             "netdelay: queue {} bound: delay {} ± {} (seed {}), up to {} packets, {}{}, {}\n",
-             o.queue_num, FormatDuration(o.delay), FormatDuration(o.jitter), o.seed, o.max_packets,
-             stats.fail_open ? "fail-open" : "drops when full", gso ? ", GSO packets whole" : "",
+  fmt::print(stderr, "netdelay: queue {} bound: delay {}{}, up to {} packets, {}{}, {}\n",
+             o.queue_num, FormatDuration(o.delay),
+             o.jitter > 0 ? fmt::format(" ± {} (seed {})", FormatDuration(o.jitter), o.seed)
+                          : std::string(", no jitter"),
+             o.max_packets, stats.fail_open ? "fail-open" : "drops when full",
+             gso ? ", GSO packets whole" : "",
              stats.realtime ? "SCHED_FIFO"
              : o.realtime   ? "normal priority (SCHED_FIFO refused: less precise on a busy machine)"
                             : "normal priority");
