@@ -8,7 +8,8 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev zlib1g-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  iproute2 iperf3 time bc
+  libnetfilter-queue-dev
+  iproute2 iptables iperf3 time bc
   mpich
 )
 
