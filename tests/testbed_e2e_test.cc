@@ -144,7 +144,7 @@ TEST_F(Testbed, StarRingAllReduceReachesTheLinkGoodput) {
   Up("--topology star:8 --rate 400mbit");
   const double iperf = Iperf(0, 1);
   ASSERT_GT(iperf, 40e6);
-  CliResult r = Run("--type all_reduce --size 64MiB --algorithm ring", 8,
+  CliResult r = Run("--type all_reduce --size 64MiB", 8,
                     "--iterations 3 --warmup 1 --peer-timeout 30s");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json res = Results();
@@ -192,7 +192,7 @@ TEST_F(Testbed, ARateFaultSlowsOnlyTransfersThroughThatLink) {
   EXPECT_LT(through, 0.35 * before) << through << " vs " << before;
   EXPECT_GT(elsewhere, 0.85 * before) << elsewhere << " vs " << before;
   // genie's own ring over the 4 hosts is bounded by the slow link.
-  CliResult r = Run("--type all_reduce --size 16MiB --algorithm ring", 4, "--iterations 2");
+  CliResult r = Run("--type all_reduce --size 16MiB", 4, "--iterations 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_LT(Median(BusBwPerIteration(Results())), 0.35 * before);
   ASSERT_EQ(RunCli(Genie("testbed fault " + name_ + " clear")).exit_code, 0);
@@ -202,7 +202,7 @@ TEST_F(Testbed, ARateFaultSlowsOnlyTransfersThroughThatLink) {
 TEST_F(Testbed, LossShowsAsRetransmissionsOfTheHostSendingIntoIt) {
   Up("--topology star:4 --rate 400mbit");
   std::ofstream(dir_ + "/faults.yml") << "faults:\n  - {link: h2, loss: 2%, direction: in}\n";
-  CliResult r = Run("--type all_reduce --size 16MiB --algorithm ring", 4,
+  CliResult r = Run("--type all_reduce --size 16MiB", 4,
                     "--iterations 2 --faults " + dir_ + "/faults.yml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json res = Results();
@@ -259,7 +259,7 @@ TEST_F(Testbed, ALinkDownForTwoSecondsStallsTheRunThenItCompletes) {
   Up("--topology star:4 --rate 400mbit");
   std::ofstream(dir_ + "/faults.yml") << "faults:\n  - {at: 300ms, link: h2, down: 2s}\n";
   const double t0 = NowSeconds();
-  CliResult r = Run("--type all_reduce --size 4MiB --algorithm ring", 4,
+  CliResult r = Run("--type all_reduce --size 4MiB", 4,
                     "--iterations 4 --peer-timeout 8s --faults " + dir_ + "/faults.yml");
   const double took = NowSeconds() - t0;
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -281,7 +281,7 @@ TEST_F(Testbed, ALinkDownForGoodEndsEveryRankWithinThePeerTimeoutNamingThePeer) 
   Up("--topology star:4 --rate 400mbit");
   std::ofstream(dir_ + "/faults.yml") << "faults:\n  - {at: 500ms, link: h2, down: true}\n";
   const double t0 = NowSeconds();
-  CliResult r = Run("--type all_reduce --size 4MiB --algorithm ring", 4,
+  CliResult r = Run("--type all_reduce --size 4MiB", 4,
                     "--iterations 1000 --peer-timeout 3s --faults " + dir_ + "/faults.yml");
   const double took = NowSeconds() - t0;
   EXPECT_NE(r.exit_code, 0);

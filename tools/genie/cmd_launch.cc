@@ -35,8 +35,8 @@ std::string SelfExe() {
   return buf;
 }
 
-// Rank i on host i mod H of the testbed: its namespace, its local numbering among that host's
-// ranks, its NIC (local rank mod NICs) as bind address (GENIE_BIND, what --bind defaults to),
+// Rank i on host i mod H of the testbed: its namespace, its NIC (the rank's index among the
+// host's ranks, i / H, mod NICs) as bind address (GENIE_BIND, what --bind defaults to),
 // the testbed's name (GENIE_TESTBED: rank 0 records the testbed's counters) and, unless given,
 // a rendezvous on h0's address.
 genie::Status PlaceOnTestbed(const std::string& name, int nodes, genie::launch::LaunchOptions* o) {
@@ -51,9 +51,7 @@ genie::Status PlaceOnTestbed(const std::string& name, int nodes, genie::launch::
     const auto& host = layout->hosts[static_cast<size_t>(r % hosts)];
     genie::launch::RankSite site;
     site.netns = host.netns;
-    site.local_rank = r / hosts;
-    site.local_world_size = (o->ranks - r % hosts + hosts - 1) / hosts;
-    const auto& nic = host.nics[static_cast<size_t>(site.local_rank) % host.nics.size()];
+    const auto& nic = host.nics[static_cast<size_t>(r / hosts) % host.nics.size()];
     site.env = {{"GENIE_BIND", nic.address}, {"GENIE_TESTBED", name}};
     o->sites.push_back(site);
   }

@@ -50,7 +50,7 @@ int ExitCodeOf(int wstatus) {
   return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
 
-// Moves the forked child into its site (namespace, local numbering, environment); exits it with
+// Moves the forked child into its site (namespace, environment); exits it with
 // kExitBadInput when the namespace cannot be entered. Runs in the forked child before exec.
 void EnterSite(const RankSite& site, int r) {
   if (!site.netns.empty()) {
@@ -63,10 +63,6 @@ void EnterSite(const RankSite& site, int r) {
       _exit(kExitBadInput);
     }
     close(fd);
-  }
-  if (site.local_rank >= 0) setenv("GENIE_LOCAL_RANK", std::to_string(site.local_rank).c_str(), 1);
-  if (site.local_world_size > 0) {
-    setenv("GENIE_LOCAL_WORLD_SIZE", std::to_string(site.local_world_size).c_str(), 1);
   }
   for (const auto& [k, v] : site.env) setenv(k.c_str(), v.c_str(), 1);
 }

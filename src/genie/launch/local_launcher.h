@@ -31,12 +31,11 @@ inline constexpr int kExitBadInput = 2;    // refused up front: a flag, variable
 inline constexpr int kExitPeerFailed = 75;
 
 // Where one local rank runs when it is not simply "here": a testbed host's network namespace,
-// entered before exec (so before the rank opens any socket), its own local rank and local
-// world size among the ranks of that host, and extra environment (its bind address).
+// entered before exec (so before the rank opens any socket), and extra environment (its bind
+// address). Its local rank stays the launcher's: the ranks still share this machine's cores and
+// clock, and the launch still claims one block of ranks at the rendezvous.
 struct RankSite {
   std::string netns;  // a name under /var/run/netns; "" stays in the launcher's namespace
-  int local_rank = -1;        // -1: the launcher's numbering
-  int local_world_size = -1;
   std::vector<std::pair<std::string, std::string>> env;
 };
 

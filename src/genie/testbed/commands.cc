@@ -47,6 +47,8 @@ std::vector<Argv> UpCommands(const Layout& layout) {
     cmds.push_back(Sysctl(sw.netns, "net.ipv4.ip_forward=1"));
     cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.all.rp_filter=0"));
     cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.default.rp_filter=0"));
+    // A spine behind a downed link drops out of the ECMP group instead of eating its flows.
+    cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.all.ignore_routes_with_linkdown=1"));
     cmds.push_back(Sysctl(sw.netns, fmt::format("net.ipv4.fib_multipath_hash_policy={}",
                                                 spec.hash == EcmpHash::kL4 ? 1 : 0)));
     if (sw.role == "leaf") {

@@ -17,7 +17,9 @@ Status Bad(const std::string& origin, const std::string& what) {
   return Status::InvalidArgument(origin + ": " + what);
 }
 
-std::string Scalar(const YAML::Node& n) { return n.IsScalar() ? n.as<std::string>() : ""; }
+std::string Scalar(const YAML::Node& n) {
+  return n.IsDefined() && n.IsScalar() ? n.as<std::string>() : "";
+}
 
 }  // namespace
 
@@ -101,8 +103,9 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
     if (root["links"]) {
       if (!root["links"].IsSequence()) return Bad(origin, "links: expected a list of {link: ...}");
       for (const auto& l : root["links"]) {
+        if (!l.IsMap()) return Bad(origin, "links: every entry is a mapping (link: h3, rate: ...)");
         LinkOverride o;
-        o.link = Scalar(l["link"]);
+        o.link = l["link"] ? Scalar(l["link"]) : "";
         if (o.link.empty()) return Bad(origin, "links: every entry needs `link: h3` (or h3:1, l0-s1)");
         for (const auto& kv : l) {
           std::string k = Scalar(kv.first);
