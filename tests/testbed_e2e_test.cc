@@ -32,11 +32,15 @@ class Testbed : public ::testing::Test {
   }
   void TearDown() override {
     if (name_.empty()) return;
+    // Runs and `fault clear` stop their delay helpers: none is left in the testbed.
+    EXPECT_EQ(RunCli("for ns in $(ip netns list | grep -o '^" + name_ +
+                     "-[a-z0-9]*'); do ip netns pids $ns; done | xargs -r ps -o args= -p | "
+                     "grep -c netdelay || true")
+                  .output,
+              "0\n");
     RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
-    // Nothing of the testbed is left: namespaces (and with them links, qdiscs, rules) and
-    // helper processes.
+    // Nothing of the testbed is left: namespaces, and with them links, qdiscs and rules.
     EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
-    EXPECT_EQ(RunCli("pgrep -f 'netdelay --queue' | wc -l").output, "0\n");
   }
   static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   void Up(const std::string& args) {
@@ -230,7 +234,8 @@ TEST_F(Testbed, DelayShowsInTheRoundTripThroughThatLink) {
   CliResult r = Run("--type all_reduce --size 1MiB", 4,
                     "--clock-sync always --faults " + dir_ + "/faults.yml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json& faults = Results()["provenance"]["testbed"]["faults"];
+  const json res = Results();
+  const json& faults = res["provenance"]["testbed"]["faults"];
   ASSERT_EQ(faults.size(), 2u) << faults.dump();
   EXPECT_FALSE(faults[0].contains("error")) << faults.dump();
   // The schedule starts with the run, after the clocks were synchronised: measure the round

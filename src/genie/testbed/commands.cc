@@ -38,7 +38,12 @@ std::vector<Argv> UpCommands(const Layout& layout) {
     if (sw.role == "spine") continue;
     for (int k = 0; k < spec.nics; ++k) {
       const std::string br = fmt::format("br{}", k);
-      cmds.push_back(Ip(sw.netns, {"link", "add", br, "type", "bridge"}));
+      if (sw.role == "leaf") {
+        cmds.push_back(Ip(sw.netns, {"link", "add", br, "address",
+                                     GatewayMac(std::stoi(sw.name.substr(1)), k), "type", "bridge"}));
+      } else {
+        cmds.push_back(Ip(sw.netns, {"link", "add", br, "type", "bridge"}));
+      }
       cmds.push_back(Ip(sw.netns, {"link", "set", br, "up"}));
     }
   }
@@ -60,8 +65,9 @@ std::vector<Argv> UpCommands(const Layout& layout) {
     }
   }
   for (const auto& l : layout.links) {
-    cmds.push_back({"ip", "link", "add", l.a.ifname, "netns", l.a.netns, "type", "veth", "peer",
-                    "name", l.b.ifname, "netns", l.b.netns});
+    cmds.push_back({"ip", "link", "add", l.a.ifname, "address", l.a.mac, "netns", l.a.netns,
+                    "type", "veth", "peer", "name", l.b.ifname, "address", l.b.mac, "netns",
+                    l.b.netns});
     for (const LinkEnd* e : {&l.a, &l.b}) {
       cmds.push_back(Ip(e->netns, {"link", "set", e->ifname, "mtu", std::to_string(l.mtu)}));
       if (!e->bridge.empty()) cmds.push_back(Ip(e->netns, {"link", "set", e->ifname, "master", e->bridge}));
@@ -84,6 +90,13 @@ std::vector<Argv> UpCommands(const Layout& layout) {
                                     fmt::format("10.{}.{}.254", 100 + k, leaf), "dev",
                                     fmt::format("eth{}", k)}));
       }
+    }
+    for (const auto& link : layout.links) {
+      if (link.a.address.empty() || link.b.address.empty()) continue;  // host links: bridged
+      cmds.push_back(Ip(link.a.netns, {"neigh", "replace", link.b.address, "lladdr", link.b.mac,
+                                       "dev", link.a.ifname, "nud", "permanent"}));
+      cmds.push_back(Ip(link.b.netns, {"neigh", "replace", link.a.address, "lladdr", link.a.mac,
+                                       "dev", link.b.ifname, "nud", "permanent"}));
     }
     for (int l = 0; l < spec.leaves; ++l) {
       const std::string leaf_ns = fmt::format("{}-l{}", spec.name, l);

@@ -20,6 +20,7 @@ std::string LeafHostAddress(int nic, int leaf, int j) {
 nlohmann::json EndJson(const LinkEnd& e) {
   nlohmann::json j = {{"node", e.node}, {"netns", e.netns}, {"ifname", e.ifname}};
   if (!e.bridge.empty()) j["bridge"] = e.bridge;
+  if (!e.mac.empty()) j["mac"] = e.mac;
   if (!e.address.empty()) {
     j["address"] = e.address;
     j["prefix"] = e.prefix;
@@ -35,6 +36,7 @@ LinkEnd EndFromJson(const nlohmann::json& j) {
   e.bridge = j.value("bridge", "");
   e.address = j.value("address", "");
   e.prefix = j.value("prefix", 0);
+  e.mac = j.value("mac", "");
   return e;
 }
 
@@ -43,6 +45,10 @@ LinkEnd EndFromJson(const nlohmann::json& j) {
 Bytes BurstFor(uint64_t rate_bps) {
   // 1 ms of the rate, never under 128 KiB.
   return std::max<Bytes>(128 * 1024, rate_bps / 8 / 1000);
+}
+
+std::string GatewayMac(int leaf, int rail) {
+  return fmt::format("02:67:62:{:02x}:{:02x}:{:02x}", (leaf >> 8) & 0xff, leaf & 0xff, rail & 0xff);
 }
 
 Bytes DefaultQueueFor(uint64_t rate_bps) {
@@ -142,6 +148,10 @@ Result<Layout> LayOut(const TestbedSpec& spec) {
     if (o.rate_bps) it->rate_bps = *o.rate_bps;
     if (o.queue_bytes) it->queue_bytes = *o.queue_bytes;
     if (o.mtu) it->mtu = *o.mtu;
+  }
+  for (size_t i = 0; i < out.links.size(); ++i) {
+    out.links[i].a.mac = fmt::format("02:67:6e:{:02x}:{:02x}:00", (i >> 8) & 0xff, i & 0xff);
+    out.links[i].b.mac = fmt::format("02:67:6e:{:02x}:{:02x}:01", (i >> 8) & 0xff, i & 0xff);
   }
   for (auto& l : out.links) {
     if (l.queue_bytes == 0) l.queue_bytes = DefaultQueueFor(l.rate_bps);

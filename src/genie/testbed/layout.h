@@ -12,6 +12,9 @@
 //   addresses         star: NIC k of host i = 10.(100+k).(i/250).(i%250+1)/16
 //                     leafspine: NIC k of host j of leaf l = 10.(100+k).L.(j+1)/24, gateway .254;
 //                     leaf l - spine s = 10.255.l.2s/31 (leaf) and .2s+1 (spine)
+// Routed neighbours (leaf <-> spine) are permanent ARP entries on fixed MACs,
+// as a fabric's routers have: a multipath route does not spread flows over a next hop whose
+// neighbour was never resolved, so without them the first run would use one spine only.
 // Rates are bit/s and queues bytes, as tc and NICs count them (tbf counts L2 bytes).
 #pragma once
 
@@ -53,6 +56,7 @@ struct LinkEnd {
   std::string bridge;  // the bridge the port is enslaved to ("" when routed)
   std::string address;  // routed ends only
   int prefix = 0;       // of address
+  std::string mac;      // set at creation: 02:67:6e:<link index, 16 bits>:<0 for a, 1 for b>
 };
 
 // A full-duplex link between a and b. Direction "out" is a -> b (a's egress qdisc), "in" is
@@ -89,6 +93,8 @@ struct Layout {
 // frames queued when the rate changes).
 Bytes BurstFor(uint64_t rate_bps);
 Bytes DefaultQueueFor(uint64_t rate_bps);
+// The fixed MAC of leaf l's bridge for rail k (the hosts' gateway).
+std::string GatewayMac(int leaf, int rail);
 
 // The layout of a valid spec; per-link overrides must name existing links.
 Result<Layout> LayOut(const TestbedSpec& spec);

@@ -92,7 +92,8 @@ TEST(TestbedLayout, StarHasOneBridgePerRailAndAddressesPerNic) {
   auto cmds = UpCommands(*l);
   EXPECT_TRUE(Has(cmds, "ip netns add tb-sw"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-sw link add br1 type bridge"));
-  EXPECT_TRUE(Has(cmds, "ip link add eth1 netns tb-h2 type veth peer name h2n1 netns tb-sw"));
+  EXPECT_TRUE(Has(cmds, "ip link add eth1 address 02:67:6e:00:05:00 netns tb-h2 type veth peer "
+                        "name h2n1 address 02:67:6e:00:05:01 netns tb-sw"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-sw link set h2n1 master br1"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-h2 addr add 10.101.0.3/16 dev eth1"));
   // Both directions shaped: the host's NIC and the switch port.
@@ -128,6 +129,9 @@ TEST(TestbedLayout, LeafSpineRoutesOverEverySpine) {
   EXPECT_TRUE(Has(cmds, "ip -n tb-h5 route add 10.100.0.0/16 via 10.100.1.254 dev eth0"));
   EXPECT_TRUE(Has(cmds, "ip netns exec tb-l0 sysctl -q -w net.ipv4.fib_multipath_hash_policy=1"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-l0 addr add 10.255.0.2/31 dev s1"));
+  // Leaf and spine know each other's MAC from the start (else ECMP skips a spine at first).
+  EXPECT_TRUE(Has(cmds, "ip -n tb-l0 neigh replace 10.255.0.3 lladdr 02:67:6e:00:05:01 dev s1 nud "
+                        "permanent"));
 
   TestbedSpec bad = Spec("star:4");
   bad.links.push_back({"h9", 1'000'000, std::nullopt, std::nullopt});
