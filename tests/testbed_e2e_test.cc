@@ -136,6 +136,15 @@ TEST_F(Testbed, UpStatusListDownAndNothingIsLeft) {
   EXPECT_EQ(RunCli(Genie("testbed status " + name_)).exit_code, 2);
 }
 
+TEST_F(Testbed, WithoutRootItSaysSoAndChangesNothing) {
+  CliResult r = RunCli("setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                       Genie("testbed up --name " + name_ + " --topology star:2"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("needs root"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing was changed"), std::string::npos) << r.output;
+  EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
+}
+
 TEST_F(Testbed, AFailedUpRemovesWhatItMade) {
   // A `tc` that fails on host 2's NIC: `up` fails half way, after namespaces and links exist.
   const std::string bin = dir_ + "/bin";
