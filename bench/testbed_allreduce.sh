@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 12's testbed benchmark: on star:8 (8 hosts h0..h7 at 10.100.0.1..8 on eth0, one bridge
 # switch, every link shaped both ways with tbf at RATE), for all-reduce sizes MIN..MAX (x4):
-#   - iperf3 goodput of one link (h0 -> h1): what the shaped network gives one TCP flow,
+#   - iperf3 goodput of one link (h0 -> h1): what the shaped network gives one TCP flow, and
+#     of 8 flows h_i -> h_i+1 at once (the ring's pattern; shows when the CPU is the limit),
 #   - genie's ring all-reduce busbw (genie gen collective + genie launch/run, rank i on host i),
 #   - Gloo's busbw for each algorithm in ALGOS (bench/gloo_allreduce, same hosts, same sizes),
 #   - genie / iperf3 and genie / best Gloo.
@@ -37,7 +38,8 @@ addr() { echo "10.100.0.$(($1 + 1))"; }
 hostns() { echo "$NAME-h$1"; }
 
 # --- the network: `genie testbed` when it exists, else by hand --------------------------------
-if "$G" testbed --help >/dev/null 2>&1; then USE_GENIE_TESTBED=1; else USE_GENIE_TESTBED=0; fi
+# (`genie testbed --help` exits 0 on a genie without it, printing the top-level help.)
+if "$G" testbed --help 2>/dev/null | grep -q 'testbed up'; then USE_GENIE_TESTBED=1; else USE_GENIE_TESTBED=0; fi
 
 hand_up() {
   ip netns add "$NAME-sw"
@@ -126,73 +128,105 @@ print(int(n)*{'':1,'K':1024,'M':1024**2,'G':1024**3}[u])"; }
 min=$(bytes "$MIN"); max=$(bytes "$MAX")
 sizes=(); for ((s = min; s <= max; s *= 4)); do sizes+=("$s"); done
 
-# --- iperf3: one link, h0 -> h1 ---------------------------------------------------------------
-ip netns exec "$(hostns 1)" iperf3 -s -1 -B "$(addr 1)" >/dev/null 2>&1 &
-PIDS+=($!); sleep 0.5
-ip netns exec "$(hostns 0)" iperf3 -c "$(addr 1)" -t 5 -O 1 -J >"$T/iperf3.json"
-wait "${PIDS[0]}" || true; PIDS=()
-iperf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"]/8/1e9)' "$T/iperf3.json")
-echo "iperf3 h0->h1 at $RATE: $iperf GB/s" >&2
+# --- iperf3: one link alone (h0 -> h1), and all 8 ring links at once (h_i -> h_i+1) ------------
+# The ring figure is what the same hosts give 8 simultaneous flows in the pattern a ring
+# all-reduce makes: on a small machine it shows when the CPU, not the link, is the limit.
+iperf_one() {  # prints GB/s of one flow h0 -> h1
+  ip netns exec "$(hostns 1)" iperf3 -s -1 -B "$(addr 1)" >/dev/null 2>&1 &
+  local srv=$!
+  PIDS+=("$srv"); sleep 0.5
+  ip netns exec "$(hostns 0)" iperf3 -c "$(addr 1)" -t 5 -O 1 -J >"$T/iperf3-$1.json"
+  wait "$srv" || true
+  PIDS=()
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"]/8e9)' "$T/iperf3-$1.json"
+}
+iperf_ring() {  # prints the mean GB/s of 8 flows h_i -> h_(i+1) running together
+  local i srv=() cli=()
+  for i in $(seq 0 $((HOSTS - 1))); do
+    ip netns exec "$(hostns "$i")" iperf3 -s -1 -B "$(addr "$i")" >/dev/null 2>&1 &
+    srv+=($!); PIDS+=($!)
+  done
+  sleep 0.5
+  for i in $(seq 0 $((HOSTS - 1))); do
+    ip netns exec "$(hostns "$i")" iperf3 -c "$(addr $(((i + 1) % HOSTS)))" -t 5 -O 1 -J \
+      >"$T/iperf3-ring-$1-$i.json" &
+    cli+=($!); PIDS+=($!)
+  done
+  for i in "${cli[@]}" "${srv[@]}"; do wait "$i" || true; done
+  PIDS=()
+  python3 -c '
+import json, sys
+v = [json.load(open(f))["end"]["sum_received"]["bits_per_second"] / 8e9 for f in sys.argv[1:]]
+print(sum(v) / len(v))' "$T"/iperf3-ring-"$1"-*.json
+}
+echo "$(iperf_one before) $(iperf_ring before)" >"$T/iperf3.txt"
+echo "iperf3 at $RATE, one link and 8-flow ring (GB/s): $(cat "$T/iperf3.txt")" >&2
 
-# --- genie: one workload per size, rank i on host i --------------------------------------------
+# --- per size: genie, then each Gloo algorithm (interleaved: a busy machine hurts all alike) ----
 iters_for() {  # enough iterations for a steady figure, ~<= 20 s per size at 1 Gbit
   if [ "$1" -le $((1 << 20)) ]; then echo 20; elif [ "$1" -le $((16 << 20)) ]; then echo 10; else echo 3; fi
 }
 : >"$T/genie.txt"
+: >"$T/gloo.txt"
 port=$PORT
 for s in "${sizes[@]}"; do
   "$G" gen collective --type all_reduce --size "$s" --ranks "$HOSTS" -o "$T/w$s" >/dev/null
   port=$((port + 1))
+  # shellcheck disable=SC2086  # GENIE_EXTRA is a list of flags
   on_all_hosts "$T/genie-$s.log" "$G" launch -n 1 --nnodes "$HOSTS" --node-rank '{i}' \
     --rendezvous "tcp:$(addr 0):$port" -- run "$T/w$s" --bind '{addr}' -o "$T/g$s/h{i}" \
     -n "$(iters_for "$s")" --warmup 1 --channels "$CHANNELS" --peer-timeout 120s $GENIE_EXTRA
   "$G" results merge "$T/g$s/merged.json" "$T/g$s"/h* >/dev/null
-  python3 - "$T/g$s/merged.json" "$s" >>"$T/genie.txt" <<'EOF'
+  # genie's own figure: bus bytes over the ranks' summed all-reduce durations, warm-up excluded.
+  python3 -c '
 import json, sys
 m = json.load(open(sys.argv[1]))
-# genie's own figure: bus bytes over the ranks' summed all-reduce durations, warm-up excluded.
-row = next(r for r in m["collective_types"] if r["type"] == "all_reduce")
-print(sys.argv[2], row["busbw_gbps"])
-EOF
+print(sys.argv[2], next(r for r in m["collective_types"] if r["type"] == "all_reduce")["busbw_gbps"])
+' "$T/g$s/merged.json" "$s" >>"$T/genie.txt"
   echo "genie $s B: $(tail -1 "$T/genie.txt" | cut -d' ' -f2) GB/s" >&2
+  for alg in $ALGOS; do
+    mkdir -p "$T/store-$alg-$s"
+    on_all_hosts "$T/gloo-$alg-$s.log" "$GLOO" --rank '{i}' --size "$HOSTS" \
+      --store "$T/store-$alg-$s" --iface '{addr}' --algorithm "$alg" --bytes "$s" \
+      --iters "$(iters_for "$s")" --warmup 1 --max-seconds 10
+    grep '^gloo_allreduce ' "$T/gloo-$alg-$s.log.h0" | tee -a "$T/gloo.txt" | sed 's/^/  /' >&2
+  done
 done
-
-# --- Gloo: one run per algorithm over all sizes ------------------------------------------------
-for alg in $ALGOS; do
-  mkdir -p "$T/store-$alg"
-  on_all_hosts "$T/gloo-$alg.log" "$GLOO" --rank '{i}' --size "$HOSTS" --store "$T/store-$alg" \
-    --iface '{addr}' --algorithm "$alg" --bytes "$min..$max" --iters 20 --warmup 1 \
-    --max-seconds 10
-  grep '^gloo_allreduce ' "$T/gloo-$alg.log.h0" | sed 's/^/  /' >&2
-done
+echo "$(iperf_one after) $(iperf_ring after)" >>"$T/iperf3.txt"
 
 # --- the table ----------------------------------------------------------------------------------
-python3 - "$T" "$iperf" "$RATE" "$CHANNELS" $ALGOS <<'EOF'
-import glob, re, sys
-t, iperf, rate, channels, algos = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+python3 - "$T" "$RATE" "$CHANNELS" $ALGOS <<'EOF'
+import sys
+t, rate, channels, algos = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+runs = [[float(x) for x in l.split()] for l in open(t + "/iperf3.txt")]
+one = sum(r[0] for r in runs) / len(runs)  # mean of before and after
+ring = sum(r[1] for r in runs) / len(runs)
 genie = {int(a): float(b) for a, b in (l.split() for l in open(t + "/genie.txt"))}
 gloo = {a: {} for a in algos}
-for a in algos:
-    for l in open(f"{t}/gloo-{a}.log.h0"):
-        if l.startswith("gloo_allreduce "):
-            kv = dict(x.split("=") for x in l.split()[1:])
-            gloo[a][int(kv["bytes"])] = float(kv["busbw_gbps"])
+for l in open(t + "/gloo.txt"):
+    kv = dict(x.split("=") for x in l.split()[1:])
+    gloo[kv["algorithm"]][int(kv["bytes"])] = float(kv["busbw_gbps"])
 def size(b):
     for u, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= f and b % f == 0: return f"{b // f} {u}"
     return f"{b} B"
-print(f"star:8 at {rate}, genie --channels {channels}; GB/s (busbw = algbw x 2(n-1)/n)")
-head = f"{'size':>9} {'iperf3':>7} {'genie':>7}" + "".join(f" {('gloo ' + a)[:18]:>18}" for a in algos)
+print(f"star:8 at {rate}, genie --channels {channels}; GB/s, busbw = algbw x 2(n-1)/n")
+print("iperf3 one link h0->h1 before/after: " + " / ".join(f"{r[0]:.4f}" for r in runs) +
+      "; ring8 (8 flows h_i->h_i+1 at once, mean per flow): " +
+      " / ".join(f"{r[1]:.4f}" for r in runs))
+head = f"{'size':>9} {'iperf3':>7} {'ring8':>7} {'genie':>7}"
+w = {a: max(8, len("gloo " + a)) for a in algos}
+head += "".join(f" {'gloo ' + a:>{w[a]}}" for a in algos)
 head += f" {'genie/iperf3':>12} {'genie/best-gloo':>15}"
 print(head)
 for s in sorted(genie):
     g = genie[s]
-    row = f"{size(s):>9} {iperf:7.4f} {g:7.4f}"
+    row = f"{size(s):>9} {one:7.4f} {ring:7.4f} {g:7.4f}"
     best = 0.0
     for a in algos:
         v = gloo[a].get(s)
-        row += f" {v:18.4f}" if v is not None else f" {'-':>18}"
+        row += f" {v:{w[a]}.4f}" if v is not None else f" {'-':>{w[a]}}"
         best = max(best, v or 0.0)
-    row += f" {g / iperf:12.2f} {g / best if best else float('nan'):15.2f}"
+    row += f" {g / one:12.2f} {g / best if best else float('nan'):15.2f}"
     print(row)
 EOF
