@@ -11,7 +11,8 @@
 # hand here (testbed_up/testbed_down); everything made is removed on exit, also on failure.
 # Needs root. Usage: bench/testbed_allreduce.sh BUILD_DIR
 #   RATE=1gbit MIN=64KiB MAX=256MiB ALGOS="ring new_ring halving_doubling" CHANNELS=1
-#   NAME=gab (namespace prefix) PORT=29700 OUT=DIR (keep the run's files there)
+#   REPEAT=1 (median of that many) NAME=gab (namespace prefix) PORT=29700 GENIE_EXTRA="..."
+#   OUT=DIR (keep the run's files there)
 set -euo pipefail
 BUILD="$(cd "${1:?usage: bench/testbed_allreduce.sh BUILD_DIR}" && pwd)"
 G="$BUILD/tools/genie/genie"
@@ -25,6 +26,7 @@ NAME=${NAME:-gab}
 PORT=${PORT:-29700}
 HOSTS=8
 GENIE_EXTRA=${GENIE_EXTRA:-}  # more `genie run` flags, e.g. "--slice 1MiB"
+REPEAT=${REPEAT:-1}           # measurements per size and program; the table shows the median
 
 if [ "$(id -u)" -ne 0 ]; then echo "testbed_allreduce: needs root (network namespaces); skipped"; exit 0; fi
 command -v iperf3 >/dev/null || { echo "testbed_allreduce: iperf3 missing (scripts/install-deps.sh); skipped"; exit 0; }
@@ -89,7 +91,7 @@ cleanup() {
     for p in $(ip netns pids "$(hostns "$i")" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
   done
   testbed_down
-  if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp -r "$T"/. "$OUT"/ 2>/dev/null || true; fi
+  if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; cp -r "$T"/. "$OUT"/ 2>/dev/null || true; fi
   rm -rf "$T"
   exit "$rc"
 }
@@ -171,46 +173,54 @@ iters_for() {  # enough iterations for a steady figure, ~<= 20 s per size at 1 G
 port=$PORT
 for s in "${sizes[@]}"; do
   "$G" gen collective --type all_reduce --size "$s" --ranks "$HOSTS" -o "$T/w$s" >/dev/null
-  port=$((port + 1))
-  # shellcheck disable=SC2086  # GENIE_EXTRA is a list of flags
-  on_all_hosts "$T/genie-$s.log" "$G" launch -n 1 --nnodes "$HOSTS" --node-rank '{i}' \
-    --rendezvous "tcp:$(addr 0):$port" -- run "$T/w$s" --bind '{addr}' -o "$T/g$s/h{i}" \
-    -n "$(iters_for "$s")" --warmup 1 --channels "$CHANNELS" --peer-timeout 120s $GENIE_EXTRA
-  "$G" results merge "$T/g$s/merged.json" "$T/g$s"/h* >/dev/null
-  # genie's own figure: bus bytes over the ranks' summed all-reduce durations, warm-up excluded.
-  python3 -c '
+  for r in $(seq 1 "$REPEAT"); do
+    port=$((port + 1))
+    # shellcheck disable=SC2086  # GENIE_EXTRA is a list of flags
+    on_all_hosts "$T/genie-$s-$r.log" "$G" launch -n 1 --nnodes "$HOSTS" --node-rank '{i}' \
+      --rendezvous "tcp:$(addr 0):$port" -- run "$T/w$s" --bind '{addr}' -o "$T/g$s-$r/h{i}" \
+      -n "$(iters_for "$s")" --warmup 1 --channels "$CHANNELS" --peer-timeout 120s $GENIE_EXTRA
+    "$G" results merge "$T/g$s-$r/merged.json" "$T/g$s-$r"/h* >/dev/null
+    # genie's own figure: bus bytes over the ranks' summed all-reduce durations, warm-up excluded.
+    python3 -c '
 import json, sys
 m = json.load(open(sys.argv[1]))
 print(sys.argv[2], next(r for r in m["collective_types"] if r["type"] == "all_reduce")["busbw_gbps"])
-' "$T/g$s/merged.json" "$s" >>"$T/genie.txt"
-  echo "genie $s B: $(tail -1 "$T/genie.txt" | cut -d' ' -f2) GB/s" >&2
-  for alg in $ALGOS; do
-    mkdir -p "$T/store-$alg-$s"
-    on_all_hosts "$T/gloo-$alg-$s.log" "$GLOO" --rank '{i}' --size "$HOSTS" \
-      --store "$T/store-$alg-$s" --iface '{addr}' --algorithm "$alg" --bytes "$s" \
-      --iters "$(iters_for "$s")" --warmup 1 --max-seconds 10
-    grep '^gloo_allreduce ' "$T/gloo-$alg-$s.log.h0" | tee -a "$T/gloo.txt" | sed 's/^/  /' >&2
+'  "$T/g$s-$r/merged.json" "$s" >>"$T/genie.txt"
+    echo "genie $s B: $(tail -1 "$T/genie.txt" | cut -d' ' -f2) GB/s" >&2
+    for alg in $ALGOS; do
+      mkdir -p "$T/store-$alg-$s-$r"
+      on_all_hosts "$T/gloo-$alg-$s-$r.log" "$GLOO" --rank '{i}' --size "$HOSTS" \
+        --store "$T/store-$alg-$s-$r" --iface '{addr}' --algorithm "$alg" --bytes "$s" \
+        --iters "$(iters_for "$s")" --warmup 1 --max-seconds 10
+      grep '^gloo_allreduce ' "$T/gloo-$alg-$s-$r.log.h0" | tee -a "$T/gloo.txt" | sed 's/^/  /' >&2
+    done
   done
 done
 echo "$(iperf_one after) $(iperf_ring after)" >>"$T/iperf3.txt"
 
 # --- the table ----------------------------------------------------------------------------------
+# shellcheck disable=SC2086  # one argument per algorithm
 python3 - "$T" "$RATE" "$CHANNELS" $ALGOS <<'EOF'
-import sys
+import statistics, sys
 t, rate, channels, algos = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 runs = [[float(x) for x in l.split()] for l in open(t + "/iperf3.txt")]
 one = sum(r[0] for r in runs) / len(runs)  # mean of before and after
 ring = sum(r[1] for r in runs) / len(runs)
-genie = {int(a): float(b) for a, b in (l.split() for l in open(t + "/genie.txt"))}
-gloo = {a: {} for a in algos}
+genie, gloo = {}, {a: {} for a in algos}  # size -> every measurement; medians below
+for l in open(t + "/genie.txt"):
+    genie.setdefault(int(l.split()[0]), []).append(float(l.split()[1]))
 for l in open(t + "/gloo.txt"):
     kv = dict(x.split("=") for x in l.split()[1:])
-    gloo[kv["algorithm"]][int(kv["bytes"])] = float(kv["busbw_gbps"])
+    gloo[kv["algorithm"]].setdefault(int(kv["bytes"]), []).append(float(kv["busbw_gbps"]))
+genie = {s: statistics.median(v) for s, v in genie.items()}
+gloo = {a: {s: statistics.median(v) for s, v in d.items()} for a, d in gloo.items()}
+reps = max(len(open(t + "/genie.txt").readlines()) // max(len(genie), 1), 1)
 def size(b):
     for u, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= f and b % f == 0: return f"{b // f} {u}"
     return f"{b} B"
-print(f"star:8 at {rate}, genie --channels {channels}; GB/s, busbw = algbw x 2(n-1)/n")
+print(f"star:8 at {rate}, genie --channels {channels}; GB/s, busbw = algbw x 2(n-1)/n; "
+      f"median of {reps}")
 print("iperf3 one link h0->h1 before/after: " + " / ".join(f"{r[0]:.4f}" for r in runs) +
       "; ring8 (8 flows h_i->h_i+1 at once, mean per flow): " +
       " / ".join(f"{r[1]:.4f}" for r in runs))
