@@ -76,7 +76,9 @@ testbed_up() {
 }
 
 testbed_down() {
-  if [ "$USE_GENIE_TESTBED" = 1 ]; then "$G" testbed down "$NAME" >/dev/null 2>&1 || true; fi
+  if [ "$USE_GENIE_TESTBED" = 1 ]; then
+    "$G" testbed down --name "$NAME" >/dev/null 2>&1 || "$G" testbed down "$NAME" >/dev/null 2>&1 || true
+  fi
   hand_down  # also removes what a half-done hand_up left
 }
 
