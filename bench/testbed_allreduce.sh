@@ -40,8 +40,8 @@ addr() { echo "10.100.0.$(($1 + 1))"; }
 hostns() { echo "$NAME-h$1"; }
 
 # --- the network: `genie testbed` when it exists, else by hand --------------------------------
-# (`genie testbed --help` exits 0 on a genie without it, printing the top-level help.)
-if "$G" testbed --help 2>/dev/null | grep -q 'testbed up'; then USE_GENIE_TESTBED=1; else USE_GENIE_TESTBED=0; fi
+# (a genie without it fails `genie testbed list`.)
+if "$G" testbed list >/dev/null 2>&1; then USE_GENIE_TESTBED=1; else USE_GENIE_TESTBED=0; fi
 
 hand_up() {
   ip netns add "$NAME-sw"
