@@ -1,9 +1,9 @@
 #include "genie/config/network_config.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 #include <cstdio>
-
-#include <yaml-cpp/yaml.h>
 
 #include "genie/config/limits.h"
 #include "genie/config/text_file.h"
@@ -12,8 +12,7 @@ namespace genie::config {
 namespace {
 
 std::string Where(const std::string& origin, const char* key) {
-  return (origin.empty() ? std::string("network configuration") : origin) + ": key \"" + key +
-         "\"";
+  return (origin.empty() ? std::string("network configuration") : origin) + ": key \"" + key + "\"";
 }
 
 std::string Number(double v) {
@@ -40,8 +39,8 @@ Status ReadList(const YAML::Node& root, const char* key, const std::string& orig
       return Status::InvalidArgument(Where(origin, key) + ": expected a list like [ 8 ]");
     }
   } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(Where(origin, key) + ": " + e.msg +
-                                   " (line " + std::to_string(e.mark.line + 1) + ")");
+    return Status::InvalidArgument(Where(origin, key) + ": " + e.msg + " (line " +
+                                   std::to_string(e.mark.line + 1) + ")");
   }
   return Status::Ok();
 }
@@ -50,9 +49,12 @@ Status ReadList(const YAML::Node& root, const char* key, const std::string& orig
 
 const char* TopologyKindName(TopologyKind kind) {
   switch (kind) {
-    case TopologyKind::kRing: return "Ring";
-    case TopologyKind::kFullyConnected: return "FullyConnected";
-    case TopologyKind::kSwitch: return "Switch";
+    case TopologyKind::kRing:
+      return "Ring";
+    case TopologyKind::kFullyConnected:
+      return "FullyConnected";
+    case TopologyKind::kSwitch:
+      return "Switch";
   }
   return "?";
 }
@@ -61,6 +63,16 @@ int NetworkConfig::total_npus() const {
   int n = 1;
   for (int c : npus_count) n *= c;
   return n;
+}
+
+double NetworkConfig::GoodputOf(int dim) const {
+  if (goodput.empty()) return kDefaultGoodput;
+  return goodput.size() == 1 ? goodput[0] : goodput[dim];
+}
+
+double NetworkConfig::MessageOverheadNsOf(int dim) const {
+  if (message_overhead_ns.empty()) return kDefaultMessageOverheadNs;
+  return message_overhead_ns.size() == 1 ? message_overhead_ns[0] : message_overhead_ns[dim];
 }
 
 nlohmann::json NetworkConfig::ToJson() const {
@@ -72,6 +84,14 @@ nlohmann::json NetworkConfig::ToJson() const {
   j["npus_count"] = npus_count;
   j["bandwidth"] = bandwidth_gbps;
   j["latency"] = latency_ns;
+  // As the flow model uses them (defaults applied), so a result file says what it assumed.
+  std::vector<double> g, o;
+  for (int d = 0; d < dims(); ++d) {
+    g.push_back(GoodputOf(d));
+    o.push_back(MessageOverheadNsOf(d));
+  }
+  j["goodput"] = g;
+  j["message_overhead"] = o;
   j["total_npus"] = total_npus();
   return j;
 }
@@ -83,14 +103,33 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
   }
   auto check_len = [&](size_t n, const char* key) -> Status {
     if (n == c.topology.size()) return Status::Ok();
-    return Status::InvalidArgument(Where(o, key) + " has " + std::to_string(n) +
-                                   " entries but topology has " +
-                                   std::to_string(c.topology.size()) +
-                                   " dimensions (give one per dimension)");
+    return Status::InvalidArgument(
+        Where(o, key) + " has " + std::to_string(n) + " entries but topology has " +
+        std::to_string(c.topology.size()) + " dimensions (give one per dimension)");
   };
   GENIE_RETURN_IF_ERROR(check_len(c.npus_count.size(), "npus_count"));
   GENIE_RETURN_IF_ERROR(check_len(c.bandwidth_gbps.size(), "bandwidth"));
   GENIE_RETURN_IF_ERROR(check_len(c.latency_ns.size(), "latency"));
+  // The flow model's keys may also give one value for every dimension.
+  if (c.goodput.size() > 1) GENIE_RETURN_IF_ERROR(check_len(c.goodput.size(), "goodput"));
+  if (c.message_overhead_ns.size() > 1) {
+    GENIE_RETURN_IF_ERROR(check_len(c.message_overhead_ns.size(), "message_overhead"));
+  }
+  for (double g : c.goodput) {
+    if (!(g > 0 && g <= 1)) {
+      return Status::InvalidArgument(Where(o, "goodput") + ": " + Number(g) +
+                                     " is out of range; give the fraction of the link's "
+                                     "bandwidth a transfer really gets, above 0 and at most 1 "
+                                     "(TCP over Ethernet: about 0.94)");
+    }
+  }
+  for (double v : c.message_overhead_ns) {
+    if (!(v >= 0 && v <= kMaxDelayNs)) {
+      return Status::InvalidArgument(Where(o, "message_overhead") + ": " + Number(v) +
+                                     " is out of range; give ns per message between 0 and " +
+                                     Number(kMaxDelayNs) + " (1,000 s)");
+    }
+  }
   int64_t total = 1;
   for (size_t d = 0; d < c.topology.size(); ++d) {
     std::string dim = " (dimension " + std::to_string(d) + ")";
@@ -145,13 +184,17 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
     } else if (n == "Switch") {
       c.topology.push_back(TopologyKind::kSwitch);
     } else {
-      return Status::InvalidArgument(Where(origin, "topology") + ": unknown building block \"" +
-                                     n + "\" (use Ring, FullyConnected or Switch)");
+      return Status::InvalidArgument(Where(origin, "topology") + ": unknown building block \"" + n +
+                                     "\" (use Ring, FullyConnected or Switch)");
     }
   }
   GENIE_RETURN_IF_ERROR(ReadList(root, "npus_count", origin, &c.npus_count));
   GENIE_RETURN_IF_ERROR(ReadList(root, "bandwidth", origin, &c.bandwidth_gbps));
   GENIE_RETURN_IF_ERROR(ReadList(root, "latency", origin, &c.latency_ns));
+  if (root["goodput"]) GENIE_RETURN_IF_ERROR(ReadList(root, "goodput", origin, &c.goodput));
+  if (root["message_overhead"]) {
+    GENIE_RETURN_IF_ERROR(ReadList(root, "message_overhead", origin, &c.message_overhead_ns));
+  }
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   return c;
 }

@@ -48,6 +48,40 @@ TEST(NetworkConfigTest, MultiDimensional) {
   EXPECT_EQ(c->bandwidth_gbps[2], 50.5);
 }
 
+// genie's own keys for the flow model: absent = the documented defaults; a single value is
+// every dimension's; out-of-range values name the key.
+TEST(NetworkConfigTest, FlowModelKeys) {
+  const std::string base =
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 "
+      "]\n";
+  auto plain = ParseNetworkConfig(base, "p.yml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->GoodputOf(1), kDefaultGoodput);
+  EXPECT_EQ(plain->MessageOverheadNsOf(0), kDefaultMessageOverheadNs);
+  EXPECT_EQ(plain->ToJson()["goodput"], nlohmann::json::array({0.94, 0.94}));
+
+  auto one = ParseNetworkConfig(base + "goodput: 0.9\nmessage_overhead: [ 2000 ]\n", "o.yml");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->GoodputOf(0), 0.9);
+  EXPECT_EQ(one->GoodputOf(1), 0.9);
+  EXPECT_EQ(one->MessageOverheadNsOf(1), 2000);
+
+  auto each = ParseNetworkConfig(base + "goodput: [ 1, 0.5 ]\nmessage_overhead: [ 0, 7 ]\n", "e");
+  ASSERT_TRUE(each.ok()) << each.status().ToString();
+  EXPECT_EQ(each->GoodputOf(1), 0.5);
+  EXPECT_EQ(each->MessageOverheadNsOf(0), 0);
+
+  for (const char* bad : {"goodput: 0\n", "goodput: 1.5\n", "goodput: [ 1, 1, 1 ]\n",
+                          "message_overhead: -1\n", "goodput: fast\n"}) {
+    auto r = ParseNetworkConfig(base + bad, "b.yml");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("b.yml"), std::string::npos) << r.status().message();
+    const bool names_key = r.status().message().find("goodput") != std::string::npos ||
+                           r.status().message().find("message_overhead") != std::string::npos;
+    EXPECT_TRUE(names_key) << r.status().message();
+  }
+}
+
 TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   auto unknown = ParseNetworkConfig(
       "topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "n.yml");
@@ -67,13 +101,14 @@ TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   EXPECT_FALSE(ParseNetworkConfig(
                    "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 0 ]\nlatency: [ 1 ]\n", "x")
                    .ok());
-  EXPECT_FALSE(ParseNetworkConfig(
-                   "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ -1 ]\n", "x")
-                   .ok());
-  EXPECT_FALSE(ParseNetworkConfig(
-                   "topology: [ Ring ]\nnpus_count: [ four ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
-                   "x")
-                   .ok());
+  EXPECT_FALSE(
+      ParseNetworkConfig(
+          "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ -1 ]\n", "x")
+          .ok());
+  EXPECT_FALSE(
+      ParseNetworkConfig(
+          "topology: [ Ring ]\nnpus_count: [ four ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "x")
+          .ok());
   auto missing = ParseNetworkConfig("topology: [ Ring ]\nnpus_count: [ 4 ]\n", "x");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("bandwidth"), std::string::npos);
@@ -86,19 +121,19 @@ TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
 // front, and each error names the file and the key.
 TEST(NetworkConfigTest, OutOfRangeValuesAreErrorsNamingFileAndKey) {
   auto yml = [](const std::string& npus, const std::string& bw, const std::string& lat) {
-    return "topology: [ Ring, Switch ]\nnpus_count: [ 4, " + npus + " ]\nbandwidth: [ 50, " +
-           bw + " ]\nlatency: [ 500, " + lat + " ]\n";
+    return "topology: [ Ring, Switch ]\nnpus_count: [ 4, " + npus + " ]\nbandwidth: [ 50, " + bw +
+           " ]\nlatency: [ 500, " + lat + " ]\n";
   };
   const std::tuple<const char*, std::string, std::string, std::string> cases[] = {
-      {"bandwidth", "2", "1e-300", "1"},   {"bandwidth", "2", "1e300", "1"},
-      {"bandwidth", "2", ".nan", "1"},     {"bandwidth", "2", ".inf", "1"},
-      {"bandwidth", "2", "-50", "1"},      {"bandwidth", "2", "0", "1"},
-      {"bandwidth", "2", "fast", "1"},     {"bandwidth", "2", "[ 1 ]", "1"},
-      {"latency", "2", "50", "1e30"},      {"latency", "2", "50", "-1"},
-      {"latency", "2", "50", ".nan"},      {"latency", "2", "50", "-.inf"},
-      {"latency", "2", "50", "1e13"},      {"latency", "2", "50", "soon"},
-      {"npus_count", "0", "50", "1"},      {"npus_count", "-4", "50", "1"},
-      {"npus_count", "1e10", "50", "1"},   {"npus_count", "4.5", "50", "1"},
+      {"bandwidth", "2", "1e-300", "1"},        {"bandwidth", "2", "1e300", "1"},
+      {"bandwidth", "2", ".nan", "1"},          {"bandwidth", "2", ".inf", "1"},
+      {"bandwidth", "2", "-50", "1"},           {"bandwidth", "2", "0", "1"},
+      {"bandwidth", "2", "fast", "1"},          {"bandwidth", "2", "[ 1 ]", "1"},
+      {"latency", "2", "50", "1e30"},           {"latency", "2", "50", "-1"},
+      {"latency", "2", "50", ".nan"},           {"latency", "2", "50", "-.inf"},
+      {"latency", "2", "50", "1e13"},           {"latency", "2", "50", "soon"},
+      {"npus_count", "0", "50", "1"},           {"npus_count", "-4", "50", "1"},
+      {"npus_count", "1e10", "50", "1"},        {"npus_count", "4.5", "50", "1"},
       {"npus_count", "99999999999", "50", "1"}, {"npus_count", "8388608", "50", "1"},
   };
   for (const auto& [key, npus, bw, lat] : cases) {
@@ -111,18 +146,17 @@ TEST(NetworkConfigTest, OutOfRangeValuesAreErrorsNamingFileAndKey) {
         << text << " -> " << c.status().message();
   }
   auto tiny = ParseNetworkConfig(yml("2", "1e-300", "1"), "net.yml");
-  EXPECT_NE(tiny.status().message().find("1e-300 (dimension 1) is out of range"),
-            std::string::npos)
+  EXPECT_NE(tiny.status().message().find("1e-300 (dimension 1) is out of range"), std::string::npos)
       << tiny.status().message();
   // The bounds themselves are fine.
   EXPECT_TRUE(ParseNetworkConfig(yml("2", "1e-6", "1e12"), "net.yml").ok());
   EXPECT_TRUE(ParseNetworkConfig(yml("2", "1e9", "0"), "net.yml").ok());
   // Not a map, a map where a list belongs, an empty file.
   EXPECT_FALSE(ParseNetworkConfig("- 1\n- 2\n", "net.yml").ok());
-  EXPECT_FALSE(ParseNetworkConfig(
-                   "topology: { a: Ring }\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
-                   "net.yml")
-                   .ok());
+  EXPECT_FALSE(
+      ParseNetworkConfig(
+          "topology: { a: Ring }\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "net.yml")
+          .ok());
   EXPECT_FALSE(ParseNetworkConfig("", "net.yml").ok());
 }
 
