@@ -1,9 +1,9 @@
 #include "genie/config/network_config.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cmath>
 #include <cstdio>
+
+#include <yaml-cpp/yaml.h>
 
 #include "genie/config/limits.h"
 #include "genie/config/text_file.h"
@@ -12,7 +12,8 @@ namespace genie::config {
 namespace {
 
 std::string Where(const std::string& origin, const char* key) {
-  return (origin.empty() ? std::string("network configuration") : origin) + ": key \"" + key + "\"";
+  return (origin.empty() ? std::string("network configuration") : origin) + ": key \"" + key +
+         "\"";
 }
 
 std::string Number(double v) {
@@ -39,8 +40,8 @@ Status ReadList(const YAML::Node& root, const char* key, const std::string& orig
       return Status::InvalidArgument(Where(origin, key) + ": expected a list like [ 8 ]");
     }
   } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(Where(origin, key) + ": " + e.msg + " (line " +
-                                   std::to_string(e.mark.line + 1) + ")");
+    return Status::InvalidArgument(Where(origin, key) + ": " + e.msg +
+                                   " (line " + std::to_string(e.mark.line + 1) + ")");
   }
   return Status::Ok();
 }
@@ -49,12 +50,9 @@ Status ReadList(const YAML::Node& root, const char* key, const std::string& orig
 
 const char* TopologyKindName(TopologyKind kind) {
   switch (kind) {
-    case TopologyKind::kRing:
-      return "Ring";
-    case TopologyKind::kFullyConnected:
-      return "FullyConnected";
-    case TopologyKind::kSwitch:
-      return "Switch";
+    case TopologyKind::kRing: return "Ring";
+    case TopologyKind::kFullyConnected: return "FullyConnected";
+    case TopologyKind::kSwitch: return "Switch";
   }
   return "?";
 }
@@ -103,9 +101,10 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
   }
   auto check_len = [&](size_t n, const char* key) -> Status {
     if (n == c.topology.size()) return Status::Ok();
-    return Status::InvalidArgument(
-        Where(o, key) + " has " + std::to_string(n) + " entries but topology has " +
-        std::to_string(c.topology.size()) + " dimensions (give one per dimension)");
+    return Status::InvalidArgument(Where(o, key) + " has " + std::to_string(n) +
+                                   " entries but topology has " +
+                                   std::to_string(c.topology.size()) +
+                                   " dimensions (give one per dimension)");
   };
   GENIE_RETURN_IF_ERROR(check_len(c.npus_count.size(), "npus_count"));
   GENIE_RETURN_IF_ERROR(check_len(c.bandwidth_gbps.size(), "bandwidth"));
@@ -184,8 +183,8 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
     } else if (n == "Switch") {
       c.topology.push_back(TopologyKind::kSwitch);
     } else {
-      return Status::InvalidArgument(Where(origin, "topology") + ": unknown building block \"" + n +
-                                     "\" (use Ring, FullyConnected or Switch)");
+      return Status::InvalidArgument(Where(origin, "topology") + ": unknown building block \"" +
+                                     n + "\" (use Ring, FullyConnected or Switch)");
     }
   }
   GENIE_RETURN_IF_ERROR(ReadList(root, "npus_count", origin, &c.npus_count));

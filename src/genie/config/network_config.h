@@ -10,9 +10,10 @@
 // Value type, built once at start-up; any thread may read it.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "genie/common/status.h"
 

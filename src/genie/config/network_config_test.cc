@@ -52,8 +52,8 @@ TEST(NetworkConfigTest, MultiDimensional) {
 // every dimension's; out-of-range values name the key.
 TEST(NetworkConfigTest, FlowModelKeys) {
   const std::string base =
-      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 "
-      "]\n";
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 1, 1 ]\n"
+      "latency: [ 1, 1 ]\n";
   auto plain = ParseNetworkConfig(base, "p.yml");
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->GoodputOf(1), kDefaultGoodput);
@@ -75,10 +75,11 @@ TEST(NetworkConfigTest, FlowModelKeys) {
                           "message_overhead: -1\n", "goodput: fast\n"}) {
     auto r = ParseNetworkConfig(base + bad, "b.yml");
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_NE(r.status().message().find("b.yml"), std::string::npos) << r.status().message();
-    const bool names_key = r.status().message().find("goodput") != std::string::npos ||
-                           r.status().message().find("message_overhead") != std::string::npos;
-    EXPECT_TRUE(names_key) << r.status().message();
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("b.yml"), std::string::npos) << m;
+    const bool names_key = m.find("goodput") != std::string::npos ||
+                           m.find("message_overhead") != std::string::npos;
+    EXPECT_TRUE(names_key) << m;
   }
 }
 
@@ -101,14 +102,13 @@ TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   EXPECT_FALSE(ParseNetworkConfig(
                    "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 0 ]\nlatency: [ 1 ]\n", "x")
                    .ok());
-  EXPECT_FALSE(
-      ParseNetworkConfig(
-          "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ -1 ]\n", "x")
-          .ok());
-  EXPECT_FALSE(
-      ParseNetworkConfig(
-          "topology: [ Ring ]\nnpus_count: [ four ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "x")
-          .ok());
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ -1 ]\n", "x")
+                   .ok());
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: [ Ring ]\nnpus_count: [ four ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
+                   "x")
+                   .ok());
   auto missing = ParseNetworkConfig("topology: [ Ring ]\nnpus_count: [ 4 ]\n", "x");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("bandwidth"), std::string::npos);
@@ -121,19 +121,19 @@ TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
 // front, and each error names the file and the key.
 TEST(NetworkConfigTest, OutOfRangeValuesAreErrorsNamingFileAndKey) {
   auto yml = [](const std::string& npus, const std::string& bw, const std::string& lat) {
-    return "topology: [ Ring, Switch ]\nnpus_count: [ 4, " + npus + " ]\nbandwidth: [ 50, " + bw +
-           " ]\nlatency: [ 500, " + lat + " ]\n";
+    return "topology: [ Ring, Switch ]\nnpus_count: [ 4, " + npus + " ]\nbandwidth: [ 50, " +
+           bw + " ]\nlatency: [ 500, " + lat + " ]\n";
   };
   const std::tuple<const char*, std::string, std::string, std::string> cases[] = {
-      {"bandwidth", "2", "1e-300", "1"},        {"bandwidth", "2", "1e300", "1"},
-      {"bandwidth", "2", ".nan", "1"},          {"bandwidth", "2", ".inf", "1"},
-      {"bandwidth", "2", "-50", "1"},           {"bandwidth", "2", "0", "1"},
-      {"bandwidth", "2", "fast", "1"},          {"bandwidth", "2", "[ 1 ]", "1"},
-      {"latency", "2", "50", "1e30"},           {"latency", "2", "50", "-1"},
-      {"latency", "2", "50", ".nan"},           {"latency", "2", "50", "-.inf"},
-      {"latency", "2", "50", "1e13"},           {"latency", "2", "50", "soon"},
-      {"npus_count", "0", "50", "1"},           {"npus_count", "-4", "50", "1"},
-      {"npus_count", "1e10", "50", "1"},        {"npus_count", "4.5", "50", "1"},
+      {"bandwidth", "2", "1e-300", "1"},   {"bandwidth", "2", "1e300", "1"},
+      {"bandwidth", "2", ".nan", "1"},     {"bandwidth", "2", ".inf", "1"},
+      {"bandwidth", "2", "-50", "1"},      {"bandwidth", "2", "0", "1"},
+      {"bandwidth", "2", "fast", "1"},     {"bandwidth", "2", "[ 1 ]", "1"},
+      {"latency", "2", "50", "1e30"},      {"latency", "2", "50", "-1"},
+      {"latency", "2", "50", ".nan"},      {"latency", "2", "50", "-.inf"},
+      {"latency", "2", "50", "1e13"},      {"latency", "2", "50", "soon"},
+      {"npus_count", "0", "50", "1"},      {"npus_count", "-4", "50", "1"},
+      {"npus_count", "1e10", "50", "1"},   {"npus_count", "4.5", "50", "1"},
       {"npus_count", "99999999999", "50", "1"}, {"npus_count", "8388608", "50", "1"},
   };
   for (const auto& [key, npus, bw, lat] : cases) {
@@ -146,17 +146,18 @@ TEST(NetworkConfigTest, OutOfRangeValuesAreErrorsNamingFileAndKey) {
         << text << " -> " << c.status().message();
   }
   auto tiny = ParseNetworkConfig(yml("2", "1e-300", "1"), "net.yml");
-  EXPECT_NE(tiny.status().message().find("1e-300 (dimension 1) is out of range"), std::string::npos)
+  EXPECT_NE(tiny.status().message().find("1e-300 (dimension 1) is out of range"),
+            std::string::npos)
       << tiny.status().message();
   // The bounds themselves are fine.
   EXPECT_TRUE(ParseNetworkConfig(yml("2", "1e-6", "1e12"), "net.yml").ok());
   EXPECT_TRUE(ParseNetworkConfig(yml("2", "1e9", "0"), "net.yml").ok());
   // Not a map, a map where a list belongs, an empty file.
   EXPECT_FALSE(ParseNetworkConfig("- 1\n- 2\n", "net.yml").ok());
-  EXPECT_FALSE(
-      ParseNetworkConfig(
-          "topology: { a: Ring }\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "net.yml")
-          .ok());
+  EXPECT_FALSE(ParseNetworkConfig(
+                   "topology: { a: Ring }\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
+                   "net.yml")
+                   .ok());
   EXPECT_FALSE(ParseNetworkConfig("", "net.yml").ok());
 }
 
