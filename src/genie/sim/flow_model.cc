@@ -35,6 +35,8 @@ FlowModel::FlowModel(const Topology* topology, EventQueue* queue)
   for (int id = 0; id < topology->num_links(); ++id) {
     const int dim = topology->link(id).dim;
     links_[id].capacity = topology->bytes_per_ns(dim) * topology->goodput(dim);
+    links_[id].latency_ns = topology->latency_ns(dim);
+    links_[id].overhead_ns = topology->message_overhead_ns(dim);
   }
 }
 
@@ -60,9 +62,8 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
   flow.updated = queue_->Now();
   double latency = 0, overhead = 0;
   for (int id : flow.route) {
-    const int dim = topology_->link(id).dim;
-    latency += topology_->latency_ns(dim);
-    overhead = std::max(overhead, topology_->message_overhead_ns(dim));
+    latency += links_[id].latency_ns;
+    overhead = std::max(overhead, links_[id].overhead_ns);
   }
   flow.tail_ns = latency + overhead;
   if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize

@@ -45,6 +45,8 @@ class FlowModel final : public NetworkModel {
  private:
   struct Link {
     double capacity = 0;     // bytes/ns this link gives to transfers (bandwidth x goodput)
+    double latency_ns = 0;   // of its dimension
+    double overhead_ns = 0;  // message_overhead of its dimension
     std::vector<int> flows;  // active flows crossing it
     uint32_t mark = 0;       // epoch of the last component walk that reached it
     // Scratch of one water-filling pass.
