@@ -82,7 +82,9 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
                  env.rank, o.output.c_str(), here.size(), env.world_size, here.front(),
                  here.back());
     // Every iteration ends in a world barrier, so this host's step times are the job's.
-    if (env.rank == 0) PrintPrediction(setup, o.network_model, merged->ranks, " (this host's ranks)");
+    if (env.rank == 0) {
+      PrintPrediction(setup, o.network_model, merged->ranks, " (this host's ranks)");
+    }
     return 0;
   }
   // The same lines `genie results show --astra-sim` prints for these results.
