@@ -22,7 +22,7 @@ namespace genie::config {
 enum class TopologyKind { kRing, kFullyConnected, kSwitch };
 const char* TopologyKindName(TopologyKind kind);  // "Ring", "FullyConnected", "Switch"
 
-// Defaults of the flow model's parameters (docs/simulation.md#flow-model): TCP payload per
+// Defaults of the flow model's parameters (docs/simulation.md, "Flow model"): TCP payload per
 // Ethernet wire byte at MTU 1500 (1448 / 1538), and a kernel TCP stack's cost per message.
 inline constexpr double kDefaultGoodput = 0.94;
 inline constexpr double kDefaultMessageOverheadNs = 5000;
