@@ -3,6 +3,7 @@
 // prints the same figures from the same records.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -53,6 +54,25 @@ TEST(Drivers, SimulatedIterationsRepeatTheFirstExactly) {
   ASSERT_EQ(summed.size(), 8u) << three.output;
   // Three measured iterations of an idle deterministic network: three times the figure.
   EXPECT_EQ(summed[0], "sys[0] finished, 193320 cycles, exposed communication 193320 cycles.");
+}
+
+// `genie run --network N` predicts with the flow model unless told otherwise.
+TEST(Drivers, RunPredictsWithTheFlowModelByDefault) {
+  const std::string workload = Data("traces/astra-sim/microbenchmarks/all_reduce/4npus_1MB");
+  const std::string net = FreshDir("driver-predict") + "/sw4.yml";
+  {
+    std::ofstream(net) << "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 2 ]\n"
+                          "latency: [ 10000 ]\n";
+  }
+  for (const auto& [flags, model] : {std::pair{"", "flow model"},
+                                     std::pair{" --network-model aware", "aware model"}}) {
+    CliResult run = RunCli(GenieBinary() + " run " + workload + " --network " + net + flags +
+                           " --peer-timeout 20s --output " + FreshDir("driver-predict-out"));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_TRUE(std::regex_search(run.output,
+                                  std::regex(std::string("predicted \\(.*sw4\\.yml, ") + model)))
+        << run.output;
+  }
 }
 
 }  // namespace

@@ -78,4 +78,22 @@ inline void AddWorkloadFlags(CLI::App& app, runtime::SetupFlags& f) {
       ->check(ByteCount(/*zero_ok=*/false));
 }
 
+// The network model a prediction uses, and the flow model's parameters (docs/simulation.md).
+inline void AddNetworkModelFlags(CLI::App& app, std::string& model, runtime::SetupFlags& f,
+                                 const std::string& default_note) {
+  app.add_option("--network-model", model,
+                 "unaware (no contention, ASTRA-sim), aware (store-and-forward FIFO links, "
+                 "ASTRA-sim) or flow (cut-through, links shared max-min fairly); " +
+                     default_note)
+      ->check(CLI::IsMember({"unaware", "aware", "flow"}));
+  app.add_option("--goodput", f.goodput,
+                 "Flow model: fraction of each link's bandwidth a transfer gets (default: the "
+                 "network.yml's `goodput`, else 0.94)")
+      ->check(CLI::Range(1e-6, 1.0));
+  app.add_option("--message-overhead", f.message_overhead_ns,
+                 "Flow model: software cost per message in ns (default: the network.yml's "
+                 "`message_overhead`, else 5000)")
+      ->check(CLI::Range(0.0, 1e12));
+}
+
 }  // namespace genie::cli

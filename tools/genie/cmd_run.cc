@@ -13,6 +13,7 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   AddWorkloadFlags(app, f->setup);
   app.add_option("--network,--network-configuration", f->setup.network_path,
                  "network.yml to predict the same workload with, printed beside the measurement");
+  AddNetworkModelFlags(app, f->network_model, f->setup, "for the prediction; default flow");
   app.add_option("--topology", f->setup.topology, "Logical dimensions, e.g. 8x4 (dim 0 fastest)");
   app.add_option("--output,-o", f->output, "Folder for per-rank JSON lines and results.json");
   app.add_option("--trace-out", f->trace_out, "Write a Chrome trace (open in Perfetto)");

@@ -11,8 +11,7 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
   AddWorkloadFlags(app, f->setup);
   app.add_option("--network,--network-configuration", f->setup.network_path,
                  "ASTRA-sim network.yml (topology, npus_count, bandwidth GB/s, latency ns)");
-  app.add_option("--network-model", f->model, "unaware (no contention) or aware (FIFO links)")
-      ->check(CLI::IsMember({"unaware", "aware"}));
+  AddNetworkModelFlags(app, f->model, f->setup, "default unaware");
   app.add_option("--comm-streams", f->comm_streams,
                  "rank: one communication op in flight per rank (ASTRA-sim); concurrent: every "
                  "ready one starts, as genie run does")

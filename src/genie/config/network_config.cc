@@ -63,6 +63,16 @@ int NetworkConfig::total_npus() const {
   return n;
 }
 
+double NetworkConfig::GoodputOf(int dim) const {
+  if (goodput.empty()) return kDefaultGoodput;
+  return goodput.size() == 1 ? goodput[0] : goodput[dim];
+}
+
+double NetworkConfig::MessageOverheadNsOf(int dim) const {
+  if (message_overhead_ns.empty()) return kDefaultMessageOverheadNs;
+  return message_overhead_ns.size() == 1 ? message_overhead_ns[0] : message_overhead_ns[dim];
+}
+
 nlohmann::json NetworkConfig::ToJson() const {
   nlohmann::json j;
   j["path"] = path;
@@ -72,6 +82,14 @@ nlohmann::json NetworkConfig::ToJson() const {
   j["npus_count"] = npus_count;
   j["bandwidth"] = bandwidth_gbps;
   j["latency"] = latency_ns;
+  // As the flow model uses them (defaults applied), so a result file says what it assumed.
+  std::vector<double> g, o;
+  for (int d = 0; d < dims(); ++d) {
+    g.push_back(GoodputOf(d));
+    o.push_back(MessageOverheadNsOf(d));
+  }
+  j["goodput"] = g;
+  j["message_overhead"] = o;
   j["total_npus"] = total_npus();
   return j;
 }
@@ -91,6 +109,26 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
   GENIE_RETURN_IF_ERROR(check_len(c.npus_count.size(), "npus_count"));
   GENIE_RETURN_IF_ERROR(check_len(c.bandwidth_gbps.size(), "bandwidth"));
   GENIE_RETURN_IF_ERROR(check_len(c.latency_ns.size(), "latency"));
+  // The flow model's keys may also give one value for every dimension.
+  if (c.goodput.size() > 1) GENIE_RETURN_IF_ERROR(check_len(c.goodput.size(), "goodput"));
+  if (c.message_overhead_ns.size() > 1) {
+    GENIE_RETURN_IF_ERROR(check_len(c.message_overhead_ns.size(), "message_overhead"));
+  }
+  for (double g : c.goodput) {
+    if (!(g > 0 && g <= 1)) {
+      return Status::InvalidArgument(Where(o, "goodput") + ": " + Number(g) +
+                                     " is out of range; give the fraction of the link's "
+                                     "bandwidth a transfer really gets, above 0 and at most 1 "
+                                     "(TCP over Ethernet: about 0.94)");
+    }
+  }
+  for (double v : c.message_overhead_ns) {
+    if (!(v >= 0 && v <= kMaxDelayNs)) {
+      return Status::InvalidArgument(Where(o, "message_overhead") + ": " + Number(v) +
+                                     " is out of range; give ns per message between 0 and " +
+                                     Number(kMaxDelayNs) + " (1,000 s)");
+    }
+  }
   int64_t total = 1;
   for (size_t d = 0; d < c.topology.size(); ++d) {
     std::string dim = " (dimension " + std::to_string(d) + ")";
@@ -152,6 +190,10 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
   GENIE_RETURN_IF_ERROR(ReadList(root, "npus_count", origin, &c.npus_count));
   GENIE_RETURN_IF_ERROR(ReadList(root, "bandwidth", origin, &c.bandwidth_gbps));
   GENIE_RETURN_IF_ERROR(ReadList(root, "latency", origin, &c.latency_ns));
+  if (root["goodput"]) GENIE_RETURN_IF_ERROR(ReadList(root, "goodput", origin, &c.goodput));
+  if (root["message_overhead"]) {
+    GENIE_RETURN_IF_ERROR(ReadList(root, "message_overhead", origin, &c.message_overhead_ns));
+  }
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   return c;
 }

@@ -2,6 +2,11 @@
 // topology dimension (dim 0 varies fastest in rank numbering) giving the building block
 // (Ring | FullyConnected | Switch), its NPU count, link bandwidth in GB/s (per link, per
 // direction; GB = 2^30 bytes as ASTRA-sim computes it) and link latency in ns.
+// Two optional keys are genie's own and read only by the flow model (sim/flow_model.h;
+// ASTRA-sim ignores keys it does not know): `goodput`, the fraction of a link's bandwidth a
+// transport really gets (TCP over Ethernet: headers, framing), and `message_overhead`, the
+// software cost in ns a host adds to every message. Either is one value per dimension or a
+// single value for all; absent, the documented defaults below apply.
 // Value type, built once at start-up; any thread may read it.
 #pragma once
 
@@ -17,13 +22,24 @@ namespace genie::config {
 enum class TopologyKind { kRing, kFullyConnected, kSwitch };
 const char* TopologyKindName(TopologyKind kind);  // "Ring", "FullyConnected", "Switch"
 
+// Defaults of the flow model's parameters (docs/simulation.md, "Flow model"): TCP payload per
+// Ethernet wire byte at MTU 1500 (1448 / 1538), and a kernel TCP stack's cost per message.
+inline constexpr double kDefaultGoodput = 0.94;
+inline constexpr double kDefaultMessageOverheadNs = 5000;
+
 struct NetworkConfig {
   std::string path;  // where it was read from ("" when built in code)
   std::vector<TopologyKind> topology;
   std::vector<int> npus_count;
   std::vector<double> bandwidth_gbps;
   std::vector<double> latency_ns;
+  // Flow model only; empty = default, one entry = every dimension, else one per dimension.
+  std::vector<double> goodput = {};
+  std::vector<double> message_overhead_ns = {};
 
+  // The flow model's values for dimension `dim`, defaults applied.
+  double GoodputOf(int dim) const;
+  double MessageOverheadNsOf(int dim) const;
   int dims() const { return static_cast<int>(topology.size()); }
   int total_npus() const;  // product of npus_count
   nlohmann::json ToJson() const;

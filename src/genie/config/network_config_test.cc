@@ -48,6 +48,41 @@ TEST(NetworkConfigTest, MultiDimensional) {
   EXPECT_EQ(c->bandwidth_gbps[2], 50.5);
 }
 
+// genie's own keys for the flow model: absent = the documented defaults; a single value is
+// every dimension's; out-of-range values name the key.
+TEST(NetworkConfigTest, FlowModelKeys) {
+  const std::string base =
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 1, 1 ]\n"
+      "latency: [ 1, 1 ]\n";
+  auto plain = ParseNetworkConfig(base, "p.yml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->GoodputOf(1), kDefaultGoodput);
+  EXPECT_EQ(plain->MessageOverheadNsOf(0), kDefaultMessageOverheadNs);
+  EXPECT_EQ(plain->ToJson()["goodput"], nlohmann::json::array({0.94, 0.94}));
+
+  auto one = ParseNetworkConfig(base + "goodput: 0.9\nmessage_overhead: [ 2000 ]\n", "o.yml");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->GoodputOf(0), 0.9);
+  EXPECT_EQ(one->GoodputOf(1), 0.9);
+  EXPECT_EQ(one->MessageOverheadNsOf(1), 2000);
+
+  auto each = ParseNetworkConfig(base + "goodput: [ 1, 0.5 ]\nmessage_overhead: [ 0, 7 ]\n", "e");
+  ASSERT_TRUE(each.ok()) << each.status().ToString();
+  EXPECT_EQ(each->GoodputOf(1), 0.5);
+  EXPECT_EQ(each->MessageOverheadNsOf(0), 0);
+
+  for (const char* bad : {"goodput: 0\n", "goodput: 1.5\n", "goodput: [ 1, 1, 1 ]\n",
+                          "message_overhead: -1\n", "goodput: fast\n"}) {
+    auto r = ParseNetworkConfig(base + bad, "b.yml");
+    ASSERT_FALSE(r.ok()) << bad;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("b.yml"), std::string::npos) << m;
+    const bool names_key = m.find("goodput") != std::string::npos ||
+                           m.find("message_overhead") != std::string::npos;
+    EXPECT_TRUE(names_key) << m;
+  }
+}
+
 TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   auto unknown = ParseNetworkConfig(
       "topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "n.yml");

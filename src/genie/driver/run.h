@@ -26,6 +26,7 @@ struct RunOptions {
   int warmup = 0;
   std::string bind = "127.0.0.1";
   std::string intra_host;  // network.yml of one host, modelled instead of sent
+  std::string network_model = "flow";  // the prediction's: unaware | aware | flow
   std::string rendezvous;  // overrides the launcher's
   std::string clock_sync = "auto";
   std::string job_id;

@@ -18,11 +18,12 @@
 
 namespace genie::driver {
 
-void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::RankSummary>& ranks,
-                     const std::string& which) {
+void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
+                     const std::vector<record::RankSummary>& ranks, const std::string& which) {
   if (!setup.network) return;
-  auto predicted =
-      Simulate(setup, *setup.network, sim::NetworkModelKind::kCongestionAware, nullptr);
+  const sim::NetworkModelKind kind =
+      sim::ParseNetworkModelKind(model).value_or(sim::NetworkModelKind::kFlow);
+  auto predicted = Simulate(setup, *setup.network, kind, nullptr);
   if (!predicted.ok()) {
     std::cerr << "genie run: prediction failed: " << predicted.status().message() << "\n";
     return;
@@ -35,9 +36,10 @@ void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::R
   auto spread = report::SpreadOf(measured);
   const double pred = static_cast<double>(predicted->end_ns);
   std::printf(
-      "\nstep time  measured median %s%s   predicted (%s, congestion-aware) %s   "
+      "\nstep time  measured median %s%s   predicted (%s, %s model) %s   "
       "measured/predicted %.2f\n",
       FormatDuration(spread.median).c_str(), which.c_str(), setup.network->path.c_str(),
+      sim::NetworkModelName(kind),
       FormatDuration(predicted->end_ns).c_str(),
       pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
 }
@@ -80,7 +82,9 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
                  env.rank, o.output.c_str(), here.size(), env.world_size, here.front(),
                  here.back());
     // Every iteration ends in a world barrier, so this host's step times are the job's.
-    if (env.rank == 0) PrintPrediction(setup, merged->ranks, " (this host's ranks)");
+    if (env.rank == 0) {
+      PrintPrediction(setup, o.network_model, merged->ranks, " (this host's ranks)");
+    }
     return 0;
   }
   // The same lines `genie results show --astra-sim` prints for these results.
@@ -92,7 +96,7 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   if (info.is_object() && info.contains("testbed")) {
     report::PrintTestbed(std::cout, info["testbed"], report::FirstStart(merged->ops));
   }
-  PrintPrediction(setup, merged->ranks, "");
+  PrintPrediction(setup, o.network_model, merged->ranks, "");
   return 0;
 }
 

@@ -27,9 +27,10 @@ struct RunOptions;
 int WriteResults(const RunOptions& options, const runtime::RunSetup& setup,
                  const launch::RankEnv& env, const std::string& run_id);
 
-// The prediction for the same workload on the modelled network (setup.network), beside the
-// measured median step; `which` qualifies the measurement (e.g. " (this host's ranks)").
-void PrintPrediction(const runtime::RunSetup& setup, const std::vector<record::RankSummary>& ranks,
-                     const std::string& which);
+// The prediction for the same workload on the modelled network (setup.network) with `model`
+// (RunOptions::network_model: flow unless asked otherwise), beside the measured median step;
+// `which` qualifies the measurement (e.g. " (this host's ranks)").
+void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
+                     const std::vector<record::RankSummary>& ranks, const std::string& which);
 
 }  // namespace genie::driver

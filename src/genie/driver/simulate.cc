@@ -47,8 +47,12 @@ int RunSimulate(const SimulateOptions& f) {
   if (f.comm_streams == "concurrent") {
     setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
   }
-  sim::NetworkModelKind model = f.model == "aware" ? sim::NetworkModelKind::kCongestionAware
-                                                   : sim::NetworkModelKind::kCongestionUnaware;
+  const auto model = sim::ParseNetworkModelKind(f.model);
+  if (!model) {
+    std::cerr << "genie simulate: unknown --network-model " << f.model
+              << " (use unaware, aware or flow)\n";
+    return 2;
+  }
   nlohmann::json run_info = report::Provenance(setup->ToJson());
   run_info["command"] = "simulate";
   run_info["network_model"] = f.model;
@@ -59,7 +63,7 @@ int RunSimulate(const SimulateOptions& f) {
     std::cerr << "genie simulate: " << recorder.status().message() << "\n";
     return 1;
   }
-  auto stats = Simulate(*setup, *setup->network, model, recorder->get(),
+  auto stats = Simulate(*setup, *setup->network, *model, recorder->get(),
                         SimulatedIterations(f.iterations, f.warmup));
   if (!stats.ok()) {
     std::cerr << "genie simulate: " << stats.status().message() << "\n";

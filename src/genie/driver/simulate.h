@@ -12,7 +12,7 @@ namespace genie::driver {
 
 struct SimulateOptions {
   runtime::SetupFlags setup;
-  std::string model = "unaware";       // unaware | aware
+  std::string model = "unaware";       // unaware | aware | flow
   std::string comm_streams = "rank";   // rank (ASTRA-sim) | concurrent (as genie run)
   std::string output;                  // folder for results.json; empty = none
   std::string trace_out;

@@ -125,6 +125,11 @@ Result<RunSetup> PrepareRun(const SetupFlags& flags) {
                             " ranks use the first ones");
     }
     e.plan.dims = setup.network->npus_count;
+    if (flags.goodput) setup.network->goodput = {*flags.goodput};
+    if (flags.message_overhead_ns) {
+      setup.network->message_overhead_ns = {*flags.message_overhead_ns};
+    }
+    GENIE_RETURN_IF_ERROR(config::ValidateNetworkConfig(*setup.network));
   }
   if (!flags.topology.empty()) {
     std::vector<int> dims;

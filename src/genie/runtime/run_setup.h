@@ -31,6 +31,10 @@ struct SetupFlags {
   std::string topology;       // --topology 8x4 (logical dims for real runs without network.yml)
   int channels = 1;
   std::string slice;          // --slice BYTES
+  // The flow model's parameters for every dimension, over the network.yml's (--goodput,
+  // --message-overhead); unset = the network.yml's or the default.
+  std::optional<double> goodput;
+  std::optional<double> message_overhead_ns;
   bool verify = false;
 };
 

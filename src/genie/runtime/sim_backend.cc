@@ -248,7 +248,7 @@ nlohmann::json SimBackend::StatsJson(size_t max_links) const {
   }
   j["ranks"] = ranks;
   std::vector<sim::LinkStats> links = network_->link_stats();
-  if (model_kind() == sim::NetworkModelKind::kCongestionAware) {
+  if (model_kind() != sim::NetworkModelKind::kCongestionUnaware) {
     j["links_used"] = links.size();
     std::sort(links.begin(), links.end(), [](const sim::LinkStats& a, const sim::LinkStats& b) {
       return a.busy_ns != b.busy_ns ? a.busy_ns > b.busy_ns : a.link < b.link;

@@ -85,7 +85,8 @@ class SimBackend {
   // OK when every send was received and every receive matched; otherwise an error listing
   // (up to 20 of) the unmatched pairs — a deadlock or a trace whose SEND/RECV disagree.
   Status CheckAllMatched() const;
-  // Counters, per-rank traffic and (aware model) the busiest links, for result files.
+  // Counters, per-rank traffic and (aware and flow models) the busiest links, for result files
+  // (flow: busy_ns = time with a flow on it, max_queue = most flows sharing it at once - 1).
   nlohmann::json StatsJson(size_t max_links = 16) const;
 
  private:

@@ -359,7 +359,8 @@ namespace {
 
 // Physics: whatever the algorithm, size, slice and channel count, a collective cannot finish
 // before its busiest link has carried its bytes. The aware model is checked on every
-// topology; the unaware one (no contention between flows, as ASTRA-sim) on FullyConnected,
+// topology, and so is the flow model; the unaware one (no contention between flows, as
+// ASTRA-sim) on FullyConnected,
 // where a rank pair is a link. `--slice 16` once made a 1 MiB ring all-reduce 10x faster
 // than its links allow: tiny messages serialized in floor(0.3) = 0 ns, and all at once.
 struct Outcome {
@@ -449,6 +450,12 @@ TEST(SimBackendPhysicsTest, NoCollectiveBeatsItsBusiestLink) {
                 ASSERT_GT(aware.bound_ns, 0) << what;
                 EXPECT_GE(static_cast<double>(aware.end), std::floor(aware.bound_ns))
                     << "aware " << what;
+                // The flow model carries the same bytes on the same routes and shares links
+                // max-min fairly: never faster than the busiest link either.
+                const Outcome flow = RunCollective(net.config, sim::NetworkModelKind::kFlow, spec);
+                EXPECT_EQ(flow.bound_ns, aware.bound_ns) << "flow " << what;
+                EXPECT_GE(static_cast<double>(flow.end), std::floor(aware.bound_ns))
+                    << "flow " << what;
                 if (net.unaware_too) {
                   const Outcome unaware =
                       RunCollective(net.config, sim::NetworkModelKind::kCongestionUnaware, spec);

@@ -2,11 +2,17 @@
 
 #include "genie/sim/congestion_aware_model.h"
 #include "genie/sim/congestion_unaware_model.h"
+#include "genie/sim/flow_model.h"
 
 namespace genie::sim {
 
 const char* NetworkModelName(NetworkModelKind kind) {
-  return kind == NetworkModelKind::kCongestionAware ? "aware" : "unaware";
+  switch (kind) {
+    case NetworkModelKind::kCongestionAware: return "aware";
+    case NetworkModelKind::kFlow: return "flow";
+    case NetworkModelKind::kCongestionUnaware: break;
+  }
+  return "unaware";
 }
 
 std::optional<NetworkModelKind> ParseNetworkModelKind(const std::string& text) {
@@ -17,11 +23,13 @@ std::optional<NetworkModelKind> ParseNetworkModelKind(const std::string& text) {
   for (const char* s : {"aware", "congestion_aware", "congestion-aware", "CongestionAware"}) {
     if (text == s) return NetworkModelKind::kCongestionAware;
   }
+  if (text == "flow") return NetworkModelKind::kFlow;
   return std::nullopt;
 }
 
 std::unique_ptr<NetworkModel> MakeNetworkModel(NetworkModelKind kind, const Topology* topology,
                                                EventQueue* queue) {
+  if (kind == NetworkModelKind::kFlow) return std::make_unique<FlowModel>(topology, queue);
   if (kind == NetworkModelKind::kCongestionAware) {
     return std::make_unique<CongestionAwareModel>(topology, queue);
   }

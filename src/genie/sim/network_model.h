@@ -1,5 +1,6 @@
 // NetworkModel: how long a message takes to cross the simulated network. One interface, two
-// ASTRA-sim-compatible models (congestion_unaware_model.h, congestion_aware_model.h). A model
+// ASTRA-sim-compatible models (congestion_unaware_model.h, congestion_aware_model.h) and
+// genie's flow-level model of a cut-through fabric with max-min fair links (flow_model.h). A model
 // schedules delivery on the shared EventQueue; it knows bytes and endpoints, never payloads or
 // tags (matching is SimBackend's job). Owned by SimBackend; single-threaded like its queue.
 #pragma once
@@ -16,12 +17,13 @@
 
 namespace genie::sim {
 
-enum class NetworkModelKind { kCongestionUnaware, kCongestionAware };
-const char* NetworkModelName(NetworkModelKind kind);  // "unaware", "aware"
-// Accepts "unaware", "aware", "congestion_unaware", "congestion-aware", ... (case-sensitive).
+enum class NetworkModelKind { kCongestionUnaware, kCongestionAware, kFlow };
+const char* NetworkModelName(NetworkModelKind kind);  // "unaware", "aware", "flow"
+// Accepts "unaware", "aware", "flow", "congestion_unaware", "congestion-aware", ...
+// (case-sensitive).
 std::optional<NetworkModelKind> ParseNetworkModelKind(const std::string& text);
 
-// Traffic one unidirectional link carried (congestion-aware model only).
+// Traffic one unidirectional link carried (congestion-aware and flow models).
 struct LinkStats {
   int link = 0;
   uint64_t messages = 0;

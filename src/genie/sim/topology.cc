@@ -44,6 +44,8 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
     dim.bandwidth_gbps = config.bandwidth_gbps[d];
     // Same expression (and so the same double) as ASTRA-sim's bw_GBps_to_Bpns.
     dim.bytes_per_ns = dim.bandwidth_gbps * (1 << 30) / (1'000'000'000);
+    dim.goodput = config.GoodputOf(d);
+    dim.message_overhead_ns = config.MessageOverheadNsOf(d);
     t.dims_.push_back(dim);
     stride *= dim.size;
   }

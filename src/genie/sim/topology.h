@@ -38,6 +38,9 @@ class Topology {
   double bandwidth_gbps(int dim) const { return dims_[dim].bandwidth_gbps; }
   // Bytes per ns as ASTRA-sim converts it: GB/s * 2^30 / 1e9.
   double bytes_per_ns(int dim) const { return dims_[dim].bytes_per_ns; }
+  // The flow model's parameters (network.yml's `goodput`, `message_overhead`, defaults applied).
+  double goodput(int dim) const { return dims_[dim].goodput; }
+  double message_overhead_ns(int dim) const { return dims_[dim].message_overhead_ns; }
 
   int Coordinate(int rank, int dim) const {
     return (rank / dims_[dim].stride) % dims_[dim].size;
@@ -78,6 +81,8 @@ class Topology {
     double latency_ns = 0;
     double bandwidth_gbps = 0;
     double bytes_per_ns = 0;
+    double goodput = 1;
+    double message_overhead_ns = 0;
   };
   int Group(int rank, int dim) const;
   int MemberOf(int group, int dim, int coord) const;  // rank of `coord` in building block

@@ -1,0 +1,259 @@
+#include "genie/sim/flow_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "genie/common/check.h"
+#include "genie/common/checked_math.h"
+
+namespace genie::sim {
+namespace {
+
+// The first whole ns at or after `t`. A value a hair above a whole ns (floating-point noise
+// of rate x time products) counts as that ns, so that exact figures stay exact.
+TimeNs CeilNs(double t) {
+  if (!(t < 9.2e18)) return kMaxTimeNs;
+  const double whole = std::floor(t);
+  return SaturatingTimeNs(t - whole <= 1e-6 ? whole : whole + 1);
+}
+
+bool SameRate(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(a, b); }
+
+// Min-heap order for the water-filling: smallest share first, then the lowest link id, so
+// runs are deterministic.
+struct Later {
+  template <typename S>
+  bool operator()(const S& a, const S& b) const {
+    return a.share != b.share ? a.share > b.share : a.link > b.link;
+  }
+};
+
+}  // namespace
+
+FlowModel::FlowModel(const Topology* topology, EventQueue* queue)
+    : topology_(topology), queue_(queue), links_(topology->num_links()) {
+  for (int id = 0; id < topology->num_links(); ++id) {
+    const int dim = topology->link(id).dim;
+    links_[id].capacity = topology->bytes_per_ns(dim) * topology->goodput(dim);
+    links_[id].latency_ns = topology->latency_ns(dim);
+    links_[id].overhead_ns = topology->message_overhead_ns(dim);
+  }
+}
+
+void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
+                         std::function<void()> delivered) {
+  int f;
+  if (free_flows_.empty()) {
+    f = static_cast<int>(flows_.size());
+    flows_.emplace_back();
+  } else {
+    f = free_flows_.back();
+    free_flows_.pop_back();
+  }
+  Flow& flow = flows_[f];
+  topology_->Route(src, dst, &flow.route);
+  flow.src = src;
+  flow.dst = dst;
+  flow.bytes = bytes;
+  flow.delivered = std::move(delivered);
+  flow.scheduled = false;
+  flow.rate = 0;
+  flow.remaining = static_cast<double>(bytes);
+  flow.updated = queue_->Now();
+  double latency = 0, overhead = 0;
+  for (int id : flow.route) {
+    latency += links_[id].latency_ns;
+    overhead = std::max(overhead, links_[id].overhead_ns);
+  }
+  flow.tail_ns = latency + overhead;
+  if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize
+    Deliver(f, static_cast<double>(queue_->Now()));
+    return;
+  }
+  ++active_;
+  const TimeNs now = queue_->Now();
+  flow.slot.resize(flow.route.size());
+  for (size_t i = 0; i < flow.route.size(); ++i) {
+    Link& link = links_[flow.route[i]];
+    flow.slot[i] = static_cast<uint32_t>(link.flows.size());
+    link.flows.push_back(f);
+    if (link.flows.size() == 1) link.busy_since = now;
+    link.max_flows = std::max(link.max_flows, static_cast<uint32_t>(link.flows.size()));
+    ++link.messages;
+    link.bytes = SaturatingAdd(link.bytes, bytes);
+  }
+  Touch(flow.route);
+}
+
+void FlowModel::Touch(const std::vector<int>& links) {
+  pending_.insert(pending_.end(), links.begin(), links.end());
+  if (settle_scheduled_) return;
+  settle_scheduled_ = true;
+  queue_->After(0, [this] { Settle(); });
+}
+
+void FlowModel::Settle() {
+  settle_scheduled_ = false;
+  seeds_.swap(pending_);
+  pending_.clear();
+  Recompute(seeds_);
+}
+
+void FlowModel::Recompute(const std::vector<int>& seeds) {
+  if (++epoch_ == 0) {  // wrapped: forget every mark
+    for (Link& l : links_) l.mark = 0;
+    for (Flow& fl : flows_) fl.mark = fl.frozen = 0;
+    epoch_ = 1;
+  }
+  ++recomputations_;
+  // The connected component: links reachable from the seeds through flows that share them.
+  stack_.clear();
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (int l : seeds) {
+    if (links_[l].mark == epoch_) continue;
+    links_[l].mark = epoch_;
+    stack_.push_back(l);
+  }
+  while (!stack_.empty()) {
+    const int l = stack_.back();
+    stack_.pop_back();
+    comp_links_.push_back(l);
+    for (int f : links_[l].flows) {
+      Flow& flow = flows_[f];
+      if (flow.mark == epoch_) continue;
+      flow.mark = epoch_;
+      comp_flows_.push_back(f);
+      for (int l2 : flow.route) {
+        if (links_[l2].mark == epoch_) continue;
+        links_[l2].mark = epoch_;
+        stack_.push_back(l2);
+      }
+    }
+  }
+  flows_recomputed_ += comp_flows_.size();
+  // Bytes sent so far at the old rates.
+  const TimeNs now = queue_->Now();
+  for (int f : comp_flows_) {
+    Flow& flow = flows_[f];
+    flow.remaining -= flow.rate * static_cast<double>(now - flow.updated);
+    if (flow.remaining < 0) flow.remaining = 0;
+    flow.updated = now;
+  }
+  // Progressive filling: the link with the smallest fair share fixes its unfrozen flows at
+  // that share; the share comes off their other links, whose shares can only grow.
+  heap_.clear();
+  for (int l : comp_links_) {
+    Link& link = links_[l];
+    link.left = link.capacity;
+    link.unfrozen = static_cast<uint32_t>(link.flows.size());
+    if (link.unfrozen > 0) heap_.push_back({link.left / link.unfrozen, l});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), Later{});
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
+    const Share top = heap_.back();
+    heap_.pop_back();
+    Link& link = links_[top.link];
+    if (link.unfrozen == 0 || top.share != link.left / link.unfrozen) continue;  // stale entry
+    for (int f : link.flows) {
+      Flow& flow = flows_[f];
+      if (flow.frozen == epoch_) continue;
+      flow.frozen = epoch_;
+      flow.new_rate = top.share;
+      for (int l2 : flow.route) {
+        Link& other = links_[l2];
+        other.left = std::max(0.0, other.left - top.share);
+        --other.unfrozen;
+        if (l2 != top.link && other.unfrozen > 0) {
+          heap_.push_back({other.left / other.unfrozen, l2});
+          std::push_heap(heap_.begin(), heap_.end(), Later{});
+        }
+      }
+    }
+  }
+  // A flow whose rate did not change keeps its end event.
+  for (int f : comp_flows_) {
+    Flow& flow = flows_[f];
+    if (flow.scheduled && SameRate(flow.rate, flow.new_rate)) continue;
+    flow.rate = flow.new_rate;
+    ScheduleEnd(f);
+    if (queue_->failed()) return;
+  }
+}
+
+void FlowModel::ScheduleEnd(int f) {
+  Flow& flow = flows_[f];
+  const TimeNs now = queue_->Now();
+  flow.end = static_cast<double>(now) + flow.remaining / flow.rate;  // rate > 0: capacity > 0
+  const TimeNs when = CeilNs(flow.end);
+  const TimeNs delay = when == kMaxTimeNs ? kMaxTimeNs : when - now;
+  if (!queue_->Fits(delay)) {
+    queue_->Fail(Overflow(flow));
+    return;
+  }
+  flow.generation = ++next_generation_;
+  flow.scheduled = true;
+  queue_->After(delay, [this, f, g = flow.generation] { Ended(f, g); });
+}
+
+void FlowModel::Ended(int f, uint64_t generation) {
+  if (flows_[f].generation != generation || !flows_[f].scheduled) return;  // rate changed
+  flows_[f].scheduled = false;
+  --active_;
+  Release(f);
+  Touch(flows_[f].route);  // its bandwidth goes to the flows it shared links with
+  Deliver(f, flows_[f].end);
+}
+
+void FlowModel::Release(int f) {
+  Flow& flow = flows_[f];
+  const TimeNs now = queue_->Now();
+  for (size_t i = 0; i < flow.route.size(); ++i) {
+    Link& link = links_[flow.route[i]];
+    const uint32_t at = flow.slot[i];
+    const int moved = link.flows.back();
+    link.flows[at] = moved;
+    link.flows.pop_back();
+    if (moved != f) {
+      Flow& m = flows_[moved];
+      for (size_t j = 0; j < m.route.size(); ++j) {
+        if (m.route[j] == flow.route[i]) m.slot[j] = at;
+      }
+    }
+    if (link.flows.empty()) link.busy_ns = SaturatingAdd(link.busy_ns, now - link.busy_since);
+  }
+}
+
+void FlowModel::Deliver(int f, double end) {
+  Flow& flow = flows_[f];
+  const TimeNs now = queue_->Now();
+  const TimeNs when = CeilNs(end + flow.tail_ns);
+  const TimeNs delay = when == kMaxTimeNs ? kMaxTimeNs : std::max<TimeNs>(0, when - now);
+  if (!queue_->Fits(delay)) {
+    queue_->Fail(Overflow(flow));
+    return;
+  }
+  std::function<void()> delivered = std::move(flow.delivered);
+  flow.delivered = nullptr;
+  free_flows_.push_back(f);  // `flow` may be reused (and moved) from here on
+  queue_->After(delay, std::move(delivered));
+}
+
+Status FlowModel::Overflow(const Flow& flow) const {
+  const int dim = topology_->FirstDifferingDim(flow.src, flow.dst);
+  return topology_->OverflowError(flow.src, flow.dst, flow.bytes, dim < 0 ? 0 : dim);
+}
+
+std::vector<LinkStats> FlowModel::link_stats() const {
+  std::vector<LinkStats> out;
+  for (int i = 0; i < static_cast<int>(links_.size()); ++i) {
+    const Link& l = links_[i];
+    if (l.messages == 0) continue;
+    out.push_back(
+        LinkStats{i, l.messages, l.bytes, l.busy_ns, 0, l.max_flows > 0 ? l.max_flows - 1 : 0});
+  }
+  return out;
+}
+
+}  // namespace genie::sim

@@ -1,0 +1,114 @@
+// FlowModel: a flow-level network, what a real cut-through fabric under TCP does to first order
+// (genie's model, not ASTRA-sim's). Every message in flight is a flow on its path of links
+// (Topology::Route: the sender's link into the switch and the switch's port to the receiver, or
+// the ring/direct links; across dimensions, the links of each dimension it crosses). Each
+// link's rate (bandwidth x goodput of its dimension) is shared max-min fairly among the flows
+// crossing it — progressive filling: the most constrained link fixes its flows' equal share,
+// that share is taken off their other links, repeat — and recomputed whenever a flow starts or
+// ends, but only over the connected component (links linked by shared flows) the flow touches,
+// so unrelated traffic costs nothing. The starts and ends of one ns are settled together, in
+// one recomputation run as an event at that ns (a collective's messages start together), so
+// k flows starting at once cost one pass, not k. Switching is cut-through: the last byte arrives
+// the path's latency (sum of its links' latencies) after it leaves the bottleneck, paid once per
+// message, plus the message's software overhead (the largest `message_overhead` of the dimensions
+// it crosses; it delays delivery, it does not occupy a link).
+//
+// Rounding: rates and remaining bytes are doubles; a flow ends at the first whole ns at or
+// after its exact end (never faster than the link), and is delivered at the first whole ns at
+// or after exact end + latency + overhead. The `flow` id of Transmit is not needed: messages of
+// one stream share their links like any others, which serializes them in aggregate.
+// Owned by SimBackend; single-threaded like its queue.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "genie/sim/network_model.h"
+
+namespace genie::sim {
+
+class FlowModel final : public NetworkModel {
+ public:
+  FlowModel(const Topology* topology, EventQueue* queue);
+  NetworkModelKind kind() const override { return NetworkModelKind::kFlow; }
+  void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
+                std::function<void()> delivered) override;
+  // Per link: messages, bytes, busy_ns = time with at least one flow, max_queue = most flows
+  // at once minus one (the others sharing it); queued_ns is not meaningful here (0).
+  std::vector<LinkStats> link_stats() const override;
+
+  // Work counters (bench, tests): rate recomputations and the flows they covered in total.
+  uint64_t recomputations() const { return recomputations_; }
+  uint64_t flows_recomputed() const { return flows_recomputed_; }
+  size_t active_flows() const { return active_; }
+
+ private:
+  struct Link {
+    double capacity = 0;     // bytes/ns this link gives to transfers (bandwidth x goodput)
+    double latency_ns = 0;   // of its dimension
+    double overhead_ns = 0;  // message_overhead of its dimension
+    std::vector<int> flows;  // active flows crossing it
+    uint32_t mark = 0;       // epoch of the last component walk that reached it
+    // Scratch of one water-filling pass.
+    double left = 0;        // capacity not yet given to frozen flows
+    uint32_t unfrozen = 0;  // flows on it not yet given a rate
+    // Statistics.
+    uint64_t messages = 0;
+    Bytes bytes = 0;
+    TimeNs busy_ns = 0;
+    TimeNs busy_since = 0;
+    uint32_t max_flows = 0;
+  };
+  struct Flow {
+    std::vector<int> route;
+    std::vector<uint32_t> slot;  // index of this flow in links_[route[i]].flows
+    double remaining = 0;        // bytes still to leave the bottleneck at `updated`
+    double rate = 0;             // bytes/ns
+    double new_rate = 0;         // scratch of one water-filling pass
+    double end = 0;              // exact time the last byte leaves, at the current rate
+    TimeNs updated = 0;
+    double tail_ns = 0;       // latency of the path + software overhead
+    uint64_t generation = 0;  // matches the one scheduled end event; others are stale
+    uint32_t mark = 0;
+    uint32_t frozen = 0;  // epoch in which water-filling fixed its rate
+    bool scheduled = false;
+    int src = 0, dst = 0;  // npus, for errors
+    Bytes bytes = 0;
+    std::function<void()> delivered;
+  };
+
+  // Marks `links` as touched by a start or end now; schedules one Settle() for this ns.
+  void Touch(const std::vector<int>& links);
+  void Settle();
+  // Recomputes the max-min fair rates of every flow connected to `seeds` (links) and
+  // reschedules the end of each flow whose rate changed.
+  void Recompute(const std::vector<int>& seeds);
+  void ScheduleEnd(int f);
+  void Ended(int f, uint64_t generation);
+  // Schedules delivery `tail_ns` after the exact time `end` (>= now); fails on overflow.
+  void Deliver(int f, double end);
+  void Release(int f);
+  Status Overflow(const Flow& flow) const;
+
+  const Topology* topology_;
+  EventQueue* queue_;
+  std::vector<Link> links_;
+  std::vector<Flow> flows_;
+  std::vector<int> free_flows_;
+  uint32_t epoch_ = 0;
+  uint64_t next_generation_ = 0;
+  size_t active_ = 0;
+  uint64_t recomputations_ = 0;
+  uint64_t flows_recomputed_ = 0;
+  // Scratch, kept to avoid allocation per recomputation.
+  std::vector<int> pending_;  // links touched since the last Settle()
+  bool settle_scheduled_ = false;
+  std::vector<int> stack_, comp_links_, comp_flows_, seeds_;
+  struct Share {
+    double share;
+    int link;
+  };
+  std::vector<Share> heap_;
+};
+
+}  // namespace genie::sim
