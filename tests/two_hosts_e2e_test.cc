@@ -194,7 +194,7 @@ TEST_F(TwoHosts, ALinkThatGoesDownAndComesBackWithinTheTimeoutOnlyStallsTheRun) 
             0);
   const int port = FreeTcpPort();
   const std::string args =
-      dir_ + "/w --iterations 400 --intra-host " + dir_ + "/host.yml --peer-timeout 6s";
+      dir_ + "/w --iterations 100 --intra-host " + dir_ + "/host.yml --peer-timeout 6s";
   Child h0 = Start(Host(0, port, args), dir_ + "/host0.log");
   Child h1 = Start(Host(1, port, args), dir_ + "/host1.log");
   // Once traffic flows, take the link down for 1.5 s.
