@@ -10,6 +10,12 @@ endfunction()
 if(GENIE_SANITIZE)
   add_compile_options(-fsanitize=${GENIE_SANITIZE} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${GENIE_SANITIZE})
+  if(GENIE_SANITIZE MATCHES "undefined")
+    # UBSan's first report ends the process, as ASan's does: a test (or a rank it started)
+    # fails on undefined behaviour instead of printing a line nobody reads.
+    add_compile_options(-fno-sanitize-recover=undefined)
+    add_link_options(-fno-sanitize-recover=undefined)
+  endif()
 endif()
 
 # genie_library(NAME SOURCES ... DEPS ...): a module library with genie's warnings.

@@ -186,15 +186,16 @@ TEST(RunVerify, MultiDimensionalAndCustomAndChannels) {
   EXPECT_NE(r.output.find("collectives checked, all correct"), std::string::npos) << r.output;
 }
 
-// Real data across several iterations of a pipelined training step: early messages of the next
-// iteration are buffered and reused (regression: a moved-from pool buffer once came back empty).
+// Real data across iterations of a pipelined training step: early messages of the next
+// iteration are buffered and reused. (A moved-from pool buffer once came back empty: that
+// regression is net/matcher_test.cc's; here two iterations, one boundary, 5 s instead of 11.)
 TEST(RunVerify, SeveralIterationsOfAPipelinedStep) {
   const std::string out = FreshDir("verify-iterations");
   CliResult r = RunCli(GenieRun(Data("traces/generated/stg/gpt_dp2_tp2_pp2") +
-                                " --iterations 3 --warmup 1 --verify --output " + out));
+                                " --iterations 2 --warmup 0 --verify --output " + out));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
-  std::regex ok(R"(verify: 184 collectives checked, all correct)");  // 46 a rank x 4 runs
+  std::regex ok(R"(verify: 92 collectives checked, all correct)");  // 46 a rank x 2 runs
   EXPECT_EQ(std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), ok),
                           std::sregex_iterator()),
             8)
@@ -331,8 +332,8 @@ TEST(RunErrors, AVerifyBufferTheMachineCannotHoldIsRefused) {
                    dir + "/w")
                 .exit_code,
             0);
-  CliResult r = RunCli(GenieBinary() + " run " + dir + "/w --verify --peer-timeout 10s -o " + dir +
-                       "/out");
+  CliResult r =
+      RunCli(GenieBinary() + " run " + dir + "/w --verify --peer-timeout 10s -o " + dir + "/out");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("all_reduce of 1 TiB): --verify needs"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" is available (MemAvailable in /proc/meminfo)"), std::string::npos)

@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "tests/support/cli.h"
 
@@ -315,25 +316,36 @@ TEST(SimulateRobust, RunRefusesAnOverflowingNetworkBeforeRunning) {
 }
 
 // --slice N cuts every message into pieces of at most N bytes (collective/planner.cc), sent
-// pipelined. Slicing may hide latency but never beats the link: a 1 MiB ring all-reduce on 4
-// ranks puts 6 x 256 KiB on every link, 29,297 ns at 50 GB/s. It once took 3,070 ns with
-// --slice 16 (16-byte messages serialized in 0 ns, all at once).
+// pipelined. Slicing may hide latency but never beats the link: a ring all-reduce on 4 ranks
+// puts 6 x size/4 on every link, at 50 GB/s = 53.687 B/ns. A 1 MiB one (floor 29,297 ns) once
+// took 3,070 ns with --slice 16 (16-byte messages serialized in 0 ns, all at once). 16-byte
+// slices are checked on 256 KiB, whose floor (7,325 ns) is still 2.4x that figure: on 1 MiB
+// they took 3 s per model.
 TEST(SimulateSlice, SlicedAndUnslicedRespectTheLinkBandwidth) {
   const std::string dir = FreshDir("slice");
-  const std::string w = GenCollective(dir, "ar", "all_reduce", "1MiB", 4);
   const std::string net = " --network " + Data("astra-sim-configs/Ring_4npus.yml");
-  ExpectEveryRank(w + net, 4, 32362);  // ASTRA-sim's figure: 6 x floor(500 + 4882.8) + 7 x 10
-  const long long bound = 29297;       // ceil(6 x 262,144 B / 53.687 B/ns)
-  for (const char* slice : {"16", "4KiB", "64KiB"}) {
-    // The flow model with the link's full rate and no per-message cost, to compare like for like.
-    for (const char* model : {"unaware", "aware", "flow --goodput 1 --message-overhead 0"}) {
-      CliResult r = RunCli(Simulate(w + net + " --slice " + slice + " --network-model " + model));
-      ASSERT_EQ(r.exit_code, 0) << r.output;
-      auto lines = SysLines(r.output);
-      ASSERT_EQ(lines.size(), 4u) << r.output;
-      for (const auto& [rank, te] : lines) {
-        EXPECT_GE(te.first, bound) << "--slice " << slice << " " << model << ", rank " << rank;
-        EXPECT_LE(te.first, 2 * 32362) << "--slice " << slice << " " << model;
+  struct Case {
+    const char* size;
+    long long astra_sim;  // unsliced: 6 x floor(500 + size/4 / 53.687) + 7 x 10
+    long long bound;      // ceil(6 x size/4 / 53.687)
+    std::vector<const char*> slices;
+  };
+  const Case cases[] = {{"1MiB", 32362, 29297, {"4KiB", "64KiB"}}, {"256KiB", 10390, 7325, {"16"}}};
+  for (const Case& c : cases) {
+    const std::string w = GenCollective(dir, std::string("ar") + c.size, "all_reduce", c.size, 4);
+    ExpectEveryRank(w + net, 4, c.astra_sim);
+    for (const char* slice : c.slices) {
+      // The flow model with the link's full rate and no per-message cost, like for like.
+      for (const char* model : {"unaware", "aware", "flow --goodput 1 --message-overhead 0"}) {
+        CliResult r = RunCli(Simulate(w + net + " --slice " + slice + " --network-model " + model));
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        auto lines = SysLines(r.output);
+        ASSERT_EQ(lines.size(), 4u) << r.output;
+        for (const auto& [rank, te] : lines) {
+          EXPECT_GE(te.first, c.bound)
+              << c.size << " --slice " << slice << " " << model << ", rank " << rank;
+          EXPECT_LE(te.first, 2 * c.astra_sim) << c.size << " --slice " << slice << " " << model;
+        }
       }
     }
   }
@@ -368,11 +380,12 @@ TEST(SimulateRobust, DisagreeingCollectiveSizesAreAnErrorNamingBothRanks) {
   std::filesystem::copy_file(x + ".1.et", w + ".1.et",
                              std::filesystem::copy_options::overwrite_existing);
   for (const char* model : {"unaware", "aware"}) {
-    CliResult r = RunCli(Simulate(w + " --network " + SwitchNetwork(2) + " --network-model " +
-                                  model));
+    CliResult r =
+        RunCli(Simulate(w + " --network " + SwitchNetwork(2) + " --network-model " + model));
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_TRUE(std::regex_search(r.output, std::regex("rank [01] sent \\d+ bytes with tag 0x[0-9a-f]+ "
-                                                       "but rank [01] posted a receive of \\d+ bytes")))
+    EXPECT_TRUE(
+        std::regex_search(r.output, std::regex("rank [01] sent \\d+ bytes with tag 0x[0-9a-f]+ "
+                                               "but rank [01] posted a receive of \\d+ bytes")))
         << r.output;
     EXPECT_TRUE(Has(r.output, "rank 0 node")) << r.output;
     EXPECT_TRUE(Has(r.output, "rank 1 node")) << r.output;
