@@ -42,14 +42,14 @@ class Testbed : public ::testing::Test {
   void TearDown() override {
     if (name_.empty()) return;
     // Runs and `fault clear` stop their delay helpers: none is left in the testbed.
-    EXPECT_EQ(RunCli("for ns in $(ip netns list | grep -o '^" + name_ +
-                     "-[a-z0-9]*'); do ip netns pids $ns; done | xargs -r ps -o args= -p | "
-                     "grep -c netdelay || true")
+    EXPECT_EQ(RunCli("for ns in $(ip netns list 2>/dev/null | grep -o '^" + name_ +
+                     "-[a-z0-9]*'); do ip netns pids $ns 2>/dev/null; done | xargs -r ps -o "
+                     "args= -p | grep -c netdelay || true")
                   .output,
               "0\n");
     RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
     // Nothing of the testbed is left: namespaces, and with them links, qdiscs and rules.
-    EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
   }
   static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   void Up(const std::string& args) {
@@ -132,7 +132,7 @@ TEST_F(Testbed, UpStatusListDownAndNothingIsLeft) {
   CliResult yml = RunCli(Genie("testbed network-yml " + name_));
   EXPECT_NE(yml.output.find("npus_count: [ 3 ]"), std::string::npos) << yml.output;
   ASSERT_EQ(RunCli(Genie("testbed down " + name_)).exit_code, 0);
-  EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
+  EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
   EXPECT_EQ(RunCli(Genie("testbed status " + name_)).exit_code, 2);
 }
 
@@ -142,7 +142,7 @@ TEST_F(Testbed, WithoutRootItSaysSoAndChangesNothing) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("needs root"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("nothing was changed"), std::string::npos) << r.output;
-  EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
+  EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
 }
 
 TEST_F(Testbed, AFailedUpRemovesWhatItMade) {
@@ -158,7 +158,7 @@ TEST_F(Testbed, AFailedUpRemovesWhatItMade) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("injected failure"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("everything it had made was removed"), std::string::npos) << r.output;
-  EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
+  EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
   EXPECT_EQ(RunCli(Genie("testbed list")).output.find(name_), std::string::npos);
 }
 

@@ -101,7 +101,7 @@ Status CheckCanBuild(Shell& shell) {
   CommandResult r = shell.Run({"ip", "netns", "list"});
   if (r.exit_code != 0) {
     return Status::Unsupported("network namespaces are not available here (`ip netns list`: " +
-                               r.output + "); nothing was changed");
+                               r.errors + "); nothing was changed");
   }
   return Status::Ok();
 }
@@ -157,7 +157,7 @@ Status Down(const std::string& name, Shell& shell) {
   std::string failed;
   for (const auto& ns : namespaces) {
     CommandResult r = shell.Run({"ip", "netns", "del", ns});
-    if (r.exit_code != 0) failed += " " + ns + " (" + r.output + ")";
+    if (r.exit_code != 0) failed += " " + ns + " (" + r.errors + ")";
   }
   std::error_code ec;
   fs::remove(DescriptionPath(name), ec);

@@ -16,7 +16,8 @@ using Argv = std::vector<std::string>;
 
 struct CommandResult {
   int exit_code = -1;  // 128 + signal when killed; -1 when it could not be started
-  std::string output;  // stdout and stderr, interleaved
+  std::string output;  // stdout
+  std::string errors;  // stderr (kept apart: `ip` warns on stderr while printing JSON)
 };
 
 class Shell {
@@ -27,7 +28,7 @@ class Shell {
 
   // Runs and turns a non-zero exit into an error that quotes the command and its output.
   Status Must(const Argv& argv);
-  // Runs and returns stdout (and stderr) on success.
+  // Runs and returns stdout on success; the error quotes stderr.
   Result<std::string> Output(const Argv& argv);
 };
 
