@@ -52,10 +52,15 @@ std::vector<Argv> UpCommands(const Layout& layout) {
     cmds.push_back(Sysctl(sw.netns, "net.ipv4.ip_forward=1"));
     cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.all.rp_filter=0"));
     cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.default.rp_filter=0"));
-    // A spine behind a downed link drops out of the ECMP group instead of eating its flows.
-    cmds.push_back(Sysctl(sw.netns, "net.ipv4.conf.all.ignore_routes_with_linkdown=1"));
-    cmds.push_back(Sysctl(sw.netns, fmt::format("net.ipv4.fib_multipath_hash_policy={}",
-                                                spec.hash == EcmpHash::kL4 ? 1 : 0)));
+    if (spec.hash == EcmpHash::kL4) {
+      // Policy 3 hashes the fields named here (addresses, protocol, ports) on every packet;
+      // policy 1 takes a forwarded packet's hash from the sending socket when it has one, which
+      // left whole runs on one spine.
+      cmds.push_back(Sysctl(sw.netns, "net.ipv4.fib_multipath_hash_policy=3"));
+      cmds.push_back(Sysctl(sw.netns, "net.ipv4.fib_multipath_hash_fields=0x0037"));
+    } else {
+      cmds.push_back(Sysctl(sw.netns, "net.ipv4.fib_multipath_hash_policy=0"));
+    }
     if (sw.role == "leaf") {
       const int l = std::stoi(sw.name.substr(1));
       for (int k = 0; k < spec.nics; ++k) {

@@ -127,7 +127,7 @@ TEST(TestbedLayout, LeafSpineRoutesOverEverySpine) {
                         "nexthop via 10.255.0.3 dev s1"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-s1 route add 10.100.1.0/24 via 10.255.1.2 dev l1"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-h5 route add 10.100.0.0/16 via 10.100.1.254 dev eth0"));
-  EXPECT_TRUE(Has(cmds, "ip netns exec tb-l0 sysctl -q -w net.ipv4.fib_multipath_hash_policy=1"));
+  EXPECT_TRUE(Has(cmds, "ip netns exec tb-l0 sysctl -q -w net.ipv4.fib_multipath_hash_policy=3"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-l0 addr add 10.255.0.2/31 dev s1"));
   // Leaf and spine know each other's MAC from the start (else ECMP skips a spine at first).
   EXPECT_TRUE(Has(cmds, "ip -n tb-l0 neigh replace 10.255.0.3 lladdr 02:67:6e:00:05:01 dev s1 nud "
