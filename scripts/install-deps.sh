@@ -7,9 +7,9 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   protobuf-compiler libprotobuf-dev zlib1g-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libpugixml-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
   libnetfilter-queue-dev
-  iproute2 iptables iperf3 time bc
+  iproute2 iptables iperf3 time bc util-linux
   mpich
 )
 

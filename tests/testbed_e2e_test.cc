@@ -5,11 +5,13 @@
 // helper process (namespaces take their links, qdiscs and iptables rules with them).
 // Needs root; skips with a message otherwise.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,7 +29,14 @@ class Testbed : public ::testing::Test {
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
     if (RunCli("ip netns list").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
-    name_ = "t" + std::to_string(getpid() % 100000);
+    // A killed earlier run of these tests could not take its testbed down: do it now (every
+    // testbed named t<pid> whose process is gone).
+    CliResult old = RunCli("ip netns list | grep -o '^t[0-9]*-' | sort -u | tr -d -");
+    std::istringstream names(old.output);
+    for (std::string n; names >> n;) {
+      if (kill(std::stoi(n.substr(1)), 0) != 0) RunCli(Genie("testbed down " + n) + " >/dev/null 2>&1");
+    }
+    name_ = "t" + std::to_string(getpid());
     dir_ = FreshDir("testbed-" + name_);
   }
   void TearDown() override {
@@ -125,6 +134,15 @@ TEST_F(Testbed, UpStatusListDownAndNothingIsLeft) {
   ASSERT_EQ(RunCli(Genie("testbed down " + name_)).exit_code, 0);
   EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
   EXPECT_EQ(RunCli(Genie("testbed status " + name_)).exit_code, 2);
+}
+
+TEST_F(Testbed, WithoutRootItSaysSoAndChangesNothing) {
+  CliResult r = RunCli("setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                       Genie("testbed up --name " + name_ + " --topology star:2"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("needs root"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing was changed"), std::string::npos) << r.output;
+  EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
 }
 
 TEST_F(Testbed, AFailedUpRemovesWhatItMade) {
@@ -295,6 +313,44 @@ TEST_F(Testbed, ALinkDownForGoodEndsEveryRankWithinThePeerTimeoutNamingThePeer) 
   // Rank 0 cleared the fault as it ended: the link is up again.
   CliResult link = RunCli("ip -n " + Ns("sw") + " -j link show h2n0");
   EXPECT_NE(link.output.find("\"UP\""), std::string::npos) << link.output;
+}
+
+TEST_F(Testbed, FaultsAreClearedWhenRankZeroIsKilled) {
+  Up("--topology star:4 --rate 400mbit");
+  std::ofstream(dir_ + "/faults.yml")
+      << "faults:\n  - {link: h1, rate: 50mbit}\n  - {link: h2, loss: 5%}\n  - {link: h3, delay: 5ms}\n";
+  const std::string w = dir_ + "/w";
+  ASSERT_EQ(RunCli(Genie("gen collective --type all_reduce --size 16MiB --ranks 4 -o " + w)).exit_code, 0);
+  Child launch = Spawn(Genie("launch --testbed " + name_ + " -n 4 -- run " + w +
+                             " --iterations 1000 --peer-timeout 5s --faults " + dir_ +
+                             "/faults.yml -o " + dir_ + "/out"),
+                       dir_ + "/launch.log");
+  // Wait until the faults are on (the delay helper runs in h0's view of h3's link: host h3).
+  bool on = false;
+  for (int i = 0; i < 100 && !on; ++i) {
+    on = RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output.find("50Mbit") !=
+         std::string::npos;
+    if (!on) usleep(100'000);
+  }
+  ASSERT_TRUE(on) << ReadLog(launch);
+  usleep(500'000);
+  // SIGKILL rank 0 (the one whose runner applied the faults): its guardian clears them.
+  CliResult pid = RunCli("pgrep -f '" + w + " --iterations 1000' | head -n 20 | while read p; do "
+                         "grep -qa GENIE_RANK=0 /proc/$p/environ 2>/dev/null && echo $p; done");
+  ASSERT_FALSE(pid.output.empty());
+  RunCli("kill -9 " + pid.output.substr(0, pid.output.find('\n')));
+  auto code = WaitExit(launch, 30);
+  ASSERT_TRUE(code.has_value()) << ReadLog(launch);
+  EXPECT_NE(*code, 0);
+  bool cleared = false;
+  for (int i = 0; i < 50 && !cleared; ++i) {
+    cleared = RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output.find("400Mbit") !=
+                  std::string::npos &&
+              RunCli("ip netns exec " + Ns("h2") + " iptables -t mangle -S PREROUTING | wc -l")
+                      .output == "1\n";
+    if (!cleared) usleep(100'000);
+  }
+  EXPECT_TRUE(cleared) << RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output;
 }
 
 }  // namespace

@@ -143,9 +143,14 @@ void TcpTransport::ReadSome(Conn* c) {
     } else {
       unsigned char* dst;
       size_t want;
+      int flags = 0;
       if (c->target == nullptr) {
+        // A payload nobody reads (a run without --verify): MSG_TRUNC has TCP drop it in the
+        // kernel instead of copying it out, saving CPU that 8 ranks at 1 Gbit/s on a small
+        // machine need for the wire. `want` stays within scratch_ all the same.
         dst = scratch_.data();
         want = static_cast<size_t>(std::min<Bytes>(remaining, scratch_.size()));
+        flags = MSG_TRUNC;
       } else if (remaining >= c->rbuf.size() / 2) {
         dst = c->target + c->got;  // large: straight into place, no copy
         want = static_cast<size_t>(remaining);
@@ -155,7 +160,7 @@ void TcpTransport::ReadSome(Conn* c) {
       }
       ssize_t n;
       if (dst != nullptr) {
-        n = recv(c->fd, dst, want, 0);
+        n = recv(c->fd, dst, want, flags);
         if (n > 0) c->got += static_cast<Bytes>(n);
       } else {
         c->rpos = c->rend = 0;

@@ -456,6 +456,33 @@ TEST(TcpTransportTest, FlowControlBoundsUnexpectedDataAndResumesForAWaitingRecei
   for (int i = 0; i < kMsgs; ++i) EXPECT_EQ(in[i], out[i]) << i;
 }
 
+// Payloads nobody keeps (a receive into nullptr; filler that arrives before its receive) are
+// dropped in the kernel (MSG_TRUNC): exactly their bytes, so the frame after them still parses.
+TEST(TcpTransportTest, DiscardedPayloadsLeaveTheNextFrameIntact) {
+  Cluster c(2);
+  constexpr size_t kBig = 8 << 20;
+  std::vector<unsigned char> big = Pattern(kBig, 1), last = Pattern(100'000, 2), in(100'000, 0xee);
+  c.Run([&](int rank, Node& n) {
+    if (rank == 1) {
+      n.t->PostSend({0, 0, 1, big.data(), kBig, 1});   // real data, discarded by the receive
+      n.t->PostSend({0, 0, 2, nullptr, kBig + 3, 2});  // filler, arrives unexpected
+      n.t->PostSend({0, 0, 3, last.data(), last.size(), 3});
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends.size() == 3; }));
+    } else {
+      n.t->PostRecv({1, 0, 1, nullptr, kBig, 1});
+      n.t->PostRecv({1, 0, 3, in.data(), in.size(), 3});
+      ASSERT_TRUE(n.RunUntil([&] { return n.recvs.size() == 2; }));
+      EXPECT_EQ(n.t->unexpected_messages(), 1u);
+      n.t->PostRecv({1, 0, 2, nullptr, kBig + 3, 2});
+      ASSERT_TRUE(n.RunUntil([&] { return n.recvs.size() == 3; }));
+      EXPECT_TRUE(n.fatal.empty());
+    }
+  });
+  EXPECT_EQ(in, last);
+  EXPECT_EQ(c[0].t->counters(1).bytes_received, 2 * kBig + 3 + last.size());
+  EXPECT_EQ(c[0].t->counters(1).messages_received, 3u);
+}
+
 TEST(TcpTransportTest, MessagesToSelfAreMatchedLocally) {
   Cluster c(2);
   std::vector<unsigned char> a = Pattern(5000, 3), b(5000), z(10, 0xff);
