@@ -55,6 +55,18 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
                  "Fault schedule (YAML, docs/testbed.md) rank 0 plays on the testbed during the "
                  "run; every fault is cleared at the end")
       ->check(CLI::ExistingFile);
+  app.add_flag("--predict", f->predict,
+               "After the run, simulate the same workload on the same network (--network, or "
+               "the testbed's) and print/record per iteration measured beside predicted, "
+               "flagging what is slower than --flag-threshold");
+  app.add_option("--baseline", f->baseline,
+                 "An earlier healthy run's results.json: compare each iteration with its median "
+                 "step and per-type busbw (instead of, or with --predict as well as, the model)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--flag-threshold", f->flag_threshold,
+                 "Flag iterations and ops slower than (1 + this) x expected (default 0.25: "
+                 "healthy runs measure within 0.98-1.06x, docs/prediction.md)")
+      ->check(CLI::Range(0.0, 100.0));
   return [f] {
     f->argv = ProcessArgv();
     return driver::Run(*f);
