@@ -39,7 +39,8 @@ struct RunOptions {
   // --network or the testbed); --baseline: beside an earlier healthy run's results.json.
   bool predict = false;
   std::string baseline;
-  double flag_threshold = 0.25;  // report::kDefaultFlagThreshold
+  std::string comparison_csv;    // --csv: the first comparison as CSV (report::ToCsv)
+  double flag_threshold = 0.25;  // report::kDefaultFlagThreshold (kept in step)
   std::vector<std::string> argv;  // the command line: provenance, and the local self-launch
 };
 

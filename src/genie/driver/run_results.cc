@@ -151,6 +151,14 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     doc[c.source.rfind("baseline", 0) == 0 ? "baseline" : "prediction"] = report::ToJson(c);
   }
   Status st = report::WriteJsonFile(o.output + "/results.json", doc);
+  if (st.ok() && !o.comparison_csv.empty() && !compared.empty()) {
+    std::ofstream csv(o.comparison_csv);
+    csv << report::ToCsv(compared.front());
+    if (!csv) {
+      std::cerr << "genie run: --csv " << o.comparison_csv
+                << ": cannot write; check the folder exists and is writable\n";
+    }
+  }
   if (!st.ok()) {
     std::cerr << "genie run: " << st.message() << "\n";
     return 1;

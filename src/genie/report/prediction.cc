@@ -121,6 +121,23 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
                      c.iterations.size());
 }
 
+std::string ToCsv(const Comparison& c) {
+  std::string out =
+      "iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,"
+      "expected_busbw_gbps,slow\n";
+  for (const auto& it : c.iterations) {
+    auto row = [&](const std::string& type, double measured, double expected, bool slow) {
+      out += fmt::format("{},{},{},{:.4f},{},{:.6f},{:.6f},{}\n", it.iteration, it.measured_ns,
+                         it.expected_ns, it.ratio, type, measured, expected, slow ? 1 : 0);
+    };
+    if (it.ops.empty()) row("", 0, 0, it.slow);
+    for (const auto& op : it.ops) {
+      row(op.type, op.measured_busbw_gbps, op.expected_busbw_gbps, it.slow || op.slow);
+    }
+  }
+  return out;
+}
+
 nlohmann::json ToJson(const Comparison& c) {
   nlohmann::json iters = nlohmann::json::array();
   std::vector<int> flagged;

@@ -67,6 +67,10 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
 
 // The table: iteration, measured, expected, ratio, per-type busbw measured/expected, "SLOW".
 void PrintComparison(std::ostream& out, const Comparison& comparison);
+// One row per iteration and collective type (an iteration without comm ops: one row, type
+// empty): iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,
+// expected_busbw_gbps,slow — with a header line.
+std::string ToCsv(const Comparison& comparison);
 // results.json's "prediction" object.
 nlohmann::json ToJson(const Comparison& comparison);
 

@@ -47,6 +47,11 @@ TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
   EXPECT_FALSE(c.iterations[0].ops[0].slow);
   nlohmann::json j = ToJson(c);
   EXPECT_EQ(j["flagged_iterations"], nlohmann::json::array({1}));
+  const std::string csv = ToCsv(c);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,"
+            "expected_busbw_gbps,slow");
+  EXPECT_NE(csv.find("\n1,2000000,1000000,2.0000,all_reduce,"), std::string::npos);
   std::ostringstream out;
   PrintComparison(out, c);
   EXPECT_NE(out.str().find("SLOW"), std::string::npos);
