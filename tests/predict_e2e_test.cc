@@ -31,11 +31,12 @@ class Predict : public ::testing::Test {
     if (RunCli("ip netns list").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
     name_ = "t" + std::to_string(getpid());
     dir_ = FreshDir("predict-" + name_);
-    CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
+    CliResult up =
+        RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
     ASSERT_EQ(up.exit_code, 0) << up.output;
     // 4 MiB: ~0.14 s per healthy iteration at 400 Mbit/s, ~1.4 s with one NIC at a tenth.
-    CliResult g = RunCli(Genie("gen collective --type all_reduce --size 4MiB --ranks 4 -o " +
-                               dir_ + "/ar"));
+    CliResult g =
+        RunCli(Genie("gen collective --type all_reduce --size 4MiB --ranks 4 -o " + dir_ + "/ar"));
     ASSERT_EQ(g.exit_code, 0) << g.output;
   }
   void TearDown() override {
@@ -46,8 +47,8 @@ class Predict : public ::testing::Test {
   static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   CliResult Run(const std::string& out, const std::string& args) {
     return RunCli(Genie("launch --testbed " + name_ + " -n 4 -- run " + dir_ + "/ar -n " +
-                        std::to_string(kIterations) + " --warmup 1 -o " + dir_ + "/" + out +
-                        " " + args));
+                        std::to_string(kIterations) + " --warmup 1 -o " + dir_ + "/" + out + " " +
+                        args));
   }
   json Results(const std::string& out) {
     return json::parse(ReadFile(dir_ + "/" + out + "/results.json"));
@@ -65,8 +66,7 @@ TEST_F(Predict, AHealthyRunFlagsNothingAndMatchesTheModel) {
   EXPECT_NE(r.output.find("measured beside expected (flow model on testbed " + name_),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("0 of 6 iterations slower than expected"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("0 of 6 iterations slower than expected"), std::string::npos) << r.output;
   const json p = Results("healthy")["prediction"];
   EXPECT_TRUE(Flagged(p).empty()) << p.dump(1);
   ASSERT_EQ(p["iterations"].size(), static_cast<size_t>(kIterations));

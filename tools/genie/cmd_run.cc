@@ -23,10 +23,10 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
       ->check(IntIn(0, 1'000'000));
   app.add_flag("--verify", f->setup.verify, "Send real data, compute reductions, check results");
   app.add_option(
-      "--bind,--iface", f->bind,
-      "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
-      "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair); "
-      "default: $GENIE_BIND (set by genie launch --testbed), else 127.0.0.1")
+         "--bind,--iface", f->bind,
+         "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
+         "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair); "
+         "default: $GENIE_BIND (set by genie launch --testbed), else 127.0.0.1")
       ->envname("GENIE_BIND");
   app.add_option("--intra-host", f->intra_host,
                  "network.yml of one host (e.g. 8 ranks on a 900 GB/s switch): traffic between "

@@ -4,9 +4,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
@@ -45,8 +44,7 @@ void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
       "\nstep time  measured median %s%s   predicted (%s, %s model) %s   "
       "measured/predicted %.2f\n",
       FormatDuration(spread.median).c_str(), which.c_str(), setup.network->path.c_str(),
-      sim::NetworkModelName(kind),
-      FormatDuration(predicted->end_ns).c_str(),
+      sim::NetworkModelName(kind), FormatDuration(predicted->end_ns).c_str(),
       pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
 }
 
@@ -64,8 +62,8 @@ Result<nlohmann::json> ReadJson(const std::string& path) {
 
 // The network to predict on: --network's, else the testbed's description with the job's ranks
 // per host (rank i on host i mod H, as genie launch --testbed places them).
-Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o,
-                                                const runtime::RunSetup& setup, int world_size) {
+Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runtime::RunSetup& setup,
+                                                int world_size) {
   if (setup.network) return *setup.network;
   if (o.testbed.empty()) {
     return Status::InvalidArgument(
@@ -185,8 +183,8 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   report::PrintAstraSimLines(std::cout, merged->ranks);
   report::PrintSummary(std::cout, merged->ops, merged->ranks);
   const nlohmann::json& info = merged->run_info;
-  report::PrintTraffic(std::cout, info.is_object() && info.contains("traffic") ? info["traffic"]
-                                                                              : nlohmann::json());
+  report::PrintTraffic(
+      std::cout, info.is_object() && info.contains("traffic") ? info["traffic"] : nlohmann::json());
   if (info.is_object() && info.contains("testbed")) {
     report::PrintTestbed(std::cout, info["testbed"], report::FirstStart(merged->ops));
   }

@@ -1,9 +1,9 @@
 #include "genie/report/prediction.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 namespace genie::report {
 namespace {
@@ -101,13 +101,13 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
   }
   out << head << "\n";
   for (const auto& it : c.iterations) {
-    std::string line = fmt::format("  {:>5} {:>12} {:>12} {:>6.2f}", it.iteration,
-                                   FormatDuration(it.measured_ns), FormatDuration(it.expected_ns),
-                                   it.ratio);
+    std::string line =
+        fmt::format("  {:>5} {:>12} {:>12} {:>6.2f}", it.iteration, FormatDuration(it.measured_ns),
+                    FormatDuration(it.expected_ns), it.ratio);
     bool op_slow = false;
     for (const auto& op : it.ops) {
-      line += fmt::format("  {:>11.4f} / {:<10.4f}", op.measured_busbw_gbps,
-                          op.expected_busbw_gbps);
+      line +=
+          fmt::format("  {:>11.4f} / {:<10.4f}", op.measured_busbw_gbps, op.expected_busbw_gbps);
       op_slow = op_slow || op.slow;
     }
     if (it.slow) {

@@ -5,11 +5,10 @@
 // threshold is flagged "SLOW". Pure (no I/O but the printer's stream); any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/common/status.h"
 #include "genie/record/op_event.h"

@@ -1,8 +1,8 @@
 #include "genie/report/prediction.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace genie::report {
 namespace {
@@ -28,12 +28,11 @@ TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
   Expectation expected =
       ExpectationFromSimulation("model", 1'000'000, {AllReduce(0, 0, 0, 1'000'000)});
   std::vector<RankSummary> ranks = {
-      {0, -1, 0, 5'000'000, 0, 0, 0},               // warm-up: not compared
-      {0, 0, 0, 1'100'000, 0, 0, 0},                // 1.1x: healthy
-      {0, 1, 2'000'000, 4'000'000, 0, 0, 0},        // 2x: slow
+      {0, -1, 0, 5'000'000, 0, 0, 0},         // warm-up: not compared
+      {0, 0, 0, 1'100'000, 0, 0, 0},          // 1.1x: healthy
+      {0, 1, 2'000'000, 4'000'000, 0, 0, 0},  // 2x: slow
   };
-  std::vector<OpEvent> ops = {AllReduce(0, 0, 0, 1'100'000),
-                              AllReduce(0, 1, 2'000'000, 4'000'000)};
+  std::vector<OpEvent> ops = {AllReduce(0, 0, 0, 1'100'000), AllReduce(0, 1, 2'000'000, 4'000'000)};
   Comparison c = Compare(ops, ranks, expected, 0.25);
   ASSERT_EQ(c.iterations.size(), 2u);
   EXPECT_FALSE(c.iterations[0].slow);
@@ -59,13 +58,12 @@ TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
 }
 
 TEST(PredictionTest, BaselineIsTheMedianOfAnEarlierRunsMeasuredSteps) {
-  nlohmann::json old = {
-      {"iterations",
-       {{{"iteration", -1}, {"step_time_ns", 9000}},
-        {{"iteration", 0}, {"step_time_ns", 1000}},
-        {{"iteration", 1}, {"step_time_ns", 3000}},
-        {{"iteration", 2}, {"step_time_ns", 2000}}}},
-      {"collective_types", {{{"type", "all_reduce"}, {"busbw_gbps", 0.5}}}}};
+  nlohmann::json old = {{"iterations",
+                         {{{"iteration", -1}, {"step_time_ns", 9000}},
+                          {{"iteration", 0}, {"step_time_ns", 1000}},
+                          {{"iteration", 1}, {"step_time_ns", 3000}},
+                          {{"iteration", 2}, {"step_time_ns", 2000}}}},
+                        {"collective_types", {{{"type", "all_reduce"}, {"busbw_gbps", 0.5}}}}};
   auto e = ExpectationFromResults("old", old);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->step_ns, 2000);
