@@ -164,4 +164,34 @@ nlohmann::json ToJson(const Comparison& c) {
           {"iterations", std::move(iters)}};
 }
 
+Comparison ComparisonFromJson(const nlohmann::json& j) {
+  Comparison c;
+  if (!j.is_object()) return c;
+  c.source = j.value("source", "");
+  c.threshold = j.value("threshold", kDefaultFlagThreshold);
+  if (!j.contains("iterations") || !j["iterations"].is_array()) return c;
+  for (const auto& it : j["iterations"]) {
+    IterationComparison ic;
+    ic.iteration = it.value("iteration", 0);
+    ic.measured_ns = it.value("measured_step_ns", TimeNs{0});
+    ic.expected_ns = it.value("expected_step_ns", TimeNs{0});
+    ic.ratio = it.value("ratio", 0.0);
+    ic.slow = it.value("slow", false);
+    if (it.contains("ops") && it["ops"].is_array()) {
+      for (const auto& op : it["ops"]) {
+        OpComparison oc;
+        oc.type = op.value("type", "");
+        oc.measured_busbw_gbps = op.value("measured_busbw_gbps", 0.0);
+        oc.expected_busbw_gbps = op.value("expected_busbw_gbps", 0.0);
+        oc.slowdown = op.value("slowdown", 0.0);
+        oc.slow = op.value("slow", false);
+        ic.ops.push_back(oc);
+      }
+    }
+    if (ic.slow) ++c.flagged;
+    c.iterations.push_back(std::move(ic));
+  }
+  return c;
+}
+
 }  // namespace genie::report

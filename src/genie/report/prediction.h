@@ -70,7 +70,9 @@ void PrintComparison(std::ostream& out, const Comparison& comparison);
 // empty): iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,
 // expected_busbw_gbps,slow — with a header line.
 std::string ToCsv(const Comparison& comparison);
-// results.json's "prediction" object.
+// results.json's "prediction" object, and back (`genie results show`); a malformed object
+// reads as an empty comparison.
 nlohmann::json ToJson(const Comparison& comparison);
+Comparison ComparisonFromJson(const nlohmann::json& j);
 
 }  // namespace genie::report

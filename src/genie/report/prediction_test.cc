@@ -46,6 +46,7 @@ TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
   EXPECT_FALSE(c.iterations[0].ops[0].slow);
   nlohmann::json j = ToJson(c);
   EXPECT_EQ(j["flagged_iterations"], nlohmann::json::array({1}));
+  EXPECT_EQ(ToJson(ComparisonFromJson(j)), j);
   const std::string csv = ToCsv(c);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,"
