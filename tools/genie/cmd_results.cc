@@ -20,6 +20,7 @@
 #include "genie/report/results_json.h"
 #include "genie/report/statistics.h"
 #include "genie/report/output_paths.h"
+#include "genie/report/prediction.h"
 #include "genie/report/strip.h"
 #include "genie/report/summary.h"
 #include "tools/genie/command.h"
@@ -100,6 +101,17 @@ int Show(const ResultsArgs& a) {
   genie::report::PrintTraffic(std::cout, traffic != nullptr ? *traffic : nlohmann::json());
   if (r->run_info.is_object() && r->run_info.contains("testbed")) {
     genie::report::PrintTestbed(std::cout, r->run_info["testbed"], genie::report::FirstStart(r->ops));
+  }
+  // Measured beside the prediction / baseline that `genie run --predict/--baseline` recorded.
+  std::error_code ec;
+  if (a.show_files.size() == 1 && !fs::is_directory(a.show_files[0], ec)) {
+    std::ifstream in(a.show_files[0]);
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    for (const char* key : {"prediction", "baseline"}) {
+      if (doc.is_object() && doc.contains(key)) {
+        genie::report::PrintComparison(std::cout, genie::report::ComparisonFromJson(doc[key]));
+      }
+    }
   }
   if (a.astra_sim) genie::report::PrintAstraSimLines(std::cout, r->ranks);
   return 0;

@@ -23,10 +23,10 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
       ->check(IntIn(0, 1'000'000));
   app.add_flag("--verify", f->setup.verify, "Send real data, compute reductions, check results");
   app.add_option(
-      "--bind,--iface", f->bind,
-      "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
-      "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair); "
-      "default: $GENIE_BIND (set by genie launch --testbed), else 127.0.0.1")
+         "--bind,--iface", f->bind,
+         "Address or interface (e.g. eth0) to listen on and send from; a comma list is "
+         "mapped by local rank, like NCCL_SOCKET_IFNAME (eth0,eth1: one NIC per rank pair); "
+         "default: $GENIE_BIND (set by genie launch --testbed), else 127.0.0.1")
       ->envname("GENIE_BIND");
   app.add_option("--intra-host", f->intra_host,
                  "network.yml of one host (e.g. 8 ranks on a 900 GB/s switch): traffic between "
@@ -55,6 +55,20 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
                  "Fault schedule (YAML, docs/testbed.md) rank 0 plays on the testbed during the "
                  "run; every fault is cleared at the end")
       ->check(CLI::ExistingFile);
+  app.add_flag("--predict", f->predict,
+               "After the run, simulate the same workload on the same network (--network, or "
+               "the testbed's) and print/record per iteration measured beside predicted, "
+               "flagging what is slower than --flag-threshold");
+  app.add_option("--baseline", f->baseline,
+                 "An earlier healthy run's results.json: compare each iteration with its median "
+                 "step and per-type busbw (instead of, or with --predict as well as, the model)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--flag-threshold", f->flag_threshold,
+                 "Flag iterations and ops slower than (1 + this) x expected (default 0.25: "
+                 "healthy runs measure within 0.97-1.13x, docs/prediction.md)")
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--csv", f->comparison_csv,
+                 "Write the per-iteration comparison (--predict's, else --baseline's) as CSV");
   return [f] {
     f->argv = ProcessArgv();
     return driver::Run(*f);

@@ -25,9 +25,9 @@ struct RunOptions {
   int iterations = 1;
   int warmup = 0;
   std::string bind = "127.0.0.1";
-  std::string intra_host;  // network.yml of one host, modelled instead of sent
+  std::string intra_host;              // network.yml of one host, modelled instead of sent
   std::string network_model = "flow";  // the prediction's: unaware | aware | flow
-  std::string rendezvous;  // overrides the launcher's
+  std::string rendezvous;              // overrides the launcher's
   std::string clock_sync = "auto";
   std::string job_id;
   std::string tcp_congestion;
@@ -35,6 +35,12 @@ struct RunOptions {
   int spin_us = -1;
   std::string testbed;  // the `genie testbed` the run is on (rank 0 records its counters)
   std::string faults;   // a fault schedule rank 0 plays on that testbed
+  // --predict: per-iteration measured beside the flow model's prediction (network from
+  // --network or the testbed); --baseline: beside an earlier healthy run's results.json.
+  bool predict = false;
+  std::string baseline;
+  std::string comparison_csv;     // --csv: the first comparison as CSV (report::ToCsv)
+  double flag_threshold = 0.25;   // report::kDefaultFlagThreshold (kept in step)
   std::vector<std::string> argv;  // the command line: provenance, and the local self-launch
 };
 

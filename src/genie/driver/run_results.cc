@@ -1,20 +1,25 @@
 #include "genie/driver/run_results.h"
 
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
+#include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
 #include "genie/report/run_streams.h"
 #include "genie/report/statistics.h"
 #include "genie/report/summary.h"
+#include "genie/testbed/control.h"
+#include "genie/testbed/layout.h"
 
 namespace genie::driver {
 
@@ -39,10 +44,82 @@ void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
       "\nstep time  measured median %s%s   predicted (%s, %s model) %s   "
       "measured/predicted %.2f\n",
       FormatDuration(spread.median).c_str(), which.c_str(), setup.network->path.c_str(),
-      sim::NetworkModelName(kind),
-      FormatDuration(predicted->end_ns).c_str(),
+      sim::NetworkModelName(kind), FormatDuration(predicted->end_ns).c_str(),
       pred > 0 ? static_cast<double>(spread.median) / pred : 0.0);
 }
+
+namespace {
+
+Result<nlohmann::json> ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::IoError(path + ": cannot open; pass an earlier run's results.json");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return Status::InvalidArgument(path + ": not JSON; pass an earlier run's results.json");
+  }
+  return j;
+}
+
+// The network to predict on: --network's, else the testbed's description with the job's ranks
+// per host (rank i on host i mod H, as genie launch --testbed places them).
+Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runtime::RunSetup& setup,
+                                                int world_size) {
+  if (setup.network) return *setup.network;
+  if (o.testbed.empty()) {
+    return Status::InvalidArgument(
+        "--predict needs a network: pass --network network.yml, or run on a testbed (genie "
+        "launch --testbed NAME, or --testbed NAME)");
+  }
+  GENIE_ASSIGN_OR_RETURN(testbed::Layout layout, testbed::Load(o.testbed));
+  const int hosts = static_cast<int>(layout.hosts.size());
+  const int per_host = hosts > 0 ? (world_size + hosts - 1) / hosts : 1;
+  // The namespaces' bridge adds tens of µs per hop; 30 µs is `testbed network-yml`'s default.
+  const std::string yml = testbed::ToNetworkYml(layout, per_host, 30'000.0);
+  return config::ParseNetworkConfig(yml, "testbed " + o.testbed);
+}
+
+// Measured beside the model (--predict) and/or the baseline; an expectation that cannot be had
+// is skipped after saying why (the run itself succeeded).
+std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunSetup& setup,
+                                        int world_size, const std::vector<record::OpEvent>& ops,
+                                        const std::vector<record::RankSummary>& ranks) {
+  std::vector<report::Comparison> out;
+  if (o.predict) {
+    auto net = PredictionNetwork(o, setup, world_size);
+    if (!net.ok()) {
+      std::cerr << "genie run: --predict: " << net.status().message() << "\n";
+    } else {
+      const sim::NetworkModelKind kind =
+          sim::ParseNetworkModelKind(o.network_model).value_or(sim::NetworkModelKind::kFlow);
+      auto rec = record::Recorder::Create("", nlohmann::json::object());
+      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1))
+                          : Result<SimulationStats>(rec.status());
+      if (!sim.ok()) {
+        std::cerr << "genie run: --predict: the simulation failed: " << sim.status().message()
+                  << "\n";
+      } else {
+        const std::string source = std::string(sim::NetworkModelName(kind)) + " model on " +
+                                   (setup.network ? setup.network->path : "testbed " + o.testbed);
+        out.push_back(report::Compare(
+            ops, ranks, report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops()),
+            o.flag_threshold));
+      }
+    }
+  }
+  if (!o.baseline.empty()) {
+    auto old = ReadJson(o.baseline);
+    auto e = old.ok() ? report::ExpectationFromResults("baseline " + o.baseline, *old)
+                      : Result<report::Expectation>(old.status());
+    if (!e.ok()) {
+      std::cerr << "genie run: --baseline: " << e.status().message() << "\n";
+    } else {
+      out.push_back(report::Compare(ops, ranks, *e, o.flag_threshold));
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const launch::RankEnv& env,
                  const std::string& run_id) {
@@ -62,10 +139,24 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     std::cerr << "genie run: " << merged.status().message() << "\n";
     return 1;
   }
-  Status st =
-      report::WriteJsonFile(o.output + "/results.json",
-                            report::BuildResultsJson(merged->run_info, merged->ops, merged->ranks,
-                                                     merged->clock_offsets_ns));
+  std::vector<report::Comparison> compared;
+  if (complete || env.rank == 0) {
+    compared = Compare(o, setup, env.world_size, merged->ops, merged->ranks);
+  }
+  nlohmann::json doc = report::BuildResultsJson(merged->run_info, merged->ops, merged->ranks,
+                                                merged->clock_offsets_ns);
+  for (const auto& c : compared) {
+    doc[c.source.rfind("baseline", 0) == 0 ? "baseline" : "prediction"] = report::ToJson(c);
+  }
+  Status st = report::WriteJsonFile(o.output + "/results.json", doc);
+  if (st.ok() && !o.comparison_csv.empty() && !compared.empty()) {
+    std::ofstream csv(o.comparison_csv);
+    csv << report::ToCsv(compared.front());
+    if (!csv) {
+      std::cerr << "genie run: --csv " << o.comparison_csv
+                << ": cannot write; check the folder exists and is writable\n";
+    }
+  }
   if (!st.ok()) {
     std::cerr << "genie run: " << st.message() << "\n";
     return 1;
@@ -84,6 +175,7 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     // Every iteration ends in a world barrier, so this host's step times are the job's.
     if (env.rank == 0) {
       PrintPrediction(setup, o.network_model, merged->ranks, " (this host's ranks)");
+      for (const auto& c : compared) report::PrintComparison(std::cout, c);
     }
     return 0;
   }
@@ -91,12 +183,13 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   report::PrintAstraSimLines(std::cout, merged->ranks);
   report::PrintSummary(std::cout, merged->ops, merged->ranks);
   const nlohmann::json& info = merged->run_info;
-  report::PrintTraffic(std::cout, info.is_object() && info.contains("traffic") ? info["traffic"]
-                                                                              : nlohmann::json());
+  report::PrintTraffic(
+      std::cout, info.is_object() && info.contains("traffic") ? info["traffic"] : nlohmann::json());
   if (info.is_object() && info.contains("testbed")) {
     report::PrintTestbed(std::cout, info["testbed"], report::FirstStart(merged->ops));
   }
-  PrintPrediction(setup, o.network_model, merged->ranks, "");
+  if (!o.predict) PrintPrediction(setup, o.network_model, merged->ranks, "");
+  for (const auto& c : compared) report::PrintComparison(std::cout, c);
   return 0;
 }
 

@@ -1,0 +1,197 @@
+#include "genie/report/prediction.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace genie::report {
+namespace {
+
+std::vector<TimeNs> MeasuredStepsOf(const nlohmann::json& results) {
+  std::vector<TimeNs> steps;
+  if (!results.is_object() || !results.contains("iterations")) return steps;
+  for (const auto& it : results["iterations"]) {
+    if (it.value("iteration", -1) < 0) continue;
+    steps.push_back(it.value("step_time_ns", TimeNs{0}));
+  }
+  return steps;
+}
+
+}  // namespace
+
+Expectation ExpectationFromSimulation(std::string source, TimeNs step_ns,
+                                      const std::vector<record::OpEvent>& ops) {
+  Expectation e;
+  e.source = std::move(source);
+  e.step_ns = step_ns;
+  e.types = CollectiveTypeTable(ops);
+  return e;
+}
+
+Result<Expectation> ExpectationFromResults(std::string source, const nlohmann::json& results) {
+  std::vector<TimeNs> steps = MeasuredStepsOf(results);
+  if (steps.empty()) {
+    return Status::InvalidArgument(source +
+                                   ": no measured iterations in it; pass the results.json of a "
+                                   "finished healthy run");
+  }
+  Expectation e;
+  e.source = std::move(source);
+  e.step_ns = SpreadOf(steps).median;
+  if (results.contains("collective_types")) {
+    for (const auto& t : results["collective_types"]) {
+      TypeRow row;
+      row.type = t.value("type", "");
+      row.count = t.value("count", int64_t{0});
+      row.busbw_gbps = t.value("busbw_gbps", 0.0);
+      e.types.push_back(row);
+    }
+  }
+  return e;
+}
+
+Comparison Compare(const std::vector<record::OpEvent>& ops,
+                   const std::vector<record::RankSummary>& ranks, const Expectation& expected,
+                   double threshold) {
+  Comparison c;
+  c.source = expected.source;
+  c.threshold = threshold;
+  std::map<std::string, double> expected_busbw;
+  for (const auto& t : expected.types) expected_busbw[t.type] = t.busbw_gbps;
+  std::map<int, std::vector<record::OpEvent>> ops_of;
+  for (const auto& e : ops) {
+    if (e.iteration >= 0 && e.is_comm()) ops_of[e.iteration].push_back(e);
+  }
+  for (const IterationStep& s : StepTimes(ranks)) {
+    if (s.iteration < 0) continue;
+    IterationComparison ic;
+    ic.iteration = s.iteration;
+    ic.measured_ns = s.step_ns();
+    ic.expected_ns = expected.step_ns;
+    ic.ratio = expected.step_ns > 0
+                   ? static_cast<double>(ic.measured_ns) / static_cast<double>(expected.step_ns)
+                   : 0.0;
+    ic.slow = ic.ratio > 1.0 + threshold;
+    for (const TypeRow& row : CollectiveTypeTable(ops_of[s.iteration])) {
+      auto want = expected_busbw.find(row.type);
+      if (want == expected_busbw.end() || want->second <= 0) continue;
+      OpComparison oc;
+      oc.type = row.type;
+      oc.measured_busbw_gbps = row.busbw_gbps;
+      oc.expected_busbw_gbps = want->second;
+      oc.slowdown = row.busbw_gbps > 0 ? want->second / row.busbw_gbps : 0.0;
+      oc.slow = oc.slowdown > 1.0 + threshold;
+      ic.ops.push_back(oc);
+    }
+    if (ic.slow) ++c.flagged;
+    c.iterations.push_back(std::move(ic));
+  }
+  return c;
+}
+
+void PrintComparison(std::ostream& out, const Comparison& c) {
+  out << fmt::format("\n# measured beside expected ({}); SLOW = more than {:.2f}x expected\n",
+                     c.source, 1.0 + c.threshold);
+  std::string head = "#  iter     measured     expected  ratio";
+  if (!c.iterations.empty()) {
+    for (const auto& op : c.iterations.front().ops) {
+      head += fmt::format("  {:>24}", op.type + " busbw meas/exp");
+    }
+  }
+  out << head << "\n";
+  for (const auto& it : c.iterations) {
+    std::string line =
+        fmt::format("  {:>5} {:>12} {:>12} {:>6.2f}", it.iteration, FormatDuration(it.measured_ns),
+                    FormatDuration(it.expected_ns), it.ratio);
+    bool op_slow = false;
+    for (const auto& op : it.ops) {
+      line +=
+          fmt::format("  {:>11.4f} / {:<10.4f}", op.measured_busbw_gbps, op.expected_busbw_gbps);
+      op_slow = op_slow || op.slow;
+    }
+    if (it.slow) {
+      line += "  SLOW";
+    } else if (op_slow) {
+      line += "  SLOW (op)";
+    }
+    out << line << "\n";
+  }
+  out << fmt::format("# {} of {} iterations slower than expected\n", c.flagged,
+                     c.iterations.size());
+}
+
+std::string ToCsv(const Comparison& c) {
+  std::string out =
+      "iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,"
+      "expected_busbw_gbps,slow\n";
+  for (const auto& it : c.iterations) {
+    auto row = [&](const std::string& type, double measured, double expected, bool slow) {
+      out += fmt::format("{},{},{},{:.4f},{},{:.6f},{:.6f},{}\n", it.iteration, it.measured_ns,
+                         it.expected_ns, it.ratio, type, measured, expected, slow ? 1 : 0);
+    };
+    if (it.ops.empty()) row("", 0, 0, it.slow);
+    for (const auto& op : it.ops) {
+      row(op.type, op.measured_busbw_gbps, op.expected_busbw_gbps, it.slow || op.slow);
+    }
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const Comparison& c) {
+  nlohmann::json iters = nlohmann::json::array();
+  std::vector<int> flagged;
+  for (const auto& it : c.iterations) {
+    nlohmann::json op_list = nlohmann::json::array();
+    for (const auto& op : it.ops) {
+      op_list.push_back({{"type", op.type},
+                         {"measured_busbw_gbps", op.measured_busbw_gbps},
+                         {"expected_busbw_gbps", op.expected_busbw_gbps},
+                         {"slowdown", op.slowdown},
+                         {"slow", op.slow}});
+    }
+    iters.push_back({{"iteration", it.iteration},
+                     {"measured_step_ns", it.measured_ns},
+                     {"expected_step_ns", it.expected_ns},
+                     {"ratio", it.ratio},
+                     {"slow", it.slow},
+                     {"ops", std::move(op_list)}});
+    if (it.slow) flagged.push_back(it.iteration);
+  }
+  return {{"source", c.source},
+          {"threshold", c.threshold},
+          {"flagged_iterations", flagged},
+          {"iterations", std::move(iters)}};
+}
+
+Comparison ComparisonFromJson(const nlohmann::json& j) {
+  Comparison c;
+  if (!j.is_object()) return c;
+  c.source = j.value("source", "");
+  c.threshold = j.value("threshold", kDefaultFlagThreshold);
+  if (!j.contains("iterations") || !j["iterations"].is_array()) return c;
+  for (const auto& it : j["iterations"]) {
+    IterationComparison ic;
+    ic.iteration = it.value("iteration", 0);
+    ic.measured_ns = it.value("measured_step_ns", TimeNs{0});
+    ic.expected_ns = it.value("expected_step_ns", TimeNs{0});
+    ic.ratio = it.value("ratio", 0.0);
+    ic.slow = it.value("slow", false);
+    if (it.contains("ops") && it["ops"].is_array()) {
+      for (const auto& op : it["ops"]) {
+        OpComparison oc;
+        oc.type = op.value("type", "");
+        oc.measured_busbw_gbps = op.value("measured_busbw_gbps", 0.0);
+        oc.expected_busbw_gbps = op.value("expected_busbw_gbps", 0.0);
+        oc.slowdown = op.value("slowdown", 0.0);
+        oc.slow = op.value("slow", false);
+        ic.ops.push_back(oc);
+      }
+    }
+    if (ic.slow) ++c.flagged;
+    c.iterations.push_back(std::move(ic));
+  }
+  return c;
+}
+
+}  // namespace genie::report

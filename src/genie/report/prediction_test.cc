@@ -1,0 +1,77 @@
+#include "genie/report/prediction.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace genie::report {
+namespace {
+
+using record::OpEvent;
+using record::RankSummary;
+
+OpEvent AllReduce(int rank, int iteration, TimeNs start, TimeNs end) {
+  OpEvent e;
+  e.rank = rank;
+  e.iteration = iteration;
+  e.kind = OpKind::kCollective;
+  e.coll_type = CollectiveType::kAllReduce;
+  e.size = 1 << 20;
+  e.group_size = 2;
+  e.start = start;
+  e.end = end;
+  return e;
+}
+
+TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
+  // Expected: 1 ms per iteration, the all-reduce in 1 ms.
+  Expectation expected =
+      ExpectationFromSimulation("model", 1'000'000, {AllReduce(0, 0, 0, 1'000'000)});
+  std::vector<RankSummary> ranks = {
+      {0, -1, 0, 5'000'000, 0, 0, 0},         // warm-up: not compared
+      {0, 0, 0, 1'100'000, 0, 0, 0},          // 1.1x: healthy
+      {0, 1, 2'000'000, 4'000'000, 0, 0, 0},  // 2x: slow
+  };
+  std::vector<OpEvent> ops = {AllReduce(0, 0, 0, 1'100'000), AllReduce(0, 1, 2'000'000, 4'000'000)};
+  Comparison c = Compare(ops, ranks, expected, 0.25);
+  ASSERT_EQ(c.iterations.size(), 2u);
+  EXPECT_FALSE(c.iterations[0].slow);
+  EXPECT_NEAR(c.iterations[0].ratio, 1.1, 1e-9);
+  EXPECT_TRUE(c.iterations[1].slow);
+  EXPECT_EQ(c.flagged, 1);
+  ASSERT_EQ(c.iterations[1].ops.size(), 1u);
+  EXPECT_EQ(c.iterations[1].ops[0].type, "all_reduce");
+  EXPECT_NEAR(c.iterations[1].ops[0].slowdown, 2.0, 1e-9);
+  EXPECT_TRUE(c.iterations[1].ops[0].slow);
+  EXPECT_FALSE(c.iterations[0].ops[0].slow);
+  nlohmann::json j = ToJson(c);
+  EXPECT_EQ(j["flagged_iterations"], nlohmann::json::array({1}));
+  EXPECT_EQ(ToJson(ComparisonFromJson(j)), j);
+  const std::string csv = ToCsv(c);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,"
+            "expected_busbw_gbps,slow");
+  EXPECT_NE(csv.find("\n1,2000000,1000000,2.0000,all_reduce,"), std::string::npos);
+  std::ostringstream out;
+  PrintComparison(out, c);
+  EXPECT_NE(out.str().find("SLOW"), std::string::npos);
+  EXPECT_NE(out.str().find("1 of 2 iterations"), std::string::npos);
+}
+
+TEST(PredictionTest, BaselineIsTheMedianOfAnEarlierRunsMeasuredSteps) {
+  nlohmann::json old = {{"iterations",
+                         {{{"iteration", -1}, {"step_time_ns", 9000}},
+                          {{"iteration", 0}, {"step_time_ns", 1000}},
+                          {{"iteration", 1}, {"step_time_ns", 3000}},
+                          {{"iteration", 2}, {"step_time_ns", 2000}}}},
+                        {"collective_types", {{{"type", "all_reduce"}, {"busbw_gbps", 0.5}}}}};
+  auto e = ExpectationFromResults("old", old);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->step_ns, 2000);
+  ASSERT_EQ(e->types.size(), 1u);
+  EXPECT_DOUBLE_EQ(e->types[0].busbw_gbps, 0.5);
+  EXPECT_FALSE(ExpectationFromResults("empty", nlohmann::json::object()).ok());
+}
+
+}  // namespace
+}  // namespace genie::report
