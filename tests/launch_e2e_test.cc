@@ -1,9 +1,10 @@
 // genie launch end to end: real processes, real sockets on loopback, real signals.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/types.h>
 
-#include <string>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "tests/support/cli.h"
@@ -63,8 +64,10 @@ TEST(LaunchE2eTest, TwoRanks) {
 // the launcher names it and stops the job. (How the surviving ranks report a lost peer is
 // covered without processes: RealBackendTest.ARankLostMidRunStopsEveryOtherRankNamingIt.)
 TEST(LaunchE2eTest, AFailingRankStopsTheJobAndIsNamed) {
-  Outcome r = Sh(kGenie + " launch -n 3 --exec -- /bin/sh -c 'if [ $GENIE_RANK = 1 ]; then exit 3; "
-                 "fi; exec " + kGenie + " netcheck --iters 1000 --peer-timeout 3s'");
+  Outcome r = Sh(kGenie +
+                 " launch -n 3 --exec -- /bin/sh -c 'if [ $GENIE_RANK = 1 ]; then exit 3; "
+                 "fi; exec " +
+                 kGenie + " netcheck --iters 1000 --peer-timeout 3s'");
   EXPECT_EQ(r.code, 3) << r.output;
   EXPECT_NE(r.output.find("genie launch: rank 1 failed: exit code 3"), std::string::npos)
       << r.output;
@@ -89,12 +92,30 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
 }
 
+// True once `pid` runs genie and no longer ignores SIGINT: genie's main() restored the
+// default (/proc/PID/status: "Name:" and the "SigIgn:" mask, bit SIGINT - 1).
+bool RunsGenieWithSigintRestored(pid_t pid) {
+  const std::string status = genie::testing::ReadFile("/proc/" + std::to_string(pid) + "/status");
+  const size_t name = status.find("Name:\tgenie\n"), ign = status.find("SigIgn:\t");
+  if (name == std::string::npos || ign == std::string::npos) return false;
+  const unsigned long long mask = std::stoull(status.substr(ign + 8, 16), nullptr, 16);
+  return (mask & (1ull << (SIGINT - 1))) == 0;
+}
+
 // Starts `command` with SIGINT ignored (as a shell's background job or nohup leaves it),
-// exec'd so that the child's pid is the command's, and gives it time to start its ranks.
-Child StartIgnoringSigint(const std::string& command, const std::string& name) {
+// exec'd so that the child's pid is the command's, and waits until genie runs (it restored
+// SIGINT) with `children` processes of its own (ranks). No fixed delay: under ASan genie took
+// seconds to reach main() on a busy machine, and a SIGINT before that is rightly ignored.
+Child StartIgnoringSigint(const std::string& command, const std::string& name, int children) {
   const std::string dir = genie::testing::FreshDir(name);
   Child child = genie::testing::Spawn("trap '' INT; exec " + command, dir + "/log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int i = 0; i < 6000; ++i) {
+    if (RunsGenieWithSigintRestored(child.pid) &&
+        genie::testing::CountChildren(child.pid) >= children) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   return child;
 }
 
@@ -102,8 +123,10 @@ Child StartIgnoringSigint(const std::string& command, const std::string& name) {
 // not keep measuring until the grace period's SIGKILL.
 TEST(LaunchE2eTest, SigintStopsRanksThatInheritedItIgnored) {
   Child launcher = StartIgnoringSigint(kGenie + " launch -n 2 --grace 30s --exec -- sleep 60",
-                                       "launch-sigint-ignored");
+                                       "launch-sigint-ignored", 2);
   ASSERT_GT(launcher.pid, 0);
+  ASSERT_TRUE(RunsGenieWithSigintRestored(launcher.pid)) << genie::testing::ReadLog(launcher);
+  ASSERT_EQ(genie::testing::CountChildren(launcher.pid), 2) << genie::testing::ReadLog(launcher);
   const double start = genie::testing::NowSeconds();
   kill(launcher.pid, SIGINT);
   Outcome r = Finish(launcher, 50);
@@ -116,10 +139,12 @@ TEST(LaunchE2eTest, SigintStopsRanksThatInheritedItIgnored) {
 TEST(LaunchE2eTest, ARankThatInheritedSigintIgnoredStillStopsOnIt) {
   Child rank = StartIgnoringSigint(
       "env -u GENIE_RANK -u GENIE_RENDEZVOUS RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
-      "MASTER_PORT=" + std::to_string(genie::testing::FreeTcpPort()) + " " + kGenie +
+      "MASTER_PORT=" +
+          std::to_string(genie::testing::FreeTcpPort()) + " " + kGenie +
           " netcheck --peer-timeout 60s",
-      "rank-sigint-ignored");
+      "rank-sigint-ignored", 0);
   ASSERT_GT(rank.pid, 0);
+  ASSERT_TRUE(RunsGenieWithSigintRestored(rank.pid)) << genie::testing::ReadLog(rank);
   const double start = genie::testing::NowSeconds();
   kill(rank.pid, SIGINT);  // it waits for rank 1 in the rendezvous, which never comes
   Outcome r = Finish(rank, 80);
@@ -146,12 +171,14 @@ TEST(LaunchE2eTest, TwoJobsOnOneMasterPortNeverMix) {
   const std::string dir = genie::testing::FreshDir("two-jobs");
   const std::string port = std::to_string(genie::testing::FreeTcpPort());
   auto job = [&](double rank1_delay_s) {
-    const std::string env = "env -u GENIE_RANK -u GENIE_RENDEZVOUS -u GENIE_LAUNCH_NONCE "
-                            "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port;
+    const std::string env =
+        "env -u GENIE_RANK -u GENIE_RENDEZVOUS -u GENIE_LAUNCH_NONCE "
+        "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+        port;
     const std::string rank = " " + kGenie + " netcheck --iters 2 --bytes 64KiB --peer-timeout 3s";
     return genie::testing::Spawn(env + " RANK=0" + rank + " & p=$!; sleep " +
-                                     std::to_string(rank1_delay_s) + "; " + env + " RANK=1" +
-                                     rank + "; r1=$?; wait $p; r0=$?; echo job codes $r0 $r1; "
+                                     std::to_string(rank1_delay_s) + "; " + env + " RANK=1" + rank +
+                                     "; r1=$?; wait $p; r0=$?; echo job codes $r0 $r1; "
                                      "[ $r0 = 0 ] && [ $r1 = 0 ]",
                                  dir + "/job" + std::to_string(rank1_delay_s) + ".log");
   };
@@ -177,12 +204,13 @@ TEST(LaunchE2eTest, AStrayOfAnotherLaunchIsRefusedAndTheJobCompletes) {
   const std::string port = std::to_string(genie::testing::FreeTcpPort());
   const std::string dir = genie::testing::FreshDir("stray-launch");
   auto rank = [&](int r, const std::string& nonce) {
-    return genie::testing::Spawn("env -u GENIE_RANK -u GENIE_RENDEZVOUS GENIE_LAUNCH_NONCE=" + nonce +
-                 " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(r) +
-                 " LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " RANK=" +
-                 std::to_string(r) + " " + kGenie +
-                 " netcheck --iters 2 --bytes 64KiB --peer-timeout 5s",
-                                 dir + "/" + std::to_string(r) + nonce + ".log");
+    return genie::testing::Spawn(
+        "env -u GENIE_RANK -u GENIE_RENDEZVOUS GENIE_LAUNCH_NONCE=" + nonce +
+            " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(r) +
+            " LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
+            " RANK=" + std::to_string(r) + " " + kGenie +
+            " netcheck --iters 2 --bytes 64KiB --peer-timeout 5s",
+        dir + "/" + std::to_string(r) + nonce + ".log");
   };
   Child a0 = rank(0, "aaaa");
   std::this_thread::sleep_for(std::chrono::milliseconds(400));

@@ -1,6 +1,7 @@
 // End-to-end tests of `genie results show | strip | merge` on real files: per-rank JSON-lines
 // streams written by the Recorder (as `genie run` writes them), run through the genie binary.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "genie/record/recorder.h"
 #include "tests/support/cli.h"
+#include "tests/support/process.h"
 
 namespace {
 
@@ -298,8 +300,8 @@ TEST_F(ResultsE2eTest, AnIncompleteRunIsShownAsIncompleteNamingWhatIsMissing) {
   };
   for (int rank = 0; rank < 4; ++rank) write("full", rank, 2);
   for (int rank = 0; rank < 3; ++rank) write("cut", rank, rank == 1 ? 1 : 2);
-  const std::string cut = P("cut.rank0.jsonl") + " " + P("cut.rank1.jsonl") + " " +
-                          P("cut.rank2.jsonl");
+  const std::string cut =
+      P("cut.rank0.jsonl") + " " + P("cut.rank1.jsonl") + " " + P("cut.rank2.jsonl");
 
   Proc full = Sh(kGenie + " results show" + Streams("full"));
   ASSERT_EQ(full.exit_code, 0) << full.out;
@@ -345,23 +347,35 @@ TEST_F(ResultsE2eTest, MergeRefusesToOverwriteOneOfItsInputs) {
 // Two `genie run` jobs with one --output folder: the second fails at once (exit 2), naming the
 // folder and the job in it, before touching any stream; the first ends with its complete
 // results. (The second used to overwrite the first's streams, and the first then crashed
-// writing its results.)
+// writing its results.) The first job is stopped (SIGSTOP: it keeps its claim) while the second
+// tries, so that it cannot end first however slowly the second starts (under ASan a start took
+// longer than the first job's 3 s).
 TEST_F(ResultsE2eTest, ASecondJobInTheSameOutputFolderFailsUpFront) {
-  ASSERT_EQ(Sh(kGenie + " gen compute-chain --count 100 --duration 10ms --ranks 2 -o " +
-               P("chain"))
+  ASSERT_EQ(Sh(kGenie + " gen compute-chain --count 100 --duration 10ms --ranks 2 -o " + P("chain"))
                 .exit_code,
             0);
   const std::string out = P("out");
-  const std::string run = kGenie + " run " + P("chain") + " --spin-us 0 --peer-timeout 20s -o " +
-                          out;
-  auto first = std::async(std::launch::async, [&] { return Sh(run + " --iterations 3"); });
+  const std::string run =
+      kGenie + " run " + P("chain") + " --spin-us 0 --peer-timeout 120s -o " + out;
+  genie::testing::Child first = genie::testing::Spawn(run + " --iterations 3", P("first.log"));
+  struct Reap {  // a failed test leaves nothing stopped or running
+    genie::testing::Child& c;
+    ~Reap() {
+      genie::testing::Signal(c, SIGCONT);
+      genie::testing::Signal(c, SIGKILL);
+      genie::testing::WaitExit(c, 5);
+    }
+  } reap{first};
   // Wait until the first job runs: its rank 0 has connected and written its clock record.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (ReadFile(out + "/rank-0.jsonl").find("\"clock\"") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_NE(ReadFile(out + "/rank-0.jsonl").find("\"clock\""), std::string::npos);
+  ASSERT_NE(ReadFile(out + "/rank-0.jsonl").find("\"clock\""), std::string::npos)
+      << genie::testing::ReadLog(first);
+  genie::testing::Signal(first, SIGSTOP);  // the launcher and both ranks: one process group
+  ASSERT_FALSE(genie::testing::WaitExit(first, 0).has_value()) << genie::testing::ReadLog(first);
   const std::string stream0 = ReadFile(out + "/rank-0.jsonl");
 
   Proc second = Sh(run + " --iterations 1");
@@ -369,10 +383,13 @@ TEST_F(ResultsE2eTest, ASecondJobInTheSameOutputFolderFailsUpFront) {
   EXPECT_NE(second.out.find("output folder " + out + " is in use by another genie job"),
             std::string::npos)
       << second.out;
-  EXPECT_EQ(ReadFile(out + "/rank-0.jsonl").rfind(stream0, 0), 0u);  // only appended to
+  EXPECT_EQ(ReadFile(out + "/rank-0.jsonl"), stream0);  // untouched
 
-  Proc one = first.get();
-  ASSERT_EQ(one.exit_code, 0) << one.out;
+  genie::testing::Signal(first, SIGCONT);
+  const auto code = genie::testing::WaitExit(first, 300);
+  ASSERT_TRUE(code.has_value()) << genie::testing::ReadLog(first);
+  ASSERT_EQ(*code, 0) << genie::testing::ReadLog(first);
+  EXPECT_EQ(ReadFile(out + "/rank-0.jsonl").rfind(stream0, 0), 0u);  // only appended to
   json doc = json::parse(ReadFile(out + "/results.json"));
   EXPECT_EQ(doc["summary"]["ranks"], 2);
   EXPECT_EQ(doc["summary"]["iterations"], 3);
@@ -385,8 +402,7 @@ TEST_F(ResultsE2eTest, ASecondJobInTheSameOutputFolderFailsUpFront) {
 // The output folder replaced while a run goes on: at the end the run finds none of its streams.
 // It says which stream is gone and fails (exit 1) — it used to crash writing results.json.
 TEST_F(ResultsE2eTest, ARunWhoseOutputFolderWasReplacedSaysItsRecordsAreLost) {
-  ASSERT_EQ(Sh(kGenie + " gen compute-chain --count 100 --duration 10ms --ranks 1 -o " +
-               P("chain"))
+  ASSERT_EQ(Sh(kGenie + " gen compute-chain --count 100 --duration 10ms --ranks 1 -o " + P("chain"))
                 .exit_code,
             0);
   const std::string out = P("out");
