@@ -5,10 +5,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -54,29 +56,23 @@ Status WriteDescription(const Layout& layout) {
   return Status::Ok();
 }
 
-// SIGTERM, then SIGKILL after a moment, to every process in `ns`.
-void StopProcessesIn(const std::string& ns, Shell& shell) {
-  for (int sig : {SIGTERM, SIGKILL}) {
-    auto pids = shell.Output({"ip", "netns", "pids", ns});
-    if (!pids.ok() || pids->empty()) return;
-    std::istringstream in(*pids);
-    int pid = 0, n = 0;
-    while (in >> pid) {
-      if (pid > 1 && pid != getpid()) {
-        kill(pid, sig);
-        ++n;
-      }
-    }
-    if (n == 0) return;
-    for (int i = 0; i < 20 && sig == SIGTERM; ++i) {
-      auto left = shell.Output({"ip", "netns", "pids", ns});
-      if (!left.ok() || left->find_first_not_of(" \n") == std::string::npos) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-}
-
 }  // namespace
+
+void StopProcessesIn(const std::string& ns, Shell& shell, const std::function<bool(int)>& only) {
+  auto pids = shell.Output({"ip", "netns", "pids", ns});
+  if (!pids.ok()) return;
+  std::vector<int> targets;
+  std::istringstream in(*pids);
+  for (int pid = 0; in >> pid;) {
+    if (pid > 1 && pid != getpid() && (!only || only(pid))) targets.push_back(pid);
+  }
+  auto alive = [&] {
+    return std::any_of(targets.begin(), targets.end(), [](int pid) { return kill(pid, 0) == 0; });
+  };
+  for (int pid : targets) kill(pid, SIGTERM);
+  for (int i = 0; i < 20 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int pid : targets) kill(pid, SIGKILL);  // those still there
+}
 
 std::string StateDir() {
   const char* dir = std::getenv("GENIE_TESTBED_DIR");
@@ -161,7 +157,10 @@ Status Down(const std::string& name, Shell& shell) {
   }
   std::error_code ec;
   fs::remove(DescriptionPath(name), ec);
-  fs::remove(StateDir() + "/" + name + ".faults.json", ec);
+  // The delay helpers' logs (injector.h).
+  for (const auto& e : fs::directory_iterator(StateDir(), ec)) {
+    if (e.path().filename().string().rfind(name + ".netdelay-", 0) == 0) fs::remove(e.path(), ec);
+  }
   if (!failed.empty()) return Status::Internal("could not remove namespace(s):" + failed);
   return Status::Ok();
 }

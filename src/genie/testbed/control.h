@@ -7,6 +7,7 @@
 // Main thread of the CLI (or a test); two processes on the same name are serialised by a lock.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ Result<Layout> Load(const std::string& name);
 
 // Names of the testbeds with a description.
 std::vector<std::string> List();
+
+// SIGTERM to every process in network namespace `ns` (or those `only` accepts, by pid), then
+// SIGKILL to any still there after a second.
+void StopProcessesIn(const std::string& ns, Shell& shell,
+                     const std::function<bool(int pid)>& only = nullptr);
 
 // Namespaces on the machine that belong to testbed `name` (NAME-h3, NAME-sw, NAME-l0, NAME-s1).
 std::vector<std::string> NamespacesOf(const std::string& name, Shell& shell);

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "genie/testbed/commands.h"
@@ -107,8 +106,7 @@ std::vector<const LinkEnd*> Injector::Receivers(const Link& l, Direction d) cons
   return {&l.b, &l.a};
 }
 
-Status Injector::Shape(const Link& link, const LinkEnd& end, Shaping s) {
-  (void)link;
+Status Injector::Shape(const LinkEnd& end, Shaping s) {
   GENIE_RETURN_IF_ERROR(shell_.Must(ShapeCommand(end, s.rate_bps, BurstFor(s.rate_bps), s.queue_bytes)));
   shaping_[Key(end)] = s;
   return Status::Ok();
@@ -195,70 +193,55 @@ void Injector::StopDelayHelper(const LinkEnd& at, int queue) {
   helpers_.erase(it);
 }
 
-Status Injector::Apply(const Fault& f) {
+Status Injector::Apply(const Fault& f) { return Set(f, /*on=*/true); }
+
+Status Injector::Undo(const Fault& f) { return Set(f, /*on=*/false); }
+
+Status Injector::Set(const Fault& f, bool on) {
   GENIE_RETURN_IF_ERROR(Check(f));
   const Link& link = *layout_.FindLink(f.link);
   switch (f.kind) {
     case FaultKind::kRate:
       for (const LinkEnd* e : Senders(link, f.direction)) {
-        GENIE_RETURN_IF_ERROR(Shape(link, *e, {f.rate_bps, shaping_[Key(*e)].queue_bytes}));
+        const uint64_t rate = on ? f.rate_bps : link.rate_bps;
+        GENIE_RETURN_IF_ERROR(Shape(*e, {rate, shaping_[Key(*e)].queue_bytes}));
       }
       return Status::Ok();
     case FaultKind::kQueue:
       for (const LinkEnd* e : Senders(link, f.direction)) {
-        GENIE_RETURN_IF_ERROR(Shape(link, *e, {shaping_[Key(*e)].rate_bps, f.queue_bytes}));
+        const Bytes queue = on ? f.queue_bytes : link.queue_bytes;
+        GENIE_RETURN_IF_ERROR(Shape(*e, {shaping_[Key(*e)].rate_bps, queue}));
       }
       return Status::Ok();
     case FaultKind::kLoss:
-      for (const LinkEnd* e : Receivers(link, f.direction)) GENIE_RETURN_IF_ERROR(Rule(link, *e, f, true));
+      for (const LinkEnd* e : Receivers(link, f.direction)) GENIE_RETURN_IF_ERROR(Rule(link, *e, f, on));
       return Status::Ok();
     case FaultKind::kDelay:
       for (const LinkEnd* e : Receivers(link, f.direction)) {
-        GENIE_RETURN_IF_ERROR(StartDelayHelper(*e, QueueNumber(link, *e), f));
-        GENIE_RETURN_IF_ERROR(Rule(link, *e, f, true));
+        if (on) {
+          GENIE_RETURN_IF_ERROR(StartDelayHelper(*e, QueueNumber(link, *e), f));
+          GENIE_RETURN_IF_ERROR(Rule(link, *e, f, true));
+        } else {
+          // The rule goes first, so no packet waits on a queue whose helper is gone.
+          Status st = Rule(link, *e, f, false);
+          StopDelayHelper(*e, QueueNumber(link, *e));
+          GENIE_RETURN_IF_ERROR(st);
+        }
       }
       return Status::Ok();
     case FaultKind::kDown:
-      return shell_.Must({"ip", "-n", link.b.netns, "link", "set", link.b.ifname, "down"});
+      return SetLink(link, !on);
     case FaultKind::kUp:
-      return shell_.Must({"ip", "-n", link.b.netns, "link", "set", link.b.ifname, "up"});
+      return on ? SetLink(link, true) : Status::Ok();
     case FaultKind::kFlap:
-      return Status::InvalidArgument("a flap is a sequence: Expand() it into down/up actions");
+      if (on) return Status::InvalidArgument("a flap is a sequence: Expand() it into down/up actions");
+      return SetLink(link, true);
   }
   return Status::Ok();
 }
 
-Status Injector::Undo(const Fault& f) {
-  GENIE_RETURN_IF_ERROR(Check(f));
-  const Link& link = *layout_.FindLink(f.link);
-  switch (f.kind) {
-    case FaultKind::kRate:
-      for (const LinkEnd* e : Senders(link, f.direction)) {
-        GENIE_RETURN_IF_ERROR(Shape(link, *e, {link.rate_bps, shaping_[Key(*e)].queue_bytes}));
-      }
-      return Status::Ok();
-    case FaultKind::kQueue:
-      for (const LinkEnd* e : Senders(link, f.direction)) {
-        GENIE_RETURN_IF_ERROR(Shape(link, *e, {shaping_[Key(*e)].rate_bps, link.queue_bytes}));
-      }
-      return Status::Ok();
-    case FaultKind::kLoss:
-      for (const LinkEnd* e : Receivers(link, f.direction)) GENIE_RETURN_IF_ERROR(Rule(link, *e, f, false));
-      return Status::Ok();
-    case FaultKind::kDelay:
-      for (const LinkEnd* e : Receivers(link, f.direction)) {
-        Status st = Rule(link, *e, f, false);
-        StopDelayHelper(*e, QueueNumber(link, *e));
-        GENIE_RETURN_IF_ERROR(st);
-      }
-      return Status::Ok();
-    case FaultKind::kDown:
-    case FaultKind::kFlap:
-      return shell_.Must({"ip", "-n", link.b.netns, "link", "set", link.b.ifname, "up"});
-    case FaultKind::kUp:
-      return Status::Ok();
-  }
-  return Status::Ok();
+Status Injector::SetLink(const Link& link, bool up) {
+  return shell_.Must({"ip", "-n", link.b.netns, "link", "set", link.b.ifname, up ? "up" : "down"});
 }
 
 Status Injector::ClearAll() {
@@ -273,22 +256,14 @@ Status Injector::ClearAll() {
   }
   for (auto& [key, pid] : helpers_) Stop(pid);
   helpers_.clear();
-  for (const auto& ns : layout_.Namespaces()) {
-    auto pids = shell_.Output({"ip", "netns", "pids", ns});
-    if (!pids.ok()) continue;
-    std::istringstream in(*pids);
-    int pid = 0;
-    while (in >> pid) {
-      if (IsDelayHelper(pid)) Stop(pid);
-    }
-  }
+  for (const auto& ns : layout_.Namespaces()) StopProcessesIn(ns, shell_, IsDelayHelper);
   for (const auto& sw : layout_.switches) {
     if (sw.role == "spine") continue;
     shell_.Run(InNamespace(sw.netns, {"sysctl", "-q", "-w", "net.bridge.bridge-nf-call-iptables=0"}));
   }
   for (const auto& l : layout_.links) {
-    for (const LinkEnd* e : {&l.a, &l.b}) note(Shape(l, *e, {l.rate_bps, l.queue_bytes}));
-    note(shell_.Must({"ip", "-n", l.b.netns, "link", "set", l.b.ifname, "up"}));
+    for (const LinkEnd* e : {&l.a, &l.b}) note(Shape(*e, {l.rate_bps, l.queue_bytes}));
+    note(SetLink(l, true));
   }
   return first;
 }

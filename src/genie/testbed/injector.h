@@ -58,7 +58,9 @@ class Injector {
   // The ends a direction's packets leave from (egress) and arrive at (ingress rules).
   std::vector<const LinkEnd*> Senders(const Link& link, Direction d) const;
   std::vector<const LinkEnd*> Receivers(const Link& link, Direction d) const;
-  Status Shape(const Link& link, const LinkEnd& end, Shaping s);
+  Status Set(const Fault& fault, bool on);  // Apply (on) or Undo
+  Status Shape(const LinkEnd& end, Shaping s);
+  Status SetLink(const Link& link, bool up);  // its second (switch-side) end
   Status Rule(const Link& link, const LinkEnd& at, const Fault& f, bool add);
   int QueueNumber(const Link& link, const LinkEnd& at) const;
   Status StartDelayHelper(const LinkEnd& at, int queue, const Fault& f);
