@@ -155,7 +155,7 @@ class NetDelay : public ::testing::Test {
     if (ns_a_.empty()) return;
     RunCli("ip netns del " + ns_a_ + " 2>/dev/null; ip netns del " + ns_b_ + " 2>/dev/null");
     // Nothing is left: namespaces (the rule lived in one), links, the helper.
-    const std::string netns = RunCli("ip netns list").output;
+    const std::string netns = RunCli("ip netns list 2>/dev/null").output;
     EXPECT_EQ(netns.find(ns_a_), std::string::npos) << netns;
     EXPECT_EQ(netns.find(ns_b_), std::string::npos) << netns;
     EXPECT_NE(RunCli("ip link show " + veth_a_ + " 2>&1").exit_code, 0);
@@ -166,7 +166,7 @@ class NetDelay : public ::testing::Test {
   // A run killed before its TearDown leaves ndA<pid>/ndB<pid> and maybe a helper in ndB<pid>:
   // removed here when process <pid> is gone.
   static void RemoveLeftoversOfKilledRuns() {
-    std::istringstream list(RunCli("ip netns list").output);
+    std::istringstream list(RunCli("ip netns list 2>/dev/null").output);
     for (std::string name; list >> name;) {
       if (name.size() < 4 || (name.rfind("ndA", 0) != 0 && name.rfind("ndB", 0) != 0)) continue;
       const std::string pid = name.substr(3);

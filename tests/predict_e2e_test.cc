@@ -28,7 +28,7 @@ class Predict : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
+    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
     name_ = "t" + std::to_string(getpid());
     dir_ = FreshDir("predict-" + name_);
     CliResult up =
@@ -42,7 +42,7 @@ class Predict : public ::testing::Test {
   void TearDown() override {
     if (name_.empty()) return;
     RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
-    EXPECT_EQ(RunCli("ip netns list | grep -c '^" + name_ + "-' || true").output, "0\n");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
   }
   static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   CliResult Run(const std::string& out, const std::string& args) {

@@ -29,10 +29,10 @@ class Testbed : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
+    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
     // A killed earlier run of these tests could not take its testbed down: do it now (every
     // testbed named t<pid> whose process is gone).
-    CliResult old = RunCli("ip netns list | grep -o '^t[0-9]*-' | sort -u | tr -d -");
+    CliResult old = RunCli("ip netns list 2>/dev/null | grep -o '^t[0-9]*-' | sort -u | tr -d -");
     std::istringstream names(old.output);
     for (std::string n; names >> n;) {
       if (kill(std::stoi(n.substr(1)), 0) != 0) RunCli(Genie("testbed down " + n) + " >/dev/null 2>&1");
