@@ -138,7 +138,7 @@ class Scan {
         if (!Pings(a, c, round)) return false;
       }
     }
-    return Barrier(1) && Ring() && Barrier(2) && Incast() && Barrier(3) && AllToAll();
+    return Patterns();
   }
 
   // Rank 0: every rank's figures. Other ranks: send theirs.
@@ -190,7 +190,7 @@ class Scan {
         break;
       }
     }
-    scan->incast_gbps = incast_gbps_;
+    scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
     scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
     return true;
   }
@@ -277,55 +277,51 @@ class Scan {
     return batch.Wait();
   }
 
-  bool Ring() {
+  // Every host sends and receives at once: `count` messages to each of `to`, from each of
+  // `from`. Each stream opens with a zero-byte "start"; the rate is this host's bytes received
+  // over the time from the first start's arrival to the last byte (NaN when it receives none).
+  // The better of the repeats is kept.
+  bool Pattern(int phase, int rep, const std::vector<int>& to, const std::vector<int>& from,
+               Bytes count, double* rate) {
     Batch batch(b_);
+    const uint64_t data = Tag(phase, rep, 0), go = data + 1;
+    std::vector<TimeNs> at;
+    TimeNs start = 0;
+    for (int p : from) {
+      batch.Recv(p, go, 0, nullptr, [&] {
+        if (start == 0 || b_.Now() < start) start = b_.Now();
+      });
+      for (Bytes k = 0; k < count; ++k) {
+        batch.Recv(p, data, o_.message, nullptr, [&] { at.push_back(b_.Now()); });
+      }
+    }
+    for (int p : to) batch.Send(p, go, 0);
+    for (Bytes k = 0; k < count; ++k)
+      for (int p : to) batch.Send(p, data, o_.message);
+    if (!batch.Wait()) return false;
+    const double r = from.empty() ? std::nan("") : RateGbps(start, at, o_.message);
+    if (std::isnan(*rate) || r > *rate) *rate = r;
+    return true;
+  }
+
+  // Ring, incast and all-to-all, each twice (as the pairwise scan), a barrier before each.
+  bool Patterns() {
     const int next = (me_ + 1) % n_, prev = (me_ + n_ - 1) % n_;
-    std::vector<TimeNs> at;
-    const TimeNs start = b_.Now();
-    for (Bytes k = 0; k < k_; ++k) {
-      batch.Recv(prev, Tag(kRing, 0, 0), o_.message, nullptr, [&] { at.push_back(b_.Now()); });
-      batch.Send(next, Tag(kRing, 0, 0), o_.message);
+    std::vector<int> others, none;
+    for (int d = 1; d < n_; ++d) others.push_back((me_ + d) % n_);
+    // Incast: every other rank sends rank 0 its share of twice one direction's bytes.
+    const Bytes incast = std::max<Bytes>(2, (2 * k_ + n_ - 2) / static_cast<Bytes>(n_ - 1));
+    const Bytes a2a = std::max<Bytes>(1, (k_ + n_ - 2) / static_cast<Bytes>(n_ - 1));
+    const std::vector<int> to_root = me_ == 0 ? none : std::vector<int>{0};
+    const std::vector<int> at_root = me_ == 0 ? others : none;
+    for (int rep = 0; rep < kRepeats; ++rep) {
+      const bool ok = Barrier(3 * rep) && Pattern(kRing, rep, {next}, {prev}, k_, &ring_gbps_) &&
+                      Barrier(3 * rep + 1) &&
+                      Pattern(kIncast, rep, to_root, at_root, incast, &incast_gbps_) &&
+                      Barrier(3 * rep + 2) &&
+                      Pattern(kAllToAll, rep, others, others, a2a, &alltoall_gbps_);
+      if (!ok) return false;
     }
-    if (!batch.Wait()) return false;
-    ring_gbps_ = RateGbps(start, at, o_.message);
-    return true;
-  }
-
-  // Every other rank sends rank 0 its share of twice one direction's bytes (at least two
-  // messages each): rank 0's receive rate says what its switch port gives under incast.
-  bool Incast() {
-    Batch batch(b_);
-    const Bytes each = std::max<Bytes>(2, (2 * k_ + n_ - 2) / static_cast<Bytes>(n_ - 1));
-    std::vector<TimeNs> at;
-    const TimeNs start = b_.Now();
-    for (Bytes k = 0; k < each; ++k) {
-      for (int p = 1; p < n_; ++p) {
-        if (me_ == 0) {
-          batch.Recv(p, Tag(kIncast, 0, 0), o_.message, nullptr, [&] { at.push_back(b_.Now()); });
-        } else if (me_ == p) {
-          batch.Send(0, Tag(kIncast, 0, 0), o_.message);
-        }
-      }
-    }
-    if (!batch.Wait()) return false;
-    if (me_ == 0) incast_gbps_ = RateGbps(start, at, o_.message);
-    return true;
-  }
-
-  bool AllToAll() {
-    Batch batch(b_);
-    const Bytes each = std::max<Bytes>(1, (k_ + n_ - 2) / static_cast<Bytes>(n_ - 1));
-    std::vector<TimeNs> at;
-    const TimeNs start = b_.Now();
-    for (Bytes k = 0; k < each; ++k) {
-      for (int d = 1; d < n_; ++d) {
-        batch.Recv((me_ + n_ - d) % n_, Tag(kAllToAll, 0, 0), o_.message, nullptr,
-                   [&] { at.push_back(b_.Now()); });
-        batch.Send((me_ + d) % n_, Tag(kAllToAll, 0, 0), o_.message);
-      }
-    }
-    if (!batch.Wait()) return false;
-    alltoall_gbps_ = RateGbps(start, at, o_.message);
     return true;
   }
 
@@ -334,7 +330,7 @@ class Scan {
   const int n_, me_;
   const Bytes k_;  // messages per direction
   std::vector<double> rx_gbps_, rtt_us_, retrans_;  // [peer]
-  double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = 0;
+  double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = std::nan("");
 };
 
 std::string HostLabel(const DoctorOptions& o) {
