@@ -550,7 +550,9 @@ BenchVerdict JudgeBench(const BenchPlan& plan, const std::vector<report::BenchRo
 int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
   auto plan = ResolveBench(o, env.world_size);
   if (!plan.ok()) {
-    if (env.rank == 0) std::cerr << "genie bench: " << plan.status().message() << "\n";
+    // Every rank says it (as `genie run` does): a launcher stops the others as soon as the
+    // first one exits, which need not be rank 0.
+    std::cerr << "genie bench: rank " << env.rank << ": " << plan.status().message() << "\n";
     return launch::kExitBadInput;
   }
   runtime::RealBackendOptions opt;
