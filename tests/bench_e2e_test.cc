@@ -50,9 +50,9 @@ enum Col { kSize, kCount, kType, kRedop, kRoot, kTime, kAlgbw, kBusbw, kWrong, k
 
 TEST(Bench, FourRanksPrintNcclTestsTableAndJson) {
   const std::string dir = FreshDir("bench-table");
-  CliResult r = RunCli(Genie("launch -n 4 -- bench -b 1K -e 64K -f 4 -n 3 -w 1 --json " + dir +
-                             "/b.json"),
-                       Stderr::kApart);
+  CliResult r =
+      RunCli(Genie("launch -n 4 -- bench -b 1K -e 64K -f 4 -n 3 -w 1 --json " + dir + "/b.json"),
+             Stderr::kApart);
   ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
   // The header says what ran and that one group stands for in-place and out-of-place.
   EXPECT_NE(r.output.find("# genie bench: all_reduce, 4 ranks, algorithm ring"), std::string::npos)
@@ -103,16 +103,14 @@ TEST(Bench, EveryCollectiveMovesTheRightDataWithItsSizeMeaning) {
     const char* redop;
     const char* root;
   };
-  for (const Case& c : {Case{"all_gather", "256", "none", "-1"},
-                        Case{"reduce_scatter", "256", "sum", "-1"},
-                        Case{"all_to_all", "256", "none", "-1"},
-                        Case{"broadcast", "1024", "none", "2"},
-                        Case{"reduce", "1024", "sum", "2"},
-                        Case{"gather", "256", "none", "2"},
-                        Case{"scatter", "256", "none", "2"}}) {
-    CliResult r = RunCli(Genie(std::string("launch -n 4 -- bench ") + c.collective +
-                               " -b 4K -e 4K -n 2 -w 1 -r 2"),
-                         Stderr::kApart);
+  for (const Case& c :
+       {Case{"all_gather", "256", "none", "-1"}, Case{"reduce_scatter", "256", "sum", "-1"},
+        Case{"all_to_all", "256", "none", "-1"}, Case{"broadcast", "1024", "none", "2"},
+        Case{"reduce", "1024", "sum", "2"}, Case{"gather", "256", "none", "2"},
+        Case{"scatter", "256", "none", "2"}}) {
+    CliResult r = RunCli(
+        Genie(std::string("launch -n 4 -- bench ") + c.collective + " -b 4K -e 4K -n 2 -w 1 -r 2"),
+        Stderr::kApart);
     ASSERT_EQ(r.exit_code, 0) << c.collective << "\n" << r.output << r.errors;
     auto rows = Rows(r.output);
     ASSERT_EQ(rows.size(), 1u) << r.output;
@@ -127,9 +125,9 @@ TEST(Bench, EveryCollectiveMovesTheRightDataWithItsSizeMeaning) {
 
 TEST(Bench, CheckCountsCorruptedElementsAndFails) {
   // The test hook spoils one element of rank 2's result per size before the check.
-  CliResult r = RunCli("GENIE_BENCH_TEST_CORRUPT_RANK=2 " +
-                           Genie("launch -n 4 -- bench -b 1K -e 4K -f 2 -n 1 -w 0"),
-                       Stderr::kApart);
+  CliResult r = RunCli(
+      "GENIE_BENCH_TEST_CORRUPT_RANK=2 " + Genie("launch -n 4 -- bench -b 1K -e 4K -f 2 -n 1 -w 0"),
+      Stderr::kApart);
   EXPECT_EQ(r.exit_code, 1) << r.output << r.errors;
   auto rows = Rows(r.output);
   ASSERT_EQ(rows.size(), 3u) << r.output;
@@ -137,9 +135,9 @@ TEST(Bench, CheckCountsCorruptedElementsAndFails) {
   EXPECT_NE(r.output.find("# Out of bounds values : 3 FAILED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("# FAILED: #wrong: 3 element(s)"), std::string::npos) << r.output;
   // Without -c nothing is checked, so nothing fails.
-  r = RunCli("GENIE_BENCH_TEST_CORRUPT_RANK=2 " +
-                 Genie("launch -n 4 -- bench -b 1K -e 1K -n 1 -w 0 -c 0"),
-             Stderr::kApart);
+  r = RunCli(
+      "GENIE_BENCH_TEST_CORRUPT_RANK=2 " + Genie("launch -n 4 -- bench -b 1K -e 1K -n 1 -w 0 -c 0"),
+      Stderr::kApart);
   EXPECT_EQ(r.exit_code, 0) << r.output << r.errors;
   ASSERT_EQ(Rows(r.output).size(), 1u) << r.output;
   EXPECT_EQ(Rows(r.output)[0][kWrong], "N/A");
@@ -218,10 +216,10 @@ class BenchOnTestbed : public ::testing::Test {
 TEST_F(BenchOnTestbed, BusBwAt64MiBMatchesGenieRunWithinFivePercent) {
   CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
   ASSERT_EQ(up.exit_code, 0) << up.output;
-  ASSERT_EQ(RunCli(Genie("gen collective --type all_reduce --size 64MiB --ranks 4 -o " + dir_ +
-                         "/w"))
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      RunCli(Genie("gen collective --type all_reduce --size 64MiB --ranks 4 -o " + dir_ + "/w"))
+          .exit_code,
+      0);
   // One timed iteration each (2.1 s at 400 Mbit/s), no warm-up: the test stays short (a first
   // iteration on fresh connections measured within 1 % of later ones here). The pair is
   // measured again once if it disagrees: on a machine shared with builds, a rank that loses
@@ -229,13 +227,14 @@ TEST_F(BenchOnTestbed, BusBwAt64MiBMatchesGenieRunWithinFivePercent) {
   double bench_busbw = 0, run_busbw = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     const std::string out = dir_ + "/" + std::to_string(attempt);
-    CliResult bench = RunCli(Genie("launch --testbed " + name_ + " -n 4 -- bench -b 64M -e 64M "
-                                   "-n 1 -w 0 -c 0 --json " + out + "-bench.json"),
+    CliResult bench = RunCli(Genie("launch --testbed " + name_ +
+                                   " -n 4 -- bench -b 64M -e 64M "
+                                   "-n 1 -w 0 -c 0 --json " +
+                                   out + "-bench.json"),
                              Stderr::kApart);
     ASSERT_EQ(bench.exit_code, 0) << bench.output << bench.errors;
     EXPECT_NE(bench.output.find("testbed " + name_), std::string::npos) << bench.output;
-    bench_busbw =
-        json::parse(ReadFile(out + "-bench.json"))["rows"][0]["busbw_gbps"].get<double>();
+    bench_busbw = json::parse(ReadFile(out + "-bench.json"))["rows"][0]["busbw_gbps"].get<double>();
     CliResult run = RunCli(Genie("launch --testbed " + name_ + " -n 4 -- run " + dir_ + "/w -o " +
                                  out + "-run --iterations 1 --warmup 0"));
     ASSERT_EQ(run.exit_code, 0) << run.output;

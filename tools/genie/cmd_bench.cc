@@ -13,14 +13,14 @@ namespace genie::cli {
 GENIE_COMMAND(bench, "Collective micro-benchmarks in nccl-tests' form (busbw, #wrong)") {
   auto f = std::make_shared<driver::BenchOptions>();
   auto positional = std::make_shared<std::string>();
-  app.add_option("collective", *positional,
-                 "Same as --collective (genie bench all_gather ...)");
+  app.add_option("collective", *positional, "Same as --collective (genie bench all_gather ...)");
   app.add_option("--collective", f->collective,
                  "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce | "
                  "gather | scatter | reduce_scatter_block")
       ->capture_default_str();
-  app.add_option("-b,--minbytes", f->min_bytes, "Smallest size (nccl-tests' size: all-gather's "
-                                                "whole output buffer, ...); K, M, G are binary")
+  app.add_option("-b,--minbytes", f->min_bytes,
+                 "Smallest size (nccl-tests' size: all-gather's "
+                 "whole output buffer, ...); K, M, G are binary")
       ->check(ByteCount(false))
       ->capture_default_str();
   app.add_option("-e,--maxbytes", f->max_bytes, "Largest size")

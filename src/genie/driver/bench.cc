@@ -236,8 +236,8 @@ class BenchJob {
       rank_us.push_back(g[1] / plan_.info.iters);
       per_iteration.emplace_back(g.begin() + 2, g.end());
     }
-    rows_.push_back(report::MakeBenchRow(plan_.info, plan_.sizes[size_index_], rank_us,
-                                         per_iteration, wrong));
+    rows_.push_back(
+        report::MakeBenchRow(plan_.info, plan_.sizes[size_index_], rank_us, per_iteration, wrong));
     Print(report::BenchRowText(plan_.info, rows_.back()));
     ++size_index_;
     NextSize();
@@ -356,12 +356,12 @@ Result<std::vector<int>> ParseDims(const std::string& t, int ranks) {
 
 std::optional<BenchDatatype> ParseBenchDatatype(const std::string& text) {
   static const std::pair<const char*, BenchDatatype> kTypes[] = {
-      {"int8", {"int8", 1}},         {"char", {"int8", 1}},         {"uint8", {"uint8", 1}},
-      {"int32", {"int32", 4}},       {"int", {"int32", 4}},         {"uint32", {"uint32", 4}},
-      {"int64", {"int64", 8}},       {"uint64", {"uint64", 8}},     {"half", {"half", 2}},
-      {"float16", {"half", 2}},      {"float", {"float", 4}},       {"float32", {"float", 4}},
-      {"double", {"double", 8}},     {"float64", {"double", 8}},    {"bfloat16", {"bfloat16", 2}},
-      {"f8e4m3", {"f8e4m3", 1}},     {"f8e5m2", {"f8e5m2", 1}},
+      {"int8", {"int8", 1}},     {"char", {"int8", 1}},      {"uint8", {"uint8", 1}},
+      {"int32", {"int32", 4}},   {"int", {"int32", 4}},      {"uint32", {"uint32", 4}},
+      {"int64", {"int64", 8}},   {"uint64", {"uint64", 8}},  {"half", {"half", 2}},
+      {"float16", {"half", 2}},  {"float", {"float", 4}},    {"float32", {"float", 4}},
+      {"double", {"double", 8}}, {"float64", {"double", 8}}, {"bfloat16", {"bfloat16", 2}},
+      {"f8e4m3", {"f8e4m3", 1}}, {"f8e5m2", {"f8e5m2", 1}},
   };
   const std::string t = Lower(text);
   for (const auto& [name, type] : kTypes) {
@@ -476,10 +476,11 @@ Result<BenchPlan> ResolveBench(const BenchOptions& o, int ranks) {
   if (!o.topology.empty()) {
     GENIE_ASSIGN_OR_RETURN(p.plan.dims, ParseDims(o.topology, ranks));
   }
-  if (p.plan.algorithms.size() > 1 && p.plan.algorithms.size() != std::max<size_t>(1, p.plan.dims.size())) {
-    return Status::InvalidArgument(fmt::format(
-        "--algorithm names {} algorithms: give one, or one per --topology dimension",
-        p.plan.algorithms.size()));
+  if (p.plan.algorithms.size() > 1 &&
+      p.plan.algorithms.size() != std::max<size_t>(1, p.plan.dims.size())) {
+    return Status::InvalidArgument(
+        fmt::format("--algorithm names {} algorithms: give one, or one per --topology dimension",
+                    p.plan.algorithms.size()));
   }
   if (o.chunks < 1) return Status::InvalidArgument("--chunks must be at least 1");
   if (o.channels < 1) return Status::InvalidArgument("--channels must be at least 1");
@@ -530,8 +531,8 @@ BenchVerdict JudgeBench(const BenchPlan& plan, const std::vector<report::BenchRo
   }
   const double avg = report::AvgBusBw(rows);
   if (plan.min_busbw >= 0 && avg < plan.min_busbw) {
-    v.failures.push_back(fmt::format("Avg bus bandwidth {:.6g} GB/s is below --min-busbw {:.6g} GB/s",
-                                     avg, plan.min_busbw));
+    v.failures.push_back(fmt::format(
+        "Avg bus bandwidth {:.6g} GB/s is below --min-busbw {:.6g} GB/s", avg, plan.min_busbw));
   }
   if (plan.expect_gbps >= 0 && !rows.empty()) {
     const auto& last = rows.back();
@@ -591,7 +592,7 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
   if (!backend.ok()) {
     std::cerr << "genie bench: rank " << env.rank << ": " << backend.status().message() << "\n";
     return backend.status().code() == Status::Code::kInvalidArgument ? launch::kExitBadInput
-                                                                      : launch::kExitPeerFailed;
+                                                                     : launch::kExitPeerFailed;
   }
   BenchJob job(*plan, **backend, corrupt);
   if (env.rank == 0) job.set_json_path(o.json_path);

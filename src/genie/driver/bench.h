@@ -31,17 +31,17 @@ namespace genie::driver {
 struct BenchOptions {
   // nccl-tests' flags.
   std::string collective = "all_reduce";
-  std::string min_bytes = "32M";  // -b
-  std::string max_bytes = "32M";  // -e
-  int step_factor = 1;            // -f (> 1: multiply)
-  std::string step_bytes = "1M";  // -i (when -f is 1: add)
-  int iters = 20;                 // -n
-  int warmup = 1;                 // -w
-  int check = 1;                  // -c
-  int average = 1;                // -a: 0 rank 0, 1 mean, 2 min, 3 max
-  std::string op = "sum";         // -o
+  std::string min_bytes = "32M";   // -b
+  std::string max_bytes = "32M";   // -e
+  int step_factor = 1;             // -f (> 1: multiply)
+  std::string step_bytes = "1M";   // -i (when -f is 1: add)
+  int iters = 20;                  // -n
+  int warmup = 1;                  // -w
+  int check = 1;                   // -c
+  int average = 1;                 // -a: 0 rank 0, 1 mean, 2 min, 3 max
+  std::string op = "sum";          // -o
   std::string datatype = "float";  // -d
-  int root = 0;                   // -r
+  int root = 0;                    // -r
   // genie's.
   std::string algorithm = "ring";
   int chunks = 1;
@@ -49,10 +49,10 @@ struct BenchOptions {
   std::string slice;     // largest message on the wire
   std::string topology;  // logical dims, e.g. 2x2
   std::string json_path;
-  double min_busbw = -1;  // GB/s; the footer's "Avg bus bandwidth" must reach it
-  std::string expect;     // a link rate (400mbit): the largest size's busbw must reach ...
+  double min_busbw = -1;         // GB/s; the footer's "Avg bus bandwidth" must reach it
+  std::string expect;            // a link rate (400mbit): the largest size's busbw must reach ...
   double expect_fraction = 0.8;  // ... this fraction of it
-  int ranks = 0;  // with no launcher: start this many ranks here
+  int ranks = 0;                 // with no launcher: start this many ranks here
   // The job, as for `genie run`.
   std::string bind = "127.0.0.1";
   std::string rendezvous;
@@ -75,8 +75,8 @@ struct BenchPlan {
   report::BenchInfo info;
   std::vector<Bytes> sizes;  // nccl-tests' sizes, aligned (see SweepSizes)
   collective::PlanOptions plan;
-  double min_busbw = -1;      // GB/s, < 0: not checked
-  double expect_gbps = -1;    // --expect as GB/s, < 0: not checked
+  double min_busbw = -1;    // GB/s, < 0: not checked
+  double expect_gbps = -1;  // --expect as GB/s, < 0: not checked
   double expect_fraction = 0.8;
 };
 Result<BenchPlan> ResolveBench(const BenchOptions& options, int ranks);

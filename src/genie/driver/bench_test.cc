@@ -60,7 +60,8 @@ TEST(BenchTest, ResolveTakesNcclTestsFlags) {
   EXPECT_EQ(p->info.type, CT::kAllGather);
   EXPECT_EQ(p->info.type_size, 8);
   EXPECT_EQ(p->sizes, (std::vector<Bytes>{1024, 4096, 16384, 65536}));
-  EXPECT_EQ(p->plan.algorithms, (std::vector<collective::Algorithm>{collective::Algorithm::kDirect}));
+  EXPECT_EQ(p->plan.algorithms,
+            (std::vector<collective::Algorithm>{collective::Algorithm::kDirect}));
   EXPECT_EQ(p->plan.channels, 2);
   EXPECT_DOUBLE_EQ(p->expect_gbps, 0.05);
   o.algorithm = "ring,direct";
@@ -109,7 +110,7 @@ TEST(BenchTest, VerdictFailsOnWrongDataAndLowBandwidthOnly) {
   rows[1].busbw_gbps = 0.045;
   rows[1].wrong = 0;
   EXPECT_EQ(JudgeBench(plan, rows).exit_code, 0);  // nothing asked for
-  plan.min_busbw = 0.0275;                          // the footer: (0.01 + 0.045) / 2
+  plan.min_busbw = 0.0275;                         // the footer: (0.01 + 0.045) / 2
   EXPECT_EQ(JudgeBench(plan, rows).exit_code, 0);
   plan.min_busbw = 0.03;
   BenchVerdict v = JudgeBench(plan, rows);

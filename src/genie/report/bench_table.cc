@@ -48,10 +48,14 @@ double Percentile(std::vector<double> v, double p) {
 
 const char* AverageName(BenchAverage a) {
   switch (a) {
-    case BenchAverage::kRank0: return "rank 0's time";
-    case BenchAverage::kMean: return "mean of the ranks' times";
-    case BenchAverage::kMin: return "fastest rank's time";
-    case BenchAverage::kMax: return "slowest rank's time";
+    case BenchAverage::kRank0:
+      return "rank 0's time";
+    case BenchAverage::kMean:
+      return "mean of the ranks' times";
+    case BenchAverage::kMin:
+      return "fastest rank's time";
+    case BenchAverage::kMax:
+      return "slowest rank's time";
   }
   return "";
 }
@@ -96,13 +100,19 @@ BenchRow MakeBenchRow(const BenchInfo& info, Bytes size, const std::vector<doubl
   for (const auto& times : per_iteration) iterations = std::max(iterations, times.size());
   if (!means.empty()) {
     switch (info.average) {
-      case BenchAverage::kRank0: row.time_us = means[0]; break;
-      case BenchAverage::kMean:
-        row.time_us = std::accumulate(means.begin(), means.end(), 0.0) /
-                      static_cast<double>(means.size());
+      case BenchAverage::kRank0:
+        row.time_us = means[0];
         break;
-      case BenchAverage::kMin: row.time_us = *std::min_element(means.begin(), means.end()); break;
-      case BenchAverage::kMax: row.time_us = *std::max_element(means.begin(), means.end()); break;
+      case BenchAverage::kMean:
+        row.time_us =
+            std::accumulate(means.begin(), means.end(), 0.0) / static_cast<double>(means.size());
+        break;
+      case BenchAverage::kMin:
+        row.time_us = *std::min_element(means.begin(), means.end());
+        break;
+      case BenchAverage::kMax:
+        row.time_us = *std::max_element(means.begin(), means.end());
+        break;
     }
   }
   if (row.time_us > 0) {
@@ -145,14 +155,15 @@ std::string BenchHeaderText(const BenchInfo& info) {
   // Group labels centred over their columns: 52 characters of size..root, then 4 columns of
   // 9 (time, algbw, busbw, #wrong; 33 with their separators) and 3 of 9 (jitter).
   s += fmt::format("#{:51}{:^33}{:^27}\n", "", "in-place = out-of-place", "jitter");
-  s += fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
-                   "{:>7}  {:>7}\n",
-                   "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-                   "min", "p99", "max");
-  s += fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
-                   "{:>7}  {:>7}\n",
-                   "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
-                   "(us)");
+  s += fmt::format(
+      "#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
+      "{:>7}  {:>7}\n",
+      "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "min", "p99",
+      "max");
+  s += fmt::format(
+      "#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  "
+      "{:>7}  {:>7}\n",
+      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)");
   return s;
 }
 
@@ -160,7 +171,8 @@ std::string BenchRowText(const BenchInfo& info, const BenchRow& row) {
   return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}  {}  {}  {}  {:>6}  {}  {}  {}\n",
                      row.size, row.count, info.datatype, BenchRedop(info.type, info.op),
                      BenchRoot(info.type, info.root), Time(row.time_us), Bw(row.algbw_gbps),
-                     Bw(row.busbw_gbps), row.wrong < 0 ? std::string("N/A") : fmt::format("{}", row.wrong),
+                     Bw(row.busbw_gbps),
+                     row.wrong < 0 ? std::string("N/A") : fmt::format("{}", row.wrong),
                      Time(row.min_us), Time(row.p99_us), Time(row.max_us));
 }
 

@@ -11,10 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/common/units.h"
 #include "genie/workload/op.h"

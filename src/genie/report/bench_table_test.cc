@@ -62,10 +62,10 @@ TEST(BenchTableTest, BusBwFactorsPerCollective) {
     CT type;
     double factor;
   };
-  for (const Case& c : {Case{CT::kAllReduce, 1.5}, Case{CT::kAllGather, 0.75},
-                        Case{CT::kReduceScatter, 0.75}, Case{CT::kAllToAll, 0.75},
-                        Case{CT::kGather, 0.75}, Case{CT::kScatter, 0.75},
-                        Case{CT::kBroadcast, 1.0}, Case{CT::kReduce, 1.0}}) {
+  for (const Case& c :
+       {Case{CT::kAllReduce, 1.5}, Case{CT::kAllGather, 0.75}, Case{CT::kReduceScatter, 0.75},
+        Case{CT::kAllToAll, 0.75}, Case{CT::kGather, 0.75}, Case{CT::kScatter, 0.75},
+        Case{CT::kBroadcast, 1.0}, Case{CT::kReduce, 1.0}}) {
     BenchRow row = Row(Info(c.type, 4), 1'000'000, t, 0);
     EXPECT_DOUBLE_EQ(row.time_us, 1000) << CollectiveTypeName(c.type);
     EXPECT_DOUBLE_EQ(row.algbw_gbps, 1.0) << CollectiveTypeName(c.type);
@@ -118,19 +118,20 @@ TEST(BenchTableTest, TableHasNcclTestsColumnsAndFooter) {
   while (std::getline(lines, line)) {
     if (line.find("#wrong") != std::string::npos) names = line;
   }
-  EXPECT_EQ(Fields(names), (std::vector<std::string>{"#", "size", "count", "type", "redop", "root",
-                                                     "time", "algbw", "busbw", "#wrong", "min",
-                                                     "p99", "max"}));
+  EXPECT_EQ(Fields(names),
+            (std::vector<std::string>{"#", "size", "count", "type", "redop", "root", "time",
+                                      "algbw", "busbw", "#wrong", "min", "p99", "max"}));
   std::vector<BenchRow> rows = {
       Row(info, 1024, {{100}, {100}, {100}, {100}}, 0),
       Row(info, 4096, {{100}, {100}, {100}, {100}}, 3),
   };
   // One row: 12 whitespace-separated fields, right-aligned under the names.
   const std::string row = BenchRowText(info, rows[1]);
-  EXPECT_EQ(Fields(row), (std::vector<std::string>{"4096", "256", "float", "none", "-1", "100.0",
-                                                   "0.0410", "0.0307", "3", "100.0", "100.0",
-                                                   "100.0"}));
-  EXPECT_EQ(row.size(), names.size() + 1) << "row and header widths differ:\n" << names << "\n"
+  EXPECT_EQ(Fields(row),
+            (std::vector<std::string>{"4096", "256", "float", "none", "-1", "100.0", "0.0410",
+                                      "0.0307", "3", "100.0", "100.0", "100.0"}));
+  EXPECT_EQ(row.size(), names.size() + 1) << "row and header widths differ:\n"
+                                          << names << "\n"
                                           << row;
   EXPECT_EQ(row.find("#wrong"), std::string::npos);
   EXPECT_EQ(names.find("#wrong") + 6, row.find("     3") + 6);  // #wrong right-aligned
