@@ -123,6 +123,20 @@ TEST(Bench, EveryCollectiveMovesTheRightDataWithItsSizeMeaning) {
   }
 }
 
+TEST(Bench, AnyPlannerAlgorithmMovesTheRightData) {
+  for (const char* algorithm :
+       {"direct", "halvingDoubling", "doubleBinaryTree", "ring,direct --topology 2x2"}) {
+    CliResult r = RunCli(Genie(std::string("launch -n 4 -- bench -b 64K -e 64K -n 2 --channels 2 "
+                                           "--algorithm ") +
+                               algorithm),
+                         Stderr::kApart);
+    ASSERT_EQ(r.exit_code, 0) << algorithm << "\n" << r.output << r.errors;
+    auto rows = Rows(r.output);
+    ASSERT_EQ(rows.size(), 1u) << r.output;
+    EXPECT_EQ(rows[0][kWrong], "0") << algorithm << "\n" << r.output;
+  }
+}
+
 TEST(Bench, CheckCountsCorruptedElementsAndFails) {
   // The test hook spoils one element of rank 2's result per size before the check.
   CliResult r = RunCli(
