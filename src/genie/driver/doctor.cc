@@ -130,12 +130,13 @@ class Scan {
       for (auto [a, c] : rounds[r]) {
         if (me_ != a && me_ != c) continue;
         const int round = static_cast<int>(r);
-        // Each direction twice, keeping the better figures: a fault slows both, a moment of
-        // scheduler noise on a busy machine only one.
+        // Each direction twice and the round trips before and after, keeping the better
+        // figures: a fault slows both, a moment of scheduler noise on a busy machine only one.
+        if (!Pings(a, c, round, 0)) return false;
         for (int rep = 0; rep < kRepeats; ++rep) {
           if (!Direction(a, c, round, 2 * rep) || !Direction(c, a, round, 2 * rep + 1)) return false;
         }
-        if (!Pings(a, c, round)) return false;
+        if (!Pings(a, c, round, 1)) return false;
       }
     }
     return Patterns();
@@ -236,9 +237,10 @@ class Scan {
     return true;
   }
 
-  // Small-message round trips started by the lower rank; it keeps the median.
-  bool Pings(int a, int c, int round) {
-    const uint64_t ping = Tag(kPairwise, round, 100), pong = ping + 1;
+  // Small-message round trips started by the lower rank; it keeps the median (the lower of
+  // the two times it measures them).
+  bool Pings(int a, int c, int round, int rep) {
+    const uint64_t ping = Tag(kPairwise, round, 100 + 2 * rep), pong = ping + 1;
     std::vector<double> rtt;
     for (int i = 0; i < o_.pings; ++i) {
       Batch batch(b_);
@@ -256,7 +258,8 @@ class Scan {
     }
     if (me_ == a) {
       std::sort(rtt.begin(), rtt.end());
-      rtt_us_[static_cast<size_t>(c)] = rtt[rtt.size() / 2];
+      double& best = rtt_us_[static_cast<size_t>(c)];
+      best = std::isnan(best) ? rtt[rtt.size() / 2] : std::min(best, rtt[rtt.size() / 2]);
     }
     return true;
   }

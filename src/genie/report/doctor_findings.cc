@@ -188,7 +188,7 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
   for (int h = 0; h < static_cast<int>(s.ring_gbps.size()) && h < n; ++h) {
     const int prev = (h + n - 1) % n;
     const double g = s.ring_gbps[static_cast<size_t>(h)];
-    if (g < t.slow * ref && !named(h) && !named(prev) && !slow(prev, h)) {
+    if (g < t.pattern * ref && !named(h) && !named(prev) && !slow(prev, h)) {
       v.findings.push_back({FindingKind::kRing, prev, h, g, ref,
                             fmt::format("ring hop {} -> {}: {} while every host sends, {} alone "
                                         "(shared uplinks or a switch that cannot carry every "
@@ -197,7 +197,7 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
                                         Gb(g), Gb(ref))});
     }
   }
-  if (s.incast_gbps > 0 && s.incast_gbps < t.slow * ref && !named(0)) {
+  if (s.incast_gbps > 0 && s.incast_gbps < t.pattern * ref && !named(0)) {
     v.findings.push_back({FindingKind::kIncast, 0, -1, s.incast_gbps, ref,
                           fmt::format("incast into {}: {} from {} senders, below one link's {} "
                                       "(drops in the switch's buffer toward {}: check its "
@@ -207,7 +207,7 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
   const double a2a = Median(s.alltoall_gbps);
   for (int h = 0; h < static_cast<int>(s.alltoall_gbps.size()) && h < n; ++h) {
     const double g = s.alltoall_gbps[static_cast<size_t>(h)];
-    if (g < t.slow * a2a && !named(h)) {
+    if (g < t.pattern * a2a && !named(h)) {
       v.findings.push_back({FindingKind::kAllToAll, h, -1, g, a2a,
                             fmt::format("all-to-all: {} receives {}, the median host {} (uneven "
                                         "paths: ECMP hashing or an uplink)",

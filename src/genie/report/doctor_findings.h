@@ -34,6 +34,9 @@ struct DoctorThresholds {
   double latency = 3.0;       // a round trip is slow above this x the median ...
   double latency_floor_us = 500;  // ... and this much above it (scheduler noise is not a fault)
   double loss = 0.005;        // a transfer is lossy when it retransmits more than this fraction
+  // A host's ring, incast or all-to-all rate is named below this fraction of its peers': with
+  // every host sending at once, CPUs and queues make those rates uneven even when healthy.
+  double pattern = 0.5;
 };
 
 enum class FindingKind {
