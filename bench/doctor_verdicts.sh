@@ -3,7 +3,8 @@
 # times and each degraded case DEGRADED times — one host's transmit side at a third of the rate,
 # another host's receive side at a third, 2 % loss on one link — and print, per case, how many
 # verdicts were exactly right (the named host and kind and nothing else; "healthy" for the
-# healthy scan) and how long each scan took. For HOSTS in 8 and 16 by default.
+# healthy scan) and how long each scan took. For HOSTS in 8 and 16 by default, then on
+# leafspine:2x2x4 healthy and with one spine link at a quarter of the rate.
 # Needs root. Usage: bench/doctor_verdicts.sh BUILD_DIR
 #   HOSTS_LIST="8 16" RATE=400mbit HEALTHY=5 DEGRADED=3 NAME=gdv
 set -euo pipefail
@@ -65,3 +66,30 @@ print(' '.join(sorted({f['kind']+':'+f.get('host','-') for f in j['findings']}))
   "$G" testbed fault "$NAME" clear >/dev/null
   "$G" testbed down "$NAME" >/dev/null
 done
+
+# leafspine:2x2x4 (8 hosts): healthy (ECMP collisions must not be reported) and one spine link
+# at a quarter of the rate (the doctor must name that link).
+quarter="$((rate_bps / 4))bit"
+"$G" testbed up --name "$NAME" --topology leafspine:2x2x4 --rate "$RATE" >/dev/null
+for c in "healthy||" "l0-s1 at 1/4|l0-s1 --rate $quarter|slow_uplink:l0-s1"; do
+  IFS='|' read -r label flags want <<<"$c"
+  n=$([ -z "$flags" ] && echo "$HEALTHY" || echo "$DEGRADED")
+  right=0
+  times=""
+  for i in $(seq 1 "$n"); do
+    "$G" testbed fault "$NAME" clear >/dev/null
+    # shellcheck disable=SC2086
+    [ -z "$flags" ] || "$G" testbed fault "$NAME" $flags >/dev/null
+    t0=$(date +%s.%N)
+    "$G" launch --testbed "$NAME" -n 8 -- doctor --json "$T/d.json" >"$T/out.txt" 2>&1 || true
+    t1=$(date +%s.%N)
+    times+=" $(python3 -c "print(f'{$t1 - $t0:.1f}')")"
+    got=$(python3 -c "
+import json,sys
+j=json.load(open(sys.argv[1]))
+print(' '.join(sorted({f['kind']+':'+f.get('link',f.get('host','-')) for f in j['findings']})))" "$T/d.json" 2>/dev/null || echo "no-json")
+    if [ "$got" = "$want" ]; then right=$((right + 1)); else echo "  (leafspine, $label, scan $i: got '${got:-healthy}')" >&2; fi
+  done
+  printf '%-6s %-20s %5s/%-2s %s\n' "2x2x4" "$label" "$right" "$n" "$times"
+done
+"$G" testbed down "$NAME" >/dev/null

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -17,6 +19,8 @@
 #include "genie/report/atomic_file.h"
 #include "genie/runtime/real_backend.h"
 #include "genie/testbed/control.h"
+#include "genie/testbed/counters.h"
+#include "genie/testbed/shell.h"
 
 namespace genie::driver {
 namespace {
@@ -100,7 +104,9 @@ uint64_t Tag(int phase, int round, int purpose) {
   return (static_cast<uint64_t>(phase) << 40) | (static_cast<uint64_t>(round) << 20) |
          static_cast<uint64_t>(purpose);
 }
-enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather };
+enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm };
+// At most this many slow directions are measured again alone (more: the fault is broad).
+constexpr int kMaxConfirm = 64;
 constexpr int kRepeats = 2;  // measurements of each direction
 
 // Receive rate of a stream of messages: the bytes over the time from when the receiver was
@@ -115,13 +121,16 @@ double RateGbps(TimeNs start, const std::vector<TimeNs>& done, Bytes message) {
 
 class Scan {
  public:
-  Scan(RealBackend& b, const DoctorOptions& o)
-      : b_(b), o_(o), n_(b.world_size()), me_(b.rank()),
+  // `layout`: rank 0's testbed, whose switch counters say which link a slow transfer queued
+  // at (nullptr: not on a testbed).
+  Scan(RealBackend& b, const DoctorOptions& o, const testbed::Layout* layout)
+      : b_(b), o_(o), layout_(layout), n_(b.world_size()), me_(b.rank()),
         k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)) {
     const auto n = static_cast<size_t>(n_);
     rx_gbps_.assign(n, std::nan(""));
     rtt_us_.assign(n, std::nan(""));
     retrans_.assign(n, std::nan(""));
+    alone_gbps_.assign(n, std::nan(""));
   }
 
   bool Run() {
@@ -139,13 +148,13 @@ class Scan {
         if (!Pings(a, c, round, 1)) return false;
       }
     }
-    return Patterns();
+    return Confirm() && Patterns();
   }
 
   // Rank 0: every rank's figures. Other ranks: send theirs.
   bool Gather(report::DoctorScan* scan) {
     std::vector<double> row;
-    for (auto* v : {&rx_gbps_, &rtt_us_, &retrans_})
+    for (auto* v : {&rx_gbps_, &rtt_us_, &retrans_, &alone_gbps_})
       row.insert(row.end(), v->begin(), v->end());
     row.push_back(ring_gbps_);
     row.push_back(alltoall_gbps_);
@@ -175,13 +184,19 @@ class Scan {
       scan->hosts.push_back(labels[to].c_str());
       for (size_t from = 0; from < n; ++from) {
         if (from == to) continue;
-        scan->gbps[from][to] = rows[to][from];  // measured by the receiver
+        // Measured by the receiver; a direction measured again alone keeps that figure.
+        const double alone = rows[to][3 * n + from];
+        scan->gbps[from][to] = std::isnan(alone) ? rows[to][from] : alone;
+        if (!std::isnan(alone)) {
+          ++scan->remeasured;
+          scan->contended += alone > rows[to][from] / o_.thresholds.slow;
+        }
         scan->retrans[to][from] = rows[to][2 * n + from];  // by the sender
         const double rtt = rows[to][n + from];  // by the lower rank of the pair
         if (!std::isnan(rtt)) scan->rtt_us[to][from] = scan->rtt_us[from][to] = rtt;
       }
-      scan->ring_gbps.push_back(rows[to][3 * n]);
-      scan->alltoall_gbps.push_back(rows[to][3 * n + 1]);
+      scan->ring_gbps.push_back(rows[to][4 * n]);
+      scan->alltoall_gbps.push_back(rows[to][4 * n + 1]);
     }
     // Several ranks on one host (a loopback run): tell them apart.
     auto& h = scan->hosts;
@@ -192,6 +207,7 @@ class Scan {
       }
     }
     scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
+    scan->bottlenecks = bottleneck_;
     scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
     return true;
   }
@@ -215,9 +231,9 @@ class Scan {
       }
       batch.Send(from, ready, 0);
       if (!batch.Wait()) return false;
-      double& best = rx_gbps_[static_cast<size_t>(from)];
       const double rate = RateGbps(start, at, o_.message);
-      if (std::isnan(best) || rate > best) best = rate;
+      double& best = (alone_ ? alone_gbps_ : rx_gbps_)[static_cast<size_t>(from)];
+      if (alone_ || std::isnan(best) || rate > best) best = rate;
       batch.Send(from, done, 0);
       return batch.Wait();
     }
@@ -231,6 +247,7 @@ class Scan {
     if (!batch.Wait()) return false;
     TcpSegments after = ReadTcpSegments();
     const double out = after.out - before.out;
+    if (alone_) return true;  // retransmissions are judged on the pairwise figures
     double& least = retrans_[static_cast<size_t>(to)];
     const double fraction = out > 0 ? (after.retrans - before.retrans) / out : 0;
     if (std::isnan(least) || fraction < least) least = fraction;
@@ -266,18 +283,143 @@ class Scan {
 
   // Everyone reports to rank 0, rank 0 answers everyone: no host starts the next pattern while
   // another still measures the last.
-  bool Barrier(int which) {
+  // `quiet` runs on rank 0 while every rank waits in the barrier (nothing of the scan moves).
+  bool Barrier(int which, const std::function<void()>& quiet = nullptr) {
     Batch batch(b_);
     const uint64_t in = Tag(kBarrier, which, 0), out = in + 1;
     if (me_ == 0) {
       for (int p = 1; p < n_; ++p) batch.Recv(p, in, 0);
       if (!batch.Wait()) return false;
+      if (quiet) quiet();
       for (int p = 1; p < n_; ++p) batch.Send(p, out, 0);
     } else {
       batch.Send(0, in, 0);
       batch.Recv(0, out, 0);
     }
     return batch.Wait();
+  }
+
+  // Pairs measured in the same round can share a path that one of them alone would not fill
+  // (two flows hashed onto one uplink, a queue another pair filled): every direction slower
+  // than the pairwise median's `slow` fraction, and every round trip slower than `latency`
+  // times the median, is measured again with the whole fabric idle, one at a time, and the
+  // alone figure replaces it. On a testbed rank 0 reads the switches' queues around each one: the
+  // link whose shaper had to hold packets is where that transfer was slowed.
+  bool Confirm() {
+    Batch batch(b_);
+    const auto n = static_cast<size_t>(n_);
+    // list[0] slow transfers and list[1] slow round trips, then their (from, to) pairs.
+    std::vector<int32_t> list(2 + 4 * kMaxConfirm, 0);
+    std::vector<double> mine(rx_gbps_);
+    mine.insert(mine.end(), rtt_us_.begin(), rtt_us_.end());
+    if (me_ != 0) {
+      batch.Send(0, Tag(kConfirm, 0, 0), mine.size() * sizeof(double), mine.data());
+      batch.Recv(0, Tag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
+      if (!batch.Wait()) return false;
+    } else {
+      std::vector<std::vector<double>> rows(n, std::vector<double>(2 * n));
+      rows[0] = mine;
+      for (int p = 1; p < n_; ++p) {
+        batch.Recv(p, Tag(kConfirm, 0, 0), 2 * n * sizeof(double),
+                   rows[static_cast<size_t>(p)].data());
+      }
+      if (!batch.Wait()) return false;
+      auto median = [&](size_t offset) {
+        std::vector<double> all;
+        for (size_t to = 0; to < n; ++to)
+          for (size_t from = 0; from < n; ++from)
+            if (from != to && !std::isnan(rows[to][offset + from])) all.push_back(rows[to][offset + from]);
+        std::sort(all.begin(), all.end());
+        return all.empty() ? 0.0 : all[all.size() / 2];
+      };
+      const double gbps = median(0), rtt = median(n);
+      const auto& t = o_.thresholds;
+      int transfers = 0, trips = 0;
+      for (size_t from = 0; from < n; ++from) {
+        for (size_t to = 0; to < n; ++to) {
+          if (from == to) continue;
+          if (transfers < kMaxConfirm && rows[to][from] < t.slow * gbps) {
+            list[static_cast<size_t>(2 + 2 * transfers)] = static_cast<int32_t>(from);
+            list[static_cast<size_t>(3 + 2 * transfers)] = static_cast<int32_t>(to);
+            ++transfers;
+          }
+          // Round trips are measured by the lower rank of the pair.
+          const double r = rows[to][n + from];
+          if (to < from && trips < kMaxConfirm && r > t.latency * rtt &&
+              r > rtt + t.latency_floor_us) {
+            list[static_cast<size_t>(2 + 2 * kMaxConfirm + 2 * trips)] = static_cast<int32_t>(to);
+            list[static_cast<size_t>(3 + 2 * kMaxConfirm + 2 * trips)] = static_cast<int32_t>(from);
+            ++trips;
+          }
+        }
+      }
+      list[0] = transfers;
+      list[1] = trips;
+      for (int p = 1; p < n_; ++p) {
+        batch.Send(p, Tag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
+      }
+      if (!batch.Wait()) return false;
+    }
+    alone_ = true;
+    testbed::Counters before;
+    const bool uplinks = me_ == 0 && HasUplinks();
+    auto read = [&] {
+      if (!uplinks) return;
+      testbed::SystemShell shell;
+      auto c = testbed::ReadCounters(*layout_, shell);
+      if (c.ok()) {
+        if (!before.interfaces.empty()) last_delta_ = testbed::Delta(before, *c);
+        before = std::move(*c);
+      }
+    };
+    // One read of the counters between two measurements ends the one and starts the next.
+    for (int i = 0; i <= list[0]; ++i) {
+      if (!Barrier(100 + i, read)) return false;
+      if (uplinks && i > 0) Bottleneck(list[static_cast<size_t>(2 * i)], list[static_cast<size_t>(1 + 2 * i)]);
+      if (i == list[0]) break;
+      const int from = list[static_cast<size_t>(2 + 2 * i)], to = list[static_cast<size_t>(3 + 2 * i)];
+      if ((me_ == from || me_ == to) && !Direction(from, to, 10000 + i, 0)) return false;
+    }
+    alone_ = false;
+    // Round trips taken while other pairs filled a shared queue: again, alone (the lower
+    // median is kept).
+    for (int i = 0; i < list[1]; ++i) {
+      const auto at = static_cast<size_t>(2 + 2 * kMaxConfirm + 2 * i);
+      const int a = list[at], c = list[at + 1];
+      if (!Barrier(100 + 2 * kMaxConfirm + i)) return false;
+      if ((me_ == a || me_ == c) && !Pings(a, c, 20000 + i, 0)) return false;
+    }
+    return list[1] == 0 || Barrier(100 + 3 * kMaxConfirm);
+  }
+
+  bool IsHost(const std::string& node) const {
+    return std::any_of(layout_->hosts.begin(), layout_->hosts.end(),
+                       [&](const testbed::Host& h) { return h.name == node; });
+  }
+  // Whether the testbed has links between switches (leaf-spine): only those are located
+  // from its counters.
+  bool HasUplinks() const {
+    return layout_ != nullptr &&
+           std::any_of(layout_->links.begin(), layout_->links.end(), [&](const testbed::Link& l) {
+             return !IsHost(l.a.node) && !IsHost(l.b.node);
+           });
+  }
+
+  // Rank 0, after an alone measurement: the switch link end whose shaper held the most
+  // packets (tbf overlimits), when that is not a host's own link.
+  void Bottleneck(int from, int to) {
+    if (layout_ == nullptr) return;
+    const testbed::InterfaceCounters* worst = nullptr;
+    for (const auto& i : last_delta_.interfaces) {
+      if (worst == nullptr || i.qdisc_overlimits > worst->qdisc_overlimits) worst = &i;
+    }
+    if (worst == nullptr || worst->qdisc_overlimits == 0) return;
+    for (const auto& l : layout_->links) {
+      // A host's own link (its NIC, its switch port) is judged pairwise, by its side.
+      if (l.id != worst->link || IsHost(l.a.node) || IsHost(l.b.node)) continue;
+      const std::string other = l.a.node == worst->node ? l.b.node : l.a.node;
+      bottleneck_.push_back({from, to, l.id, worst->node + " -> " + other});
+    }
   }
 
   // Every host sends and receives at once: `count` messages to each of `to`, from each of
@@ -330,9 +472,14 @@ class Scan {
 
   RealBackend& b_;
   const DoctorOptions& o_;
+  const testbed::Layout* layout_;
   const int n_, me_;
   const Bytes k_;  // messages per direction
   std::vector<double> rx_gbps_, rtt_us_, retrans_;  // [peer]
+  std::vector<double> alone_gbps_;  // [peer] measured again alone (NaN: not)
+  bool alone_ = false;              // Direction() measures for Confirm()
+  testbed::Counters last_delta_;    // rank 0: around the last alone measurement
+  std::vector<report::Bottleneck> bottleneck_;  // rank 0
   double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = std::nan("");
 };
 
@@ -361,13 +508,15 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
     return fail("--bytes must be at least --message-size", launch::kExitBadInput);
   }
   report::DoctorScan scan;
+  std::optional<testbed::Layout> layout;  // rank 0 on a testbed
   if (env.rank == 0) {
     if (o.expect_bps > 0) {
       scan.expected_gbps = static_cast<double>(o.expect_bps) * kGoodput / 8e9;
       scan.expected_source = "--expect " + FormatBitRate(o.expect_bps) + " x goodput 0.94";
     } else if (!o.testbed.empty()) {
-      auto layout = testbed::Load(o.testbed);
-      if (!layout.ok()) return fail(layout.status().message(), launch::kExitBadInput);
+      auto loaded = testbed::Load(o.testbed);
+      if (!loaded.ok()) return fail(loaded.status().message(), launch::kExitBadInput);
+      layout = std::move(*loaded);
       uint64_t rate = 0;
       for (const auto& l : layout->links) {
         if (!l.id.empty() && l.id[0] == 'h' && (rate == 0 || l.rate_bps < rate)) rate = l.rate_bps;
@@ -400,7 +549,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   }
   RealBackend& b = **created;
   const TimeNs start = b.Now();
-  Scan s(b, o);
+  Scan s(b, o, layout ? &*layout : nullptr);
   if (!s.Run() || !s.Gather(&scan)) {
     // The scan could not finish: that is itself a finding about the fabric, but not a verdict.
     b.Abort(b.status());

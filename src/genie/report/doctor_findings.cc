@@ -43,6 +43,7 @@ const char* FindingName(FindingKind kind) {
     case FindingKind::kSlowReceive: return "slow_receive";
     case FindingKind::kSlowLink: return "slow_link";
     case FindingKind::kSlowPair: return "slow_pair";
+    case FindingKind::kSlowUplink: return "slow_uplink";
     case FindingKind::kHighLatency: return "high_latency";
     case FindingKind::kSlowPairLatency: return "high_latency_pair";
     case FindingKind::kLossy: return "lossy_link";
@@ -156,12 +157,44 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     const auto i = static_cast<size_t>(h);
     return tx_bad[i] || rx_bad[i] || late_bad[i] || loss_bad[i];
   };
-  // What no host explains: single pairs.
+  // A switch link that held every slow transfer it carried (the testbed's queues said so).
+  std::vector<std::vector<bool>> by_uplink(static_cast<size_t>(n), std::vector<bool>(static_cast<size_t>(n)));
+  std::vector<std::string> links;
+  for (const auto& b : s.bottlenecks) {
+    if (std::find(links.begin(), links.end(), b.link) == links.end()) links.push_back(b.link);
+  }
+  for (const auto& link : links) {
+    std::vector<std::string> directions, pairs;
+    std::vector<double> rates;
+    for (const auto& b : s.bottlenecks) {
+      if (b.link != link || !slow(b.from, b.to)) continue;
+      if (tx_bad[static_cast<size_t>(b.from)] || rx_bad[static_cast<size_t>(b.to)]) continue;
+      by_uplink[static_cast<size_t>(b.from)][static_cast<size_t>(b.to)] = true;
+      if (std::find(directions.begin(), directions.end(), b.direction) == directions.end())
+        directions.push_back(b.direction);
+      pairs.push_back(H[static_cast<size_t>(b.from)] + " -> " + H[static_cast<size_t>(b.to)]);
+      rates.push_back(At(s.gbps, b.from, b.to));
+    }
+    if (pairs.empty()) continue;
+    std::string dirs, list;
+    for (const auto& d : directions) dirs += (dirs.empty() ? "" : ", ") + d;
+    for (size_t i = 0; i < pairs.size() && i < 4; ++i) list += (i ? ", " : "") + pairs[i];
+    if (pairs.size() > 4) list += fmt::format(" and {} more", pairs.size() - 4);
+    Finding f{FindingKind::kSlowUplink, -1, -1, Median(rates), ref,
+              fmt::format("{} ({}): slow — {} transfer(s) through it at {} alone ({}), peers {}; "
+                          "its shaper held their packets (check that port's speed, errors and "
+                          "ECMP membership)",
+                          link, dirs, pairs.size(), Gb(Median(rates)), list, Gb(ref))};
+    f.link = link;
+    v.findings.push_back(f);
+  }
+  // What no host or link explains: single pairs.
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
       const auto ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
-      if (slow(a, b) && !tx_bad[ia] && !rx_bad[ib] && !loss_bad[ia] && !loss_bad[ib]) {
+      if (slow(a, b) && !tx_bad[ia] && !rx_bad[ib] && !loss_bad[ia] && !loss_bad[ib] &&
+          !by_uplink[ia][ib]) {
         v.findings.push_back({FindingKind::kSlowPair, a, b, At(s.gbps, a, b), ref,
                               fmt::format("{} -> {}: slow — {}, peers {} (the path between "
                                           "them: a switch port, an uplink, a route)",
@@ -253,6 +286,12 @@ std::string FormatDoctorReport(const DoctorScan& s, const DoctorVerdict& v) {
   out += fmt::format("# median pair: {}, round trip {:.0f} us; incast into {}: {}\n",
                      Gb(v.reference_gbps), v.reference_rtt_us, n > 0 ? s.hosts[0] : "-",
                      Gb(s.incast_gbps));
+  if (s.remeasured > 0) {
+    out += fmt::format("# {} slow transfer(s) measured again alone; {} were slow only while other "
+                       "pairs ran (shared paths, e.g. two flows hashed onto one uplink: not "
+                       "faults)\n",
+                       s.remeasured, s.contended);
+  }
   if (v.healthy()) {
     out += "# healthy: no host, pair or link stands out\n";
   } else {
@@ -294,12 +333,15 @@ nlohmann::json DoctorJson(const DoctorScan& s, const DoctorVerdict& v) {
                               i < s.alltoall_gbps.size() ? s.alltoall_gbps[i] : 0}});
   }
   j["incast_gbps"] = s.incast_gbps;
+  j["remeasured_alone"] = s.remeasured;
+  j["slow_only_concurrently"] = s.contended;
   j["findings"] = nlohmann::json::array();
   for (const auto& f : v.findings) {
     nlohmann::json e = {{"kind", FindingName(f.kind)}, {"value", f.value},
                         {"expected", f.expected}, {"text", f.text}};
     if (f.host >= 0) e["host"] = s.hosts[static_cast<size_t>(f.host)];
     if (f.peer >= 0) e["peer"] = s.hosts[static_cast<size_t>(f.peer)];
+    if (!f.link.empty()) e["link"] = f.link;
     j["findings"].push_back(e);
   }
   return j;

@@ -13,6 +13,13 @@
 
 namespace genie::report {
 
+// Where a transfer measured alone was held: a switch link (testbed counters).
+struct Bottleneck {
+  int from = -1, to = -1;  // the transfer (rank indices)
+  std::string link;        // "l0-s1"
+  std::string direction;   // "l0 -> s1"
+};
+
 // One scan, gathered on rank 0. Matrices are [from][to] (rank indices), NaN where not measured.
 struct DoctorScan {
   std::vector<std::string> hosts;                 // one label per rank ("h3", a hostname)
@@ -26,6 +33,9 @@ struct DoctorScan {
   std::string expected_source;                    // "--expect 400mbit", "testbed t1 (...)"
   double seconds = 0;                             // the scan's wall time
   double bytes_per_direction = 0;
+  int remeasured = 0;  // slow directions measured again alone (their alone figure is in gbps)
+  int contended = 0;   // of those, slow only while other pairs ran (shared paths, not faults)
+  std::vector<Bottleneck> bottlenecks;
 };
 
 struct DoctorThresholds {
@@ -45,6 +55,7 @@ enum class FindingKind {
   kSlowReceive,    // one host's receive side
   kSlowLink,       // one host's link, both directions
   kSlowPair,       // one direction between two hosts
+  kSlowUplink,     // a switch-to-switch link every slow transfer through it queued at
   kHighLatency,    // one host's link answers slowly
   kSlowPairLatency,
   kLossy,          // one host's link drops packets
@@ -62,6 +73,7 @@ struct Finding {
   double value = 0;     // what was measured (GB/s, µs or a fraction)
   double expected = 0;  // what its peers (or the fabric) gave
   std::string text;     // one sentence: what, where, how far off
+  std::string link;     // kSlowUplink: the link's id
 };
 
 struct DoctorVerdict {
