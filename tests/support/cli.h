@@ -21,6 +21,14 @@ enum class Stderr {
 
 // Runs `/bin/sh -c command_line` and waits for it.
 CliResult RunCli(const std::string& command_line, Stderr stderr_mode = Stderr::kMerged);
+// True in a sanitizer build (the asan-ubsan preset): genie runs several times slower there,
+// so tests that compare measured times with a model or a peer skip, saying so.
+constexpr bool kSanitizedBuild =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#else
+    false;
+#endif
 // "<build>/tools/genie/genie"
 std::string GenieBinary();
 // A path under the test data folder (GENIE_DATA_DIR: tests/data unless configured otherwise),
