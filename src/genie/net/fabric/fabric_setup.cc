@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "genie/net/fabric/fabric_internal.h"
@@ -241,8 +242,11 @@ Status FabricTransport::Open() {
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.size = 4096;
+  // GENIE_FABRIC_POLL=1 polls even where a wait fd exists (to compare the two; bench/).
+  const char* force_poll = getenv("GENIE_FABRIC_POLL");
+  const bool poll = force_poll != nullptr && std::string(force_poll) == "1";
   cq_attr.wait_obj = FI_WAIT_FD;
-  rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
+  rc = poll ? -FI_ENOSYS : fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
   if (rc == 0) {
     int fd = -1;
     if (fi_control(&cq_->fid, FI_GETWAIT, &fd) == 0 && fd >= 0) {
@@ -256,8 +260,10 @@ Status FabricTransport::Open() {
     // No wait fd: the CQ is polled every loop turn instead.
     cq_attr.wait_obj = FI_WAIT_NONE;
     GENIE_RETURN_IF_ERROR(check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open"));
-    spdlog::info("rank {}: provider '{}' has no CQ wait fd; polling it (one core per rank)",
-                 options_.rank, provider_);
+    if (!poll) {
+      spdlog::info("rank {}: provider '{}' has no CQ wait fd; polling it (one core per rank)",
+                   options_.rank, provider_);
+    }
   }
   fi_av_attr av_attr{};
   av_attr.type = FI_AV_TABLE;
@@ -305,14 +311,15 @@ Result<std::string> FabricTransport::Listen() {
   char text[256];
   size_t tlen = sizeof(text);
   fi_av_straddr(av_, addr, text, &tlen);
-  spdlog::debug("rank {}: fabric endpoint {} ({})", options_.rank, text, hex);
-  return hex;
+  GENIE_ASSIGN_OR_RETURN(std::string watch, ListenWatch());
+  spdlog::debug("rank {}: fabric endpoint {} ({}), watch {}", options_.rank, text, hex, watch);
+  return hex + "/" + watch;
 }
 
 std::string FabricTransport::AddrName(int peer) const {
   if (peer < 0 || static_cast<size_t>(peer) >= addresses_.size()) return "?";
   auto raw = HexDecode(addresses_[static_cast<size_t>(peer)]);
-  if (!raw.ok()) return addresses_[static_cast<size_t>(peer)];
+  if (!raw.ok() || av_ == nullptr) return addresses_[static_cast<size_t>(peer)];
   char text[256];
   size_t tlen = sizeof(text);
   fi_av_straddr(av_, raw->data(), text, &tlen);
@@ -325,14 +332,21 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
     return Status::InvalidArgument(
         fmt::format("{} addresses for a world of {} ranks", addresses.size(), n));
   }
-  addresses_ = addresses;
+  std::vector<std::string> watch;
   for (int p = 0; p < n; ++p) {
-    auto raw = HexDecode(addresses[static_cast<size_t>(p)]);
-    if (!raw.ok()) {
+    const std::string& a = addresses[static_cast<size_t>(p)];
+    const size_t slash = a.find('/');
+    addresses_.push_back(a.substr(0, slash));
+    watch.push_back(slash == std::string::npos ? "" : a.substr(slash + 1));
+  }
+  for (int p = 0; p < n; ++p) {
+    auto raw = HexDecode(addresses_[static_cast<size_t>(p)]);
+    if (!raw.ok() || watch[static_cast<size_t>(p)].empty()) {
       return Status::InvalidArgument(fmt::format(
           "rank {}: rank {} published '{}', not a fabric address ({}); are all ranks run with "
           "--transport fabric?",
-          options_.rank, p, addresses[static_cast<size_t>(p)], raw.status().message()));
+          options_.rank, p, addresses[static_cast<size_t>(p)],
+          raw.ok() ? "no watch address" : raw.status().message()));
     }
     fi_addr_t a = FI_ADDR_UNSPEC;
     int rc = fi_av_insert(av_, raw->data(), 1, &a, 0, nullptr);
@@ -343,11 +357,12 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
     }
     fi_addr_[static_cast<size_t>(p)] = a;
   }
+  const TimeNs deadline = loop_->Now() + options_.peer_timeout;
+  GENIE_RETURN_IF_ERROR(ConnectWatches(watch, deadline));
   GENIE_RETURN_IF_ERROR(StartHeartbeats());
   for (int p = 0; p < n; ++p) {
     if (p != options_.rank) SendSimpleCtrl(p, kHello, nullptr, 0);
   }
-  const TimeNs deadline = loop_->Now() + options_.peer_timeout;
   while (hellos_ < n - 1 && !first_fatal_seen_ && loop_->Now() < deadline) {
     loop_->RunOnce(std::min(deadline, loop_->Now() + 10 * kNsPerMs));
   }
@@ -375,6 +390,7 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
 }
 
 void FabricTransport::CloseAll() {
+  CloseWatches();
   if (cq_fd_ >= 0) {
     loop_->RemoveFd(cq_fd_);
     cq_fd_ = -1;  // owned by the CQ

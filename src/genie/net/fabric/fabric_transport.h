@@ -30,6 +30,11 @@
 // the provider orders after the write (FI_ORDER_SAW is required); OnRemoteWrite fires on the
 // notice.
 //
+// A crashed rank is named at once through a watch connection (fabric_watch.cc): one idle TCP
+// connection per peer pair that ends with the peer's process, since ofi_rxm reconnects to a
+// dead peer forever without an error on the CQ. Listen() returns "<hex fi_getname>/<ip:port of
+// the watch listener>".
+//
 // Liveness, job id, abort and goodbye are control messages too: a hello to every peer in
 // Connect() (job id hash and world size checked; Connect returns when every peer's hello came),
 // heartbeats from PeerLiveness (net/liveness.h) to peers nothing was sent to recently, a peer
@@ -140,6 +145,12 @@ class FabricTransport final : public Transport {
   // the context to close at completion; nullptr otherwise.
   Status LocalDesc(Ctx* c, const void* buf, Bytes bytes, uint64_t access, void** desc);
 
+  // fabric_watch.cc: one idle TCP connection per peer pair that ends with the peer's process.
+  Result<std::string> ListenWatch();
+  Status ConnectWatches(const std::vector<std::string>& watch, TimeNs deadline);
+  void OnWatchEnded(int peer);
+  void CloseWatches();
+
   // fabric_teardown.cc: liveness, Shutdown, Abort, completions delivery.
   Status StartHeartbeats();
   void StopHeartbeats();
@@ -223,6 +234,8 @@ class FabricTransport final : public Transport {
 
   PeerLiveness liveness_;
   int tick_fd_ = -1;
+  int watch_listen_fd_ = -1;
+  std::vector<int> watch_fd_;  // by peer rank
   std::shared_ptr<bool> alive_;  // tasks posted to the loop check it: the transport may be gone
 };
 
