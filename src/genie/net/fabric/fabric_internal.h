@@ -81,6 +81,7 @@ struct FabricTransport::Ctx {
   uint64_t cookie = 0;
   uint64_t remote_data = 0;
   Bytes bytes = 0;
+  int early = -1;        // kPayloadRecv: lands in an Early buffer, not the caller's
   fid_mr* mr = nullptr;  // registered for this operation, closed at its completion
   // Slots only: header + inline payload, and its descriptor (FI_MR_LOCAL).
   unsigned char* buf = nullptr;
@@ -95,6 +96,24 @@ struct FabricTransport::RmaRecv {
   uint64_t remote_data = 0;
   fid_mr* mr = nullptr;
   bool used = false;
+  int early = -1;
+};
+
+// A payload received before its receive was posted (so that its sender's send completes, as
+// over TCP: a schedule may wait for a send before it posts the matching receive). It lands in
+// a pooled buffer (real data) or the scratch mapping (filler); the receive, once posted, takes
+// it from there — at once if it landed, else when it does.
+struct FabricTransport::Early {
+  int peer = -1;
+  uint16_t channel = 0;
+  Bytes bytes = 0;
+  uint64_t remote_data = 0;
+  bool has_data = false;
+  bool landed = false;
+  bool claimed = false;  // a receive is posted for it: deliver on landing
+  void* into = nullptr;
+  uint64_t cookie = 0;
+  MessageMatcher::Buffer buf;
 };
 
 struct FabricTransport::PendingRma {

@@ -25,6 +25,9 @@ using namespace fabric_internal;
 namespace {
 constexpr size_t kSlotBytes = sizeof(FabricTransport::Header) + FabricTransport::kInlineBytes;
 constexpr uint64_t kInlineHandle = ~uint64_t{0};  // an Arrived whose payload is in its buffer
+constexpr uint64_t kEarlyHandle = uint64_t{1} << 62;  // | Early id: received early
+// Real-data payloads held for receives not yet posted before the rest wait at the sender.
+constexpr Bytes kUnexpectedCap = Bytes{64} << 20;
 constexpr int kCqBatch = 32;
 constexpr int kCqRoundsPerTurn = 64;  // then the loop serves others (timers) before more
 
@@ -218,7 +221,9 @@ void FabricTransport::Drain() {
   if (fi_trywait(fabric_, &f, 1) != FI_SUCCESS) Kick();
 }
 
+static bool Trace() { static bool t = getenv("GENIE_FABRIC_TRACE") != nullptr; return t; }
 void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
+  if (Trace()) fprintf(stderr, "TR r%d completion flags %lx kind %d len %zu\n", options_.rank, (unsigned long)e.flags, e.op_context ? static_cast<Ctx*>(e.op_context)->kind : -1, e.len);
   if ((e.flags & FI_REMOTE_WRITE) != 0 || ((e.flags & FI_REMOTE_CQ_DATA) && e.op_context == nullptr)) {
     OnRemoteCqData(e.data);
     return;
@@ -254,12 +259,10 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
       FreeCtx(c);
       return;
     case kPayloadRecv: {
-      auto& ctr = counters_[static_cast<size_t>(c->peer)];
-      ++ctr.messages_received;
-      ctr.bytes_received += c->bytes;
-      liveness_.Heard(c->peer);
-      Complete({Done::kRecv, c->peer, c->channel, c->cookie, c->remote_data, c->bytes, 0});
+      const Ctx done = *c;
       FreeCtx(c);
+      PayloadLanded(done.peer, done.channel, done.cookie, done.bytes, done.remote_data,
+                    done.early);
       return;
     }
     default:
@@ -356,6 +359,7 @@ bool FabricTransport::CheckPeer(int peer, const char* op) {
 
 void FabricTransport::PostSend(const SendOp& op) {
   const uint16_t ch = static_cast<uint16_t>(op.channel % options_.channels);
+  if (Trace()) fprintf(stderr, "TR r%d send to %d ch %d tag %lu bytes %lu\n", options_.rank, op.peer, ch, (unsigned long)op.tag, (unsigned long)op.bytes);
   if (op.peer == options_.rank) {
     DeliverToSelf(op, ch);
     return;
@@ -451,6 +455,7 @@ void FabricTransport::PostRecv(const RecvOp& op) {
     return;
   }
   MatchKey k{op.peer, ch, op.tag};
+  if (Trace()) fprintf(stderr, "TR r%d recv from %d ch %d tag %lu bytes %lu\n", options_.rank, op.peer, ch, (unsigned long)op.tag, (unsigned long)op.bytes);
   auto arrived = matcher_.MatchPost(options_.rank, k, op.bytes);
   if (!arrived.ok()) {
     ReportFatal(arrived.status());
@@ -461,6 +466,13 @@ void FabricTransport::PostRecv(const RecvOp& op) {
       const uint64_t remote_data = a->remote_data;
       matcher_.Deliver(std::move(*a), op.into, op.bytes);
       Complete({Done::kRecv, op.peer, ch, op.cookie, remote_data, op.bytes, 0});
+    } else if ((a->handle & kEarlyHandle) != 0) {
+      const int id = static_cast<int>(a->handle & ~kEarlyHandle);
+      Early& e = *early_[static_cast<size_t>(id)];
+      e.claimed = true;
+      e.into = op.into;
+      e.cookie = op.cookie;
+      if (e.landed) DeliverEarly(id);
     } else {
       StartPayloadRecv(op.peer, ch, a->handle, op.into, op.bytes, op.cookie, a->remote_data);
     }
@@ -498,6 +510,7 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
   }
   const int peer = static_cast<int>(h.src_rank);
   const size_t pi = static_cast<size_t>(peer);
+  if (Trace()) fprintf(stderr, "TR r%d ctrl %s from %d tag %lu seq %lu bytes %lu\n", options_.rank, TypeName(h.type), peer, (unsigned long)h.tag, (unsigned long)h.seq, (unsigned long)h.bytes);
   liveness_.Heard(peer);
   switch (h.type) {
     case kHello:
@@ -572,11 +585,39 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     a.buf = matcher_.TakeBuffer(h.bytes);
     std::memcpy(a.buf.get(), inline_data, h.bytes);
   }
+  if (!is_inline && (!has_data || unexpected_bytes_ + h.bytes <= kUnexpectedCap)) {
+    // Take the payload now, so that its sender's send completes (see Early).
+    int id;
+    if (!free_early_.empty()) {
+      id = free_early_.back();
+      free_early_.pop_back();
+    } else {
+      id = static_cast<int>(early_.size());
+      early_.push_back(std::make_unique<Early>());
+    }
+    Early& e = *early_[static_cast<size_t>(id)];
+    e = Early{};
+    e.peer = peer;
+    e.channel = h.channel;
+    e.bytes = h.bytes;
+    e.remote_data = h.aux;
+    e.has_data = has_data;
+    if (has_data) {
+      e.buf = matcher_.TakeBuffer(h.bytes);
+      unexpected_bytes_ += h.bytes;
+    }
+    a.handle = kEarlyHandle | static_cast<uint64_t>(id);
+    matcher_.AddArrived(k, std::move(a));
+    StartPayloadRecv(peer, h.channel, h.seq, has_data ? e.buf.get() : nullptr, h.bytes, 0, h.aux,
+                     id);
+    return;
+  }
   matcher_.AddArrived(k, std::move(a));
 }
 
 void FabricTransport::StartPayloadRecv(int peer, uint16_t channel, uint64_t seq, void* into,
-                                       Bytes bytes, uint64_t cookie, uint64_t remote_data) {
+                                       Bytes bytes, uint64_t cookie, uint64_t remote_data,
+                                       int early) {
   if (ep_ == nullptr) return;
   void* dst = into != nullptr ? into : Scratch(bytes);
   if (dst == nullptr) {
@@ -591,6 +632,7 @@ void FabricTransport::StartPayloadRecv(int peer, uint16_t channel, uint64_t seq,
     c->cookie = cookie;
     c->bytes = bytes;
     c->remote_data = remote_data;
+    c->early = early;
     void* desc = nullptr;
     Status st = LocalDesc(c, dst, bytes, FI_RECV, &desc);
     if (!st.ok()) {
@@ -626,7 +668,7 @@ void FabricTransport::StartPayloadRecv(int peer, uint16_t channel, uint64_t seq,
     id = static_cast<uint32_t>(rma_recvs_.size());
     rma_recvs_.emplace_back();
   }
-  rma_recvs_[id] = RmaRecv{peer, channel, cookie, bytes, remote_data, mr, true};
+  rma_recvs_[id] = RmaRecv{peer, channel, cookie, bytes, remote_data, mr, true, early};
   Ctx* s = NewSlotCtx();
   if (s == nullptr) return;
   Header* h = HeaderOf(s);
@@ -684,15 +726,42 @@ void FabricTransport::OnRemoteCqData(uint64_t data) {
         options_.rank, id)));
     return;
   }
-  RmaRecv& r = rma_recvs_[id];
-  auto& ctr = counters_[static_cast<size_t>(r.peer)];
-  ++ctr.messages_received;
-  ctr.bytes_received += r.bytes;
-  liveness_.Heard(r.peer);
-  Complete({Done::kRecv, r.peer, r.channel, r.cookie, r.remote_data, r.bytes, 0});
+  RmaRecv r = rma_recvs_[id];
   if (r.mr != nullptr) fi_close(&r.mr->fid);
-  r = RmaRecv{};
+  rma_recvs_[id] = RmaRecv{};
   free_rma_.push_back(id);
+  PayloadLanded(r.peer, r.channel, r.cookie, r.bytes, r.remote_data, r.early);
+}
+
+void FabricTransport::PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes,
+                                    uint64_t remote_data, int early) {
+  auto& ctr = counters_[static_cast<size_t>(peer)];
+  ++ctr.messages_received;
+  ctr.bytes_received += bytes;
+  liveness_.Heard(peer);
+  if (early < 0) {
+    Complete({Done::kRecv, peer, channel, cookie, remote_data, bytes, 0});
+    return;
+  }
+  Early& e = *early_[static_cast<size_t>(early)];
+  e.landed = true;
+  if (e.claimed) DeliverEarly(early);
+}
+
+void FabricTransport::DeliverEarly(int early) {
+  Early& e = *early_[static_cast<size_t>(early)];
+  if (e.into != nullptr && e.bytes > 0) {
+    if (e.has_data) {
+      std::memcpy(e.into, e.buf.get(), e.bytes);
+    } else {
+      std::memset(e.into, 0, e.bytes);
+    }
+  }
+  if (e.has_data) unexpected_bytes_ -= std::min(unexpected_bytes_, e.bytes);
+  matcher_.ReturnBuffer(std::move(e.buf));
+  Complete({Done::kRecv, e.peer, e.channel, e.cookie, e.remote_data, e.bytes, 0});
+  e = Early{};
+  free_early_.push_back(early);
 }
 
 Result<uint64_t> FabricTransport::RegisterRegion(void* base, Bytes bytes) {
@@ -726,6 +795,13 @@ void FabricTransport::PostWrite(const WriteOp& op) {
     ReportFatal(Status::Unavailable(fmt::format(
         "rank {}: provider '{}' lacks FI_RMA: one-sided writes are not available", options_.rank,
         provider_)));
+    return;
+  }
+  if (!saw_order_) {
+    ReportFatal(Status::Unsupported(fmt::format(
+        "rank {}: provider '{}' lacks FI_ORDER_SAW (a send after a write arrives after it), "
+        "which one-sided writes need for their notice",
+        options_.rank, provider_)));
     return;
   }
   Ctx* c = NewCtx(kUserWrite);

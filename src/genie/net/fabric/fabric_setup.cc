@@ -166,6 +166,13 @@ Status FabricTransport::Open() {
           ? (node != nullptr ? fmt::format("on {}", node) : std::string("on any domain"))
           : fmt::format("on domain {}", options_.fabric_domain);
   int rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
+  if (rc == -FI_ENODATA) {
+    // FI_ORDER_SAW is only for PostWrite's notice (EFA, shm order sends after sends only):
+    // without it one-sided PostWrite is refused, the rest works.
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
+  }
   if (rc == -FI_ENODATA && !rma) {
     // Two-sided mode does without RMA; one-sided writes then report the provider lacks it.
     hints->caps = FI_MSG | FI_TAGGED;
@@ -203,10 +210,6 @@ Status FabricTransport::Open() {
         missing += fmt::format("{}it lacks FI_ORDER_SAS (messages of a peer in order)",
                                missing.empty() ? "" : "; ");
       }
-      if (rdm && rma && (order & FI_ORDER_SAW) == 0) {
-        missing += fmt::format("{}it lacks FI_ORDER_SAW (a send after a write arrives after it)",
-                               missing.empty() ? "" : "; ");
-      }
       if (missing.empty()) {
         missing = fmt::format("no domain matches {} (check --fabric-domain / --bind with fi_info "
                               "-p '{}')",
@@ -222,6 +225,7 @@ Status FabricTransport::Open() {
   fi_freeinfo(hints);
   provider_ = info_->fabric_attr->prov_name;
   has_rma_ = (info_->caps & FI_RMA) != 0;
+  saw_order_ = (info_->tx_attr->msg_order & FI_ORDER_SAW) != 0;
   mr_local_ = (info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
   mr_virt_addr_ = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
   mr_prov_key_ = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;

@@ -16,8 +16,10 @@
 // travel separately, straight between the caller's buffers:
 //  * two-sided mode (default): a tagged message (fi_tsend / fi_trecv) whose tag is
 //    (sender rank, per-peer sequence number); the receive is posted once the header matched.
-//    The provider holds a payload that comes first (ofi_rxm: eager below its rendezvous
-//    threshold, above it the data waits at the sender), so memory does not grow here.
+//    A payload whose receive is not posted yet is received at once into a pooled buffer
+//    (filler: into scratch) and copied when the receive comes, so the sender's send
+//    completes as over TCP; beyond 64 MiB of such buffers it is left with the provider
+//    (ofi_rxm: above its rendezvous threshold the data waits at the sender) until then.
 //  * RMA mode (--fabric-rma, what NCCL's RDMA transport does): once matched, the receiver
 //    registers the destination buffer and answers with a clear-to-send (address, key, slot id);
 //    the sender fi_writedata()s the payload with the slot id as remote CQ data, and the
@@ -28,7 +30,8 @@
 // One-sided: RegisterRegion registers memory for remote writes (FI_REMOTE_WRITE) and returns
 // its key; PostWrite fi_writedata()s into (key, offset) and then sends a write notice, which
 // the provider orders after the write (FI_ORDER_SAW is required); OnRemoteWrite fires on the
-// notice.
+// notice. Providers without FI_ORDER_SAW (efa, shm) refuse PostWrite; --fabric-rma, whose
+// receives complete on the write's own remote CQ data, works without it.
 //
 // A crashed rank is named at once through a watch connection (fabric_watch.cc): one idle TCP
 // connection per peer pair that ends with the peer's process, since ofi_rxm reconnects to a
@@ -108,6 +111,7 @@ class FabricTransport final : public Transport {
   struct Header;
   struct RmaRecv;
   struct PendingRma;
+  struct Early;
 
  private:
   FabricTransport(loop::EventLoop* loop, const TransportOptions& options);
@@ -134,8 +138,13 @@ class FabricTransport final : public Transport {
   void OnCqError();
   void OnCtrl(Ctx* slot, Bytes len);
   void OnData(int peer, const Header& h, const unsigned char* inline_data);
+  // Receives payload `seq` of `peer` into `into` (nullptr: scratch); completes the caller's
+  // receive `cookie`, or, with early >= 0, lands Early entry `early`.
   void StartPayloadRecv(int peer, uint16_t channel, uint64_t seq, void* into, Bytes bytes,
-                        uint64_t cookie, uint64_t remote_data);
+                        uint64_t cookie, uint64_t remote_data, int early = -1);
+  void PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes,
+                     uint64_t remote_data, int early);
+  void DeliverEarly(int early);  // landed and claimed: copy out, complete, free
   void OnCts(int peer, const Header& h);
   void OnRemoteCqData(uint64_t data);
   void DeliverToSelf(const SendOp& op, uint16_t channel);
@@ -188,6 +197,7 @@ class FabricTransport final : public Transport {
   int cq_fd_ = -1;
   bool mr_local_ = false, mr_virt_addr_ = false, mr_prov_key_ = false;
   bool has_rma_ = false;
+  bool saw_order_ = false;  // a send after a write arrives after it (PostWrite's notice)
   size_t cq_data_size_ = 0;
   uint64_t next_key_ = 1;
 
@@ -214,6 +224,9 @@ class FabricTransport final : public Transport {
   bool kick_posted_ = false;
 
   MessageMatcher matcher_;
+  std::vector<std::unique_ptr<Early>> early_;  // by id, reused via free list
+  std::vector<int> free_early_;
+  Bytes unexpected_bytes_ = 0;  // real-data payloads held in Early buffers
   std::vector<RmaRecv> rma_recvs_;  // by slot id (RMA mode), reused via free list
   std::vector<uint32_t> free_rma_;
   std::unordered_map<uint64_t, PendingRma> pending_rma_;  // (peer, seq) -> send awaiting CTS
