@@ -101,8 +101,8 @@ TEST_P(FabricVerify, EveryRankHoldsTheRightResult) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsAndCollectives, FabricVerify,
-                         ::testing::ValuesIn(VerifyCases()), [](const auto& info) {
-                           const VerifyCase& c = info.param;
+                         ::testing::ValuesIn(VerifyCases()), [](const auto& param_info) {
+                           const VerifyCase& c = param_info.param;
                            return c.collective + "_" + c.algorithm + "_" +
                                   std::to_string(c.ranks) + "_" + ModeName(c.mode);
                          });
@@ -190,8 +190,9 @@ TEST_P(FabricWorkloads, AKilledRankIsNamedByEveryOtherRank) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothModes, FabricWorkloads, ::testing::ValuesIn(kModes),
-                         [](const auto& info) { return ModeName(info.param); });
+INSTANTIATE_TEST_SUITE_P(BothModes, FabricWorkloads,
+                         ::testing::Values(std::string(kModes[0]), std::string(kModes[1])),
+                         [](const auto& param_info) { return ModeName(param_info.param); });
 
 // A provider or domain that is not there is refused at start, naming it and what to check.
 // (A provider lacking a capability is named the same way, e.g. "it lacks FI_RMA, needed for

@@ -221,9 +221,7 @@ void FabricTransport::Drain() {
   if (fi_trywait(fabric_, &f, 1) != FI_SUCCESS) Kick();
 }
 
-static bool Trace() { static bool t = getenv("GENIE_FABRIC_TRACE") != nullptr; return t; }
 void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
-  if (Trace()) fprintf(stderr, "TR r%d completion flags %lx kind %d len %zu\n", options_.rank, (unsigned long)e.flags, e.op_context ? static_cast<Ctx*>(e.op_context)->kind : -1, e.len);
   if ((e.flags & FI_REMOTE_WRITE) != 0 || ((e.flags & FI_REMOTE_CQ_DATA) && e.op_context == nullptr)) {
     OnRemoteCqData(e.data);
     return;
@@ -359,7 +357,6 @@ bool FabricTransport::CheckPeer(int peer, const char* op) {
 
 void FabricTransport::PostSend(const SendOp& op) {
   const uint16_t ch = static_cast<uint16_t>(op.channel % options_.channels);
-  if (Trace()) fprintf(stderr, "TR r%d send to %d ch %d tag %lu bytes %lu\n", options_.rank, op.peer, ch, (unsigned long)op.tag, (unsigned long)op.bytes);
   if (op.peer == options_.rank) {
     DeliverToSelf(op, ch);
     return;
@@ -455,7 +452,6 @@ void FabricTransport::PostRecv(const RecvOp& op) {
     return;
   }
   MatchKey k{op.peer, ch, op.tag};
-  if (Trace()) fprintf(stderr, "TR r%d recv from %d ch %d tag %lu bytes %lu\n", options_.rank, op.peer, ch, (unsigned long)op.tag, (unsigned long)op.bytes);
   auto arrived = matcher_.MatchPost(options_.rank, k, op.bytes);
   if (!arrived.ok()) {
     ReportFatal(arrived.status());
@@ -510,7 +506,6 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
   }
   const int peer = static_cast<int>(h.src_rank);
   const size_t pi = static_cast<size_t>(peer);
-  if (Trace()) fprintf(stderr, "TR r%d ctrl %s from %d tag %lu seq %lu bytes %lu\n", options_.rank, TypeName(h.type), peer, (unsigned long)h.tag, (unsigned long)h.seq, (unsigned long)h.bytes);
   liveness_.Heard(peer);
   switch (h.type) {
     case kHello:

@@ -223,6 +223,29 @@ Status FabricTransport::Open() {
                                            options_.rank, prov, where, FiError(rc), missing));
   }
   fi_freeinfo(hints);
+  if (!options_.fabric_domain.empty()) {
+    // Some providers (ofi_rxm over tcp) do not filter by the domain hint: pick it here.
+    fi_info* match = nullptr;
+    std::string offered;
+    for (fi_info* i = info_; i != nullptr; i = i->next) {
+      const char* name = i->domain_attr->name != nullptr ? i->domain_attr->name : "";
+      if (match == nullptr && options_.fabric_domain == name) match = i;
+      if (offered.find(name) == std::string::npos) {
+        offered += fmt::format("{}{}", offered.empty() ? "" : ", ", name);
+      }
+    }
+    if (match == nullptr) {
+      fi_freeinfo(info_);
+      info_ = nullptr;
+      return Status::InvalidArgument(fmt::format(
+          "rank {}: libfabric provider '{}' has no domain '{}' (--fabric-domain); it offers: {} "
+          "(fi_info -p '{}' lists them)",
+          options_.rank, prov, options_.fabric_domain, offered, prov));
+    }
+    fi_info* chosen = fi_dupinfo(match);
+    fi_freeinfo(info_);
+    info_ = chosen;
+  }
   provider_ = info_->fabric_attr->prov_name;
   has_rma_ = (info_->caps & FI_RMA) != 0;
   saw_order_ = (info_->tx_attr->msg_order & FI_ORDER_SAW) != 0;
