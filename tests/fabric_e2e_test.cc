@@ -86,10 +86,10 @@ TEST_P(FabricVerify, EveryRankHoldsTheRightResult) {
   nlohmann::json sys = {{"preferred-dataset-splits", 2},
                         {c.key + "-implementation", {c.algorithm}}};
   std::ofstream(dir + "/system.json") << sys.dump();
-  CliResult r = RunCli(Launch(c.ranks,
-                              dir + "/w --system " + dir +
-                                  "/system.json --verify --channels 2 --output " + dir + "/out",
-                              c.mode));
+  CliResult r = RunCli(Launch(
+      c.ranks,
+      dir + "/w --system " + dir + "/system.json --verify --channels 2 --output " + dir + "/out",
+      c.mode));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(CountMatches(r.output, R"(verify: (\d+) collectives checked, all correct)"), c.ranks)
       << r.output;
@@ -100,11 +100,11 @@ TEST_P(FabricVerify, EveryRankHoldsTheRightResult) {
   EXPECT_NE(results.dump().find("\"fabric\""), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(AlgorithmsAndCollectives, FabricVerify,
-                         ::testing::ValuesIn(VerifyCases()), [](const auto& param_info) {
+INSTANTIATE_TEST_SUITE_P(AlgorithmsAndCollectives, FabricVerify, ::testing::ValuesIn(VerifyCases()),
+                         [](const auto& param_info) {
                            const VerifyCase& c = param_info.param;
-                           return c.collective + "_" + c.algorithm + "_" +
-                                  std::to_string(c.ranks) + "_" + ModeName(c.mode);
+                           return c.collective + "_" + c.algorithm + "_" + std::to_string(c.ranks) +
+                                  "_" + ModeName(c.mode);
                          });
 
 class FabricWorkloads : public ::testing::TestWithParam<std::string> {};
@@ -112,9 +112,8 @@ class FabricWorkloads : public ::testing::TestWithParam<std::string> {};
 // A shipped STG training step (pipeline, tensor and data parallel groups, 8 ranks).
 TEST_P(FabricWorkloads, ShippedStgWorkloadVerifies) {
   const std::string out = FreshDir("fabric-stg");
-  CliResult r = RunCli(
-      Launch(8, Data("traces/generated/stg/gpt_dp2_tp2_pp2") + " --verify --output " + out,
-             GetParam()));
+  CliResult r = RunCli(Launch(
+      8, Data("traces/generated/stg/gpt_dp2_tp2_pp2") + " --verify --output " + out, GetParam()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
   EXPECT_EQ(CountMatches(r.output, R"(verify: 46 collectives checked, all correct)"), 8)
@@ -132,9 +131,9 @@ TEST_P(FabricWorkloads, CustomMscclRingVerifies) {
       {"all-reduce-implementation-custom",
        {Data("traces/astra-sim/custom_ring_allreduce_8npus_1MB/custom_allreduce.xml")}}};
   std::ofstream(dir + "/custom.json") << custom.dump();
-  CliResult r = RunCli(Launch(
-      8, dir + "/w --system " + dir + "/custom.json --verify --output " + dir + "/out",
-      GetParam()));
+  CliResult r = RunCli(
+      Launch(8, dir + "/w --system " + dir + "/custom.json --verify --output " + dir + "/out",
+             GetParam()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(CountMatches(r.output, R"(collectives checked, all correct)"), 8) << r.output;
 }
@@ -144,17 +143,16 @@ TEST_P(FabricWorkloads, CustomMscclRingVerifies) {
 TEST_P(FabricWorkloads, AKilledRankIsNamedByEveryOtherRank) {
   const std::string dir = FreshDir("fabric-kill");
   const std::string w = dir + "/w";
-  ASSERT_EQ(RunCli(GenieBinary() + " gen collective --type all_reduce --size 8MiB --ranks 4 -o " +
-                   w)
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      RunCli(GenieBinary() + " gen collective --type all_reduce --size 8MiB --ranks 4 -o " + w)
+          .exit_code,
+      0);
   const int port = FreeTcpPort();
   std::vector<Child> ranks;
   for (int r = 0; r < 4; ++r) {
-    const std::string env = "env RANK=" + std::to_string(r) + " WORLD_SIZE=4 LOCAL_RANK=" +
-                            std::to_string(r) +
-                            " LOCAL_WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
-                            std::to_string(port) + " ";
+    const std::string env =
+        "env RANK=" + std::to_string(r) + " WORLD_SIZE=4 LOCAL_RANK=" + std::to_string(r) +
+        " LOCAL_WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " ";
     ranks.push_back(Spawn(env + GenieBinary() + " run " + w +
                               " --iterations 100000 --peer-timeout 3s --transport fabric " +
                               GetParam() + " -o " + dir + "/out",
@@ -166,8 +164,9 @@ TEST_P(FabricWorkloads, AKilledRankIsNamedByEveryOtherRank) {
   while (!running && NowSeconds() < deadline) {
     running = true;
     for (int r = 0; r < 4 && running; ++r) {
-      running = ReadFile(dir + "/out/rank-" + std::to_string(r) + ".jsonl")
-                    .find("\"record\":\"op\"") != std::string::npos;
+      running =
+          ReadFile(dir + "/out/rank-" + std::to_string(r) + ".jsonl").find("\"record\":\"op\"") !=
+          std::string::npos;
     }
     if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -205,7 +204,8 @@ TEST(FabricErrors, AMissingProviderOrDomainIsNamed) {
             0);
   CliResult r = RunCli(GenieBinary() + " launch -n 2 -- run " + dir +
                        "/w --transport fabric --fabric-provider no_such_provider --peer-timeout "
-                       "5s -o " + dir + "/out");
+                       "5s -o " +
+                       dir + "/out");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("no_such_provider"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("fi_info"), std::string::npos) << r.output;

@@ -26,8 +26,7 @@ TransportFactory FabricTransportFactory() {
 Result<TransportFactory> TransportFactoryFor(const std::string& kind) {
   if (kind == "tcp") return DefaultTransportFactory();
   if (kind == "fabric") return FabricTransportFactory();
-  return Status::InvalidArgument(
-      fmt::format("unknown transport '{}': use tcp or fabric", kind));
+  return Status::InvalidArgument(fmt::format("unknown transport '{}': use tcp or fabric", kind));
 }
 
 }  // namespace genie::net

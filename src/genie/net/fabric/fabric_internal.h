@@ -35,9 +35,9 @@ constexpr uint64_t kUserWriteData = uint64_t{1} << 31;
 
 enum Type : uint8_t {
   kHello = 1,
-  kData = 2,      // a message header (payload inline or following)
-  kCts = 3,       // RMA mode: the receiver's buffer is ready
-  kNotice = 4,    // a one-sided write landed
+  kData = 2,    // a message header (payload inline or following)
+  kCts = 3,     // RMA mode: the receiver's buffer is ready
+  kNotice = 4,  // a one-sided write landed
   kBye = 5,
   kHeartbeat = 6,
   kAbort = 7,

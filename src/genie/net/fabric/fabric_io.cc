@@ -10,7 +10,10 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <spdlog/spdlog.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -24,7 +27,7 @@ using namespace fabric_internal;
 
 namespace {
 constexpr size_t kSlotBytes = sizeof(FabricTransport::Header) + FabricTransport::kInlineBytes;
-constexpr uint64_t kInlineHandle = ~uint64_t{0};  // an Arrived whose payload is in its buffer
+constexpr uint64_t kInlineHandle = ~uint64_t{0};      // an Arrived whose payload is in its buffer
 constexpr uint64_t kEarlyHandle = uint64_t{1} << 62;  // | Early id: received early
 // Real-data payloads held for receives not yet posted before the rest wait at the sender.
 constexpr Bytes kUnexpectedCap = Bytes{64} << 20;
@@ -108,8 +111,8 @@ Status FabricTransport::LocalDesc(Ctx* c, const void* buf, Bytes bytes, uint64_t
                                   void** desc) {
   *desc = nullptr;
   if (!mr_local_ || bytes == 0) return Status::Ok();
-  int rc = fi_mr_reg(domain_, buf, bytes, access, 0, mr_prov_key_ ? 0 : next_key_++, 0, &c->mr,
-                     nullptr);
+  int rc =
+      fi_mr_reg(domain_, buf, bytes, access, 0, mr_prov_key_ ? 0 : next_key_++, 0, &c->mr, nullptr);
   if (rc != 0) {
     c->mr = nullptr;
     return Status::IoError(fmt::format(
@@ -206,9 +209,8 @@ void FabricTransport::Drain() {
       if (cq_ == nullptr) return;
       continue;
     }
-    ReportFatal(Status::IoError(
-        fmt::format("rank {}: fi_cq_read on provider '{}': {}", options_.rank, provider_,
-                    FiError(n))));
+    ReportFatal(Status::IoError(fmt::format("rank {}: fi_cq_read on provider '{}': {}",
+                                            options_.rank, provider_, FiError(n))));
     return;
   }
   RetryBacklog();
@@ -218,11 +220,43 @@ void FabricTransport::Drain() {
   }
   // Blocking on the fd is safe only if the provider says nothing is pending in software.
   fid* f = &cq_->fid;
-  if (fi_trywait(fabric_, &f, 1) != FI_SUCCESS) Kick();
+  if (fi_trywait(fabric_, &f, 1) != FI_SUCCESS) {
+    Kick();
+  } else if (Busy()) {
+    ArmProgressTimer();
+  }
+}
+
+bool FabricTransport::Busy() const {
+  return sends_in_flight_ > 0 || recvs_in_flight_ > 0 || !pending_rma_.empty() ||
+         (addresses_.size() > 0 && hellos_ < options_.world_size - 1);
+}
+
+void FabricTransport::ArmProgressTimer() {
+  if (progress_armed_ || cq_ == nullptr) return;
+  if (progress_fd_ < 0) {
+    progress_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (progress_fd_ < 0) return;
+    Status st = loop_->AddFd(progress_fd_, EPOLLIN, [this](uint32_t) {
+      uint64_t n = 0;
+      if (read(progress_fd_, &n, sizeof(n)) < 0) return;
+      progress_armed_ = false;
+      Drain();
+    });
+    if (!st.ok()) {
+      close(progress_fd_);
+      progress_fd_ = -1;
+      return;
+    }
+  }
+  itimerspec its{};
+  its.it_value.tv_nsec = 1'000'000;
+  if (timerfd_settime(progress_fd_, 0, &its, nullptr) == 0) progress_armed_ = true;
 }
 
 void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
-  if ((e.flags & FI_REMOTE_WRITE) != 0 || ((e.flags & FI_REMOTE_CQ_DATA) && e.op_context == nullptr)) {
+  if ((e.flags & FI_REMOTE_WRITE) != 0 ||
+      ((e.flags & FI_REMOTE_CQ_DATA) && e.op_context == nullptr)) {
     OnRemoteCqData(e.data);
     return;
   }
@@ -234,8 +268,8 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
       if (ep_ == nullptr) return;
       long rc = fi_recv(ep_, c->buf, kSlotBytes, c->desc, FI_ADDR_UNSPEC, c);
       if (rc != 0) {
-        ReportFatal(Status::IoError(fmt::format("rank {}: re-posting a control receive: {}",
-                                                options_.rank, FiError(rc))));
+        ReportFatal(Status::IoError(
+            fmt::format("rank {}: re-posting a control receive: {}", options_.rank, FiError(rc))));
       }
       return;
     }
@@ -259,8 +293,7 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
     case kPayloadRecv: {
       const Ctx done = *c;
       FreeCtx(c);
-      PayloadLanded(done.peer, done.channel, done.cookie, done.bytes, done.remote_data,
-                    done.early);
+      PayloadLanded(done.peer, done.channel, done.cookie, done.bytes, done.remote_data, done.early);
       return;
     }
     default:
@@ -272,9 +305,8 @@ void FabricTransport::OnCqError() {
   fi_cq_err_entry err{};
   if (fi_cq_readerr(cq_, &err, 0) < 0) return;
   const char* detail = fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0);
-  const std::string why =
-      fmt::format("{}{}{}", fi_strerror(err.err), detail != nullptr ? ": " : "",
-                  detail != nullptr ? detail : "");
+  const std::string why = fmt::format("{}{}{}", fi_strerror(err.err), detail != nullptr ? ": " : "",
+                                      detail != nullptr ? detail : "");
   Ctx* c = static_cast<Ctx*>(err.op_context);
   if (c == nullptr || (err.flags & FI_REMOTE_WRITE) != 0) {
     ReportFatal(Status::IoError(fmt::format("rank {}: completion error on provider '{}': {}",
@@ -292,15 +324,15 @@ void FabricTransport::OnCqError() {
       return;
     case kPayloadRecv:
       if (err.err == FI_ECANCELED) return;
-      ReportFatal(Status::IoError(fmt::format(
-          "rank {}: receiving {} bytes on channel {} from rank {} ({}) failed: {}",
-          options_.rank, c->bytes, c->channel, c->peer, AddrName(c->peer), why)));
+      ReportFatal(Status::IoError(
+          fmt::format("rank {}: receiving {} bytes on channel {} from rank {} ({}) failed: {}",
+                      options_.rank, c->bytes, c->channel, c->peer, AddrName(c->peer), why)));
       FreeCtx(c);
       return;
     default: {
       --sends_in_flight_;
       if (c->kind == kCtrlSend && HeaderOf(c)->type == kAbort) --aborts_in_flight_;
-      const char* what = c->kind == kCtrlSend ? TypeName(HeaderOf(c)->type)
+      const char* what = c->kind == kCtrlSend    ? TypeName(HeaderOf(c)->type)
                          : c->kind == kUserWrite ? "one-sided write"
                                                  : "payload";
       const int peer = c->peer;
@@ -322,9 +354,12 @@ void FabricTransport::SendCtrl(int peer, Ctx* s, Bytes payload_bytes) {
   liveness_.Sent(peer);
   const fi_addr_t dest = fi_addr_[static_cast<size_t>(peer)];
   fid_ep* ep = ep_;
-  Submit([ep, s, payload_bytes, dest] {
-    return static_cast<long>(fi_send(ep, s->buf, sizeof(Header) + payload_bytes, s->desc, dest, s));
-  }, peer, TypeName(h->type));
+  Submit(
+      [ep, s, payload_bytes, dest] {
+        return static_cast<long>(
+            fi_send(ep, s->buf, sizeof(Header) + payload_bytes, s->desc, dest, s));
+      },
+      peer, TypeName(h->type));
 }
 
 void FabricTransport::SendSimpleCtrl(int peer, int type, const void* text, Bytes text_bytes) {
@@ -347,9 +382,9 @@ bool FabricTransport::CheckPeer(int peer, const char* op) {
     return false;
   }
   if (ep_ == nullptr || lost_[static_cast<size_t>(peer)]) {
-    ReportFatal(Status::Unavailable(fmt::format(
-        "rank {}: {} to rank {}, but {}", options_.rank, op, peer,
-        ep_ == nullptr ? "the transport is shut down" : "that rank is lost")));
+    ReportFatal(Status::Unavailable(
+        fmt::format("rank {}: {} to rank {}, but {}", options_.rank, op, peer,
+                    ep_ == nullptr ? "the transport is shut down" : "that rank is lost")));
     return false;
   }
   return true;
@@ -614,6 +649,7 @@ void FabricTransport::StartPayloadRecv(int peer, uint16_t channel, uint64_t seq,
                                        Bytes bytes, uint64_t cookie, uint64_t remote_data,
                                        int early) {
   if (ep_ == nullptr) return;
+  ++recvs_in_flight_;
   void* dst = into != nullptr ? into : Scratch(bytes);
   if (dst == nullptr) {
     ReportFatal(Status::IoError(
@@ -640,8 +676,8 @@ void FabricTransport::StartPayloadRecv(int peer, uint16_t channel, uint64_t seq,
                               : FI_ADDR_UNSPEC;
     const uint64_t tag = PayloadTag(peer, seq);
     fid_ep* ep = ep_;
-    Submit([=] { return static_cast<long>(fi_trecv(ep, dst, bytes, desc, src, tag, 0, c)); },
-           peer, "payload receive");
+    Submit([=] { return static_cast<long>(fi_trecv(ep, dst, bytes, desc, src, tag, 0, c)); }, peer,
+           "payload receive");
     return;
   }
   // RMA mode: expose the destination and tell the sender where to write.
@@ -707,18 +743,20 @@ void FabricTransport::OnCts(int peer, const Header& h) {
   const uint64_t addr = h.aux, key = h.aux2, data = h.tag;
   const Bytes bytes = p.bytes;
   fid_ep* ep = ep_;
-  Submit([=] {
-    return static_cast<long>(fi_writedata(ep, src, bytes, desc, data, dest, addr, key, c));
-  }, peer, "one-sided payload write");
+  Submit(
+      [=] {
+        return static_cast<long>(fi_writedata(ep, src, bytes, desc, data, dest, addr, key, c));
+      },
+      peer, "one-sided payload write");
 }
 
 void FabricTransport::OnRemoteCqData(uint64_t data) {
   if ((data & kUserWriteData) != 0) return;  // a PostWrite: its notice follows
   const uint32_t id = static_cast<uint32_t>(data);
   if (id >= rma_recvs_.size() || !rma_recvs_[id].used) {
-    ReportFatal(Status::Internal(fmt::format(
-        "rank {}: a remote write completed for receive slot {}, which is not in use",
-        options_.rank, id)));
+    ReportFatal(Status::Internal(
+        fmt::format("rank {}: a remote write completed for receive slot {}, which is not in use",
+                    options_.rank, id)));
     return;
   }
   RmaRecv r = rma_recvs_[id];
@@ -730,6 +768,7 @@ void FabricTransport::OnRemoteCqData(uint64_t data) {
 
 void FabricTransport::PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes,
                                     uint64_t remote_data, int early) {
+  --recvs_in_flight_;
   auto& ctr = counters_[static_cast<size_t>(peer)];
   ++ctr.messages_received;
   ctr.bytes_received += bytes;
@@ -761,9 +800,9 @@ void FabricTransport::DeliverEarly(int early) {
 
 Result<uint64_t> FabricTransport::RegisterRegion(void* base, Bytes bytes) {
   if (!has_rma_) {
-    return Status::Unavailable(fmt::format(
-        "rank {}: provider '{}' lacks FI_RMA: one-sided writes are not available",
-        options_.rank, provider_));
+    return Status::Unavailable(
+        fmt::format("rank {}: provider '{}' lacks FI_RMA: one-sided writes are not available",
+                    options_.rank, provider_));
   }
   if (mr_virt_addr_) {
     // The writer would need the region's address too, which the key alone cannot carry.
@@ -776,8 +815,8 @@ Result<uint64_t> FabricTransport::RegisterRegion(void* base, Bytes bytes) {
   int rc = fi_mr_reg(domain_, base, bytes, FI_REMOTE_WRITE, 0, mr_prov_key_ ? 0 : next_key_++, 0,
                      &mr, nullptr);
   if (rc != 0) {
-    return Status::IoError(fmt::format("rank {}: fi_mr_reg of a {}-byte region: {}",
-                                       options_.rank, bytes, FiError(rc)));
+    return Status::IoError(fmt::format("rank {}: fi_mr_reg of a {}-byte region: {}", options_.rank,
+                                       bytes, FiError(rc)));
   }
   regions_.push_back({static_cast<unsigned char*>(base), bytes, mr});
   return fi_mr_key(mr);
@@ -787,9 +826,9 @@ void FabricTransport::PostWrite(const WriteOp& op) {
   const uint16_t ch = static_cast<uint16_t>(op.channel % options_.channels);
   if (!CheckPeer(op.peer, "one-sided write")) return;
   if (!has_rma_) {
-    ReportFatal(Status::Unavailable(fmt::format(
-        "rank {}: provider '{}' lacks FI_RMA: one-sided writes are not available", options_.rank,
-        provider_)));
+    ReportFatal(Status::Unavailable(
+        fmt::format("rank {}: provider '{}' lacks FI_RMA: one-sided writes are not available",
+                    options_.rank, provider_)));
     return;
   }
   if (!saw_order_) {
@@ -819,10 +858,12 @@ void FabricTransport::PostWrite(const WriteOp& op) {
   const uint64_t addr = op.remote_offset, key = op.remote_key;
   const Bytes bytes = op.bytes;
   fid_ep* ep = ep_;
-  Submit([=] {
-    return static_cast<long>(
-        fi_writedata(ep, src, bytes, desc, kUserWriteData, dest, addr, key, c));
-  }, op.peer, "one-sided write");
+  Submit(
+      [=] {
+        return static_cast<long>(
+            fi_writedata(ep, src, bytes, desc, kUserWriteData, dest, addr, key, c));
+      },
+      op.peer, "one-sided write");
   // The notice follows the write (FI_ORDER_SAW): when it arrives, the data is in place.
   Ctx* s = NewSlotCtx();
   if (s == nullptr) return;

@@ -78,14 +78,22 @@ bool IsSocketProvider(const std::string& prov) {
 
 const char* fabric_internal::TypeName(int type) {
   switch (type) {
-    case kHello: return "hello";
-    case kData: return "data";
-    case kCts: return "clear-to-send";
-    case kNotice: return "write notice";
-    case kBye: return "goodbye";
-    case kHeartbeat: return "heartbeat";
-    case kAbort: return "abort";
-    default: return "unknown";
+    case kHello:
+      return "hello";
+    case kData:
+      return "data";
+    case kCts:
+      return "clear-to-send";
+    case kNotice:
+      return "write notice";
+    case kBye:
+      return "goodbye";
+    case kHeartbeat:
+      return "heartbeat";
+    case kAbort:
+      return "abort";
+    default:
+      return "unknown";
   }
 }
 
@@ -139,6 +147,16 @@ std::string FabricTransport::name() const {
 Status FabricTransport::Open() {
   const std::string& prov = options_.fabric_provider;
   const bool rma = options_.fabric_rma;
+  if (getenv("FI_PROVIDER") == nullptr) {
+    // libfabric initialises every provider it was built with on the first fi_getinfo (psm2,
+    // psm, ... probe for their hardware: ~1 s per process here); restrict it to the layers of
+    // the one asked for, unless the user chose. "tcp;ofi_rxm" -> "tcp,ofi_rxm".
+    std::string only = prov;
+    for (char& ch : only) {
+      if (ch == ';') ch = ',';
+    }
+    setenv("FI_PROVIDER", only.c_str(), 0);
+  }
   fi_info* hints = fi_allocinfo();
   if (hints == nullptr) return Status::Internal("fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
@@ -188,8 +206,8 @@ Status FabricTransport::Open() {
     fi_info* bare = nullptr;
     int brc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, bare_hints, &bare);
     if (brc != 0) {
-      missing = fmt::format("provider '{}' is not available on this host (fi_info -l lists them)",
-                            prov);
+      missing =
+          fmt::format("provider '{}' is not available on this host (fi_info -l lists them)", prov);
     } else {
       bool rdm = false;
       uint64_t caps = 0, order = 0;
@@ -203,17 +221,18 @@ Status FabricTransport::Open() {
       for (const CapName& c : kCaps) {
         if (!rdm || (caps & c.bit) != 0) continue;
         if (!rma && (c.bit & (FI_RMA | FI_WRITE | FI_REMOTE_WRITE)) != 0) continue;
-        missing += fmt::format("{}it lacks {}, needed for {}", missing.empty() ? "" : "; ",
-                               c.name, c.why);
+        missing +=
+            fmt::format("{}it lacks {}, needed for {}", missing.empty() ? "" : "; ", c.name, c.why);
       }
       if (rdm && (order & FI_ORDER_SAS) == 0) {
         missing += fmt::format("{}it lacks FI_ORDER_SAS (messages of a peer in order)",
                                missing.empty() ? "" : "; ");
       }
       if (missing.empty()) {
-        missing = fmt::format("no domain matches {} (check --fabric-domain / --bind with fi_info "
-                              "-p '{}')",
-                              where, prov);
+        missing = fmt::format(
+            "no domain matches {} (check --fabric-domain / --bind with fi_info "
+            "-p '{}')",
+            where, prov);
       }
       fi_freeinfo(bare);
     }
@@ -298,8 +317,7 @@ Status FabricTransport::Open() {
   GENIE_RETURN_IF_ERROR(check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open"));
   GENIE_RETURN_IF_ERROR(check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint"));
   GENIE_RETURN_IF_ERROR(check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)"));
-  GENIE_RETURN_IF_ERROR(
-      check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)"));
+  GENIE_RETURN_IF_ERROR(check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)"));
   GENIE_RETURN_IF_ERROR(check(fi_enable(ep_), "fi_enable"));
   if (cq_fd_ >= 0) {
     std::weak_ptr<bool> alive = alive_;
@@ -378,9 +396,9 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
     fi_addr_t a = FI_ADDR_UNSPEC;
     int rc = fi_av_insert(av_, raw->data(), 1, &a, 0, nullptr);
     if (rc != 1) {
-      return Status::InvalidArgument(fmt::format(
-          "rank {}: cannot insert rank {}'s address into the address vector: {}", options_.rank,
-          p, rc < 0 ? FiError(rc) : "rejected"));
+      return Status::InvalidArgument(
+          fmt::format("rank {}: cannot insert rank {}'s address into the address vector: {}",
+                      options_.rank, p, rc < 0 ? FiError(rc) : "rejected"));
     }
     fi_addr_[static_cast<size_t>(p)] = a;
   }
@@ -418,6 +436,11 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
 
 void FabricTransport::CloseAll() {
   CloseWatches();
+  if (progress_fd_ >= 0) {
+    loop_->RemoveFd(progress_fd_);
+    close(progress_fd_);
+    progress_fd_ = -1;
+  }
   if (cq_fd_ >= 0) {
     loop_->RemoveFd(cq_fd_);
     cq_fd_ = -1;  // owned by the CQ

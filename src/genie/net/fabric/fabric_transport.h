@@ -5,7 +5,9 @@
 // One endpoint per rank, one address vector with every rank, one completion queue
 // (FI_CQ_FORMAT_TAGGED) driven from the rank's EventLoop: through the CQ's wait fd
 // (FI_WAIT_FD + fi_trywait) when the provider has one, else by polling it every loop turn
-// (one core per rank; see docs/transports.md).
+// (one core per rank; see docs/transports.md). While operations are in flight the CQ is also
+// read 1 ms after the loop went to sleep, since ofi_rxm does not signal all the progress it
+// needs (connection setup) on that fd.
 //
 // Messages. Every message starts with a small control message (untagged fi_send into a ring
 // of pre-posted receive slots) carrying (channel, tag, bytes, remote_data, sequence number),
@@ -134,6 +136,8 @@ class FabricTransport final : public Transport {
   void RetryBacklog();
   void Kick();  // makes sure the CQ is read on the next loop turn
   void Drain();
+  bool Busy() const;        // operations in flight that need the CQ read
+  void ArmProgressTimer();  // re-read the CQ in 1 ms (see progress_fd_)
   void OnCompletion(const fi_cq_tagged_entry& e);
   void OnCqError();
   void OnCtrl(Ctx* slot, Bytes len);
@@ -142,8 +146,8 @@ class FabricTransport final : public Transport {
   // receive `cookie`, or, with early >= 0, lands Early entry `early`.
   void StartPayloadRecv(int peer, uint16_t channel, uint64_t seq, void* into, Bytes bytes,
                         uint64_t cookie, uint64_t remote_data, int early = -1);
-  void PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes,
-                     uint64_t remote_data, int early);
+  void PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes, uint64_t remote_data,
+                     int early);
   void DeliverEarly(int early);  // landed and claimed: copy out, complete, free
   void OnCts(int peer, const Header& h);
   void OnRemoteCqData(uint64_t data);
@@ -218,6 +222,12 @@ class FabricTransport final : public Transport {
   int recv_slots_posted_ = 0;
   int sends_in_flight_ = 0;
   int aborts_in_flight_ = 0;
+  int recvs_in_flight_ = 0;  // payload receives posted (tagged or RMA), not landed yet
+  // A one-shot timerfd re-reading the CQ 1 ms after the loop was allowed to block while
+  // operations are in flight: ofi_rxm does not signal every event it needs progress for
+  // (connection setup, rendezvous) on the CQ's wait fd.
+  int progress_fd_ = -1;
+  bool progress_armed_ = false;
   uint64_t rejected_ = 0;  // control messages from strangers (another job, garbage)
 
   std::deque<std::pair<std::function<long()>, int>> backlog_;  // (post, peer)
@@ -226,7 +236,7 @@ class FabricTransport final : public Transport {
   MessageMatcher matcher_;
   std::vector<std::unique_ptr<Early>> early_;  // by id, reused via free list
   std::vector<int> free_early_;
-  Bytes unexpected_bytes_ = 0;  // real-data payloads held in Early buffers
+  Bytes unexpected_bytes_ = 0;      // real-data payloads held in Early buffers
   std::vector<RmaRecv> rma_recvs_;  // by slot id (RMA mode), reused via free list
   std::vector<uint32_t> free_rma_;
   std::unordered_map<uint64_t, PendingRma> pending_rma_;  // (peer, seq) -> send awaiting CTS
@@ -248,7 +258,7 @@ class FabricTransport final : public Transport {
   PeerLiveness liveness_;
   int tick_fd_ = -1;
   int watch_listen_fd_ = -1;
-  std::vector<int> watch_fd_;  // by peer rank
+  std::vector<int> watch_fd_;    // by peer rank
   std::shared_ptr<bool> alive_;  // tasks posted to the loop check it: the transport may be gone
 };
 

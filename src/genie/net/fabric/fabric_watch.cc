@@ -106,8 +106,7 @@ Status FabricTransport::ConnectWatches(const std::vector<std::string>& watch, Ti
     pollfd pfd{watch_listen_fd_, POLLIN, 0};
     const TimeNs left = deadline - loop_->Now();
     if (left <= 0 || poll(&pfd, 1, static_cast<int>(std::max<TimeNs>(1, left / kNsPerMs))) <= 0) {
-      return fail(fmt::format("{} higher rank(s) did not connect within --peer-timeout",
-                              expected));
+      return fail(fmt::format("{} higher rank(s) did not connect within --peer-timeout", expected));
     }
     int fd = accept4(watch_listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) continue;
