@@ -96,7 +96,7 @@ TimeNs Side(int rank, const std::string& dir, const std::string& job, Bytes size
       b.Recv(m, next);
     } else {
       m.into = buf.data();
-      b.Recv(m, [&, m]() mutable {
+      b.Recv(m, [&, m, next]() mutable {
         m.into = nullptr;
         m.data = buf.data();
         b.Send(m, next);
