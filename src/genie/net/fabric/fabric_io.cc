@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "genie/net/fabric/fabric_internal.h"
@@ -32,7 +33,13 @@ constexpr uint64_t kEarlyHandle = uint64_t{1} << 62;  // | Early id: received ea
 // Real-data payloads held for receives not yet posted before the rest wait at the sender.
 constexpr Bytes kUnexpectedCap = Bytes{64} << 20;
 constexpr int kCqBatch = 32;
-constexpr int kCqRoundsPerTurn = 64;  // then the loop serves others (timers) before more
+constexpr int kCqRoundsPerTurn = 64;
+// Re-read the CQ this long after the loop went to sleep with operations in flight (see
+// progress_fd_); env GENIE_FABRIC_PROGRESS_US overrides it (for measurements).
+const long kProgressPollNs = [] {
+  const char* us = getenv("GENIE_FABRIC_PROGRESS_US");
+  return us != nullptr ? std::max(1L, atol(us)) * 1000L : 1'000'000L;
+}();  // then the loop serves others (timers) before more
 
 std::string FiError(long rc) { return fi_strerror(static_cast<int>(-rc)); }
 
@@ -250,7 +257,7 @@ void FabricTransport::ArmProgressTimer() {
     }
   }
   itimerspec its{};
-  its.it_value.tv_nsec = 1'000'000;
+  its.it_value.tv_nsec = kProgressPollNs;
   if (timerfd_settime(progress_fd_, 0, &its, nullptr) == 0) progress_armed_ = true;
 }
 
