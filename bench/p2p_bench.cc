@@ -7,6 +7,7 @@
 // Usage: p2p_bench [--total BYTES] [--channels C] [--window W] [--pingpong]
 //                  [--transport tcp|fabric] [--fabric-provider P] [--fabric-rma] [sizes...]
 // Prints one line per size, and "p2p_gbit_per_s <size> <value>" lines for scripts.
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,8 +17,6 @@
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "genie/common/units.h"
 #include "genie/runtime/real_backend.h"
@@ -164,13 +163,14 @@ int main(int argc, char** argv) {
     }
     double bytes = static_cast<double>(size) * count * (g_pingpong ? 2 : 1);
     double gbit = bytes * 8 / static_cast<double>(ns);
-    std::printf("p2p loopback over %s%s: %s messages x %d, %s: %.2f Gbit/s (%.3f GB/s)\n",
-                g_transport.kind.c_str(), g_transport.fabric_rma ? " (rma)" : "",
-                FormatBytes(size).c_str(), count,
-                g_pingpong ? "ping-pong"
-                           : (std::to_string(channels) + " channel(s), window " +
-                              std::to_string(window)).c_str(),
-                gbit, bytes / static_cast<double>(ns));
+    std::printf(
+        "p2p loopback over %s%s: %s messages x %d, %s: %.2f Gbit/s (%.3f GB/s)\n",
+        g_transport.kind.c_str(), g_transport.fabric_rma ? " (rma)" : "", FormatBytes(size).c_str(),
+        count,
+        g_pingpong
+            ? "ping-pong"
+            : (std::to_string(channels) + " channel(s), window " + std::to_string(window)).c_str(),
+        gbit, bytes / static_cast<double>(ns));
     std::printf("p2p_gbit_per_s %llu %.3f\n", static_cast<unsigned long long>(size), gbit);
     std::fflush(stdout);
   }

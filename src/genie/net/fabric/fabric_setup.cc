@@ -320,7 +320,6 @@ Status FabricTransport::Open() {
   GENIE_RETURN_IF_ERROR(check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)"));
   GENIE_RETURN_IF_ERROR(check(fi_enable(ep_), "fi_enable"));
   if (cq_fd_ >= 0) {
-    std::weak_ptr<bool> alive = alive_;
     GENIE_RETURN_IF_ERROR(loop_->AddFd(cq_fd_, EPOLLIN, [this](uint32_t) { Drain(); }));
   }
   GENIE_RETURN_IF_ERROR(PostCtrlRecvs());
