@@ -11,7 +11,8 @@
 # hand here (testbed_up/testbed_down); everything made is removed on exit, also on failure.
 # Needs root. Usage: bench/testbed_allreduce.sh BUILD_DIR
 #   RATE=1gbit MIN=64KiB MAX=256MiB ALGOS="ring new_ring halving_doubling" CHANNELS=1
-#   REPEAT=1 (median of that many) NAME=gab (namespace prefix) PORT=29700 GENIE_EXTRA="..."
+#   REPEAT=1 (median of that many) NAME=gab (namespace prefix) PORT=29700
+#   GENIE_EXTRA="--slice 512KiB" (genie run flags; "" for ASTRA-sim's one message per step)
 #   OUT=DIR (keep the run's files there)
 set -euo pipefail
 BUILD="$(cd "${1:?usage: bench/testbed_allreduce.sh BUILD_DIR}" && pwd)"
@@ -20,12 +21,15 @@ GLOO="$BUILD/bench/gloo_allreduce"
 RATE=${RATE:-1gbit}
 MIN=${MIN:-64KiB}
 MAX=${MAX:-256MiB}
-ALGOS=${ALGOS:-"ring new_ring halving_doubling"}
+ALGOS=${ALGOS-"ring new_ring halving_doubling"}  # "" skips Gloo
 CHANNELS=${CHANNELS:-1}
 NAME=${NAME:-gab}
 PORT=${PORT:-29700}
 HOSTS=8
-GENIE_EXTRA=${GENIE_EXTRA:-}  # more `genie run` flags, e.g. "--slice 1MiB"
+# genie puts NCCL's wire shape on the network, as the libraries it stands beside do: the Simple
+# protocol's 512 KiB sends (docs/algorithms.md), so ring steps pipeline. GENIE_EXTRA="" gives
+# ASTRA-sim's shape (one message per step; ~0.92x iperf3 at 4 MiB here, the step gaps).
+GENIE_EXTRA=${GENIE_EXTRA---slice 512KiB}  # more `genie run` flags
 REPEAT=${REPEAT:-1}           # measurements per size and program; the table shows the median
 
 if [ "$(id -u)" -ne 0 ]; then echo "testbed_allreduce: needs root (network namespaces); skipped"; exit 0; fi
@@ -202,9 +206,9 @@ echo "$(iperf_one after) $(iperf_ring after)" >>"$T/iperf3.txt"
 
 # --- the table ----------------------------------------------------------------------------------
 # shellcheck disable=SC2086  # one argument per algorithm
-python3 - "$T" "$RATE" "$CHANNELS" $ALGOS <<'EOF'
+python3 - "$T" "$RATE" "$CHANNELS" "$GENIE_EXTRA" $ALGOS <<'EOF'
 import statistics, sys
-t, rate, channels, algos = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+t, rate, channels, extra, algos = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 runs = [[float(x) for x in l.split()] for l in open(t + "/iperf3.txt")]
 one = sum(r[0] for r in runs) / len(runs)  # mean of before and after
 ring = sum(r[1] for r in runs) / len(runs)
@@ -221,7 +225,7 @@ def size(b):
     for u, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= f and b % f == 0: return f"{b // f} {u}"
     return f"{b} B"
-print(f"star:8 at {rate}, genie --channels {channels}; GB/s, busbw = algbw x 2(n-1)/n; "
+print(f"star:8 at {rate}, genie --channels {channels} {extra}; GB/s, busbw = algbw x 2(n-1)/n; "
       f"median of {reps}")
 print("iperf3 one link h0->h1 before/after: " + " / ".join(f"{r[0]:.4f}" for r in runs) +
       "; ring8 (8 flows h_i->h_i+1 at once, mean per flow): " +

@@ -331,7 +331,10 @@ TEST_F(NetDelay, AddsTheDelayToOneDirectionAndTakesItAwayWhenStopped) {
   ASSERT_NO_FATAL_FAILURE(StartHelper("--delay 20ms"));
   const std::vector<double> delayed = RoundTrips(30);
   const double added = Median(delayed) - Median(base);
-  EXPECT_NEAR(added, 20.0, 3.0) << "base " << Join(base) << "\ndelayed " << Join(delayed);
+  // Never less than the delay; more only by the helper's scheduling (a few ms on two busy
+  // cores) — twice the delay would be a packet held twice.
+  EXPECT_GT(added, 19.0) << "base " << Join(base) << "\ndelayed " << Join(delayed);
+  EXPECT_LT(added, 30.0) << "base " << Join(base) << "\ndelayed " << Join(delayed);
   EXPECT_GE(Quantile(delayed, 0.0), 20.0) << "no round trip may be shorter than the delay";
   ASSERT_NO_FATAL_FAILURE(StopHelper());
   const std::string log = ReadFile(helper_log_);
@@ -363,7 +366,8 @@ TEST_F(NetDelay, JitterSpreadsTheRoundTripsAroundTheDelay) {
   EXPECT_GT(jitter_spread, 3.5) << Join(jittery);
   EXPECT_GT(jitter_spread, steady_spread + 1.5) << "steady " << Join(steady);
   EXPECT_GE(Quantile(jittery, 0.0), 15.0) << Join(jittery);
-  EXPECT_NEAR(Median(jittery), 20.0, 3.0) << Join(jittery);
+  EXPECT_GT(Median(jittery), 17.0) << Join(jittery);
+  EXPECT_LT(Median(jittery), 30.0) << Join(jittery);  // late only by scheduling, as above
   std::printf("round trip p25-p75: without jitter %.3f ms, with ±5 ms %.3f ms\n", steady_spread,
               jitter_spread);
 }

@@ -37,7 +37,8 @@ std::string SelfExe() {
 
 // Rank i on host i mod H of the testbed: its namespace, its NIC (the rank's index among the
 // host's ranks, i / H, mod NICs) as bind address (GENIE_BIND, what --bind defaults to),
-// the testbed's name (GENIE_TESTBED: rank 0 records the testbed's counters) and, unless given,
+// the testbed's name (GENIE_TESTBED: rank 0 records the testbed's counters), the host's name
+// (GENIE_HOST, what genie doctor calls it) and, unless given,
 // a rendezvous on h0's address.
 genie::Status PlaceOnTestbed(const std::string& name, int nodes, genie::launch::LaunchOptions* o) {
   if (nodes != 1) {
@@ -52,7 +53,7 @@ genie::Status PlaceOnTestbed(const std::string& name, int nodes, genie::launch::
     genie::launch::RankSite site;
     site.netns = host.netns;
     const auto& nic = host.nics[static_cast<size_t>(r / hosts) % host.nics.size()];
-    site.env = {{"GENIE_BIND", nic.address}, {"GENIE_TESTBED", name}};
+    site.env = {{"GENIE_BIND", nic.address}, {"GENIE_TESTBED", name}, {"GENIE_HOST", host.name}};
     o->sites.push_back(site);
   }
   if (o->rendezvous.empty()) {

@@ -95,4 +95,20 @@ Status CheckFinal(const std::vector<collective::Region>& expected,
   return Status::Ok();
 }
 
+uint64_t CountWrong(const std::vector<collective::Region>& expected,
+                    const std::vector<uint8_t>& buffer) {
+  uint64_t wrong = 0;
+  for (const auto& region : expected) {
+    const auto pattern = collective::ExpectedPattern(region);
+    size_t k = 0;
+    for (Bytes i = 0; i + 4 <= region.range.length;
+         i += 4, k = k + 1 == pattern.size() ? 0 : k + 1) {
+      float got;
+      std::memcpy(&got, buffer.data() + region.range.offset + i, 4);
+      if (got != pattern[k]) ++wrong;
+    }
+  }
+  return wrong;
+}
+
 }  // namespace genie::runtime

@@ -34,4 +34,9 @@ void FillInitial(const collective::BufferLayout& layout, std::vector<uint8_t>& b
 Status CheckFinal(const std::vector<collective::Region>& expected,
                   const std::vector<uint8_t>& buffer, const std::string& what);
 
+// How many 4-byte elements of the final regions differ from their expected values (what
+// `genie bench` reports as #wrong, where --verify stops at the first).
+uint64_t CountWrong(const std::vector<collective::Region>& expected,
+                    const std::vector<uint8_t>& buffer);
+
 }  // namespace genie::runtime

@@ -1,0 +1,659 @@
+#include "genie/driver/bench.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include "genie/collective/buffer_layout.h"
+#include "genie/collective/planner.h"
+#include "genie/launch/local_launcher.h"
+#include "genie/loop/precise_sleep.h"
+#include "genie/net/interface_address.h"
+#include "genie/report/atomic_file.h"
+#include "genie/runtime/collective_runner.h"
+#include "genie/runtime/real_backend.h"
+#include "genie/runtime/verify_data.h"
+
+namespace genie::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Tag space: bench runs no Executor, so it owns every tag. Bits 32..59 number the collectives
+// (each iteration its own, so back-to-back iterations never match each other's messages),
+// bit 62 the barriers, bit 61 the results sent to rank 0, bit 60 the verdict sent back.
+constexpr uint64_t kBarrierBit = 1ull << 62;
+constexpr uint64_t kResultBit = 1ull << 61;
+constexpr uint64_t kVerdictBit = 1ull << 60;
+constexpr uint64_t kSeqMask = (1ull << 28) - 1;
+
+// A test hook (docs/bench.md): the rank named here spoils one element of its result before the
+// -c check, which must then report it.
+constexpr const char* kCorruptEnv = "GENIE_BENCH_TEST_CORRUPT_RANK";
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One rank's sweep on the real backend: see bench.h. Lives on the loop's thread; every step
+// continues from a callback, so nothing blocks the loop.
+class BenchJob {
+ public:
+  BenchJob(const BenchPlan& plan, runtime::RealBackend& backend, bool corrupt)
+      : plan_(plan), backend_(backend), corrupt_(corrupt) {}
+
+  void Start(std::function<void(const Status&)> done) {
+    done_ = std::move(done);
+    if (backend_.rank() == 0) Print(report::BenchHeaderText(plan_.info));
+    NextSize();
+  }
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int world() const { return backend_.world_size(); }
+
+  static void Print(const std::string& text) {
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+
+  void NextSize() {
+    if (size_index_ == plan_.sizes.size()) {
+      EndSweep();
+      return;
+    }
+    spec_ = collective::CollectiveSpec{};
+    spec_.type = plan_.info.type;
+    spec_.size = CommSize(plan_.info.type, plan_.sizes[size_index_], world());
+    spec_.group.resize(static_cast<size_t>(world()));
+    for (int r = 0; r < world(); ++r) spec_.group[static_cast<size_t>(r)] = r;
+    spec_.root = plan_.info.root;
+    spec_.options = plan_.plan;
+    auto schedule = collective::Plan(spec_, backend_.rank());
+    if (!schedule.ok()) {
+      Finish(schedule.status().WithContext(
+          fmt::format("rank {}: planning {} of {} B", backend_.rank(),
+                      CollectiveTypeName(spec_.type), plan_.sizes[size_index_])));
+      return;
+    }
+    schedule_ = std::move(schedule).value();
+    times_.clear();
+    iteration_ = 0;
+    // Ranks start each size together; from then on iterations run back to back.
+    Barrier([this] { Iterate(); });
+  }
+
+  void Barrier(std::function<void()> then) {
+    collective::CollectiveSpec spec;
+    spec.type = CollectiveType::kBarrier;
+    spec.group = spec_.group;
+    auto schedule = collective::Plan(spec, backend_.rank());
+    if (!schedule.ok()) {
+      Finish(schedule.status());
+      return;
+    }
+    runner_ = std::make_unique<runtime::CollectiveRunner>(
+        backend_, std::move(schedule).value(), kBarrierBit | ((barriers_++ & kSeqMask) << 32),
+        runtime::LocalCosts{}, 0, collective::SchedulingPolicy::kFifo, nullptr, std::move(then));
+    runner_->Start();
+  }
+
+  uint64_t NextTag() { return (seq_++ & kSeqMask) << 32; }
+
+  // Warm-up iterations, a barrier, the timed ones back to back, a barrier. A rank's time is
+  // its whole timed loop, closing barrier included, over the iterations — nccl-tests' timer,
+  // which stops only once the rank's stream has finished. Without the closing barrier a rank
+  // that only sends (a reduce's leaf) would stop its clock once its data sat in socket buffers.
+  void Iterate() {
+    const int warmup = plan_.info.warmup, total = warmup + plan_.info.iters;
+    if (iteration_ == warmup && !timing_) {
+      timing_ = true;
+      Barrier([this] {
+        loop_start_ = backend_.Now();
+        Iterate();
+      });
+      return;
+    }
+    if (iteration_ == total) {
+      timing_ = false;
+      Barrier([this] {
+        loop_us_ = static_cast<double>(backend_.Now() - loop_start_) / 1e3;
+        if (plan_.info.check) {
+          Check();
+        } else {
+          Report(-1);
+        }
+      });
+      return;
+    }
+    const TimeNs start = backend_.Now();
+    // The runner's `done` runs from the loop (After(0)), not from inside the runner, so the
+    // next iteration may replace it.
+    runner_ = std::make_unique<runtime::CollectiveRunner>(
+        backend_, schedule_, NextTag(), runtime::LocalCosts{}, plan_.plan.active_chunks,
+        collective::SchedulingPolicy::kLifo, nullptr, [this, start] {
+          if (iteration_ >= plan_.info.warmup) {
+            times_.push_back(static_cast<double>(backend_.Now() - start) / 1e3);
+          }
+          ++iteration_;
+          Iterate();
+        });
+    runner_->Start();
+  }
+
+  // One more iteration with real data, as nccl-tests checks after timing.
+  void Check() {
+    if (spec_.size % 4 != 0) {  // the data are float32 elements
+      Report(-1);
+      return;
+    }
+    collective::BufferLayout layout = collective::Layout(spec_, backend_.rank());
+    Bytes largest_receive = 0;
+    for (const auto& step : schedule_.steps) {
+      largest_receive = std::max<Bytes>(largest_receive, step.recv.length);
+    }
+    Status st = runtime::ReserveVerifyData(
+        buffer_, layout.buffer_bytes, layout.buffer_bytes + largest_receive, 0,
+        fmt::format("rank {}: -c check of {} B", backend_.rank(), plan_.sizes[size_index_]));
+    if (!st.ok()) {
+      Finish(st.WithDetail("or pass -c 0"));
+      return;
+    }
+    runtime::FillInitial(layout, buffer_);
+    expected_ = std::move(layout.final);
+    runner_ = std::make_unique<runtime::CollectiveRunner>(
+        backend_, schedule_, NextTag(), runtime::LocalCosts{}, plan_.plan.active_chunks,
+        collective::SchedulingPolicy::kLifo, &buffer_, [this] {
+          if (corrupt_ && !expected_.empty() && expected_[0].range.length >= 4) {
+            float v;
+            std::memcpy(&v, buffer_.data() + expected_[0].range.offset, 4);
+            v += 1.0f;
+            std::memcpy(buffer_.data() + expected_[0].range.offset, &v, 4);
+          }
+          Report(static_cast<int64_t>(runtime::CountWrong(expected_, buffer_)));
+        });
+    runner_->Start();
+  }
+
+  // Every rank's timings and wrong count go to rank 0, which prints the row.
+  void Report(int64_t wrong) {
+    const size_t n = static_cast<size_t>(plan_.info.iters);
+    const uint64_t tag = kResultBit | ((size_index_ & kSeqMask) << 32);
+    // [wrong, timed loop (µs), each timed iteration (µs)...]
+    payload_ = {static_cast<double>(wrong), loop_us_};
+    payload_.insert(payload_.end(), times_.begin(), times_.end());
+    payload_.resize(n + 2, 0.0);
+    if (backend_.rank() != 0) {
+      runtime::Message msg;
+      msg.peer = 0;
+      msg.tag = tag;
+      msg.bytes = payload_.size() * sizeof(double);
+      msg.data = payload_.data();
+      backend_.Send(msg, [this] {
+        ++size_index_;
+        NextSize();
+      });
+      return;
+    }
+    gathered_.assign(static_cast<size_t>(world()), std::vector<double>(n + 2, 0.0));
+    gathered_[0] = payload_;
+    pending_ = world() - 1;
+    if (pending_ == 0) {
+      Collected();
+      return;
+    }
+    for (int peer = 1; peer < world(); ++peer) {
+      runtime::Message msg;
+      msg.peer = peer;
+      msg.tag = tag;
+      msg.bytes = (n + 2) * sizeof(double);
+      msg.into = gathered_[static_cast<size_t>(peer)].data();
+      backend_.Recv(msg, [this] {
+        if (--pending_ == 0) Collected();
+      });
+    }
+  }
+
+  // Rank 0, all ranks' figures for this size in hand.
+  void Collected() {
+    std::vector<double> rank_us;
+    std::vector<std::vector<double>> per_iteration;
+    int64_t wrong = 0;
+    for (const auto& g : gathered_) {
+      if (g[0] < 0) wrong = -1;
+      if (wrong >= 0) wrong += static_cast<int64_t>(g[0]);
+      rank_us.push_back(g[1] / plan_.info.iters);
+      per_iteration.emplace_back(g.begin() + 2, g.end());
+    }
+    rows_.push_back(
+        report::MakeBenchRow(plan_.info, plan_.sizes[size_index_], rank_us, per_iteration, wrong));
+    Print(report::BenchRowText(plan_.info, rows_.back()));
+    ++size_index_;
+    NextSize();
+  }
+
+  void EndSweep() {
+    if (backend_.rank() != 0) {
+      runtime::Message msg;
+      msg.peer = 0;
+      msg.tag = kVerdictBit;
+      msg.bytes = sizeof(verdict_);
+      msg.into = &verdict_;
+      backend_.Recv(msg, [this] {
+        exit_code_ = verdict_;
+        Finish(Status::Ok());
+      });
+      return;
+    }
+    BenchVerdict verdict = JudgeBench(plan_, rows_);
+    std::string text = report::BenchFooterText(plan_.info, rows_);
+    for (const auto& f : verdict.failures) text += "# FAILED: " + f + "\n";
+    if (verdict.failures.empty() && (plan_.min_busbw >= 0 || plan_.expect_gbps >= 0)) {
+      text += "# PASSED: every bandwidth check\n";
+    }
+    Print(text);
+    exit_code_ = verdict.exit_code;
+    if (!json_path_.empty()) {
+      nlohmann::json j = report::BenchJson(plan_.info, rows_, verdict.ToJson(plan_));
+      Status st = report::WriteFileAtomically(json_path_, j.dump(2) + "\n");
+      if (!st.ok()) {
+        std::cerr << "genie bench: --json: " << st.message() << "\n";
+        exit_code_ = 1;
+      }
+    }
+    verdict_ = exit_code_;
+    pending_ = world() - 1;
+    if (pending_ == 0) {
+      Finish(Status::Ok());
+      return;
+    }
+    for (int peer = 1; peer < world(); ++peer) {
+      runtime::Message msg;
+      msg.peer = peer;
+      msg.tag = kVerdictBit;
+      msg.bytes = sizeof(verdict_);
+      msg.data = &verdict_;
+      backend_.Send(msg, [this] {
+        if (--pending_ == 0) Finish(Status::Ok());
+      });
+    }
+  }
+
+  void Finish(const Status& st) {
+    if (finished_) return;
+    finished_ = true;
+    done_(st);
+  }
+
+ public:
+  void set_json_path(std::string p) { json_path_ = std::move(p); }
+
+ private:
+  const BenchPlan& plan_;
+  runtime::RealBackend& backend_;
+  bool corrupt_;
+  std::function<void(const Status&)> done_;
+  std::string json_path_;
+  size_t size_index_ = 0;
+  collective::CollectiveSpec spec_;
+  collective::Schedule schedule_;
+  std::unique_ptr<runtime::CollectiveRunner> runner_;
+  int iteration_ = 0;
+  bool timing_ = false;  // the barrier before the timed loop has been entered
+  TimeNs loop_start_ = 0;
+  double loop_us_ = 0;
+  uint64_t seq_ = 0;
+  uint64_t barriers_ = 0;
+  std::vector<double> times_;  // µs, this rank's timed iterations of the current size
+  std::vector<uint8_t> buffer_;
+  std::vector<collective::Region> expected_;
+  std::vector<double> payload_;
+  std::vector<std::vector<double>> gathered_;
+  int pending_ = 0;
+  std::vector<report::BenchRow> rows_;
+  int32_t verdict_ = 0;
+  int exit_code_ = 0;
+  bool finished_ = false;
+};
+
+Result<std::vector<int>> ParseDims(const std::string& t, int ranks) {
+  std::vector<int> dims;
+  int product = 1;
+  size_t pos = 0;
+  while (true) {
+    const size_t x = t.find('x', pos);
+    const std::string part = t.substr(pos, x == std::string::npos ? std::string::npos : x - pos);
+    int v = 0;
+    if (!part.empty() && part.size() < 6 &&
+        std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(c) != 0; })) {
+      v = std::atoi(part.c_str());
+    }
+    if (v <= 0) return Status::InvalidArgument("--topology '" + t + "': expected e.g. 2x2");
+    dims.push_back(v);
+    product *= v;
+    if (x == std::string::npos) break;
+    pos = x + 1;
+  }
+  if (product != ranks) {
+    return Status::InvalidArgument(fmt::format(
+        "--topology {} has {} ranks but the job has {}; make them agree", t, product, ranks));
+  }
+  return dims;
+}
+
+}  // namespace
+
+std::optional<BenchDatatype> ParseBenchDatatype(const std::string& text) {
+  static const std::pair<const char*, BenchDatatype> kTypes[] = {
+      {"int8", {"int8", 1}},     {"char", {"int8", 1}},      {"uint8", {"uint8", 1}},
+      {"int32", {"int32", 4}},   {"int", {"int32", 4}},      {"uint32", {"uint32", 4}},
+      {"int64", {"int64", 8}},   {"uint64", {"uint64", 8}},  {"half", {"half", 2}},
+      {"float16", {"half", 2}},  {"float", {"float", 4}},    {"float32", {"float", 4}},
+      {"double", {"double", 8}}, {"float64", {"double", 8}}, {"bfloat16", {"bfloat16", 2}},
+      {"f8e4m3", {"f8e4m3", 1}}, {"f8e5m2", {"f8e5m2", 1}},
+  };
+  const std::string t = Lower(text);
+  for (const auto& [name, type] : kTypes) {
+    if (t == name) return type;
+  }
+  return std::nullopt;
+}
+
+Bytes SizeUnit(CollectiveType type, int type_size, int ranks) {
+  const Bytes unit = static_cast<Bytes>(std::max(1, type_size));
+  return report::BenchCountsPerRank(type) ? unit * static_cast<Bytes>(std::max(1, ranks)) : unit;
+}
+
+Bytes CommSize(CollectiveType type, Bytes size, int ranks) {
+  if (type == CollectiveType::kAllGather || type == CollectiveType::kGather) {
+    return size / static_cast<Bytes>(std::max(1, ranks));
+  }
+  return size;
+}
+
+std::vector<Bytes> SweepSizes(Bytes min, Bytes max, int factor, Bytes step, Bytes unit) {
+  std::vector<Bytes> sizes;
+  if (unit == 0) unit = 1;
+  for (Bytes size = min; size <= max;) {
+    const Bytes aligned = std::max(unit, size / unit * unit);
+    if (sizes.empty() || sizes.back() != aligned) sizes.push_back(aligned);
+    const Bytes next = factor > 1 ? size * static_cast<Bytes>(factor) : size + step;
+    if (next <= size) break;  // overflow, or a step of 0
+    size = next;
+  }
+  return sizes;
+}
+
+Result<BenchPlan> ResolveBench(const BenchOptions& o, int ranks) {
+  BenchPlan p;
+  report::BenchInfo& info = p.info;
+  info.ranks = ranks;
+  CollectiveType type;
+  if (!collective::ParseCollectiveOp(o.collective, &type) || type == CollectiveType::kBarrier) {
+    return Status::InvalidArgument(
+        "unknown collective '" + o.collective +
+        "': all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, gather, "
+        "scatter or reduce_scatter_block");
+  }
+  info.type = type;
+  auto dt = ParseBenchDatatype(o.datatype);
+  if (!dt) {
+    return Status::InvalidArgument(
+        "-d '" + o.datatype +
+        "': int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3 or "
+        "f8e5m2");
+  }
+  info.datatype = dt->name;
+  info.type_size = dt->size;
+  if (Lower(o.op) != "sum") {
+    return Status::Unsupported("-o '" + o.op +
+                               "': genie reduces by summing (its data check sums float "
+                               "elements); use -o sum");
+  }
+  info.op = "sum";
+  if (o.root < 0 || o.root >= ranks) {
+    return Status::InvalidArgument(
+        fmt::format("-r {}: the root must be a rank of the job, 0 to {}", o.root, ranks - 1));
+  }
+  info.root = o.root;
+  GENIE_ASSIGN_OR_RETURN(info.min_bytes, ParseBytes(o.min_bytes));
+  GENIE_ASSIGN_OR_RETURN(info.max_bytes, ParseBytes(o.max_bytes));
+  GENIE_ASSIGN_OR_RETURN(info.step_bytes, ParseBytes(o.step_bytes));
+  if (info.max_bytes < info.min_bytes) {
+    return Status::InvalidArgument(fmt::format(
+        "-e {} is smaller than -b {}: give the largest size to -e", o.max_bytes, o.min_bytes));
+  }
+  if (o.step_factor < 1) return Status::InvalidArgument("-f must be at least 1");
+  if (o.step_factor == 1 && info.step_bytes == 0 && info.max_bytes > info.min_bytes) {
+    return Status::InvalidArgument("-i 0 with -f 1 never reaches -e: give -f 2 or -i BYTES");
+  }
+  info.step_factor = o.step_factor;
+  if (o.iters < 1) return Status::InvalidArgument("-n must be at least 1");
+  if (o.warmup < 0) return Status::InvalidArgument("-w must be 0 or more");
+  info.iters = o.iters;
+  info.warmup = o.warmup;
+  info.check = o.check != 0;
+  if (o.average < 0 || o.average > 3) {
+    return Status::InvalidArgument("-a takes 0 (rank 0), 1 (mean), 2 (min) or 3 (max)");
+  }
+  info.average = static_cast<report::BenchAverage>(o.average);
+  info.testbed = o.testbed;
+
+  // The planner's options, as `genie run` sets them without a system.json (run_setup.cc).
+  p.plan.algorithms.clear();
+  std::string names = o.algorithm;
+  for (size_t pos = 0; pos <= names.size();) {
+    size_t comma = names.find(',', pos);
+    if (comma == std::string::npos) comma = names.size();
+    collective::Algorithm a;
+    int window = 0;
+    const std::string name = names.substr(pos, comma - pos);
+    if (!collective::ParseAlgorithm(name, &a, &window)) {
+      return Status::InvalidArgument("--algorithm '" + name +
+                                     "' is not a planner algorithm (docs/algorithms.md)");
+    }
+    if (a == collective::Algorithm::kCustom) {
+      return Status::Unsupported(
+          "--algorithm custom needs its algorithm file, which a system.json names: run it with "
+          "`genie run --system`");
+    }
+    p.plan.algorithms.push_back(a);
+    if (window > 0) p.plan.direct_window = window;
+    pos = comma + 1;
+  }
+  info.algorithm = o.algorithm;
+  if (!o.topology.empty()) {
+    GENIE_ASSIGN_OR_RETURN(p.plan.dims, ParseDims(o.topology, ranks));
+  }
+  if (p.plan.algorithms.size() > 1 &&
+      p.plan.algorithms.size() != std::max<size_t>(1, p.plan.dims.size())) {
+    return Status::InvalidArgument(
+        fmt::format("--algorithm names {} algorithms: give one, or one per --topology dimension",
+                    p.plan.algorithms.size()));
+  }
+  if (o.chunks < 1) return Status::InvalidArgument("--chunks must be at least 1");
+  if (o.channels < 1) return Status::InvalidArgument("--channels must be at least 1");
+  p.plan.chunks = o.chunks;
+  p.plan.active_chunks = 1;
+  p.plan.channels = o.channels;
+  info.chunks = o.chunks;
+  info.channels = o.channels;
+  if (!o.slice.empty()) {
+    GENIE_ASSIGN_OR_RETURN(p.plan.slice_bytes, ParseBytes(o.slice));
+  }
+  p.sizes = SweepSizes(info.min_bytes, info.max_bytes, info.step_factor, info.step_bytes,
+                       SizeUnit(type, info.type_size, ranks));
+  p.min_busbw = o.min_busbw;
+  if (!o.expect.empty()) {
+    GENIE_ASSIGN_OR_RETURN(uint64_t bits, ParseBitRate(o.expect));
+    p.expect_gbps = static_cast<double>(bits) / 8e9;
+  }
+  if (o.expect_fraction <= 0 || o.expect_fraction > 1) {
+    return Status::InvalidArgument("--expect-fraction must be in (0, 1]");
+  }
+  p.expect_fraction = o.expect_fraction;
+  return p;
+}
+
+nlohmann::json BenchVerdict::ToJson(const BenchPlan& plan) const {
+  nlohmann::json j = {{"pass", exit_code == 0}, {"failures", failures}};
+  if (plan.min_busbw >= 0) j["min_busbw_gbps"] = plan.min_busbw;
+  if (plan.expect_gbps >= 0) {
+    j["expect_gbps"] = plan.expect_gbps;
+    j["expect_fraction"] = plan.expect_fraction;
+  }
+  return j;
+}
+
+BenchVerdict JudgeBench(const BenchPlan& plan, const std::vector<report::BenchRow>& rows) {
+  BenchVerdict v;
+  const int64_t wrong = report::TotalWrong(rows);
+  if (wrong > 0) {
+    std::string sizes;
+    for (const auto& r : rows) {
+      if (r.wrong > 0) sizes += (sizes.empty() ? "" : ", ") + std::to_string(r.size);
+    }
+    v.failures.push_back(fmt::format(
+        "#wrong: {} element(s) held a wrong value after the collective (sizes {} B): the data "
+        "were corrupted on the way",
+        wrong, sizes));
+  }
+  const double avg = report::AvgBusBw(rows);
+  if (plan.min_busbw >= 0 && avg < plan.min_busbw) {
+    v.failures.push_back(fmt::format(
+        "Avg bus bandwidth {:.6g} GB/s is below --min-busbw {:.6g} GB/s", avg, plan.min_busbw));
+  }
+  if (plan.expect_gbps >= 0 && !rows.empty()) {
+    const auto& last = rows.back();
+    const double floor = plan.expect_gbps * plan.expect_fraction;
+    if (last.busbw_gbps < floor) {
+      v.failures.push_back(fmt::format(
+          "busbw at {} B is {:.6g} GB/s, below {} x the expected {:.6g} GB/s (--expect) = {:.6g} "
+          "GB/s",
+          last.size, last.busbw_gbps, plan.expect_fraction, plan.expect_gbps, floor));
+    }
+  }
+  v.exit_code = v.failures.empty() ? 0 : launch::kExitFailed;
+  return v;
+}
+
+int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
+  auto plan = ResolveBench(o, env.world_size);
+  if (!plan.ok()) {
+    // Every rank says it (as `genie run` does): a launcher stops the others as soon as the
+    // first one exits, which need not be rank 0.
+    std::cerr << "genie bench: rank " << env.rank << ": " << plan.status().message() << "\n";
+    return launch::kExitBadInput;
+  }
+  runtime::RealBackendOptions opt;
+  opt.rank = env.rank;
+  opt.world_size = env.world_size;
+  opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
+  opt.rendezvous = env.rendezvous;
+  opt.local_rank = env.local_rank;
+  opt.local_world_size = env.local_world_size;
+  auto bind = net::ResolveBindAddress(o.bind, env.local_rank);
+  if (!bind.ok()) {
+    std::cerr << "genie bench: rank " << env.rank << ": --bind: " << bind.status().message()
+              << "\n";
+    return launch::kExitBadInput;
+  }
+  opt.bind_addr = *bind;
+  opt.channels = o.channels;
+  opt.tcp_congestion = o.tcp_congestion;
+  opt.carry_data = o.check != 0;
+  auto timeout = ParseDuration(o.peer_timeout);
+  if (!timeout.ok()) {
+    std::cerr << "genie bench: --peer-timeout: " << timeout.status().message() << "\n";
+    return launch::kExitBadInput;
+  }
+  opt.peer_timeout = *timeout;
+  const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
+  auto policy = loop::DefaultSleepPolicy(local);
+  opt.spin = policy.spin;
+  opt.spin_us = static_cast<int>(policy.margin / kNsPerUs);
+
+  bool corrupt = false;
+  if (const char* v = std::getenv(kCorruptEnv); v != nullptr && *v != '\0') {
+    corrupt = std::atoi(v) == env.rank;
+  }
+  auto backend = runtime::RealBackend::Create(opt);
+  if (!backend.ok()) {
+    std::cerr << "genie bench: rank " << env.rank << ": " << backend.status().message() << "\n";
+    return backend.status().code() == Status::Code::kInvalidArgument ? launch::kExitBadInput
+                                                                     : launch::kExitPeerFailed;
+  }
+  BenchJob job(*plan, **backend, corrupt);
+  if (env.rank == 0) job.set_json_path(o.json_path);
+  Status status;
+  job.Start([&](const Status& st) {
+    status = st;
+    (*backend)->Stop();
+  });
+  (*backend)->Run();
+  if (status.ok() && !(*backend)->status().ok()) status = (*backend)->status();
+  if (!status.ok()) {
+    (*backend)->Abort(status);
+    std::cerr << "genie bench: rank " << env.rank << ": " << status.message() << "\n";
+    if (status.code() == Status::Code::kInvalidArgument) return launch::kExitBadInput;
+    return status.code() == Status::Code::kUnavailable || status.code() == Status::Code::kTimeout
+               ? launch::kExitPeerFailed
+               : launch::kExitFailed;
+  }
+  Status shut = (*backend)->Shutdown();
+  if (!shut.ok()) spdlog::warn("rank {}: shutdown: {}", env.rank, shut.message());
+  return job.exit_code();
+}
+
+int Bench(const BenchOptions& o) {
+  if (!o.rendezvous.empty()) setenv("GENIE_RENDEZVOUS", o.rendezvous.c_str(), 1);
+  if (!o.job_id.empty()) setenv("GENIE_JOB_ID", o.job_id.c_str(), 1);
+  auto env = launch::DiscoverRankEnv();
+  if (!env.ok()) {
+    std::cerr << "genie bench: " << env.status().message() << "\n";
+    return launch::kExitBadInput;
+  }
+  if (env->source == "none") {
+    if (o.ranks < 1) {
+      std::cerr << "genie bench: no launcher around this process: run it under one "
+                   "(genie launch -n 4 -- bench ..., mpiexec -n 4 genie bench ..., srun) or "
+                   "give --ranks N to start N ranks on this machine\n";
+      return launch::kExitBadInput;
+    }
+    if (o.ranks > 1) {
+      // Check the flags once here rather than in every rank.
+      auto plan = ResolveBench(o, o.ranks);
+      if (!plan.ok()) {
+        std::cerr << "genie bench: " << plan.status().message() << "\n";
+        return launch::kExitBadInput;
+      }
+      launch::LaunchOptions lo;
+      lo.ranks = o.ranks;
+      lo.argv = o.argv;
+      lo.argv[0] = fs::read_symlink("/proc/self/exe").string();
+      auto result = launch::RunLocalRanks(lo);
+      if (!result.ok()) {
+        std::cerr << "genie bench: " << result.status().message() << "\n";
+        return launch::kExitFailed;
+      }
+      if (result->exit_code != 0 && result->exit_code != launch::kExitFailed) {
+        std::cerr << "genie bench: " << result->message << "\n";
+      }
+      return result->exit_code;
+    }
+  }
+  return BenchRank(o, *env);
+}
+
+}  // namespace genie::driver

@@ -1,0 +1,574 @@
+#include "genie/driver/doctor.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <iostream>
+#include <sstream>
+
+#include "genie/driver/pair_rounds.h"
+#include "genie/launch/local_launcher.h"
+#include "genie/loop/precise_sleep.h"
+#include "genie/net/interface_address.h"
+#include "genie/report/atomic_file.h"
+#include "genie/runtime/real_backend.h"
+#include "genie/testbed/control.h"
+#include "genie/testbed/counters.h"
+#include "genie/testbed/shell.h"
+
+namespace genie::driver {
+namespace {
+
+using runtime::Message;
+using runtime::RealBackend;
+
+// What a rank sends rank 0 at the end: its label and, per peer, what it measured.
+constexpr size_t kLabelBytes = 64;
+// The goodput a link gives TCP, as a fraction of its rate (the flow model's default; iperf3
+// measures 0.93–0.96 through tbf here, REFERENCE §4).
+constexpr double kGoodput = 0.94;
+
+// This network namespace's TCP segments sent and sent again (/proc/net/snmp).
+struct TcpSegments {
+  double out = 0, retrans = 0;
+};
+TcpSegments ReadTcpSegments() {
+  std::ifstream in("/proc/net/snmp");
+  std::string header, values;
+  TcpSegments t;
+  while (std::getline(in, header)) {
+    if (header.rfind("Tcp:", 0) != 0 || !std::getline(in, values)) continue;
+    std::istringstream h(header), v(values);
+    for (std::string name, value; h >> name && v >> value;) {
+      if (name == "OutSegs") t.out = std::stod(value);
+      if (name == "RetransSegs") t.retrans = std::stod(value);
+    }
+    break;
+  }
+  return t;
+}
+
+// Posts operations and runs the loop until all of them completed (or the backend failed).
+class Batch {
+ public:
+  explicit Batch(RealBackend& b) : b_(b) {}
+  void Send(int peer, uint64_t tag, Bytes bytes, const void* data = nullptr,
+            std::function<void()> then = nullptr) {
+    Message m;
+    m.peer = peer;
+    m.tag = tag;
+    m.bytes = bytes;
+    m.data = data;
+    Post(true, m, std::move(then));
+  }
+  void Recv(int peer, uint64_t tag, Bytes bytes, void* into = nullptr,
+            std::function<void()> then = nullptr) {
+    Message m;
+    m.peer = peer;
+    m.tag = tag;
+    m.bytes = bytes;
+    m.into = into;
+    Post(false, m, std::move(then));
+  }
+  // False when the backend failed (status() names the peer).
+  bool Wait() {
+    if (pending_ > 0 && b_.status().ok()) b_.Run();
+    return b_.status().ok() && pending_ == 0;
+  }
+
+ private:
+  void Post(bool send, const Message& m, std::function<void()> then) {
+    ++pending_;
+    auto done = [this, then = std::move(then)] {
+      if (then) then();
+      if (--pending_ == 0) b_.Stop();
+    };
+    if (send) {
+      b_.Send(m, std::move(done));
+    } else {
+      b_.Recv(m, std::move(done));
+    }
+  }
+  RealBackend& b_;
+  int pending_ = 0;
+};
+
+// Tags: the same sequence on every rank, unique per phase, round and purpose.
+uint64_t Tag(int phase, int round, int purpose) {
+  return (static_cast<uint64_t>(phase) << 40) | (static_cast<uint64_t>(round) << 20) |
+         static_cast<uint64_t>(purpose);
+}
+enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm };
+// At most this many slow directions are measured again alone (more: the fault is broad).
+constexpr int kMaxConfirm = 64;
+constexpr int kRepeats = 2;  // measurements of each direction
+
+// Receive rate of a stream of messages: the bytes over the time from when the receiver was
+// ready (or the pattern started) to the last arrival. Arrival times of single messages are
+// not used: completions that one read delivers share a loop turn's timestamp.
+double RateGbps(TimeNs start, const std::vector<TimeNs>& done, Bytes message) {
+  if (done.empty()) return std::nan("");
+  const TimeNs last = *std::max_element(done.begin(), done.end());
+  return last > start ? static_cast<double>(message * done.size()) / static_cast<double>(last - start)
+                      : std::nan("");
+}
+
+class Scan {
+ public:
+  // `layout`: rank 0's testbed, whose switch counters say which link a slow transfer queued
+  // at (nullptr: not on a testbed).
+  Scan(RealBackend& b, const DoctorOptions& o, const testbed::Layout* layout)
+      : b_(b), o_(o), layout_(layout), n_(b.world_size()), me_(b.rank()),
+        k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)) {
+    const auto n = static_cast<size_t>(n_);
+    rx_gbps_.assign(n, std::nan(""));
+    rtt_us_.assign(n, std::nan(""));
+    retrans_.assign(n, std::nan(""));
+    alone_gbps_.assign(n, std::nan(""));
+  }
+
+  bool Run() {
+    auto rounds = PairRounds(n_);
+    for (size_t r = 0; r < rounds.size(); ++r) {
+      for (auto [a, c] : rounds[r]) {
+        if (me_ != a && me_ != c) continue;
+        const int round = static_cast<int>(r);
+        // Each direction twice and the round trips before and after, keeping the better
+        // figures: a fault slows both, a moment of scheduler noise on a busy machine only one.
+        if (!Pings(a, c, round, 0)) return false;
+        for (int rep = 0; rep < kRepeats; ++rep) {
+          if (!Direction(a, c, round, 2 * rep) || !Direction(c, a, round, 2 * rep + 1)) return false;
+        }
+        if (!Pings(a, c, round, 1)) return false;
+      }
+    }
+    return Confirm() && Patterns();
+  }
+
+  // Rank 0: every rank's figures. Other ranks: send theirs.
+  bool Gather(report::DoctorScan* scan) {
+    std::vector<double> row;
+    for (auto* v : {&rx_gbps_, &rtt_us_, &retrans_, &alone_gbps_})
+      row.insert(row.end(), v->begin(), v->end());
+    row.push_back(ring_gbps_);
+    row.push_back(alltoall_gbps_);
+    std::string label = o_.host.substr(0, kLabelBytes - 1);
+    label.resize(kLabelBytes, '\0');
+    const Bytes row_bytes = row.size() * sizeof(double);
+    Batch batch(b_);
+    if (me_ != 0) {
+      batch.Send(0, Tag(kGather, 0, 0), kLabelBytes, label.data());
+      batch.Send(0, Tag(kGather, 0, 1), row_bytes, row.data());
+      return batch.Wait();
+    }
+    const auto n = static_cast<size_t>(n_);
+    std::vector<std::vector<double>> rows(n, std::vector<double>(row.size()));
+    std::vector<std::string> labels(n, std::string(kLabelBytes, '\0'));
+    rows[0] = row;
+    labels[0] = label;
+    for (int p = 1; p < n_; ++p) {
+      const auto i = static_cast<size_t>(p);
+      batch.Recv(p, Tag(kGather, 0, 0), kLabelBytes, labels[i].data());
+      batch.Recv(p, Tag(kGather, 0, 1), row_bytes, rows[i].data());
+    }
+    if (!batch.Wait()) return false;
+    scan->gbps.assign(n, std::vector<double>(n, std::nan("")));
+    scan->rtt_us = scan->retrans = scan->gbps;
+    for (size_t to = 0; to < n; ++to) {
+      scan->hosts.push_back(labels[to].c_str());
+      for (size_t from = 0; from < n; ++from) {
+        if (from == to) continue;
+        // Measured by the receiver; a direction measured again alone keeps that figure.
+        const double alone = rows[to][3 * n + from];
+        scan->gbps[from][to] = std::isnan(alone) ? rows[to][from] : alone;
+        if (!std::isnan(alone)) {
+          ++scan->remeasured;
+          scan->contended += alone > rows[to][from] / o_.thresholds.slow;
+        }
+        scan->retrans[to][from] = rows[to][2 * n + from];  // by the sender
+        const double rtt = rows[to][n + from];  // by the lower rank of the pair
+        if (!std::isnan(rtt)) scan->rtt_us[to][from] = scan->rtt_us[from][to] = rtt;
+      }
+      scan->ring_gbps.push_back(rows[to][4 * n]);
+      scan->alltoall_gbps.push_back(rows[to][4 * n + 1]);
+    }
+    // Several ranks on one host (a loopback run): tell them apart.
+    auto& h = scan->hosts;
+    for (size_t i = 0; i < n; ++i) {
+      if (std::count(h.begin(), h.end(), h[i]) > 1 || h[i].empty()) {
+        for (size_t j = 0; j < n; ++j) h[j] += "/r" + std::to_string(j);
+        break;
+      }
+    }
+    scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
+    scan->bottlenecks = bottleneck_;
+    scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
+    return true;
+  }
+
+ private:
+  // One direction from -> to, alone on the path. The receiver posts its receives and says
+  // "ready" (so no byte waits in a socket buffer for it); the sender, once free of its previous
+  // pair, sends a zero-byte "start" and then the data on the same connection; the receiver
+  // times from the start's arrival to the last byte and says "done", which is when the sender
+  // reads its retransmissions.
+  bool Direction(int from, int to, int round, int which) {
+    Batch batch(b_);
+    const uint64_t data = Tag(kPairwise, round, 10 * which), ready = data + 1, done = data + 2,
+                   go = data + 3;
+    if (me_ == to) {
+      std::vector<TimeNs> at;
+      TimeNs start = 0;
+      batch.Recv(from, go, 0, nullptr, [&] { start = b_.Now(); });
+      for (Bytes k = 0; k < k_; ++k) {
+        batch.Recv(from, data, o_.message, nullptr, [&] { at.push_back(b_.Now()); });
+      }
+      batch.Send(from, ready, 0);
+      if (!batch.Wait()) return false;
+      const double rate = RateGbps(start, at, o_.message);
+      double& best = (alone_ ? alone_gbps_ : rx_gbps_)[static_cast<size_t>(from)];
+      if (alone_ || std::isnan(best) || rate > best) best = rate;
+      batch.Send(from, done, 0);
+      return batch.Wait();
+    }
+    TcpSegments before;
+    batch.Recv(to, ready, 0, nullptr, [&] {
+      before = ReadTcpSegments();
+      batch.Send(to, go, 0);
+      for (Bytes k = 0; k < k_; ++k) batch.Send(to, data, o_.message);
+    });
+    batch.Recv(to, done, 0);
+    if (!batch.Wait()) return false;
+    TcpSegments after = ReadTcpSegments();
+    const double out = after.out - before.out;
+    if (alone_) return true;  // retransmissions are judged on the pairwise figures
+    double& least = retrans_[static_cast<size_t>(to)];
+    const double fraction = out > 0 ? (after.retrans - before.retrans) / out : 0;
+    if (std::isnan(least) || fraction < least) least = fraction;
+    return true;
+  }
+
+  // Small-message round trips started by the lower rank; it keeps the median (the lower of
+  // the two times it measures them).
+  bool Pings(int a, int c, int round, int rep) {
+    const uint64_t ping = Tag(kPairwise, round, 100 + 2 * rep), pong = ping + 1;
+    std::vector<double> rtt;
+    for (int i = 0; i < o_.pings; ++i) {
+      Batch batch(b_);
+      if (me_ == a) {
+        const TimeNs t0 = b_.Now();
+        batch.Send(c, ping, 8);
+        batch.Recv(c, pong, 8, nullptr, [&] { rtt.push_back((b_.Now() - t0) / 1e3); });
+        if (!batch.Wait()) return false;
+      } else {
+        batch.Recv(a, ping, 8);
+        if (!batch.Wait()) return false;
+        batch.Send(a, pong, 8);
+        if (!batch.Wait()) return false;
+      }
+    }
+    if (me_ == a) {
+      std::sort(rtt.begin(), rtt.end());
+      double& best = rtt_us_[static_cast<size_t>(c)];
+      best = std::isnan(best) ? rtt[rtt.size() / 2] : std::min(best, rtt[rtt.size() / 2]);
+    }
+    return true;
+  }
+
+  // Everyone reports to rank 0, rank 0 answers everyone: no host starts the next pattern while
+  // another still measures the last.
+  // `quiet` runs on rank 0 while every rank waits in the barrier (nothing of the scan moves).
+  bool Barrier(int which, const std::function<void()>& quiet = nullptr) {
+    Batch batch(b_);
+    const uint64_t in = Tag(kBarrier, which, 0), out = in + 1;
+    if (me_ == 0) {
+      for (int p = 1; p < n_; ++p) batch.Recv(p, in, 0);
+      if (!batch.Wait()) return false;
+      if (quiet) quiet();
+      for (int p = 1; p < n_; ++p) batch.Send(p, out, 0);
+    } else {
+      batch.Send(0, in, 0);
+      batch.Recv(0, out, 0);
+    }
+    return batch.Wait();
+  }
+
+  // Pairs measured in the same round can share a path that one of them alone would not fill
+  // (two flows hashed onto one uplink, a queue another pair filled): every direction slower
+  // than the pairwise median's `slow` fraction, and every round trip slower than `latency`
+  // times the median, is measured again with the whole fabric idle, one at a time, and the
+  // alone figure replaces it. On a testbed rank 0 reads the switches' queues around each one: the
+  // link whose shaper had to hold packets is where that transfer was slowed.
+  bool Confirm() {
+    Batch batch(b_);
+    const auto n = static_cast<size_t>(n_);
+    // list[0] slow transfers and list[1] slow round trips, then their (from, to) pairs.
+    std::vector<int32_t> list(2 + 4 * kMaxConfirm, 0);
+    std::vector<double> mine(rx_gbps_);
+    mine.insert(mine.end(), rtt_us_.begin(), rtt_us_.end());
+    if (me_ != 0) {
+      batch.Send(0, Tag(kConfirm, 0, 0), mine.size() * sizeof(double), mine.data());
+      batch.Recv(0, Tag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
+      if (!batch.Wait()) return false;
+    } else {
+      std::vector<std::vector<double>> rows(n, std::vector<double>(2 * n));
+      rows[0] = mine;
+      for (int p = 1; p < n_; ++p) {
+        batch.Recv(p, Tag(kConfirm, 0, 0), 2 * n * sizeof(double),
+                   rows[static_cast<size_t>(p)].data());
+      }
+      if (!batch.Wait()) return false;
+      auto median = [&](size_t offset) {
+        std::vector<double> all;
+        for (size_t to = 0; to < n; ++to)
+          for (size_t from = 0; from < n; ++from)
+            if (from != to && !std::isnan(rows[to][offset + from])) all.push_back(rows[to][offset + from]);
+        std::sort(all.begin(), all.end());
+        return all.empty() ? 0.0 : all[all.size() / 2];
+      };
+      const double gbps = median(0), rtt = median(n);
+      const auto& t = o_.thresholds;
+      int transfers = 0, trips = 0;
+      for (size_t from = 0; from < n; ++from) {
+        for (size_t to = 0; to < n; ++to) {
+          if (from == to) continue;
+          if (transfers < kMaxConfirm && rows[to][from] < t.slow * gbps) {
+            list[static_cast<size_t>(2 + 2 * transfers)] = static_cast<int32_t>(from);
+            list[static_cast<size_t>(3 + 2 * transfers)] = static_cast<int32_t>(to);
+            ++transfers;
+          }
+          // Round trips are measured by the lower rank of the pair.
+          const double r = rows[to][n + from];
+          if (to < from && trips < kMaxConfirm && r > t.latency * rtt &&
+              r > rtt + t.latency_floor_us) {
+            list[static_cast<size_t>(2 + 2 * kMaxConfirm + 2 * trips)] = static_cast<int32_t>(to);
+            list[static_cast<size_t>(3 + 2 * kMaxConfirm + 2 * trips)] = static_cast<int32_t>(from);
+            ++trips;
+          }
+        }
+      }
+      list[0] = transfers;
+      list[1] = trips;
+      for (int p = 1; p < n_; ++p) {
+        batch.Send(p, Tag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
+      }
+      if (!batch.Wait()) return false;
+    }
+    alone_ = true;
+    testbed::Counters before;
+    const bool uplinks = me_ == 0 && HasUplinks();
+    auto read = [&] {
+      if (!uplinks) return;
+      testbed::SystemShell shell;
+      auto c = testbed::ReadCounters(*layout_, shell);
+      if (c.ok()) {
+        if (!before.interfaces.empty()) last_delta_ = testbed::Delta(before, *c);
+        before = std::move(*c);
+      }
+    };
+    // One read of the counters between two measurements ends the one and starts the next.
+    for (int i = 0; i <= list[0]; ++i) {
+      if (!Barrier(100 + i, read)) return false;
+      if (uplinks && i > 0) Bottleneck(list[static_cast<size_t>(2 * i)], list[static_cast<size_t>(1 + 2 * i)]);
+      if (i == list[0]) break;
+      const int from = list[static_cast<size_t>(2 + 2 * i)], to = list[static_cast<size_t>(3 + 2 * i)];
+      if ((me_ == from || me_ == to) && !Direction(from, to, 10000 + i, 0)) return false;
+    }
+    alone_ = false;
+    // Round trips taken while other pairs filled a shared queue: again, alone (the lower
+    // median is kept).
+    for (int i = 0; i < list[1]; ++i) {
+      const auto at = static_cast<size_t>(2 + 2 * kMaxConfirm + 2 * i);
+      const int a = list[at], c = list[at + 1];
+      if (!Barrier(100 + 2 * kMaxConfirm + i)) return false;
+      if ((me_ == a || me_ == c) && !Pings(a, c, 20000 + i, 0)) return false;
+    }
+    return list[1] == 0 || Barrier(100 + 3 * kMaxConfirm);
+  }
+
+  bool IsHost(const std::string& node) const {
+    return std::any_of(layout_->hosts.begin(), layout_->hosts.end(),
+                       [&](const testbed::Host& h) { return h.name == node; });
+  }
+  // Whether the testbed has links between switches (leaf-spine): only those are located
+  // from its counters.
+  bool HasUplinks() const {
+    return layout_ != nullptr &&
+           std::any_of(layout_->links.begin(), layout_->links.end(), [&](const testbed::Link& l) {
+             return !IsHost(l.a.node) && !IsHost(l.b.node);
+           });
+  }
+
+  // Rank 0, after an alone measurement: the switch link end whose shaper held the most
+  // packets (tbf overlimits), when that is not a host's own link.
+  void Bottleneck(int from, int to) {
+    if (layout_ == nullptr) return;
+    const testbed::InterfaceCounters* worst = nullptr;
+    for (const auto& i : last_delta_.interfaces) {
+      if (worst == nullptr || i.qdisc_overlimits > worst->qdisc_overlimits) worst = &i;
+    }
+    if (worst == nullptr || worst->qdisc_overlimits == 0) return;
+    for (const auto& l : layout_->links) {
+      // A host's own link (its NIC, its switch port) is judged pairwise, by its side.
+      if (l.id != worst->link || IsHost(l.a.node) || IsHost(l.b.node)) continue;
+      const std::string other = l.a.node == worst->node ? l.b.node : l.a.node;
+      bottleneck_.push_back({from, to, l.id, worst->node + " -> " + other});
+    }
+  }
+
+  // Every host sends and receives at once: `count` messages to each of `to`, from each of
+  // `from`. Each stream opens with a zero-byte "start"; the rate is this host's bytes received
+  // over the time from the first start's arrival to the last byte (NaN when it receives none).
+  // The better of the repeats is kept.
+  bool Pattern(int phase, int rep, const std::vector<int>& to, const std::vector<int>& from,
+               Bytes count, double* rate) {
+    Batch batch(b_);
+    const uint64_t data = Tag(phase, rep, 0), go = data + 1;
+    std::vector<TimeNs> at;
+    TimeNs start = 0;
+    for (int p : from) {
+      batch.Recv(p, go, 0, nullptr, [&] {
+        if (start == 0 || b_.Now() < start) start = b_.Now();
+      });
+      for (Bytes k = 0; k < count; ++k) {
+        batch.Recv(p, data, o_.message, nullptr, [&] { at.push_back(b_.Now()); });
+      }
+    }
+    for (int p : to) batch.Send(p, go, 0);
+    for (Bytes k = 0; k < count; ++k)
+      for (int p : to) batch.Send(p, data, o_.message);
+    if (!batch.Wait()) return false;
+    const double r = from.empty() ? std::nan("") : RateGbps(start, at, o_.message);
+    if (std::isnan(*rate) || r > *rate) *rate = r;
+    return true;
+  }
+
+  // Ring, incast and all-to-all, each twice (as the pairwise scan), a barrier before each.
+  bool Patterns() {
+    const int next = (me_ + 1) % n_, prev = (me_ + n_ - 1) % n_;
+    std::vector<int> others, none;
+    for (int d = 1; d < n_; ++d) others.push_back((me_ + d) % n_);
+    // Incast: every other rank sends rank 0 its share of twice one direction's bytes.
+    const Bytes incast = std::max<Bytes>(2, (2 * k_ + n_ - 2) / static_cast<Bytes>(n_ - 1));
+    const Bytes a2a = std::max<Bytes>(1, (k_ + n_ - 2) / static_cast<Bytes>(n_ - 1));
+    const std::vector<int> to_root = me_ == 0 ? none : std::vector<int>{0};
+    const std::vector<int> at_root = me_ == 0 ? others : none;
+    for (int rep = 0; rep < kRepeats; ++rep) {
+      const bool ok = Barrier(3 * rep) && Pattern(kRing, rep, {next}, {prev}, k_, &ring_gbps_) &&
+                      Barrier(3 * rep + 1) &&
+                      Pattern(kIncast, rep, to_root, at_root, incast, &incast_gbps_) &&
+                      Barrier(3 * rep + 2) &&
+                      Pattern(kAllToAll, rep, others, others, a2a, &alltoall_gbps_);
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  RealBackend& b_;
+  const DoctorOptions& o_;
+  const testbed::Layout* layout_;
+  const int n_, me_;
+  const Bytes k_;  // messages per direction
+  std::vector<double> rx_gbps_, rtt_us_, retrans_;  // [peer]
+  std::vector<double> alone_gbps_;  // [peer] measured again alone (NaN: not)
+  bool alone_ = false;              // Direction() measures for Confirm()
+  testbed::Counters last_delta_;    // rank 0: around the last alone measurement
+  std::vector<report::Bottleneck> bottleneck_;  // rank 0
+  double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = std::nan("");
+};
+
+std::string HostLabel(const DoctorOptions& o) {
+  if (!o.host.empty()) return o.host;
+  if (const char* h = std::getenv("GENIE_HOST"); h && *h) return h;
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+}  // namespace
+
+int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
+  DoctorOptions o = options;
+  o.host = HostLabel(o);
+  auto fail = [&](const std::string& what, int code) {
+    std::cerr << "genie doctor: rank " << env.rank << ": " << what << "\n";
+    return code;
+  };
+  if (env.world_size < 2) {
+    return fail("a scan needs at least two hosts: start one rank per host (genie launch "
+                "--testbed NAME -n HOSTS -- doctor, mpiexec, srun)", launch::kExitBadInput);
+  }
+  if (o.message == 0 || o.bytes < o.message) {
+    return fail("--bytes must be at least --message-size", launch::kExitBadInput);
+  }
+  report::DoctorScan scan;
+  std::optional<testbed::Layout> layout;  // rank 0 on a testbed
+  if (env.rank == 0) {
+    if (o.expect_bps > 0) {
+      scan.expected_gbps = static_cast<double>(o.expect_bps) * kGoodput / 8e9;
+      scan.expected_source = "--expect " + FormatBitRate(o.expect_bps) + " x goodput 0.94";
+    } else if (!o.testbed.empty()) {
+      auto loaded = testbed::Load(o.testbed);
+      if (!loaded.ok()) return fail(loaded.status().message(), launch::kExitBadInput);
+      layout = std::move(*loaded);
+      uint64_t rate = 0;
+      for (const auto& l : layout->links) {
+        if (!l.id.empty() && l.id[0] == 'h' && (rate == 0 || l.rate_bps < rate)) rate = l.rate_bps;
+      }
+      if (rate > 0) {
+        scan.expected_gbps = static_cast<double>(rate) * kGoodput / 8e9;
+        scan.expected_source =
+            "testbed " + o.testbed + ": host links at " + FormatBitRate(rate) + " x goodput 0.94";
+      }
+    }
+  }
+  runtime::RealBackendOptions opt;
+  opt.rank = env.rank;
+  opt.world_size = env.world_size;
+  opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
+  opt.rendezvous = env.rendezvous;
+  opt.local_rank = env.local_rank;
+  opt.local_world_size = env.local_world_size;
+  auto bind = net::ResolveBindAddress(o.bind, env.local_rank);
+  if (!bind.ok()) return fail("--bind: " + bind.status().message(), launch::kExitBadInput);
+  opt.bind_addr = *bind;
+  opt.peer_timeout = o.peer_timeout;
+  const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
+  opt.spin = loop::DefaultSleepPolicy(local).spin;
+  auto created = RealBackend::Create(opt);
+  if (!created.ok()) {
+    return fail(created.status().message(),
+                created.status().code() == Status::Code::kInvalidArgument ? launch::kExitBadInput
+                                                                          : launch::kExitFailed);
+  }
+  RealBackend& b = **created;
+  const TimeNs start = b.Now();
+  Scan s(b, o, layout ? &*layout : nullptr);
+  if (!s.Run() || !s.Gather(&scan)) {
+    // The scan could not finish: that is itself a finding about the fabric, but not a verdict.
+    b.Abort(b.status());
+    return fail("the scan could not finish: " + b.status().message(), launch::kExitBadInput);
+  }
+  scan.seconds = static_cast<double>(b.Now() - start) / 1e9;
+  Status st = b.Shutdown();
+  if (env.rank != 0) return st.ok() ? 0 : launch::kExitBadInput;
+  if (scan.hosts.front().find("/r") != std::string::npos) {
+    std::cerr << "genie doctor: several ranks share a host: their figures measure that machine's "
+                 "CPUs and loopback, not a fabric; start one rank per host\n";
+  }
+  auto verdict = report::Diagnose(scan, o.thresholds);
+  std::cout << report::FormatDoctorReport(scan, verdict) << std::flush;
+  if (!o.json_path.empty()) {
+    Status w = report::WriteFileAtomically(o.json_path, report::DoctorJson(scan, verdict).dump(1) + "\n");
+    if (!w.ok()) return fail(w.message(), launch::kExitBadInput);
+  }
+  return verdict.healthy() ? 0 : 1;
+}
+
+}  // namespace genie::driver

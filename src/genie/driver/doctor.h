@@ -1,0 +1,33 @@
+// The doctor driver: one rank of `genie doctor`, a health scan of the fabric its ranks run on
+// (one rank per host). Every pair of hosts is measured alone on the network in a round-robin
+// of disjoint pairs (report/doctor_findings.h says how the figures are judged): each direction's
+// goodput and TCP retransmissions (twice; the better figures are kept), then the pair's round
+// trip; then every host at once in a ring, all into rank 0 (incast), and everyone to
+// everyone. Rank 0 gathers the figures, prints the table and the findings and writes the JSON. Runs on one thread, the rank's event loop.
+#pragma once
+
+#include <string>
+
+#include "genie/common/units.h"
+#include "genie/launch/rank_env.h"
+#include "genie/report/doctor_findings.h"
+
+namespace genie::driver {
+
+struct DoctorOptions {
+  Bytes bytes = 4 << 20;      // per direction of each pair
+  Bytes message = 256 << 10;  // the size of each message carrying them
+  int pings = 20;             // round trips per pair (the median is kept)
+  std::string bind = "127.0.0.1";
+  TimeNs peer_timeout = 30 * kNsPerSec;
+  uint64_t expect_bps = 0;    // --expect: the link rate every host should get
+  std::string testbed;        // GENIE_TESTBED: the expected rate from its description
+  std::string host;           // this rank's host label ("" = GENIE_HOST, then the hostname)
+  std::string json_path;      // rank 0 writes the scan and findings here ("" = none)
+  report::DoctorThresholds thresholds;
+};
+
+// Exit code: 0 healthy, 1 anomaly found (rank 0; other ranks 0), 2 could not run.
+int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env);
+
+}  // namespace genie::driver

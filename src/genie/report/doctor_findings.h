@@ -1,0 +1,93 @@
+// Doctor findings: what `genie doctor`'s measurements of a fabric say — which host's transmit or
+// receive side, which pair, which link is slow, slow to answer or losing packets — and the table
+// and JSON it prints. Each measurement is judged against its peers (the median of the same
+// measurement over every host or pair), so a scan needs no prior knowledge of the fabric; an
+// expected goodput (`--expect`, the testbed's link rate) adds a fabric-wide check. A host side is
+// named only when most of its transfers are slow — one slow transfer names a pair — so a host is
+// never blamed for its partner. Pure; any thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace genie::report {
+
+// Where a transfer measured alone was held: a switch link (testbed counters).
+struct Bottleneck {
+  int from = -1, to = -1;  // the transfer (rank indices)
+  std::string link;        // "l0-s1"
+  std::string direction;   // "l0 -> s1"
+};
+
+// One scan, gathered on rank 0. Matrices are [from][to] (rank indices), NaN where not measured.
+struct DoctorScan {
+  std::vector<std::string> hosts;                 // one label per rank ("h3", a hostname)
+  std::vector<std::vector<double>> gbps;          // one direction's goodput, alone on its path
+  std::vector<std::vector<double>> rtt_us;        // round trip of a small message (symmetric)
+  std::vector<std::vector<double>> retrans;       // fraction of segments sent again, from -> to
+  std::vector<double> ring_gbps;                  // [rank] receive rate, every rank sending on
+  double incast_gbps = 0;                         // rank 0's receive rate, all others sending
+  std::vector<double> alltoall_gbps;              // [rank] receive rate, everyone to everyone
+  double expected_gbps = 0;                       // one link's goodput when known, else 0
+  std::string expected_source;                    // "--expect 400mbit", "testbed t1 (...)"
+  double seconds = 0;                             // the scan's wall time
+  double bytes_per_direction = 0;
+  int remeasured = 0;  // slow directions measured again alone (their alone figure is in gbps)
+  int contended = 0;   // of those, slow only while other pairs ran (shared paths, not faults)
+  std::vector<Bottleneck> bottlenecks;
+};
+
+struct DoctorThresholds {
+  double slow = 0.7;          // a transfer is slow below this fraction of its peers' median
+  double fabric = 0.8;        // the fabric is slow when the median is below this x expected
+  double latency = 3.0;       // a round trip is slow above this x the median ...
+  double latency_floor_us = 500;  // ... and this much above it (scheduler noise is not a fault)
+  double loss = 0.005;        // a transfer is lossy when it retransmits more than this fraction
+  // A host's ring, incast or all-to-all rate is named below this fraction of its peers': with
+  // every host sending at once, CPUs and queues make those rates uneven even when healthy.
+  double pattern = 0.5;
+};
+
+enum class FindingKind {
+  kFabricSlow,     // every transfer is below what the fabric should give
+  kSlowTransmit,   // one host's transmit side
+  kSlowReceive,    // one host's receive side
+  kSlowLink,       // one host's link, both directions
+  kSlowPair,       // one direction between two hosts
+  kSlowUplink,     // a switch-to-switch link every slow transfer through it queued at
+  kHighLatency,    // one host's link answers slowly
+  kSlowPairLatency,
+  kLossy,          // one host's link drops packets
+  kLossyPair,
+  kRing,           // a ring hop slow only when every host sends at once
+  kIncast,         // many-to-one into rank 0 below one link's goodput
+  kAllToAll,       // a host's all-to-all receive rate below its peers'
+};
+const char* FindingName(FindingKind kind);
+
+struct Finding {
+  FindingKind kind;
+  int host = -1;  // the host named (rank index), or the sender of a pair
+  int peer = -1;  // the receiver of a pair
+  double value = 0;     // what was measured (GB/s, µs or a fraction)
+  double expected = 0;  // what its peers (or the fabric) gave
+  std::string text;     // one sentence: what, where, how far off
+  std::string link;     // kSlowUplink: the link's id
+};
+
+struct DoctorVerdict {
+  std::vector<Finding> findings;
+  // Per host, medians of its transfers: transmit and receive GB/s, round trip µs.
+  std::vector<double> tx_gbps, rx_gbps, rtt_us;
+  double reference_gbps = 0;  // the median transfer every one is judged against
+  double reference_rtt_us = 0;
+  bool healthy() const { return findings.empty(); }
+};
+
+DoctorVerdict Diagnose(const DoctorScan& scan, const DoctorThresholds& t = {});
+// The per-host table, then the findings (or "healthy"), for a terminal.
+std::string FormatDoctorReport(const DoctorScan& scan, const DoctorVerdict& verdict);
+nlohmann::json DoctorJson(const DoctorScan& scan, const DoctorVerdict& verdict);
+
+}  // namespace genie::report

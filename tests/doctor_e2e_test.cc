@@ -1,0 +1,171 @@
+// `genie doctor` end to end. On a star:8 testbed at 400 Mbit/s (as root; skipped with a message
+// otherwise): a healthy fabric is reported healthy (exit 0); one host's transmit side at a
+// third of the rate, another host's receive side at a third, and 2 % loss on one link are each
+// named — that host, that side or that link, and nothing else (exit 1); on leafspine:2x2x4 a
+// spine link at a quarter of the rate is named. On loopback (no root):
+// the JSON is complete and bad input is refused with exit 2. The testbed is taken down also
+// when a check fails.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/cli.h"
+
+namespace genie::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
+
+class Doctor : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (geteuid() != 0 || RunCli("ip netns list 2>/dev/null").exit_code != 0) return;
+    name_ = "d" + std::to_string(getpid());
+    CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:8 --rate 400mbit"));
+    if (up.exit_code != 0) {
+      up_error_ = up.output;
+      name_.clear();
+    }
+  }
+  static void TearDownTestSuite() {
+    if (name_.empty()) return;
+    RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
+              "0\n");
+    name_.clear();
+  }
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+    ASSERT_FALSE(name_.empty()) << "testbed up failed: " << up_error_;
+    dir_ = FreshDir("doctor-" + name_);
+  }
+  void TearDown() override {
+    if (!name_.empty()) RunCli(Genie("testbed fault " + name_ + " clear") + " >/dev/null 2>&1");
+  }
+  void Fault(const std::string& args) {
+    CliResult f = RunCli(Genie("testbed fault " + name_ + " " + args));
+    ASSERT_EQ(f.exit_code, 0) << f.output;
+  }
+  // Runs the scan; returns its JSON (and the exit code in *code).
+  json Scan(int* code, std::string* output) {
+    CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 8 -- doctor --json " + dir_ +
+                               "/doctor.json"));
+    *code = r.exit_code;
+    *output = r.output;
+    return json::parse(ReadFile(dir_ + "/doctor.json"), nullptr, false);
+  }
+  // "kind:host" of every finding, space-separated.
+  static std::string Findings(const json& j) {
+    std::string s;
+    for (const auto& f : j["findings"]) {
+      s += (s.empty() ? "" : " ") + f["kind"].get<std::string>() + ":" +
+           f.value("host", std::string("-"));
+    }
+    return s;
+  }
+
+  static std::string name_, up_error_;
+  std::string dir_;
+};
+std::string Doctor::name_, Doctor::up_error_;
+
+TEST_F(Doctor, AHealthyTestbedIsHealthy) {
+  int code = -1;
+  std::string out;
+  json j = Scan(&code, &out);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(Findings(j), "") << out;
+  EXPECT_TRUE(j["healthy"].get<bool>());
+  ASSERT_EQ(j["hosts"].size(), 8u);
+  EXPECT_EQ(j["hosts"][3], "h3");
+  // Against the testbed's own rate: every pair near 400 Mbit/s of goodput.
+  EXPECT_NEAR(j["reference_gbps"].get<double>(), 0.047, 0.008) << out;
+  EXPECT_NE(out.find("# healthy"), std::string::npos) << out;
+}
+
+TEST_F(Doctor, ASlowTransmitSideIsNamedWithItsSide) {
+  Fault("h2 --rate 133mbit --direction out");
+  int code = -1;
+  std::string out;
+  json j = Scan(&code, &out);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_EQ(Findings(j), "slow_transmit:h2") << out;
+}
+
+TEST_F(Doctor, ASlowReceiveSideIsNamedWithItsSide) {
+  Fault("h5 --rate 133mbit --direction in");
+  int code = -1;
+  std::string out;
+  json j = Scan(&code, &out);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_EQ(Findings(j), "slow_receive:h5") << out;
+}
+
+TEST_F(Doctor, ALossyLinkIsNamed) {
+  Fault("h3 --loss 2%");
+  int code = -1;
+  std::string out;
+  json j = Scan(&code, &out);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(code, 1) << out;
+  // Loss costs throughput too; whatever is named is h3's link and nothing else.
+  EXPECT_NE(Findings(j).find("lossy_link:h3"), std::string::npos) << out;
+  for (const auto& f : j["findings"]) EXPECT_EQ(f.value("host", ""), "h3") << out;
+}
+
+// Pairs measured at once collide on leaf-spine uplinks (two flows hashed onto one spine): the
+// doctor measures those again alone, so only a link that is slow by itself is named — from the
+// testbed's switch queues, the spine link itself.
+TEST(DoctorLeafSpine, ASlowSpineLinkIsNamed) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+  const std::string name = "e" + std::to_string(getpid());
+  const std::string dir = FreshDir("doctor-" + name);
+  CliResult up = RunCli(Genie("testbed up --name " + name + " --topology leafspine:2x2x4 --rate 400mbit"));
+  ASSERT_EQ(up.exit_code, 0) << up.output;
+  CliResult fault = RunCli(Genie("testbed fault " + name + " l0-s1 --rate 100mbit"));
+  CliResult r = RunCli(Genie("launch --testbed " + name + " -n 8 -- doctor --json " + dir + "/d.json"));
+  RunCli(Genie("testbed down " + name) + " >/dev/null 2>&1");
+  EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name + "-' || true").output, "0\n");
+  ASSERT_EQ(fault.exit_code, 0) << fault.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  json j = json::parse(ReadFile(dir + "/d.json"), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_EQ(j["findings"].size(), 1u) << r.output;
+  EXPECT_EQ(j["findings"][0]["kind"], "slow_uplink") << r.output;
+  EXPECT_EQ(j["findings"][0]["link"], "l0-s1") << r.output;
+}
+
+TEST(DoctorLoopback, WritesEveryFigureAndRefusesBadInput) {
+  const std::string dir = FreshDir("doctor-loopback");
+  CliResult r = RunCli(Genie("launch -n 3 -- doctor --bytes 1MiB --pings 3 --json " + dir +
+                             "/d.json"));
+  // Three processes on one machine measure its CPUs, not a fabric: any verdict, but a full one.
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+  json j = json::parse(ReadFile(dir + "/d.json"), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_EQ(j["hosts"].size(), 3u);
+  EXPECT_NE(j["hosts"][0].get<std::string>().find("/r0"), std::string::npos);
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 3; ++b) {
+      EXPECT_EQ(j["pairwise"]["gbps"][a][b].is_null(), a == b) << a << "->" << b;
+      EXPECT_EQ(j["pairwise"]["rtt_us"][a][b].is_null(), a == b) << a << "<->" << b;
+    }
+  }
+  EXPECT_GT(j["incast_gbps"].get<double>(), 0);
+  CliResult one = RunCli(Genie("launch -n 1 -- doctor"));
+  EXPECT_EQ(one.exit_code, 2) << one.output;
+  EXPECT_NE(one.output.find("at least two hosts"), std::string::npos) << one.output;
+  CliResult bad = RunCli(Genie("launch -n 2 -- doctor --expect fast"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--expect"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace genie::testing
