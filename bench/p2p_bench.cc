@@ -1,8 +1,13 @@
-// Two-rank point-to-point throughput over loopback through RealBackend + TCP transport, the
-// figure bench/p2p_vs_iperf3.sh sets beside iperf3. Forks a sender (rank 1) and receives in
+// Two-rank point-to-point throughput over loopback through RealBackend and a transport (TCP,
+// or libfabric with --transport fabric), the figure bench/p2p_vs_iperf3.sh sets beside iperf3
+// and bench/fabric_vs_tcp.sh beside fi_pingpong. Forks a sender (rank 1) and receives in
 // rank 0; a window of messages stays in flight, real data from one preallocated buffer.
-// Usage: p2p_bench [--total BYTES] [--channels C] [--window W] [sizes...]
+// --pingpong: rank 1 sends, rank 0 answers with the same size, one message in flight, as
+// fi_pingpong does (its MB/s counts both directions' bytes).
+// Usage: p2p_bench [--total BYTES] [--channels C] [--window W] [--pingpong]
+//                  [--transport tcp|fabric] [--fabric-provider P] [--fabric-rma] [sizes...]
 // Prints one line per size, and "p2p_gbit_per_s <size> <value>" lines for scripts.
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,8 +18,6 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "genie/common/units.h"
 #include "genie/runtime/real_backend.h"
 
@@ -24,9 +27,13 @@ using runtime::RealBackend;
 namespace {
 
 // One rank's side of the stream; returns elapsed ns for rank 0, 0 for rank 1, -1 on error.
+runtime::TransportChoice g_transport;
+bool g_pingpong = false;
+
 TimeNs Side(int rank, const std::string& dir, const std::string& job, Bytes size, int count,
             int channels, int window) {
   runtime::RealBackendOptions o;
+  o.transport = g_transport;
   o.rank = rank;
   o.world_size = 2;
   o.job_id = job;
@@ -66,7 +73,40 @@ TimeNs Side(int rank, const std::string& dir, const std::string& job, Bytes size
       b.Recv(m, cb);
     }
   };
-  for (int i = 0; i < window && i < count; ++i) post();
+  // Ping-pong: message i goes 1 -> 0, its answer 0 -> 1 (tag i), one at a time.
+  std::function<void(int)> ping;
+  ping = [&](int i) {
+    runtime::Message m;
+    m.peer = 1 - rank;
+    m.tag = static_cast<uint64_t>(i);
+    m.bytes = size;
+    auto next = [&, i] {
+      if (i + 1 == count) {
+        b.Stop();
+      } else {
+        ping(i + 1);
+      }
+    };
+    if (rank == 1) {
+      m.data = buf.data();
+      b.Send(m, [] {});
+      m.data = nullptr;
+      m.into = buf.data();
+      b.Recv(m, next);
+    } else {
+      m.into = buf.data();
+      b.Recv(m, [&, m, next]() mutable {
+        m.into = nullptr;
+        m.data = buf.data();
+        b.Send(m, next);
+      });
+    }
+  };
+  if (g_pingpong) {
+    ping(0);
+  } else {
+    for (int i = 0; i < window && i < count; ++i) post();
+  }
   b.Run();
   TimeNs elapsed = b.Now() - start;
   if (!b.status().ok()) {
@@ -92,6 +132,14 @@ int main(int argc, char** argv) {
       channels = std::atoi(argv[++i]);
     } else if (a == "--window" && i + 1 < argc) {
       window = std::atoi(argv[++i]);
+    } else if (a == "--pingpong") {
+      g_pingpong = true;
+    } else if (a == "--transport" && i + 1 < argc) {
+      g_transport.kind = argv[++i];
+    } else if (a == "--fabric-provider" && i + 1 < argc) {
+      g_transport.fabric_provider = argv[++i];
+    } else if (a == "--fabric-rma") {
+      g_transport.fabric_rma = true;
     } else {
       sizes.push_back(ParseBytes(a).value());
     }
@@ -113,10 +161,16 @@ int main(int argc, char** argv) {
       status = 1;
       continue;
     }
-    double bytes = static_cast<double>(size) * count;
+    double bytes = static_cast<double>(size) * count * (g_pingpong ? 2 : 1);
     double gbit = bytes * 8 / static_cast<double>(ns);
-    std::printf("p2p loopback: %s messages x %d, %d channel(s), window %d: %.2f Gbit/s (%.3f GB/s)\n",
-                FormatBytes(size).c_str(), count, channels, window, gbit, bytes / static_cast<double>(ns));
+    std::printf(
+        "p2p loopback over %s%s: %s messages x %d, %s: %.2f Gbit/s (%.3f GB/s)\n",
+        g_transport.kind.c_str(), g_transport.fabric_rma ? " (rma)" : "", FormatBytes(size).c_str(),
+        count,
+        g_pingpong
+            ? "ping-pong"
+            : (std::to_string(channels) + " channel(s), window " + std::to_string(window)).c_str(),
+        gbit, bytes / static_cast<double>(ns));
     std::printf("p2p_gbit_per_s %llu %.3f\n", static_cast<unsigned long long>(size), gbit);
     std::fflush(stdout);
   }

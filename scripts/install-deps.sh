@@ -11,6 +11,7 @@ PACKAGES=(
   libnetfilter-queue-dev
   iproute2 iptables iperf3 time bc util-linux
   mpich
+  libfabric-dev libfabric-bin
 )
 
 missing=()

@@ -215,6 +215,19 @@ TEST_F(Testbed, LeafSpineSpreadsCrossLeafFlowsOverBothSpines) {
   ASSERT_EQ(g.exit_code, 0) << g.output;
 }
 
+// The libfabric transport (tcp;ofi_rxm, both modes) on the testbed: each rank in its own
+// namespace binds its host's address, the fabric endpoint and the watch connections with it.
+TEST_F(Testbed, AVerifiedReplayOverTheFabricTransport) {
+  Up("--topology star:4 --rate 400mbit");
+  for (const std::string mode : {"", " --fabric-rma"}) {
+    CliResult r = Run("--type all_reduce --size 4MiB", 4,
+                      "--verify --transport fabric" + mode, mode.empty() ? "fab" : "fab-rma");
+    ASSERT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
+    EXPECT_NE(r.output.find("collectives checked, all correct"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
+  }
+}
+
 TEST_F(Testbed, ARateFaultSlowsOnlyTransfersThroughThatLink) {
   Up("--topology star:4 --rate 400mbit");
   const double before = Iperf(1, 2, 1.5);

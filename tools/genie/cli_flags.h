@@ -11,6 +11,7 @@
 #include <string>
 
 #include "genie/common/units.h"
+#include "genie/runtime/real_backend.h"
 #include "genie/runtime/run_setup.h"
 
 namespace genie::cli {
@@ -54,6 +55,23 @@ inline CLI::Validator ByteCount(bool zero_ok) {
         return "";
       },
       zero_ok ? "BYTES>=0" : "BYTES>0");
+}
+
+// --transport and the libfabric transport's flags (run, netcheck, launch's pass-through).
+inline void AddTransportFlags(CLI::App& app, runtime::TransportChoice& t) {
+  app.add_option("--transport", t.kind,
+                 "tcp (kernel sockets) or fabric (libfabric: RoCE/IB, EFA, Slingshot; "
+                 "docs/transports.md)")
+      ->check(CLI::IsMember({"tcp", "fabric"}));
+  app.add_option("--fabric-provider", t.fabric_provider,
+                 "libfabric provider for --transport fabric, as fi_info names it: tcp;ofi_rxm "
+                 "(default), verbs;ofi_rxm, efa, cxi, ...");
+  app.add_option("--fabric-domain", t.fabric_domain,
+                 "libfabric domain (NIC, e.g. mlx5_0); a comma list is mapped by local rank like "
+                 "--iface; default: the provider's (socket providers: the --bind interface)");
+  app.add_flag("--fabric-rma", t.fabric_rma,
+               "--transport fabric: payloads as one-sided writes with remote CQ data into the "
+               "receiver's registered buffer (NCCL's RDMA path) instead of tagged messages");
 }
 
 // Channels per peer pair: the TCP transport opens 1 to 64 connections.

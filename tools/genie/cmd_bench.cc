@@ -92,6 +92,7 @@ GENIE_COMMAND(bench, "Collective micro-benchmarks in nccl-tests' form (busbw, #w
                  "tcp:HOST:PORT or dir:PATH; default: from the launcher");
   app.add_option("--job-id", f->job_id, "Job id checked in every connection");
   app.add_option("--tcp-congestion", f->tcp_congestion, "TCP congestion control (e.g. cubic)");
+  AddTransportFlags(app, f->transport);
   app.add_option("--peer-timeout", f->peer_timeout, "Give up on a silent peer after this long")
       ->check(Duration(/*zero_ok=*/false))
       ->capture_default_str();

@@ -42,6 +42,7 @@ GENIE_COMMAND(doctor, "Scan the fabric: name the slow host, side, pair or lossy 
       ->envname("GENIE_HOST");
   app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long")
       ->check(genie::cli::Duration(/*zero_ok=*/false));
+  genie::cli::AddTransportFlags(app, a->o.transport);
   return [a]() -> int {
     auto env = genie::launch::DiscoverRankEnv();
     if (!env.ok()) {

@@ -144,6 +144,7 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     std::string bind = "127.0.0.1";
     std::string tcp_congestion;
     std::string peer_timeout = "30s";
+    genie::runtime::TransportChoice transport;
   };
   auto a = std::make_shared<Args>();
   app.add_option("--bytes", a->bytes, "Message size per peer per iteration")
@@ -158,6 +159,7 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
   app.add_option("--tcp-congestion", a->tcp_congestion, "TCP congestion control by name");
   app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long")
       ->check(genie::cli::Duration(/*zero_ok=*/false));
+  genie::cli::AddTransportFlags(app, a->transport);
   return [a]() -> int {
     auto env = genie::launch::DiscoverRankEnv();
     if (!env.ok()) {
@@ -186,6 +188,7 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     o.bind_addr = *bind;
     o.channels = a->channels;
     o.tcp_congestion = a->tcp_congestion;
+    o.transport = a->transport;
     o.peer_timeout = *timeout;
     int local = env->local_world_size > 0 ? env->local_world_size : env->world_size;
     o.spin = genie::loop::DefaultSleepPolicy(local).spin;

@@ -41,6 +41,7 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
   app.add_option("--job-id", f->job_id,
                  "Job id checked in every connection (default: the launcher's, or derived)");
   app.add_option("--tcp-congestion", f->tcp_congestion, "TCP congestion control (e.g. cubic, bbr)");
+  AddTransportFlags(app, f->transport);
   app.add_option("--peer-timeout", f->peer_timeout, "Give up on a silent peer after this long")
       ->check(Duration(/*zero_ok=*/false));
   app.add_option("--spin-us", f->spin_us,

@@ -572,6 +572,7 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
   opt.bind_addr = *bind;
   opt.channels = o.channels;
   opt.tcp_congestion = o.tcp_congestion;
+  opt.transport = o.transport;
   opt.carry_data = o.check != 0;
   auto timeout = ParseDuration(o.peer_timeout);
   if (!timeout.ok()) {

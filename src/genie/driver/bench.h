@@ -25,6 +25,7 @@
 #include "genie/common/status.h"
 #include "genie/launch/rank_env.h"
 #include "genie/report/bench_table.h"
+#include "genie/runtime/real_backend.h"
 
 namespace genie::driver {
 
@@ -58,6 +59,7 @@ struct BenchOptions {
   std::string rendezvous;
   std::string job_id;
   std::string tcp_congestion;
+  runtime::TransportChoice transport;  // --transport, --fabric-*
   std::string peer_timeout = "30s";
   std::string testbed;
   std::vector<std::string> argv;

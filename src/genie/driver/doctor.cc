@@ -539,6 +539,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   if (!bind.ok()) return fail("--bind: " + bind.status().message(), launch::kExitBadInput);
   opt.bind_addr = *bind;
   opt.peer_timeout = o.peer_timeout;
+  opt.transport = o.transport;
   const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
   opt.spin = loop::DefaultSleepPolicy(local).spin;
   auto created = RealBackend::Create(opt);

@@ -11,6 +11,7 @@
 #include "genie/common/units.h"
 #include "genie/launch/rank_env.h"
 #include "genie/report/doctor_findings.h"
+#include "genie/runtime/real_backend.h"
 
 namespace genie::driver {
 
@@ -25,6 +26,7 @@ struct DoctorOptions {
   std::string host;           // this rank's host label ("" = GENIE_HOST, then the hostname)
   std::string json_path;      // rank 0 writes the scan and findings here ("" = none)
   report::DoctorThresholds thresholds;
+  runtime::TransportChoice transport;  // --transport, --fabric-*
 };
 
 // Exit code: 0 healthy, 1 anomaly found (rank 0; other ranks 0), 2 could not run.

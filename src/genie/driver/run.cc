@@ -106,6 +106,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   opt.bind_addr = *bind;
   opt.channels = o.setup.channels;
   opt.tcp_congestion = o.tcp_congestion;
+  opt.transport = o.transport;
   opt.carry_data = o.setup.verify;
   opt.always_sync_clock = o.clock_sync == "always";
   if (!o.intra_host.empty()) {
@@ -135,13 +136,18 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   opt.spin = o.spin_us == 0 ? false : policy.spin;
   opt.spin_us = static_cast<int>(policy.margin / kNsPerUs);
 
-  nlohmann::json transport = {{"name", "tcp"},
+  nlohmann::json transport = {{"name", opt.transport.kind},
                               {"channels", opt.channels},
                               {"bind", opt.bind_addr},
                               {"tcp_congestion", opt.tcp_congestion},
                               {"peer_timeout_ns", opt.peer_timeout},
                               {"spin", opt.spin},
                               {"spin_us", opt.spin_us}};
+  if (opt.transport.kind == "fabric") {
+    transport["fabric_provider"] = opt.transport.fabric_provider;
+    transport["fabric_domain"] = opt.transport.fabric_domain;
+    transport["fabric_rma"] = opt.transport.fabric_rma;
+  }
   if (opt.intra_host) transport["intra_host"] = opt.intra_host->ToJson();
   nlohmann::json header = report::Provenance(setup->ToJson(), transport, o.argv);
   header["command"] = "run";

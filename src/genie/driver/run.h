@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "genie/launch/rank_env.h"
+#include "genie/runtime/real_backend.h"
 #include "genie/runtime/run_setup.h"
 
 namespace genie::driver {
@@ -31,6 +32,7 @@ struct RunOptions {
   std::string clock_sync = "auto";
   std::string job_id;
   std::string tcp_congestion;
+  runtime::TransportChoice transport;  // --transport, --fabric-provider/-domain/-rma
   std::string peer_timeout = "30s";
   int spin_us = -1;
   std::string testbed;  // the `genie testbed` the run is on (rank 0 records its counters)

@@ -64,6 +64,7 @@ class MessageMatcher {
     bool has_data;
     Buffer buf;  // from the pool when has_data
     uint64_t remote_data = 0;
+    uint64_t handle = 0;  // the transport's own (fabric: the payload's sequence number)
   };
 
   void AddPosted(const MatchKey& k, const Posted& p) {

@@ -52,6 +52,12 @@ struct TransportOptions {
   // Liveness (peer silence, heartbeats) reads time here; nullptr = CLOCK_MONOTONIC. Tests pass
   // a loop::ManualClock. Borrowed: must outlive the transport.
   const loop::Clock* clock = nullptr;
+  // libfabric transport (net/fabric/) only: the provider as fi_getinfo names it, the domain
+  // (NIC) to use (empty: the one bind_addr is on, else the provider's first), and whether
+  // payloads travel as one-sided writes with remote CQ data (--fabric-rma).
+  std::string fabric_provider = "tcp;ofi_rxm";
+  std::string fabric_domain;
+  bool fabric_rma = false;
 };
 
 // Per-peer figures (tests count them; results report them). Payload bytes only: control

@@ -1,6 +1,7 @@
 // The transport conformance suite: what every net::Transport must do, written against the
-// interface only and run over every transport (TCP; the faulty transport with no faults) with
-// 2, 3, 4 and 7 ranks. A new transport (libfabric next) joins by adding one entry to Kinds().
+// interface only and run over every transport (TCP; the faulty transport with no faults;
+// libfabric over tcp;ofi_rxm, two-sided and with --fabric-rma) with 2, 3, 4 and 7 ranks. A new
+// transport joins by adding one entry to Kinds().
 // Ranks are threads, each with its own EventLoop, as ranks are processes in real runs.
 #include <barrier>
 #include <functional>
@@ -25,10 +26,22 @@ struct TransportKind {
   TransportFactory make;
 };
 
+// The fabric transport with its mode set, whatever options the test passes.
+TransportFactory Fabric(bool rma) {
+  return [rma](loop::EventLoop* loop, const TransportOptions& o) {
+    TransportOptions f = o;
+    f.fabric_provider = "tcp;ofi_rxm";
+    f.fabric_rma = rma;
+    return FabricTransportFactory()(loop, f);
+  };
+}
+
 std::vector<TransportKind> Kinds() {
   return {
       {"tcp", DefaultTransportFactory()},
       {"faulty_tcp_no_faults", FaultyTransport::Wrap(DefaultTransportFactory(), {})},
+      {"fabric", Fabric(false)},
+      {"fabric_rma", Fabric(true)},
   };
 }
 

@@ -54,8 +54,24 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   t.tcp_congestion = o.tcp_congestion;
   t.peer_timeout = o.peer_timeout;
   t.socket_buffer_bytes = o.socket_buffer_bytes;
-  const net::TransportFactory make =
-      o.transport_factory ? o.transport_factory : net::DefaultTransportFactory();
+  t.fabric_provider = o.transport.fabric_provider;
+  t.fabric_rma = o.transport.fabric_rma;
+  if (!o.transport.fabric_domain.empty()) {
+    // One domain (NIC) per local rank, as --iface maps interfaces.
+    std::vector<std::string> domains;
+    size_t start = 0;
+    while (start <= o.transport.fabric_domain.size()) {
+      size_t comma = o.transport.fabric_domain.find(',', start);
+      if (comma == std::string::npos) comma = o.transport.fabric_domain.size();
+      domains.push_back(o.transport.fabric_domain.substr(start, comma - start));
+      start = comma + 1;
+    }
+    t.fabric_domain = domains[static_cast<size_t>(std::max(0, o.local_rank)) % domains.size()];
+  }
+  net::TransportFactory make = o.transport_factory;
+  if (!make) {
+    GENIE_ASSIGN_OR_RETURN(make, net::TransportFactoryFor(o.transport.kind));
+  }
   GENIE_ASSIGN_OR_RETURN(b->transport_, make(b->loop_.get(), t));
   b->transport_->SetEvents(b.get());
 

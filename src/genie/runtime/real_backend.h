@@ -34,6 +34,16 @@
 
 namespace genie::runtime {
 
+// Which transport carries the messages (genie run/netcheck --transport and --fabric-*).
+struct TransportChoice {
+  std::string kind = "tcp";  // tcp | fabric
+  std::string fabric_provider = "tcp;ofi_rxm";
+  // Comma list mapped by local rank, like --iface (one NIC per rank); empty = the provider's
+  // choice (for socket providers: the interface of the bind address).
+  std::string fabric_domain;
+  bool fabric_rma = false;
+};
+
 struct RealBackendOptions {
   int rank = 0;
   int world_size = 1;
@@ -59,7 +69,8 @@ struct RealBackendOptions {
   bool carry_data = false;
   // Measure the clock offset even on rank 0's machine (where it is 0): to test the estimate.
   bool always_sync_clock = false;
-  // Makes the transport; empty = net::DefaultTransportFactory() (TCP). Tests pass
+  TransportChoice transport;
+  // Makes the transport; empty = the one `transport.kind` names. Tests pass
   // net::FaultyTransport::Wrap(...) to inject failures.
   net::TransportFactory transport_factory;
 };

@@ -1,0 +1,265 @@
+// FabricTransport: the Transport over libfabric reliable-datagram endpoints (FI_EP_RDM), so
+// the same rank code runs on RDMA fabrics — verbs;ofi_rxm (RoCE, InfiniBand), efa, cxi
+// (Slingshot) — and, here, on tcp;ofi_rxm over the kernel's TCP.
+//
+// One endpoint per rank, one address vector with every rank, one completion queue
+// (FI_CQ_FORMAT_TAGGED) driven from the rank's EventLoop: through the CQ's wait fd
+// (FI_WAIT_FD + fi_trywait) when the provider has one, else by polling it every loop turn
+// (one core per rank; see docs/transports.md). While operations are in flight the CQ is also
+// read 1 ms after the loop went to sleep, since ofi_rxm does not signal all the progress it
+// needs (connection setup) on that fd.
+//
+// Messages. Every message starts with a small control message (untagged fi_send into a ring
+// of pre-posted receive slots) carrying (channel, tag, bytes, remote_data, sequence number),
+// the job id hash and the sender's rank. Matching a receive to a message is done here, in
+// software, by net::MessageMatcher on that header — so unexpected messages are counted, and a
+// size mismatch is found before any payload lands and worded as over TCP (both ranks, tag,
+// channel, both sizes). Payloads up to kInlineBytes travel inside the header; larger ones
+// travel separately, straight between the caller's buffers:
+//  * two-sided mode (default): a tagged message (fi_tsend / fi_trecv) whose tag is
+//    (sender rank, per-peer sequence number); the receive is posted once the header matched.
+//    A payload whose receive is not posted yet is received at once into a pooled buffer
+//    (filler: into scratch) and copied when the receive comes, so the sender's send
+//    completes as over TCP; beyond 64 MiB of such buffers it is left with the provider
+//    (ofi_rxm: above its rendezvous threshold the data waits at the sender) until then.
+//  * RMA mode (--fabric-rma, what NCCL's RDMA transport does): once matched, the receiver
+//    registers the destination buffer and answers with a clear-to-send (address, key, slot id);
+//    the sender fi_writedata()s the payload with the slot id as remote CQ data, and the
+//    receive completes on that FI_REMOTE_CQ_DATA completion.
+// Channels are part of the match key only (one endpoint per rank; the provider decides how
+// many connections it opens underneath).
+//
+// One-sided: RegisterRegion registers memory for remote writes (FI_REMOTE_WRITE) and returns
+// its key; PostWrite fi_writedata()s into (key, offset) and then sends a write notice, which
+// the provider orders after the write (FI_ORDER_SAW is required); OnRemoteWrite fires on the
+// notice. Providers without FI_ORDER_SAW (efa, shm) refuse PostWrite; --fabric-rma, whose
+// receives complete on the write's own remote CQ data, works without it.
+//
+// A crashed rank is named at once through a watch connection (fabric_watch.cc): one idle TCP
+// connection per peer pair that ends with the peer's process, since ofi_rxm reconnects to a
+// dead peer forever without an error on the CQ. Listen() returns "<hex fi_getname>/<ip:port of
+// the watch listener>".
+//
+// Liveness, job id, abort and goodbye are control messages too: a hello to every peer in
+// Connect() (job id hash and world size checked; Connect returns when every peer's hello came),
+// heartbeats from PeerLiveness (net/liveness.h) to peers nothing was sent to recently, a peer
+// silent for peer_timeout is fatal, and a send error on the CQ (fi_cq_readerr) names the
+// peer as lost. Abort sends the reason; Shutdown sends a goodbye and waits for every peer's.
+//
+// Memory registration follows the provider's mr_mode: with FI_MR_LOCAL every buffer handed
+// to the provider is registered for the operation's lifetime (slots once, at start); with
+// FI_MR_VIRT_ADDR remote addresses are virtual addresses; with FI_MR_PROV_KEY keys come from
+// the provider. Filler payloads (no data) are sent from a read-only zero mapping; discarded
+// payloads land in a scratch mapping.
+//
+// Threading: loop thread only. The EventLoop must outlive the transport.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "genie/loop/event_loop.h"
+#include "genie/net/liveness.h"
+#include "genie/net/matcher.h"
+#include "genie/net/transport.h"
+
+struct fi_info;
+struct fid_fabric;
+struct fid_domain;
+struct fid_ep;
+struct fid_av;
+struct fid_cq;
+struct fid_mr;
+struct fi_cq_tagged_entry;
+
+namespace genie::net {
+
+class FabricTransport final : public Transport {
+ public:
+  // Payloads up to this size travel inside their header message (one message, one copy).
+  static constexpr Bytes kInlineBytes = 4096;
+
+  // Opens the fabric, domain, endpoint, address vector and completion queue; a provider that
+  // lacks something needed is an error naming it (e.g. "lacks FI_RMA, needed by --fabric-rma").
+  static Result<std::unique_ptr<FabricTransport>> Create(loop::EventLoop* loop,
+                                                         const TransportOptions& options);
+  ~FabricTransport() override;
+
+  std::string name() const override;
+  void SetEvents(TransportEvents* events) override { events_ = events; }
+  Result<std::string> Listen() override;
+  Status Connect(const std::vector<std::string>& addresses) override;
+  void PostSend(const SendOp& op) override;
+  void PostRecv(const RecvOp& op) override;
+  Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override;
+  void PostWrite(const WriteOp& op) override;
+  Status Shutdown(TimeNs timeout) override;
+  void Abort(const std::string& reason, TimeNs linger) override;
+  const PeerCounters& counters(int peer) const override { return counters_.at(peer); }
+  size_t unexpected_messages() const override { return matcher_.arrived_count(); }
+
+  // True when the CQ is waited on through its fd; false when it is polled every loop turn.
+  bool uses_wait_fd() const { return cq_fd_ >= 0; }
+  const std::string& provider() const { return provider_; }
+  // Control messages refused because their header was wrong (another job, garbage).
+  uint64_t rejected_messages() const { return rejected_; }
+
+  // Private parts shared with fabric_*.cc (defined in fabric_internal.h).
+  struct Ctx;
+  struct Header;
+  struct RmaRecv;
+  struct PendingRma;
+  struct Early;
+
+ private:
+  FabricTransport(loop::EventLoop* loop, const TransportOptions& options);
+
+  // fabric_setup.cc: getinfo, open, address exchange, hello.
+  Status Open();
+  Status PostCtrlRecvs();
+  void CloseAll();
+
+  // fabric_io.cc: posting, completions, matching.
+  Ctx* NewCtx(int kind);
+  void FreeCtx(Ctx* c);
+  Ctx* NewSlotCtx();  // a control send slot (header + inline payload)
+  void SendCtrl(int peer, Ctx* slot, Bytes payload_bytes);
+  void SendSimpleCtrl(int peer, int type, const void* text, Bytes text_bytes);
+  // Calls `post` now, or queues it when the provider is busy (-FI_EAGAIN) or others wait.
+  template <typename F>
+  void Submit(F post, int peer, const char* what);
+  bool CheckPeer(int peer, const char* op);  // a peer to send to; else reports why not
+  void RetryBacklog();
+  void Kick();  // makes sure the CQ is read on the next loop turn
+  void Drain();
+  bool Busy() const;        // operations in flight that need the CQ read
+  void ArmProgressTimer();  // re-read the CQ in 1 ms (see progress_fd_)
+  void OnCompletion(const fi_cq_tagged_entry& e);
+  void OnCqError();
+  void OnCtrl(Ctx* slot, Bytes len);
+  void OnData(int peer, const Header& h, const unsigned char* inline_data);
+  // Receives payload `seq` of `peer` into `into` (nullptr: scratch); completes the caller's
+  // receive `cookie`, or, with early >= 0, lands Early entry `early`.
+  void StartPayloadRecv(int peer, uint16_t channel, uint64_t seq, void* into, Bytes bytes,
+                        uint64_t cookie, uint64_t remote_data, int early = -1);
+  void PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes, uint64_t remote_data,
+                     int early);
+  void DeliverEarly(int early);  // landed and claimed: copy out, complete, free
+  void OnCts(int peer, const Header& h);
+  void OnRemoteCqData(uint64_t data);
+  void DeliverToSelf(const SendOp& op, uint16_t channel);
+  const void* Zeros(Bytes bytes);
+  void* Scratch(Bytes bytes);
+  // A descriptor for `buf` when the provider needs local registration (FI_MR_LOCAL), stored in
+  // the context to close at completion; nullptr otherwise.
+  Status LocalDesc(Ctx* c, const void* buf, Bytes bytes, uint64_t access, void** desc);
+
+  // fabric_watch.cc: one idle TCP connection per peer pair that ends with the peer's process.
+  Result<std::string> ListenWatch();
+  Status ConnectWatches(const std::vector<std::string>& watch, TimeNs deadline);
+  void OnWatchEnded(int peer);
+  void CloseWatches();
+
+  // fabric_teardown.cc: liveness, Shutdown, Abort, completions delivery.
+  Status StartHeartbeats();
+  void StopHeartbeats();
+  void OnHeartbeatTick();
+  void PeerLost(int peer, const std::string& why);
+  void ReportFatal(Status status);
+  void Flush();  // drives the loop until every posted send completed (bounded by the caller)
+  std::string AddrName(int peer) const;
+
+  enum class Done { kSend, kRecv, kWrite, kRemoteWrite };
+  struct Completion {
+    Done type;
+    int peer;
+    uint16_t channel;
+    uint64_t cookie;  // or region key
+    Bytes offset;     // kRecv: remote_data
+    Bytes bytes;
+    uint32_t imm;
+  };
+  void Complete(const Completion& c);
+  void DrainCompletions();
+
+  loop::EventLoop* loop_;
+  TransportOptions options_;
+  TransportEvents* events_ = nullptr;
+  uint64_t job_hash_;
+  std::string provider_;
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  int cq_fd_ = -1;
+  bool mr_local_ = false, mr_virt_addr_ = false, mr_prov_key_ = false;
+  bool has_rma_ = false;
+  bool saw_order_ = false;  // a send after a write arrives after it (PostWrite's notice)
+  size_t cq_data_size_ = 0;
+  uint64_t next_key_ = 1;
+
+  std::vector<uint64_t> fi_addr_;  // fi_addr_t by rank
+  std::vector<std::string> addresses_;
+  std::vector<PeerCounters> counters_;
+  std::vector<uint64_t> send_seq_;  // per peer: sequence number of the next message
+  std::vector<char> hello_from_, bye_from_, lost_;
+  int hellos_ = 0;
+
+  // Contexts: stable addresses, reused through a free list.
+  std::vector<std::unique_ptr<Ctx>> ctx_store_;
+  std::vector<Ctx*> free_ctx_;
+  std::vector<std::unique_ptr<Ctx>> slot_store_;  // control send slots
+  std::vector<Ctx*> free_slots_;
+  std::vector<std::unique_ptr<unsigned char[]>> slot_mem_;
+  std::vector<fid_mr*> slot_mrs_;
+  int recv_slots_posted_ = 0;
+  int sends_in_flight_ = 0;
+  int aborts_in_flight_ = 0;
+  int recvs_in_flight_ = 0;  // payload receives posted (tagged or RMA), not landed yet
+  // A one-shot timerfd re-reading the CQ 1 ms after the loop was allowed to block while
+  // operations are in flight: ofi_rxm does not signal every event it needs progress for
+  // (connection setup, rendezvous) on the CQ's wait fd.
+  int progress_fd_ = -1;
+  bool progress_armed_ = false;
+  uint64_t rejected_ = 0;  // control messages from strangers (another job, garbage)
+
+  std::deque<std::pair<std::function<long()>, int>> backlog_;  // (post, peer)
+  bool kick_posted_ = false;
+
+  MessageMatcher matcher_;
+  std::vector<std::unique_ptr<Early>> early_;  // by id, reused via free list
+  std::vector<int> free_early_;
+  Bytes unexpected_bytes_ = 0;      // real-data payloads held in Early buffers
+  std::vector<RmaRecv> rma_recvs_;  // by slot id (RMA mode), reused via free list
+  std::vector<uint32_t> free_rma_;
+  std::unordered_map<uint64_t, PendingRma> pending_rma_;  // (peer, seq) -> send awaiting CTS
+  struct Region {
+    unsigned char* base;
+    Bytes bytes;
+    fid_mr* mr;
+  };
+  std::vector<Region> regions_;
+  std::vector<std::pair<void*, Bytes>> zero_maps_, scratch_maps_;  // the last is current
+
+  std::vector<Completion> done_, draining_;
+  std::vector<Status> fatal_;
+  bool drain_posted_ = false;
+  bool first_fatal_seen_ = false;
+  Status first_fatal_;
+  bool shutting_down_ = false;
+
+  PeerLiveness liveness_;
+  int tick_fd_ = -1;
+  int watch_listen_fd_ = -1;
+  std::vector<int> watch_fd_;    // by peer rank
+  std::shared_ptr<bool> alive_;  // tasks posted to the loop check it: the transport may be gone
+};
+
+}  // namespace genie::net

@@ -1,0 +1,175 @@
+// FabricTransport beyond the conformance suite (net/transport_conformance_test.cc runs the
+// shared contract over it, both modes): one-sided writes and their notice, abort reasons
+// reaching peers, another job's ranks refused, an address that is not a fabric one. On
+// loopback with tcp;ofi_rxm; ranks are threads, each with its own EventLoop.
+#include "genie/net/fabric/fabric_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "genie/loop/event_loop.h"
+
+namespace genie::net {
+namespace {
+
+struct Node : TransportEvents {
+  int rank = 0;
+  std::unique_ptr<loop::EventLoop> loop;
+  std::unique_ptr<FabricTransport> t;
+  std::vector<uint64_t> writes_done;
+  struct Landed {
+    int peer;
+    uint64_t key;
+    Bytes offset, bytes;
+    uint32_t imm;
+  };
+  std::vector<Landed> landed;
+  std::vector<std::string> fatal;
+  void OnSendDone(uint64_t) override {}
+  void OnRecvDone(uint64_t, Bytes, uint64_t) override {}
+  void OnWriteDone(uint64_t c) override { writes_done.push_back(c); }
+  void OnRemoteWrite(int peer, uint16_t, uint64_t key, Bytes offset, Bytes bytes,
+                     uint32_t imm) override {
+    landed.push_back({peer, key, offset, bytes, imm});
+  }
+  void OnFatal(const Status& s) override { fatal.push_back(s.message()); }
+  bool RunUntil(const std::function<bool()>& pred, TimeNs limit = 20 * kNsPerSec) {
+    const TimeNs deadline = loop->Now() + limit;
+    while (!pred()) {
+      if (loop->Now() > deadline) return false;
+      loop->RunOnce(loop->Now() + 10 * kNsPerMs);
+    }
+    return true;
+  }
+};
+
+// Two ranks (job ids may differ), listening; `connect` decides whether Connect is run.
+std::vector<Node> MakeNodes(const std::vector<std::string>& jobs, bool rma,
+                            std::vector<std::string>* addresses, TimeNs peer_timeout) {
+  std::vector<Node> nodes(jobs.size());
+  for (size_t r = 0; r < jobs.size(); ++r) {
+    Node& n = nodes[r];
+    n.rank = static_cast<int>(r);
+    n.loop = std::move(loop::EventLoop::Create(loop::SleepPolicy{false, 0})).value();
+    TransportOptions o;
+    o.rank = n.rank;
+    o.world_size = static_cast<int>(jobs.size());
+    o.job_id = jobs[r];
+    o.peer_timeout = peer_timeout;
+    o.fabric_rma = rma;
+    auto t = FabricTransport::Create(n.loop.get(), o);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    if (!t.ok()) return {};
+    n.t = std::move(*t);
+    n.t->SetEvents(&n);
+    auto a = n.t->Listen();
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    addresses->push_back(a.ok() ? *a : "");
+  }
+  return nodes;
+}
+
+void RunAll(std::vector<Node>& nodes, const std::function<void(Node&)>& script) {
+  std::vector<std::thread> threads;
+  for (Node& n : nodes) threads.emplace_back([&] { script(n); });
+  for (auto& th : threads) th.join();
+}
+
+TEST(FabricTransport, AOneSidedWriteLandsBeforeItsNotice) {
+  std::vector<std::string> addresses;
+  auto nodes = MakeNodes({"w", "w"}, /*rma=*/true, &addresses, 30 * kNsPerSec);
+  ASSERT_EQ(nodes.size(), 2u);
+  std::vector<unsigned char> region(1 << 20, 0), data(300000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 7 + 1);
+  std::barrier sync(2);
+  uint64_t key = 0;
+  RunAll(nodes, [&](Node& n) {
+    ASSERT_TRUE(n.t->Connect(addresses).ok());
+    if (n.rank == 0) {
+      auto k = n.t->RegisterRegion(region.data(), region.size());
+      ASSERT_TRUE(k.ok()) << k.status().ToString();
+      key = *k;  // out of band, as a two-sided message would carry it
+    }
+    sync.arrive_and_wait();
+    if (n.rank == 1) {
+      n.t->PostWrite({0, 0, data.data(), data.size(), key, 4096, 0xC0FFEE, 42});
+      ASSERT_TRUE(n.RunUntil([&] { return n.writes_done.size() == 1; }));
+      EXPECT_EQ(n.writes_done[0], 42u);
+      EXPECT_EQ(n.t->counters(0).writes_sent, 1u);
+    } else {
+      ASSERT_TRUE(n.RunUntil([&] { return n.landed.size() == 1; }));
+      const Node::Landed& l = n.landed[0];
+      EXPECT_EQ(l.peer, 1);
+      EXPECT_EQ(l.key, key);
+      EXPECT_EQ(l.offset, 4096u);
+      EXPECT_EQ(l.bytes, data.size());
+      EXPECT_EQ(l.imm, 0xC0FFEEu);
+      EXPECT_EQ(std::memcmp(region.data() + 4096, data.data(), data.size()), 0);
+      EXPECT_EQ(region[4095], 0);
+      EXPECT_EQ(n.t->counters(1).writes_received, 1u);
+    }
+    EXPECT_TRUE(n.fatal.empty()) << n.fatal.front();
+    sync.arrive_and_wait();
+    EXPECT_TRUE(n.t->Shutdown(10 * kNsPerSec).ok());
+  });
+}
+
+TEST(FabricTransport, AnAbortReasonReachesThePeer) {
+  std::vector<std::string> addresses;
+  auto nodes = MakeNodes({"a", "a", "a"}, /*rma=*/false, &addresses, 30 * kNsPerSec);
+  ASSERT_EQ(nodes.size(), 3u);
+  std::barrier sync(3);
+  RunAll(nodes, [&](Node& n) {
+    ASSERT_TRUE(n.t->Connect(addresses).ok());
+    sync.arrive_and_wait();
+    if (n.rank == 2) {
+      n.t->Abort("rank 2: the trace is broken", kNsPerSec);
+      return;
+    }
+    ASSERT_TRUE(n.RunUntil([&] { return !n.fatal.empty(); }));
+    EXPECT_EQ(n.fatal.front(), "rank 2 stopped the job: rank 2: the trace is broken");
+  });
+}
+
+TEST(FabricTransport, AnotherJobsRankIsRefused) {
+  std::vector<std::string> addresses;
+  auto nodes = MakeNodes({"job-a", "job-b"}, /*rma=*/false, &addresses, 2 * kNsPerSec);
+  ASSERT_EQ(nodes.size(), 2u);
+  RunAll(nodes, [&](Node& n) {
+    Status st = n.t->Connect(addresses);
+    EXPECT_FALSE(st.ok());
+    // Either the watch connection or the hello is refused; nobody is taken for a peer.
+    EXPECT_NE(st.message().find("rank " + std::to_string(n.rank)), std::string::npos)
+        << st.ToString();
+  });
+  EXPECT_GT(nodes[0].t->rejected_messages() + nodes[1].t->rejected_messages(), 0u);
+}
+
+TEST(FabricTransport, ATcpAddressIsNotAFabricOne) {
+  std::vector<std::string> addresses;
+  auto nodes = MakeNodes({"x", "x"}, /*rma=*/false, &addresses, 2 * kNsPerSec);
+  ASSERT_EQ(nodes.size(), 2u);
+  addresses[1] = "127.0.0.1:5000";  // what a rank run with --transport tcp publishes
+  Status st = nodes[0].t->Connect(addresses);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("--transport fabric"), std::string::npos) << st.ToString();
+}
+
+TEST(FabricTransport, AnUnknownProviderIsNamed) {
+  auto loop = std::move(loop::EventLoop::Create(loop::SleepPolicy{false, 0})).value();
+  TransportOptions o;
+  o.fabric_provider = "no_such_provider";
+  auto t = FabricTransport::Create(loop.get(), o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("'no_such_provider' is not available"), std::string::npos)
+      << t.status().ToString();
+}
+
+}  // namespace
+}  // namespace genie::net
