@@ -137,6 +137,16 @@ TEST(Bench, AnyPlannerAlgorithmMovesTheRightData) {
   }
 }
 
+// Counts that do not divide by the ranks (3 ranks, 1 KiB = 256 floats) check clean: the
+// planner cuts whole elements (it cut bytes, and every element came out wrong).
+TEST(Bench, OddRankCountsWithUnevenCountsCheckClean) {
+  CliResult r = RunCli(Genie("launch -n 3 -- bench -b 1K -e 4K -f 2 -n 1 -w 0"), Stderr::kApart);
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
+  auto rows = Rows(r.output);
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  for (const auto& row : rows) EXPECT_EQ(row[kWrong], "0") << r.output;
+}
+
 TEST(Bench, CheckCountsCorruptedElementsAndFails) {
   // The test hook spoils one element of rank 2's result per size before the check.
   CliResult r = RunCli(

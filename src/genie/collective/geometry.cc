@@ -10,9 +10,13 @@ ByteRange SplitPart(ByteRange r, int parts, int i) {
   GENIE_CHECK(parts > 0 && i >= 0 && i < parts) << "parts " << parts << " i " << i;
   const Bytes p = static_cast<Bytes>(parts);
   const Bytes u = static_cast<Bytes>(i);
-  const Bytes q = r.length / p;
-  const Bytes rem = r.length % p;
-  return {r.offset + u * q + std::min(u, rem), q + (u < rem ? 1 : 0)};
+  // Whole float32 elements when the range holds whole elements, as NCCL splits by count: a
+  // reduction over a block that starts mid-element would add halves of two numbers.
+  const Bytes unit = r.length % kElementBytes == 0 ? kElementBytes : 1;
+  const Bytes units = r.length / unit;
+  const Bytes q = units / p;
+  const Bytes rem = units % p;
+  return {r.offset + (u * q + std::min(u, rem)) * unit, (q + (u < rem ? 1 : 0)) * unit};
 }
 
 std::vector<ByteRange> SplitAll(ByteRange r, int parts) {

@@ -11,7 +11,11 @@
 
 namespace genie::collective::internal {
 
-// Part i of `parts` near-equal parts of r; the first (r.length % parts) parts get one byte more.
+// The element every reduction adds (float32): parts of a range of whole elements are whole
+// elements too.
+inline constexpr Bytes kElementBytes = 4;
+// Part i of `parts` near-equal parts of r: in whole elements when r.length is a multiple of
+// kElementBytes (the first parts get one element more), else in bytes (one byte more).
 ByteRange SplitPart(ByteRange r, int parts, int i);
 std::vector<ByteRange> SplitAll(ByteRange r, int parts);
 
