@@ -92,14 +92,21 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   EXPECT_NE(r.output.find("interrupted"), std::string::npos) << r.output;
 }
 
-// True once `pid` runs genie and no longer ignores SIGINT: genie's main() restored the
-// default (/proc/PID/status: "Name:" and the "SigIgn:" mask, bit SIGINT - 1).
+// True once `pid` runs genie and SIGINT has its default action: genie's main() restored it
+// (/proc/PID/status: "Name:", and bit SIGINT - 1 clear in both "SigIgn:" and "SigCgt:"). A
+// library's constructor (libfabric's) catches SIGINT before main() runs: not ignored, but not
+// yet genie's either.
 bool RunsGenieWithSigintRestored(pid_t pid) {
   const std::string status = genie::testing::ReadFile("/proc/" + std::to_string(pid) + "/status");
-  const size_t name = status.find("Name:\tgenie\n"), ign = status.find("SigIgn:\t");
-  if (name == std::string::npos || ign == std::string::npos) return false;
-  const unsigned long long mask = std::stoull(status.substr(ign + 8, 16), nullptr, 16);
-  return (mask & (1ull << (SIGINT - 1))) == 0;
+  const size_t name = status.find("Name:\tgenie\n");
+  if (name == std::string::npos) return false;
+  for (const char* field : {"SigIgn:\t", "SigCgt:\t"}) {
+    const size_t at = status.find(field);
+    if (at == std::string::npos) return false;
+    const unsigned long long mask = std::stoull(status.substr(at + 8, 16), nullptr, 16);
+    if (mask & (1ull << (SIGINT - 1))) return false;
+  }
+  return true;
 }
 
 // Starts `command` with SIGINT ignored (as a shell's background job or nohup leaves it),

@@ -90,11 +90,11 @@ TEST(Checker, CatchesAWrongByteRange) {
 }
 
 TEST(Checker, CatchesASizeMismatch) {
-  const CollectiveSpec spec = RingAllReduce(4, 1000);
+  const CollectiveSpec spec = RingAllReduce(4, 1024);  // blocks of 64 floats
   auto all = PlanOrDie(spec);
   all[0].steps[0].send.length -= 1;
   const std::string err = Check(spec, all);
-  EXPECT_NE(err.find("expects 250 bytes"), std::string::npos) << err;
+  EXPECT_NE(err.find("expects 256 bytes"), std::string::npos) << err;
 }
 
 TEST(Checker, CatchesATagMismatch) {

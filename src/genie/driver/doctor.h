@@ -1,7 +1,7 @@
 // The doctor driver: one rank of `genie doctor`, a health scan of the fabric its ranks run on
 // (one rank per host). Every pair of hosts is measured alone on the network in a round-robin
 // of disjoint pairs (report/doctor_findings.h says how the figures are judged): each direction's
-// goodput and TCP retransmissions (twice; the better figures are kept), then the pair's round
+// goodput (twice, the better kept) and TCP retransmissions (over both), then the pair's round
 // trip; then every host at once in a ring, all into rank 0 (incast), and everyone to
 // everyone. Rank 0 gathers the figures, prints the table and the findings and writes the JSON. Runs on one thread, the rank's event loop.
 #pragma once
