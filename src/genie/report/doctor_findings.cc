@@ -83,6 +83,19 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
                                       Gb(ref), 100 * ref / s.expected_gbps, Gb(s.expected_gbps),
                                       s.expected_source)});
   }
+  // Transfers the testbed's switch queues placed on a slow switch-to-switch link: the uplink
+  // explains them, so they count against no host (a host whose peers across the fabric all
+  // hashed onto that link is not slow itself).
+  std::vector<std::vector<bool>> by_uplink(static_cast<size_t>(n),
+                                           std::vector<bool>(static_cast<size_t>(n)));
+  for (const auto& b : s.bottlenecks) {
+    if (b.from >= 0 && b.from < n && b.to >= 0 && b.to < n && slow(b.from, b.to)) {
+      by_uplink[static_cast<size_t>(b.from)][static_cast<size_t>(b.to)] = true;
+    }
+  }
+  auto on_uplink = [&](int a, int b) {
+    return by_uplink[static_cast<size_t>(a)][static_cast<size_t>(b)];
+  };
   std::vector<bool> tx_bad(static_cast<size_t>(n)), rx_bad(static_cast<size_t>(n)),
       late_bad(static_cast<size_t>(n));
   for (int h = 0; h < n; ++h) {
@@ -93,8 +106,8 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
       out.push_back(At(s.gbps, h, p));
       in.push_back(At(s.gbps, p, h));
       rtt.push_back(At(s.rtt_us, h, p));
-      slow_out += slow(h, p);
-      slow_in += slow(p, h);
+      slow_out += slow(h, p) && !on_uplink(h, p);
+      slow_in += slow(p, h) && !on_uplink(p, h);
       late_n += late(h, p);
     }
     const auto i = static_cast<size_t>(h);
@@ -158,7 +171,6 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     return tx_bad[i] || rx_bad[i] || late_bad[i] || loss_bad[i];
   };
   // A switch link that held every slow transfer it carried (the testbed's queues said so).
-  std::vector<std::vector<bool>> by_uplink(static_cast<size_t>(n), std::vector<bool>(static_cast<size_t>(n)));
   std::vector<std::string> links;
   for (const auto& b : s.bottlenecks) {
     if (std::find(links.begin(), links.end(), b.link) == links.end()) links.push_back(b.link);
@@ -168,8 +180,6 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     std::vector<double> rates;
     for (const auto& b : s.bottlenecks) {
       if (b.link != link || !slow(b.from, b.to)) continue;
-      if (tx_bad[static_cast<size_t>(b.from)] || rx_bad[static_cast<size_t>(b.to)]) continue;
-      by_uplink[static_cast<size_t>(b.from)][static_cast<size_t>(b.to)] = true;
       if (std::find(directions.begin(), directions.end(), b.direction) == directions.end())
         directions.push_back(b.direction);
       pairs.push_back(H[static_cast<size_t>(b.from)] + " -> " + H[static_cast<size_t>(b.to)]);
