@@ -28,7 +28,7 @@ for r in $(seq 1 "$REPEAT"); do
   "$G" launch --testbed "$NAME" -n "$HOSTS" -- bench -b "$SIZE" -e "$SIZE" -n "$ITERS" -w 1 -c 0 \
     --json "$T/b$r.json" >/dev/null
   "$G" launch --testbed "$NAME" -n "$HOSTS" -- run "$T/w" --iterations "$ITERS" --warmup 1 \
-    -o "$T/r$r" >/dev/null
+    -o "$T/r$r" >/dev/null 2>&1
   python3 - "$T/b$r.json" "$T/r$r/results.json" "$r" <<'PY'
 import json, statistics, sys
 b = json.load(open(sys.argv[1]))["rows"][0]["busbw_gbps"]
