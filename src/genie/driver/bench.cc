@@ -16,9 +16,9 @@
 
 #include "genie/collective/buffer_layout.h"
 #include "genie/collective/planner.h"
+#include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
-#include "genie/net/interface_address.h"
 #include "genie/report/atomic_file.h"
 #include "genie/runtime/collective_runner.h"
 #include "genie/runtime/real_backend.h"
@@ -556,20 +556,13 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
     std::cerr << "genie bench: rank " << env.rank << ": " << plan.status().message() << "\n";
     return launch::kExitBadInput;
   }
-  runtime::RealBackendOptions opt;
-  opt.rank = env.rank;
-  opt.world_size = env.world_size;
-  opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
-  opt.rendezvous = env.rendezvous;
-  opt.local_rank = env.local_rank;
-  opt.local_world_size = env.local_world_size;
-  auto bind = net::ResolveBindAddress(o.bind, env.local_rank);
-  if (!bind.ok()) {
-    std::cerr << "genie bench: rank " << env.rank << ": --bind: " << bind.status().message()
+  auto identity = RankBackendOptions(env, o.bind);
+  if (!identity.ok()) {
+    std::cerr << "genie bench: rank " << env.rank << ": --bind: " << identity.status().message()
               << "\n";
     return launch::kExitBadInput;
   }
-  opt.bind_addr = *bind;
+  runtime::RealBackendOptions opt = std::move(*identity);
   opt.channels = o.channels;
   opt.tcp_congestion = o.tcp_congestion;
   opt.transport = o.transport;

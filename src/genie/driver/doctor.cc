@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "genie/driver/pair_rounds.h"
+#include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
-#include "genie/net/interface_address.h"
 #include "genie/report/atomic_file.h"
 #include "genie/runtime/real_backend.h"
 #include "genie/testbed/control.h"
@@ -535,16 +535,9 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
       }
     }
   }
-  runtime::RealBackendOptions opt;
-  opt.rank = env.rank;
-  opt.world_size = env.world_size;
-  opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
-  opt.rendezvous = env.rendezvous;
-  opt.local_rank = env.local_rank;
-  opt.local_world_size = env.local_world_size;
-  auto bind = net::ResolveBindAddress(o.bind, env.local_rank);
-  if (!bind.ok()) return fail("--bind: " + bind.status().message(), launch::kExitBadInput);
-  opt.bind_addr = *bind;
+  auto identity = RankBackendOptions(env, o.bind);
+  if (!identity.ok()) return fail("--bind: " + identity.status().message(), launch::kExitBadInput);
+  runtime::RealBackendOptions opt = std::move(*identity);
   opt.peer_timeout = o.peer_timeout;
   opt.transport = o.transport;
   const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;

@@ -12,9 +12,9 @@
 #include "genie/driver/run_results.h"
 #include "genie/driver/testbed_session.h"
 #include "genie/driver/watchdog.h"
+#include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
-#include "genie/net/interface_address.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
@@ -91,19 +91,13 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   std::error_code ec;
   fs::create_directories(o.output, ec);
 
-  runtime::RealBackendOptions opt;
-  opt.rank = env.rank;
-  opt.world_size = env.world_size;
-  opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
-  opt.rendezvous = env.rendezvous;
-  opt.local_rank = env.local_rank;
-  opt.local_world_size = env.local_world_size;
-  auto bind = net::ResolveBindAddress(o.bind, env.local_rank);
-  if (!bind.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": --bind: " << bind.status().message() << "\n";
+  auto identity = RankBackendOptions(env, o.bind);
+  if (!identity.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": --bind: " << identity.status().message()
+              << "\n";
     return 2;
   }
-  opt.bind_addr = *bind;
+  runtime::RealBackendOptions opt = std::move(*identity);
   opt.channels = o.setup.channels;
   opt.tcp_congestion = o.tcp_congestion;
   opt.transport = o.transport;

@@ -1,0 +1,19 @@
+// RankBackendOptions: a real rank's backend identity from what its launcher said — rank, world,
+// job, rendezvous, local ranks — and its bind address resolved from --bind for its local rank.
+// `genie run`, `bench`, `doctor` and `netcheck` start from it and add their own settings.
+// Pure but for reading interface addresses; any thread.
+#pragma once
+
+#include <string>
+
+#include "genie/common/status.h"
+#include "genie/launch/rank_env.h"
+#include "genie/runtime/real_backend.h"
+
+namespace genie::driver {
+
+// Fails with the --bind resolution's error (the caller names the flag and the rank).
+Result<runtime::RealBackendOptions> RankBackendOptions(const launch::RankEnv& env,
+                                                        const std::string& bind);
+
+}  // namespace genie::driver
