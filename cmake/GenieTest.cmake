@@ -1,11 +1,12 @@
-# genie_test(NAME SOURCES ... DEPS ... LABELS unit|e2e|slow [TIMEOUT s])
+# genie_test(NAME SOURCES ... DEPS ... LABELS unit|e2e|slow [TIMEOUT s] [SERIAL])
 # Builds a GoogleTest binary and registers each test case with ctest under the given labels,
-# so CI can budget time with `ctest -L unit` / `-LE slow`.
+# so CI can budget time with `ctest -L unit` / `-LE slow`. SERIAL: its tests run alone (they
+# compare measured times with a model, which the other tests' load on two cores would skew).
 function(genie_test name)
   if(NOT GENIE_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -21,6 +22,6 @@ function(genie_test name)
   genie_warnings(${name})
   include(GoogleTest)
   gtest_discover_tests(${name}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
     DISCOVERY_TIMEOUT 60)
 endfunction()
