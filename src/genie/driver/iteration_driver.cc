@@ -24,11 +24,16 @@ void IterationDriver::Start(std::function<void(const Status&)> done) {
   }
 }
 
-void IterationDriver::Barrier(std::function<void()> then) {
+collective::CollectiveSpec IterationDriver::BarrierSpec(int world_size) {
   collective::CollectiveSpec spec;
   spec.type = CollectiveType::kBarrier;
-  spec.group.resize(static_cast<size_t>(backend_.world_size()));
-  for (int r = 0; r < backend_.world_size(); ++r) spec.group[static_cast<size_t>(r)] = r;
+  spec.group.resize(static_cast<size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) spec.group[static_cast<size_t>(r)] = r;
+  return spec;
+}
+
+void IterationDriver::Barrier(std::function<void()> then) {
+  const collective::CollectiveSpec spec = BarrierSpec(backend_.world_size());
   auto schedule = collective::Plan(spec, backend_.rank());
   if (!schedule.ok()) {
     Finish(schedule.status());
@@ -51,6 +56,7 @@ void IterationDriver::Next() {
   ++started_;
   in_iteration_ = true;
   iteration_start_ = backend_.Now();
+  if (first_start_ == 0) first_start_ = iteration_start_;
   executor_.Start(iteration, [this, iteration](const Status& st) {
     in_iteration_ = false;
     if (!st.ok()) {

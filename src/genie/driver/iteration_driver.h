@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "genie/collective/collective_spec.h"
 #include "genie/common/status.h"
 #include "genie/common/units.h"
 #include "genie/record/recorder.h"
@@ -52,6 +53,11 @@ class IterationDriver {
   // True while an iteration's graph walk is in progress (not in a barrier).
   bool in_iteration() const { return in_iteration_; }
   TimeNs iteration_start() const { return iteration_start_; }
+  // When the first iteration (warm-up included) started: the rank's first operation; 0 before.
+  TimeNs first_start() const { return first_start_; }
+  // The world barrier between iterations (planned with the default options: a ring), so that
+  // the peer set (runtime/peer_set.h) can include its peers.
+  static collective::CollectiveSpec BarrierSpec(int world_size);
   const runtime::Executor& executor() const { return executor_; }
   // What this rank waits on right now: the executor's pending ops, or which barrier.
   std::string DescribeWaiting() const;
@@ -74,6 +80,7 @@ class IterationDriver {
   bool in_iteration_ = false;
   bool finished_ = false;
   TimeNs iteration_start_ = 0;
+  TimeNs first_start_ = 0;
 };
 
 }  // namespace genie::driver

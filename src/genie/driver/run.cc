@@ -1,7 +1,13 @@
 #include "genie/driver/run.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +21,9 @@
 #include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
+#include "genie/collective/planner.h"
+#include "genie/net/fd_limit.h"
+#include "genie/runtime/peer_set.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
@@ -24,6 +33,47 @@ namespace genie::driver {
 namespace {
 
 namespace fs = std::filesystem;
+
+// When this process started, on CLOCK_MONOTONIC: /proc/self/stat's start time (clock ticks
+// since boot) against CLOCK_BOOTTIME, which counts from boot as well. 0 if unreadable.
+TimeNs ProcessStart() {
+  std::ifstream in("/proc/self/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  // Field 3 (state) is the first after the name; starttime is field 22.
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i != 22) continue;
+    const long ticks = sysconf(_SC_CLK_TCK);
+    timespec boot{};
+    if (ticks <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0) return 0;
+    const TimeNs since_boot = static_cast<TimeNs>(boot.tv_sec) * kNsPerSec + boot.tv_nsec;
+    const TimeNs started = static_cast<TimeNs>(std::stoll(field)) * (kNsPerSec / ticks);
+    return loop::MonotonicNow() - (since_boot - started);
+  }
+  return 0;
+}
+
+// When genie launch started the job (GENIE_LAUNCH_TIME_NS, CLOCK_REALTIME), on this process's
+// CLOCK_MONOTONIC; 0 when not launched by genie launch.
+TimeNs LaunchStart() {
+  const char* text = std::getenv("GENIE_LAUNCH_TIME_NS");
+  if (text == nullptr || *text == '\0') return 0;
+  timespec real{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  const TimeNs now_real = static_cast<TimeNs>(real.tv_sec) * kNsPerSec + real.tv_nsec;
+  return loop::MonotonicNow() - (now_real - static_cast<TimeNs>(std::strtoll(text, nullptr, 10)));
+}
+
+// The process's peak resident set (getrusage's ru_maxrss, KiB on Linux), in bytes.
+uint64_t PeakRssBytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
 
 // Rank 0 on a terminal shows how far the run is.
 void PrintProgress(int finished, int total, bool warmup, TimeNs elapsed_ns) {
@@ -74,6 +124,9 @@ Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
 }  // namespace
 
 int RunRank(const RunOptions& o, const launch::RankEnv& env) {
+  const TimeNs process_start = ProcessStart();
+  const TimeNs launch_start = LaunchStart();
+  net::RaiseFdLimit();
   auto setup = runtime::PrepareRun(o.setup);
   if (!setup.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << setup.status().message() << "\n";
@@ -167,6 +220,21 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     std::cerr << "genie run: rank " << env.rank << ": " << graph.status().message() << "\n";
     return 2;
   }
+  // Connect only the ranks this rank's plans use (runtime/peer_set.h), with the barrier's.
+  auto planned = runtime::PlannedPeers(**graph, setup->exec);
+  if (planned.ok()) {
+    auto barrier = collective::Plan(IterationDriver::BarrierSpec(env.world_size), env.rank);
+    if (!barrier.ok()) {
+      planned = barrier.status();
+    } else {
+      runtime::AddSchedulePeers(*barrier, env.rank, &*planned);
+    }
+  }
+  if (!planned.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << planned.status().message() << "\n";
+    return 2;
+  }
+  opt.peers = std::move(*planned);
   // On a testbed, rank 0 records its counters and plays the fault schedule.
   std::unique_ptr<TestbedSession> bed;
   if (env.rank == 0 && (!o.testbed.empty() || !o.faults.empty())) {
@@ -208,7 +276,23 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                      {"modelled_bytes_sent", t.modelled_bytes_sent},
                      {"modelled_messages_sent", t.modelled_messages_sent}});
   }
-  (*recorder)->Note("traffic", {{"rank", env.rank}, {"peers", peers}});
+  // Scale figures: what the rank held and how long it took to start (docs/metrics.md).
+  const runtime::StartupTimes& times = (*backend)->startup();
+  const TimeNs first_op = driver.first_start();
+  nlohmann::json startup = {{"rendezvous_ns", times.rendezvous},
+                            {"connect_ns", times.connect},
+                            {"clock_sync_ns", times.clock_sync}};
+  if (first_op > 0) {
+    startup["ready_to_first_op_ns"] = first_op - times.ready;
+    if (process_start > 0) startup["process_to_first_op_ns"] = first_op - process_start;
+    if (launch_start > 0) startup["launch_to_first_op_ns"] = first_op - launch_start;
+  }
+  (*recorder)->Note("traffic", {{"rank", env.rank},
+                                {"peers", peers},
+                                {"connected_peers", (*backend)->peers()},
+                                {"connections", (*backend)->connections()},
+                                {"startup", startup},
+                                {"peak_rss_bytes", PeakRssBytes()}});
   if (bed != nullptr) (*recorder)->Note("testbed", bed->End());
   (*recorder)->Close();
   if (!st.ok()) {
@@ -218,11 +302,11 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                ? launch::kExitPeerFailed
                : 1;
   }
-  // Connections per peer, read before the orderly shutdown closes them.
-  std::string connections;
-  for (int peer = 0; peer < env.world_size; ++peer) {
-    if (peer == env.rank) continue;
+  // Connections per connected peer, read before the orderly shutdown closes them.
+  std::string connections, connected;
+  for (int peer : (*backend)->peers()) {
     connections += " " + std::to_string((*backend)->counters(peer).connections);
+    connected += (connected.empty() ? "" : " ") + std::to_string(peer);
   }
   Status shut = (*backend)->Shutdown();
   if (!shut.ok()) spdlog::warn("rank {}: shutdown: {}", env.rank, shut.message());
@@ -234,9 +318,9 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     }
     std::fprintf(stderr,
                  "genie run: rank %d: verify: %llu collectives checked, all correct%s; "
-                 "connections per peer:%s\n",
+                 "connections per peer:%s (to ranks %s of %d)\n",
                  env.rank, static_cast<unsigned long long>(driver.executor().verified()),
-                 unchecked.c_str(), connections.c_str());
+                 unchecked.c_str(), connections.c_str(), connected.c_str(), env.world_size);
   }
   return WriteResults(o, *setup, env, (*backend)->run_id());
 }

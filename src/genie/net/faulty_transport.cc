@@ -66,8 +66,9 @@ void FaultyTransport::Start(Armed& a) {
   });
 }
 
-Status FaultyTransport::Connect(const std::vector<std::string>& addresses) {
-  GENIE_RETURN_IF_ERROR(inner_->Connect(addresses));
+Status FaultyTransport::Connect(const std::vector<std::string>& addresses,
+                                const std::vector<int>& peers) {
+  GENIE_RETURN_IF_ERROR(inner_->Connect(addresses, peers));
   for (size_t i = 0; i < faults_.size(); ++i) {
     Armed& a = faults_[i];
     if (a.fault.after_messages == 0) Start(a);

@@ -62,7 +62,10 @@ struct Pair {
       r[i].t->SetEvents(&r[i]);
       addresses.push_back(std::move(r[i].t->Listen()).value());
     }
-    Run([&](Rank& k) { ASSERT_TRUE(k.t->Connect(addresses).ok()); });
+    Run([&](Rank& k) {
+      ASSERT_TRUE(
+          k.t->Connect(addresses, AllPeers(k.rank, static_cast<int>(addresses.size()))).ok());
+    });
   }
   void Run(const std::function<void(Rank&)>& script) {
     std::thread t0([&] { script(r[0]); }), t1([&] { script(r[1]); });

@@ -19,7 +19,11 @@ PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout,
       peer_timeout_(peer_timeout),
       interval_(IntervalFor(peer_timeout)),
       clock_(clock),
-      peers_(static_cast<size_t>(world_size)) {}
+      peers_(static_cast<size_t>(world_size)) {
+  for (int p = 0; p < world_size; ++p) {
+    if (p != rank) watched_.push_back(p);
+  }
+}
 
 void PeerLiveness::StartTicking() { last_tick_ = clock_->Now(); }
 
@@ -39,8 +43,7 @@ void PeerLiveness::Tick(const TickActions& actions) {
   // theirs to answer for: a tick counts at most one interval.
   const TimeNs not_counted = std::max<TimeNs>(0, now - last_tick_ - interval_);
   last_tick_ = now;
-  for (int p = 0; p < static_cast<int>(peers_.size()); ++p) {
-    if (p == rank_) continue;
+  for (int p : watched_) {
     Peer& l = peers_[static_cast<size_t>(p)];
     const Link link = actions.link(p);
     // A heartbeat only to a peer that nothing went to since the last tick.

@@ -46,6 +46,11 @@ class PeerLiveness {
   TimeNs peer_timeout() const { return peer_timeout_; }
   const loop::Clock& clock() const { return *clock_; }
 
+  // The peers to keep audible and to check (the connected ones); every other rank of the
+  // world until set. Ascending, without this rank.
+  void SetPeers(std::vector<int> peers) { watched_ = std::move(peers); }
+  const std::vector<int>& peers() const { return watched_; }
+
   // Ticks begin (heartbeats go out from now on; nobody is checked yet).
   void StartTicking();
   // Silence is counted from now on (every peer counts as just heard).
@@ -72,7 +77,8 @@ class PeerLiveness {
   TimeNs peer_timeout_;
   TimeNs interval_;
   const loop::Clock* clock_;
-  std::vector<Peer> peers_;
+  std::vector<Peer> peers_;    // [rank]
+  std::vector<int> watched_;  // ranks ticked
   TimeNs last_tick_ = 0;
   bool checking_ = false;
 };

@@ -13,8 +13,13 @@
 //  * channels: C parallel connections (flows) per peer pair; `channel` picks one (mod C).
 //  * a message to one's own rank is matched locally (copied), never touching the network.
 //
-// Lifecycle: Listen() -> publish the address through a rendezvous -> Connect(all addresses)
-// -> post operations while the EventLoop runs -> Shutdown(). Completions and failures are
+// Lifecycle: Listen() -> publish the address through a rendezvous -> Connect(all addresses,
+// the peers this rank talks to) -> post operations while the EventLoop runs -> Shutdown().
+//
+// Peers: Connect() opens connections only to the ranks it is given (runtime/peer_set.h works
+// them out from the rank's plans, so both ends of every pair name each other and nobody opens
+// the N² mesh). The lower rank of a pair listens, the higher one dials, C connections per
+// pair. Operations to a rank outside the set are a fatal error naming it. Completions and failures are
 // reported to the TransportEvents sink, always from the loop (never from inside a Post* call).
 //
 // Liveness: from Connect() to Shutdown(), every connected peer must be heard from (any
@@ -72,6 +77,12 @@ struct PeerCounters {
   int connections = 0;  // established connections to this peer right now
 };
 
+// Every rank but `rank`: the full mesh (tests, bench, doctor).
+std::vector<int> AllPeers(int rank, int world_size);
+// `peers` sorted, without duplicates; InvalidArgument naming the rank when one is outside
+// [0, world_size) or is `rank` itself.
+Result<std::vector<int>> NormalizePeers(std::vector<int> peers, int rank, int world_size);
+
 struct SendOp {
   int peer = -1;
   uint16_t channel = 0;
@@ -128,9 +139,11 @@ class Transport {
 
   // Starts listening on the bind address; returns this rank's address for the rendezvous.
   virtual Result<std::string> Listen() = 0;
-  // Establishes every connection (C per peer), driving the event loop itself until all are
-  // up or peer_timeout has passed. addresses[r] is rank r's Listen() result.
-  virtual Status Connect(const std::vector<std::string>& addresses) = 0;
+  // Establishes the C connections to every rank in `peers` (ascending, without this rank),
+  // driving the event loop itself until all are up or peer_timeout has passed. addresses[r]
+  // is rank r's Listen() result (only the peers' are used).
+  virtual Status Connect(const std::vector<std::string>& addresses,
+                         const std::vector<int>& peers) = 0;
 
   virtual void PostSend(const SendOp& op) = 0;
   virtual void PostRecv(const RecvOp& op) = 0;

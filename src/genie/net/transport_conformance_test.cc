@@ -120,7 +120,7 @@ class TransportConformanceTest : public testing::TestWithParam<Param> {
       addresses.push_back(*a);
     }
     Run([&](Rank& k) {
-      Status st = k.t->Connect(addresses);
+      Status st = k.t->Connect(addresses, AllPeers(k.rank, static_cast<int>(addresses.size())));
       ASSERT_TRUE(st.ok()) << st.ToString();
     });
   }

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "genie/collective/planner.h"
+#include "genie/runtime/collective_plan.h"
 #include "genie/common/checked_math.h"
 #include "genie/common/wire_limits.h"
 #include "genie/runtime/verify_data.h"
@@ -198,43 +199,7 @@ bool Executor::TryIssue(const Op& op) {
 }
 
 Result<std::vector<int>> Executor::GroupMembers(const Op& op) const {
-  std::vector<int> members;
-  const std::vector<int>* found = nullptr;
-  if (op.group != kWorldGroup) {
-    found = config_.groups.Find(op.group);
-    if (found == nullptr) found = graph_.metadata_groups().Find(op.group);
-    if (found == nullptr) {
-      // ASTRA-sim falls back to the world group for an unknown group; so do we, loudly.
-      static bool warned = false;
-      if (!warned) {
-        spdlog::warn(
-            "rank {}: node {} names process group {} that no comm-group file or "
-            "METADATA node defines; using all ranks (pass --comm-group FILE)",
-            rank_, op.id, op.group);
-        warned = true;
-      }
-    }
-  }
-  if (found != nullptr) {
-    members = *found;
-  } else {
-    members.resize(config_.world_size);
-    std::iota(members.begin(), members.end(), 0);
-  }
-  if (std::find(members.begin(), members.end(), rank_) == members.end()) {
-    return Status::InvalidArgument("rank " + std::to_string(rank_) + ", node " +
-                                   std::to_string(op.id) + " (" + op.name + "): process group " +
-                                   std::to_string(op.group) +
-                                   " does not contain this rank; check the comm-group file");
-  }
-  for (int r : members) {
-    if (r < 0 || r >= config_.world_size) {
-      return Status::InvalidArgument("process group " + std::to_string(op.group) + " names rank " +
-                                     std::to_string(r) + " but the workload has " +
-                                     std::to_string(config_.world_size) + " ranks");
-    }
-  }
-  return members;
+  return runtime::GroupMembers(op, config_, graph_.metadata_groups(), rank_);
 }
 
 Status Executor::IndexCommunication() {
@@ -279,44 +244,12 @@ uint64_t Executor::P2pTag(const Op& op) const {
 
 Status Executor::IssueCollective(InFlight& f) {
   const Op& op = f.op;
-  GENIE_ASSIGN_OR_RETURN(std::vector<int> members, GroupMembers(op));
-  collective::CollectiveSpec spec;
-  spec.type = op.coll_type;
-  spec.size = op.comm_size;
-  spec.group = members;
-  if (op.src >= 0) {
-    auto it = std::find(members.begin(), members.end(), op.src);
-    if (it != members.end()) spec.root = static_cast<int>(it - members.begin());
-  }
-  spec.options = config_.plan;
-  auto choice_it = config_.implementations.find(op.coll_type);
-  CollectiveChoice choice =
-      choice_it != config_.implementations.end() ? choice_it->second : CollectiveChoice{};
-  spec.options.algorithms = choice.algorithms;
-  spec.options.direct_window = choice.direct_window;
-  spec.options.custom = choice.custom;
-  if (!op.involved_dim.empty()) spec.options.involved_dim = op.involved_dim;
-  // The logical topology applies to the world group; a subgroup runs as one dimension.
-  int dims_product = 1;
-  for (int d : spec.options.dims) dims_product *= d;
-  if (spec.options.dims.empty() || dims_product != static_cast<int>(members.size())) {
-    spec.options.dims = {static_cast<int>(members.size())};
-    spec.options.involved_dim.clear();
-    if (spec.options.algorithms.size() > 1) spec.options.algorithms.resize(1);
-  }
-  const int group_index =
-      static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
-  auto schedule = collective::Plan(spec, group_index);
-  if (!schedule.ok()) {
-    return schedule.status().WithContext("rank " + std::to_string(rank_) + ", node " +
-                                         std::to_string(op.id) + " (" + op.name + ")");
-  }
-  std::string algorithm;
-  for (size_t i = 0; i < spec.options.algorithms.size(); ++i) {
-    if (i) algorithm += ",";
-    algorithm += collective::AlgorithmName(spec.options.algorithms[i]);
-  }
-  f.algorithm = algorithm;
+  GENIE_ASSIGN_OR_RETURN(CollectivePlan plan, PlanCollective(op, config_, graph_.metadata_groups(), rank_));
+  const std::vector<int>& members = plan.members;
+  const collective::CollectiveSpec& spec = plan.spec;
+  const int group_index = plan.group_index;
+  auto schedule = &plan.schedule;
+  f.algorithm = plan.algorithm;
   f.group_size = static_cast<int>(members.size());
   const NodeId id = op.id;
   const uint64_t tag = CollectiveTag(op, members);
@@ -357,7 +290,7 @@ Status Executor::IssueCollective(InFlight& f) {
     }
   }
   f.runner = std::make_unique<CollectiveRunner>(
-      backend_, std::move(schedule).value(), tag, config_.costs, config_.plan.active_chunks,
+      backend_, std::move(plan.schedule), tag, config_.costs, config_.plan.active_chunks,
       config_.policy, buffer, [this, id] {
         auto& fl = *in_flight_.at(id);
         if (config_.verify && !fl.expected.empty()) {

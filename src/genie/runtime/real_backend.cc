@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 
+#include "genie/net/fd_limit.h"
 #include "genie/net/frame.h"
 #include "genie/net/rendezvous.h"
 
@@ -28,6 +29,7 @@ std::string BootId() {
 }  // namespace
 
 Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOptions& o) {
+  const TimeNs created = loop::MonotonicNow();
   if (o.world_size > 1 && o.rendezvous.empty()) {
     return Status::InvalidArgument(fmt::format(
         "rank {} of {}: no rendezvous given; use genie launch, or set GENIE_RENDEZVOUS to "
@@ -39,6 +41,7 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   if (o.spin_us > 0) policy.margin = static_cast<TimeNs>(o.spin_us) * kNsPerUs;
   GENIE_ASSIGN_OR_RETURN(auto loop, loop::EventLoop::Create(policy));
   std::unique_ptr<RealBackend> b(new RealBackend(o, std::move(loop)));
+  b->startup_.created = created;
   b->traffic_.resize(static_cast<size_t>(o.world_size));
   if (o.intra_host) {
     GENIE_ASSIGN_OR_RETURN(auto model, IntraHostModel::Create(*o.intra_host, o.world_size));
@@ -80,8 +83,10 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   // Each rank publishes "address|host id"; the transport sees only the addresses.
   net::RendezvousRequest q{o.rendezvous,  o.job_id, o.rank, o.world_size, address + "|" + BootId(),
                            o.peer_timeout};
+  const TimeNs rendezvous_start = loop::MonotonicNow();
   GENIE_ASSIGN_OR_RETURN(auto published,
                          net::ExchangeAddresses(q, {"", o.local_rank, o.local_world_size}));
+  b->startup_.rendezvous = loop::MonotonicNow() - rendezvous_start;
   std::vector<std::string> addresses;
   std::string table;
   for (const std::string& p : published) {
@@ -93,12 +98,34 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   // Listening ports are fresh every run: the table's hash tells this run's files from others'.
   b->run_id_ = fmt::format("{:016x}", net::JobHash(table));
   GENIE_RETURN_IF_ERROR(b->CheckHosts(addresses));
-  GENIE_RETURN_IF_ERROR(b->transport_->Connect(addresses));
-  // Every rank that needed our address has connected with it (Connect() is a barrier).
-  net::WithdrawAddress(q);
-  spdlog::info("rank {}: connected to {} peers over {} ({} channel(s) each) from {}", o.rank,
-               o.world_size - 1, b->transport_->name(), o.channels, address);
+  b->peers_ = o.peers ? *o.peers : net::AllPeers(o.rank, o.world_size);
+  // The clock estimate ping-pongs rank 0 with every rank on another machine: both ends know
+  // the host ids from the table, so both add the pair.
+  for (int r = 0; r < o.world_size; ++r) {
+    if (r != o.rank && (o.rank == 0 || r == 0) && !b->SameClock(o.rank == 0 ? r : o.rank)) {
+      b->peers_.push_back(r);
+    }
+  }
+  GENIE_ASSIGN_OR_RETURN(b->peers_, net::NormalizePeers(b->peers_, o.rank, o.world_size));
+  net::RaiseFdLimit();
+  GENIE_RETURN_IF_ERROR(net::CheckFdBudget(
+      o.rank, static_cast<uint64_t>(b->peers_.size()) * static_cast<uint64_t>(o.channels),
+      o.channels));
+  const TimeNs connect_start = loop::MonotonicNow();
+  GENIE_RETURN_IF_ERROR(b->transport_->Connect(addresses, b->peers_));
+  b->startup_.connect = loop::MonotonicNow() - connect_start;
+  // A full mesh is a barrier: every rank has read our address. With fewer peers a rank we do
+  // not talk to may still be reading the table, so the address stays until Shutdown / Abort
+  // (after the run's final world barrier).
+  b->rendezvous_ = q;
+  if (b->peers_.size() + 1 == static_cast<size_t>(o.world_size)) b->Withdraw();
+  spdlog::info("rank {}: connected to {} of {} peers over {} ({} channel(s) each) from {}",
+               o.rank, b->peers_.size(), o.world_size - 1, b->transport_->name(), o.channels,
+               address);
+  const TimeNs sync_start = loop::MonotonicNow();
   GENIE_RETURN_IF_ERROR(b->EstimateClock());
+  b->startup_.clock_sync = loop::MonotonicNow() - sync_start;
+  b->startup_.ready = loop::MonotonicNow();
   return b;
 }
 
@@ -138,10 +165,7 @@ Status RealBackend::EstimateClock() {
     transport_->PostSend({peer, 0, kClockTag | static_cast<uint64_t>(round), nullptr, 0,
                           Store({[&outstanding] { --outstanding; }}), data});
   };
-  // Ranks on rank 0's machine read the same CLOCK_MONOTONIC: offset 0, nothing to measure.
-  auto same_clock = [&](int r) {
-    return !options_.always_sync_clock && host_ids_[static_cast<size_t>(r)] == host_ids_[0];
-  };
+  auto same_clock = [&](int r) { return SameClock(r); };
   std::vector<uint64_t> stamps(kClockPings);  // rank 0's reply times, for a pinging rank
   if (me == 0) {
     // Answer every other machine's ranks' pings with the time each arrived, in any order.
@@ -194,6 +218,7 @@ RealBackend::RealBackend(const RealBackendOptions& options, std::unique_ptr<loop
     : options_(options), loop_(std::move(loop)) {}
 
 RealBackend::~RealBackend() {
+  Withdraw();
   transport_.reset();  // closes sockets while the loop still exists
 }
 
@@ -206,6 +231,17 @@ uint64_t RealBackend::Store(Pending p) {
   }
   callbacks_.push_back(std::move(p));
   return callbacks_.size() - 1;
+}
+
+bool RealBackend::SameClock(int r) const {
+  // Ranks on rank 0's machine read the same CLOCK_MONOTONIC: offset 0, nothing to measure.
+  return !options_.always_sync_clock && host_ids_[static_cast<size_t>(r)] == host_ids_[0];
+}
+
+int RealBackend::connections() const {
+  int n = 0;
+  for (int p : peers_) n += transport_->counters(p).connections;
+  return n;
 }
 
 void RealBackend::OnRecvDone(uint64_t cookie, Bytes, uint64_t remote_data) {
@@ -275,13 +311,21 @@ void RealBackend::OnFatal(const Status& status) {
   loop_->Quit();
 }
 
+void RealBackend::Withdraw() {
+  if (!rendezvous_) return;
+  net::WithdrawAddress(*rendezvous_);
+  rendezvous_.reset();
+}
+
 void RealBackend::Abort(const Status& why) {
+  Withdraw();
   aborting_ = true;  // completions that still drain while the news goes out reach nobody
   if (transport_)
     transport_->Abort(why.message(), std::min<TimeNs>(options_.peer_timeout, kNsPerSec));
 }
 
 Status RealBackend::Shutdown() {
+  Withdraw();
   if (!transport_) return Status::Ok();
   // After a failure nobody waits for goodbyes: the job is over.
   return transport_->Shutdown(status_.ok() ? options_.peer_timeout : 0);

@@ -7,6 +7,10 @@
 // Create() connects eagerly: it listens on the bind address, exchanges addresses through the
 // rendezvous, and returns only when all C connections to every peer are up (or fails naming
 // the missing ranks after peer_timeout). So connection cost never lands inside a measured step.
+// The peers are the options' (the ranks the rank's plans use, runtime/peer_set.h) plus those
+// the clock estimate needs (rank 0 and the ranks on other machines than rank 0's); unset =
+// every rank. Before connecting it raises RLIMIT_NOFILE to the hard limit and fails, naming
+// the limit and the fix, when the connections would not fit under it.
 // It then estimates this rank's clock offset to rank 0 (ping-pong, the minimum-RTT sample of
 // Cristian's method) so results from many hosts merge onto one timeline.
 //
@@ -26,6 +30,7 @@
 
 #include "genie/common/status.h"
 #include "genie/config/network_config.h"
+#include "genie/net/rendezvous.h"
 #include "genie/net/transport.h"
 #include "genie/net/transport_factory.h"
 #include "genie/runtime/backend.h"
@@ -55,6 +60,8 @@ struct RealBackendOptions {
   int local_rank = -1;
   int local_world_size = -1;
   std::string bind_addr = "127.0.0.1";
+  // The ranks this rank's operations talk to (runtime/PlannedPeers); nullopt = all of them.
+  std::optional<std::vector<int>> peers;
   int channels = 1;            // connections per peer pair
   std::string tcp_congestion;  // empty = the kernel's default
   TimeNs peer_timeout = 30 * kNsPerSec;  // connect/rendezvous deadline and TCP_USER_TIMEOUT
@@ -80,6 +87,15 @@ struct ClockOffset {
   TimeNs offset_ns = 0;
   TimeNs rtt_ns = 0;  // of the sample used; the offset is good to about rtt / 2
   int samples = 0;
+};
+
+// Where Create() spent its time (CLOCK_MONOTONIC ns).
+struct StartupTimes {
+  TimeNs created = 0;     // Create() entered
+  TimeNs rendezvous = 0;  // the address exchange took
+  TimeNs connect = 0;     // Connect() took
+  TimeNs clock_sync = 0;  // the clock estimate took
+  TimeNs ready = 0;       // Create() returned
 };
 
 // Traffic to one peer, split by what crossed the real network and what was modelled.
@@ -122,6 +138,10 @@ class RealBackend final : public Backend, private net::TransportEvents {
   const net::PeerCounters& counters(int peer) const { return transport_->counters(peer); }
   const PeerTraffic& traffic(int peer) const { return traffic_[static_cast<size_t>(peer)]; }
   const ClockOffset& clock() const { return clock_; }
+  // The ranks connected to (ascending) and the connections (sockets) to them right now.
+  const std::vector<int>& peers() const { return peers_; }
+  int connections() const;
+  const StartupTimes& startup() const { return startup_; }
   // Host id of every rank (the kernel's boot id: ranks with the same one share a clock).
   const std::vector<std::string>& host_ids() const { return host_ids_; }
   // Identical on every rank of this run and different for every run (hash of the address
@@ -150,6 +170,9 @@ class RealBackend final : public Backend, private net::TransportEvents {
     return intra_ && peer != options_.rank && intra_->SameHost(options_.rank, peer);
   }
   Status CheckHosts(const std::vector<std::string>& published);
+  // Rank r reads rank 0's CLOCK_MONOTONIC (same machine, and no --clock-sync always).
+  bool SameClock(int r) const;
+  void Withdraw();  // takes this rank's address out of the rendezvous, once
   Status EstimateClock();
 
   void OnSendDone(uint64_t cookie) override { Fire(cookie); }
@@ -170,6 +193,9 @@ class RealBackend final : public Backend, private net::TransportEvents {
   std::string run_id_;
   std::string listen_address_;
   ClockOffset clock_;
+  std::vector<int> peers_;
+  StartupTimes startup_;
+  std::optional<net::RendezvousRequest> rendezvous_;  // until withdrawn
   bool aborting_ = false;
 };
 

@@ -236,7 +236,7 @@ void FabricTransport::Drain() {
 
 bool FabricTransport::Busy() const {
   return sends_in_flight_ > 0 || recvs_in_flight_ > 0 || !pending_rma_.empty() ||
-         (addresses_.size() > 0 && hellos_ < options_.world_size - 1);
+         (addresses_.size() > 0 && hellos_ < static_cast<int>(peers_.size()));
 }
 
 void FabricTransport::ArmProgressTimer() {
@@ -388,6 +388,13 @@ bool FabricTransport::CheckPeer(int peer, const char* op) {
                     options_.rank, op, peer, options_.world_size)));
     return false;
   }
+  if (!is_peer_.empty() && !is_peer_[static_cast<size_t>(peer)]) {
+    ReportFatal(Status::Internal(fmt::format(
+        "rank {}: {} to rank {}, which is not among the peers this rank connected to (its "
+        "plans did not name it; a bug in the peer set, runtime/peer_set.h)",
+        options_.rank, op, peer)));
+    return false;
+  }
   if (ep_ == nullptr || lost_[static_cast<size_t>(peer)]) {
     ReportFatal(Status::Unavailable(
         fmt::format("rank {}: {} to rank {}, but {}", options_.rank, op, peer,
@@ -537,6 +544,8 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
   } else if (h.src_rank >= static_cast<uint32_t>(options_.world_size) ||
              h.src_rank == static_cast<uint32_t>(options_.rank)) {
     bad = fmt::format("bad source rank {}", h.src_rank);
+  } else if (!is_peer_.empty() && !is_peer_[h.src_rank]) {
+    bad = "not a peer of this rank (do all ranks run the same workload and flags?)";
   } else if (h.type == kData && (h.flags & kInline) && extra != h.bytes) {
     bad = fmt::format("inline payload of {} bytes, header says {}", extra, h.bytes);
   }

@@ -375,12 +375,17 @@ std::string FabricTransport::AddrName(int peer) const {
   return text;
 }
 
-Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
+Status FabricTransport::Connect(const std::vector<std::string>& addresses,
+                                const std::vector<int>& peers) {
   const int n = options_.world_size;
   if (static_cast<int>(addresses.size()) != n) {
     return Status::InvalidArgument(
         fmt::format("{} addresses for a world of {} ranks", addresses.size(), n));
   }
+  GENIE_ASSIGN_OR_RETURN(peers_, NormalizePeers(peers, options_.rank, n));
+  is_peer_.assign(static_cast<size_t>(n), 0);
+  for (int p : peers_) is_peer_[static_cast<size_t>(p)] = 1;
+  liveness_.SetPeers(peers_);
   std::vector<std::string> watch;
   for (int p = 0; p < n; ++p) {
     const std::string& a = addresses[static_cast<size_t>(p)];
@@ -388,7 +393,7 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
     addresses_.push_back(a.substr(0, slash));
     watch.push_back(slash == std::string::npos ? "" : a.substr(slash + 1));
   }
-  for (int p = 0; p < n; ++p) {
+  for (int p : peers_) {
     auto raw = HexDecode(addresses_[static_cast<size_t>(p)]);
     if (!raw.ok() || watch[static_cast<size_t>(p)].empty()) {
       return Status::InvalidArgument(fmt::format(
@@ -409,21 +414,20 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
   const TimeNs deadline = loop_->Now() + options_.peer_timeout;
   GENIE_RETURN_IF_ERROR(ConnectWatches(watch, deadline));
   GENIE_RETURN_IF_ERROR(StartHeartbeats());
-  for (int p = 0; p < n; ++p) {
-    if (p != options_.rank) SendSimpleCtrl(p, kHello, nullptr, 0);
-  }
-  while (hellos_ < n - 1 && !first_fatal_seen_ && loop_->Now() < deadline) {
+  for (int p : peers_) SendSimpleCtrl(p, kHello, nullptr, 0);
+  const int expected = static_cast<int>(peers_.size());
+  while (hellos_ < expected && !first_fatal_seen_ && loop_->Now() < deadline) {
     loop_->RunOnce(std::min(deadline, loop_->Now() + 10 * kNsPerMs));
   }
   if (first_fatal_seen_) {
     StopHeartbeats();
     return first_fatal_;
   }
-  if (hellos_ < n - 1) {
+  if (hellos_ < expected) {
     StopHeartbeats();
     std::string missing;
-    for (int p = 0; p < n; ++p) {
-      if (p != options_.rank && !hello_from_[static_cast<size_t>(p)]) {
+    for (int p : peers_) {
+      if (!hello_from_[static_cast<size_t>(p)]) {
         missing += fmt::format("{}rank {} ({})", missing.empty() ? "" : ", ", p, AddrName(p));
       }
     }
@@ -431,9 +435,7 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses) {
                                        options_.rank, FormatDuration(options_.peer_timeout),
                                        missing, provider_));
   }
-  for (int p = 0; p < n; ++p) {
-    if (p != options_.rank) counters_[static_cast<size_t>(p)].connections = 1;
-  }
+  for (int p : peers_) counters_[static_cast<size_t>(p)].connections = 1;
   liveness_.StartChecking();
   return Status::Ok();
 }

@@ -151,15 +151,14 @@ Status FabricTransport::Shutdown(TimeNs timeout) {
   if (ep_ == nullptr) return Status::Ok();
   shutting_down_ = true;
   StopHeartbeats();
-  const int n = options_.world_size;
-  for (int p = 0; p < n; ++p) {
-    if (p != options_.rank && !lost_[static_cast<size_t>(p)]) SendSimpleCtrl(p, kBye, nullptr, 0);
+  for (int p : peers_) {
+    if (!lost_[static_cast<size_t>(p)]) SendSimpleCtrl(p, kBye, nullptr, 0);
   }
   auto waiting = [&] {
     if (sends_in_flight_ > 0 || !backlog_.empty()) return true;
-    for (int p = 0; p < n; ++p) {
+    for (int p : peers_) {
       const size_t pi = static_cast<size_t>(p);
-      if (p != options_.rank && !lost_[pi] && !bye_from_[pi]) return true;
+      if (!lost_[pi] && !bye_from_[pi]) return true;
     }
     return false;
   };
@@ -173,9 +172,9 @@ Status FabricTransport::Shutdown(TimeNs timeout) {
     result = Status::Unavailable("during shutdown: a peer failed (see the log above)");
   } else if (waiting()) {
     std::string who;
-    for (int p = 0; p < n; ++p) {
+    for (int p : peers_) {
       const size_t pi = static_cast<size_t>(p);
-      if (p != options_.rank && !lost_[pi] && !bye_from_[pi]) {
+      if (!lost_[pi] && !bye_from_[pi]) {
         who += fmt::format("{}rank {}", who.empty() ? "" : ", ", p);
       }
     }
@@ -193,8 +192,8 @@ void FabricTransport::Abort(const std::string& reason, TimeNs linger) {
   StopHeartbeats();
   backlog_.clear();  // queued data is dropped: the reason goes first
   const std::string text = reason.substr(0, std::min<size_t>(kMaxAbortBytes, kInlineBytes));
-  for (int p = 0; p < options_.world_size; ++p) {
-    if (p == options_.rank || lost_[static_cast<size_t>(p)]) continue;
+  for (int p : peers_) {
+    if (lost_[static_cast<size_t>(p)]) continue;
     ++aborts_in_flight_;
     SendSimpleCtrl(p, kAbort, text.data(), text.size());
   }

@@ -40,8 +40,9 @@
 // dead peer forever without an error on the CQ. Listen() returns "<hex fi_getname>/<ip:port of
 // the watch listener>".
 //
-// Liveness, job id, abort and goodbye are control messages too: a hello to every peer in
-// Connect() (job id hash and world size checked; Connect returns when every peer's hello came),
+// Liveness, job id, abort and goodbye are control messages too: a hello to every peer named in
+// Connect() (job id hash and world size checked; Connect returns when every peer's hello came;
+// a message from a rank outside the peers is rejected),
 // heartbeats from PeerLiveness (net/liveness.h) to peers nothing was sent to recently, a peer
 // silent for peer_timeout is fatal, and a send error on the CQ (fi_cq_readerr) names the
 // peer as lost. Abort sends the reason; Shutdown sends a goodbye and waits for every peer's.
@@ -92,7 +93,8 @@ class FabricTransport final : public Transport {
   std::string name() const override;
   void SetEvents(TransportEvents* events) override { events_ = events; }
   Result<std::string> Listen() override;
-  Status Connect(const std::vector<std::string>& addresses) override;
+  Status Connect(const std::vector<std::string>& addresses,
+                 const std::vector<int>& peers) override;
   void PostSend(const SendOp& op) override;
   void PostRecv(const RecvOp& op) override;
   Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override;
@@ -160,7 +162,7 @@ class FabricTransport final : public Transport {
 
   // fabric_watch.cc: one idle TCP connection per peer pair that ends with the peer's process.
   Result<std::string> ListenWatch();
-  Status ConnectWatches(const std::vector<std::string>& watch, TimeNs deadline);
+  Status ConnectWatches(const std::vector<std::string>& watch, TimeNs deadline);  // peers_
   void OnWatchEnded(int peer);
   void CloseWatches();
 
@@ -211,6 +213,10 @@ class FabricTransport final : public Transport {
   std::vector<uint64_t> send_seq_;  // per peer: sequence number of the next message
   std::vector<char> hello_from_, bye_from_, lost_;
   int hellos_ = 0;
+  // Connect()'s peers (ascending) and, by rank, whether one is: only they get an address
+  // vector entry, a watch connection, hellos, heartbeats, goodbyes.
+  std::vector<int> peers_;
+  std::vector<char> is_peer_;
 
   // Contexts: stable addresses, reused through a free list.
   std::vector<std::unique_ptr<Ctx>> ctx_store_;

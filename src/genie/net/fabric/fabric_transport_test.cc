@@ -90,7 +90,7 @@ TEST(FabricTransport, AOneSidedWriteLandsBeforeItsNotice) {
   std::barrier sync(2);
   uint64_t key = 0;
   RunAll(nodes, [&](Node& n) {
-    ASSERT_TRUE(n.t->Connect(addresses).ok());
+    ASSERT_TRUE(n.t->Connect(addresses, AllPeers(n.rank, static_cast<int>(addresses.size()))).ok());
     if (n.rank == 0) {
       auto k = n.t->RegisterRegion(region.data(), region.size());
       ASSERT_TRUE(k.ok()) << k.status().ToString();
@@ -126,7 +126,7 @@ TEST(FabricTransport, AnAbortReasonReachesThePeer) {
   ASSERT_EQ(nodes.size(), 3u);
   std::barrier sync(3);
   RunAll(nodes, [&](Node& n) {
-    ASSERT_TRUE(n.t->Connect(addresses).ok());
+    ASSERT_TRUE(n.t->Connect(addresses, AllPeers(n.rank, static_cast<int>(addresses.size()))).ok());
     sync.arrive_and_wait();
     if (n.rank == 2) {
       n.t->Abort("rank 2: the trace is broken", kNsPerSec);
@@ -142,7 +142,7 @@ TEST(FabricTransport, AnotherJobsRankIsRefused) {
   auto nodes = MakeNodes({"job-a", "job-b"}, /*rma=*/false, &addresses, 2 * kNsPerSec);
   ASSERT_EQ(nodes.size(), 2u);
   RunAll(nodes, [&](Node& n) {
-    Status st = n.t->Connect(addresses);
+    Status st = n.t->Connect(addresses, AllPeers(n.rank, static_cast<int>(addresses.size())));
     EXPECT_FALSE(st.ok());
     // Either the watch connection or the hello is refused; nobody is taken for a peer.
     EXPECT_NE(st.message().find("rank " + std::to_string(n.rank)), std::string::npos)
@@ -156,7 +156,7 @@ TEST(FabricTransport, ATcpAddressIsNotAFabricOne) {
   auto nodes = MakeNodes({"x", "x"}, /*rma=*/false, &addresses, 2 * kNsPerSec);
   ASSERT_EQ(nodes.size(), 2u);
   addresses[1] = "127.0.0.1:5000";  // what a rank run with --transport tcp publishes
-  Status st = nodes[0].t->Connect(addresses);
+  Status st = nodes[0].t->Connect(addresses, {1});
   EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(st.message().find("--transport fabric"), std::string::npos) << st.ToString();
 }

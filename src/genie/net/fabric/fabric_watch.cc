@@ -76,8 +76,13 @@ Status FabricTransport::ConnectWatches(const std::vector<std::string>& watch, Ti
   auto fail = [&](const std::string& why) {
     return Status::Unavailable(fmt::format("rank {}: watch connections: {}", options_.rank, why));
   };
-  // Lower ranks are dialled; higher ranks dial us.
-  for (int p = 0; p < options_.rank; ++p) {
+  // Lower peers are dialled; higher peers dial us.
+  int expected = 0;
+  for (int p : peers_) {
+    if (p > options_.rank) {
+      ++expected;
+      continue;
+    }
     GENIE_ASSIGN_OR_RETURN(auto hp, SplitHostPort(watch[static_cast<size_t>(p)]));
     GENIE_ASSIGN_OR_RETURN(SocketAddress a, ResolveAddress(hp.first, hp.second));
     int fd = socket(a.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -101,7 +106,6 @@ Status FabricTransport::ConnectWatches(const std::vector<std::string>& watch, Ti
       return fail(fmt::format("hello to rank {}: {}", p, strerror(errno)));
     }
   }
-  int expected = n - 1 - options_.rank;
   while (expected > 0) {
     pollfd pfd{watch_listen_fd_, POLLIN, 0};
     const TimeNs left = deadline - loop_->Now();
@@ -113,7 +117,8 @@ Status FabricTransport::ConnectWatches(const std::vector<std::string>& watch, Ti
     WatchHello hello{};
     if (!ReadFull(fd, &hello, sizeof(hello), 5000) || hello.magic != kMagic ||
         hello.job_hash != job_hash_ || hello.rank <= static_cast<uint32_t>(options_.rank) ||
-        hello.rank >= static_cast<uint32_t>(n) || watch_fd_[hello.rank] >= 0) {
+        hello.rank >= static_cast<uint32_t>(n) || !is_peer_[hello.rank] ||
+        watch_fd_[hello.rank] >= 0) {
       ++rejected_;
       spdlog::warn("rank {}: rejected a watch connection from {} (not a rank of this job)",
                    options_.rank, SocketName(fd, true));

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,37 +49,50 @@ Result<std::string> TcpTransport::Listen() {
   return listen_address_;
 }
 
-Status TcpTransport::Connect(const std::vector<std::string>& addresses) {
+Status TcpTransport::Connect(const std::vector<std::string>& addresses,
+                             const std::vector<int>& peers) {
   if (static_cast<int>(addresses.size()) != options_.world_size) {
     return Status::InvalidArgument(
         fmt::format("{} addresses for a world of {} ranks", addresses.size(), options_.world_size));
   }
+  GENIE_ASSIGN_OR_RETURN(peers_, NormalizePeers(peers, options_.rank, options_.world_size));
+  is_peer_.assign(static_cast<size_t>(options_.world_size), 0);
+  for (int p : peers_) is_peer_[static_cast<size_t>(p)] = 1;
+  // Higher ranks may have dialled before we got here (accepting starts at Listen()).
+  for (int p = options_.rank + 1; p < options_.world_size; ++p) {
+    if (counters_[static_cast<size_t>(p)].connections > 0 && !is_peer_[static_cast<size_t>(p)]) {
+      is_peer_[static_cast<size_t>(p)] = 1;
+      peers_.insert(std::lower_bound(peers_.begin(), peers_.end(), p), p);
+    }
+  }
+  liveness_.SetPeers(peers_);
   addresses_ = addresses;
   connect_deadline_ = loop_->Now() + options_.peer_timeout;
   // Heartbeats start now, not after Connect(): a peer whose own Connect() is done checks us
   // while we may still wait here for a slower rank.
   GENIE_RETURN_IF_ERROR(StartHeartbeats());
   Status st = Status::Ok();
-  for (int p = 0; p < options_.rank && st.ok(); ++p) {
-    for (int ch = 0; ch < options_.channels && st.ok(); ++ch) st = StartConnect(p, ch);
+  // The higher rank of a pair dials; so each pair is dialled once, by a rule both ends know.
+  for (size_t i = 0; i < peers_.size() && peers_[i] < options_.rank && st.ok(); ++i) {
+    for (int ch = 0; ch < options_.channels && st.ok(); ++ch) st = StartConnect(peers_[i], ch);
   }
   if (!st.ok()) {
     StopHeartbeats();
     return st;
   }
-  const int expected = (options_.world_size - 1) * options_.channels;
-  while (established_ < expected && !first_fatal_seen_ && loop_->Now() < connect_deadline_) {
+  // peers_ may grow while we wait (a higher rank adopted in OnHello).
+  auto expected = [this] { return static_cast<int>(peers_.size()) * options_.channels; };
+  while (established_ < expected() && !first_fatal_seen_ && loop_->Now() < connect_deadline_) {
     loop_->RunOnce(connect_deadline_);
   }
   if (first_fatal_seen_) {
     StopHeartbeats();
     return first_fatal_;
   }
-  if (established_ < expected) {
+  if (established_ < expected()) {
     StopHeartbeats();
     std::string missing;
-    for (int p = 0; p < options_.world_size; ++p) {
-      if (p == options_.rank) continue;
+    for (int p : peers_) {
       int n = counters_[static_cast<size_t>(p)].connections;
       if (n < options_.channels) {
         missing +=
@@ -88,7 +102,8 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses) {
     }
     return Status::Timeout(fmt::format(
         "rank {}: could not connect to {} within {}; are those ranks running and is the address "
-        "reachable from here? (--peer-timeout sets the wait)",
+        "reachable from here? (--peer-timeout sets the wait; a higher rank that never dials "
+        "may not share this rank's plans: same workload and flags on every rank?)",
         options_.rank, missing, FormatDuration(options_.peer_timeout)));
   }
   spdlog::debug("rank {}: {} tcp connections up", options_.rank, established_);
@@ -107,10 +122,18 @@ Status TcpTransport::StartConnect(int peer, int channel) {
   DataSocketOptions so{options_.socket_buffer_bytes, options_.peer_timeout,
                        options_.tcp_congestion};
   Status st = SetDataSocketOptions(fd, so);
-  // Bind the source too, so traffic leaves from the chosen address (NIC) only.
+  // Bind the source too, so traffic leaves from the chosen address (NIC) only. Port 0 plus
+  // IP_BIND_ADDRESS_NO_PORT defers the port choice to connect(), where the kernel may reuse a
+  // port for different destinations: a plain bind() reserves a port per socket and runs out
+  // of the ~28k ephemeral ports ("Address already in use") at a few hundred local ranks.
+  if (st.ok()) {
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+  }
   if (st.ok() && bind(fd, local.get(), local.length) != 0) {
-    st = Status::IoError(fmt::format("rank {}: cannot bind {} for connecting: {}", options_.rank,
-                                     options_.bind_addr, strerror(errno)));
+    st = Status::IoError(fmt::format(
+        "rank {}: cannot bind {} for connecting to rank {}: {}", options_.rank,
+        options_.bind_addr, peer, strerror(errno)));
   }
   if (st.ok() && connect(fd, remote.get(), remote.length) != 0 && errno != EINPROGRESS) {
     int err = errno;
@@ -219,6 +242,15 @@ Status TcpTransport::OnHello(Conn* c, const FrameHeader& h) {
     return Status::InvalidArgument(fmt::format(
         "second connection claiming rank {} channel {}; two processes with the same rank?", src,
         h.channel));
+  }
+  if (!is_peer_.empty() && !is_peer_[static_cast<size_t>(src)]) {
+    // Its plans use this rank though ours do not name it (a trace whose SEND has no RECV
+    // here, say). Adopted: its messages are then matched, and liveness covers it both ways.
+    spdlog::debug("rank {}: rank {} connected though this rank's plans do not use it",
+                  options_.rank, src);
+    is_peer_[static_cast<size_t>(src)] = 1;
+    peers_.insert(std::lower_bound(peers_.begin(), peers_.end(), src), src);
+    liveness_.SetPeers(peers_);
   }
   c->peer = src;
   c->channel = h.channel;

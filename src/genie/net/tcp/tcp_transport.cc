@@ -107,6 +107,13 @@ TcpTransport::Conn* TcpTransport::ConnFor(int peer, uint16_t channel, const char
                     options_.rank, op, peer, options_.world_size)));
     return nullptr;
   }
+  if (!is_peer_.empty() && !is_peer_[static_cast<size_t>(peer)]) {
+    ReportFatal(Status::Internal(fmt::format(
+        "rank {}: {} to rank {}, which is not among the peers this rank connected to (its "
+        "plans did not name it; a bug in the peer set, runtime/peer_set.h)",
+        options_.rank, op, peer)));
+    return nullptr;
+  }
   Conn* c = by_peer_[static_cast<size_t>(peer)][channel];
   if (c == nullptr || c->bye_queued) {
     ReportFatal(Status::Unavailable(

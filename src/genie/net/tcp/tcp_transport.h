@@ -1,7 +1,9 @@
 // TcpTransport: the Transport over non-blocking TCP sockets on one EventLoop.
 //
-// Connections: C per peer pair (channels); the higher rank connects to the lower one, binding
-// its source to the bind address too, and opens with a hello frame carrying its rank, channel,
+// Connections: C per pair of peers named in Connect() (channels); the higher rank connects to
+// the lower one, binding its source to the bind address too (with IP_BIND_ADDRESS_NO_PORT, so
+// the kernel picks the source port at connect() time per destination and thousands of
+// connections do not exhaust the ephemeral ports), and opens with a hello frame carrying its rank, channel,
 // world size and the job id; the acceptor checks them and answers with an ack. Anything else
 // that connects (garbage, another job) is rejected, logged with its address, and the run goes
 // on. Every later frame is checked (frame.h); a bad frame on an established connection or a
@@ -49,7 +51,8 @@ class TcpTransport final : public Transport {
   std::string name() const override { return "tcp"; }
   void SetEvents(TransportEvents* events) override { events_ = events; }
   Result<std::string> Listen() override;
-  Status Connect(const std::vector<std::string>& addresses) override;
+  Status Connect(const std::vector<std::string>& addresses,
+                 const std::vector<int>& peers) override;
   void PostSend(const SendOp& op) override;
   void PostRecv(const RecvOp& op) override;
   Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override;
@@ -125,12 +128,16 @@ class TcpTransport final : public Transport {
   int listen_fd_ = -1;
   std::string listen_address_;
   std::vector<std::string> addresses_;
+  // The ranks connected to (Connect's peers, plus any higher rank that dialled us unplanned):
+  // liveness watches them and nobody else. Empty before Connect().
+  std::vector<int> peers_;
+  std::vector<uint8_t> is_peer_;  // [rank]
   TimeNs connect_deadline_ = 0;
   std::unordered_map<int, std::unique_ptr<Conn>> conns_;  // by fd
   std::vector<std::unique_ptr<Conn>> dead_;               // closed, freed on the next turn
   std::vector<std::vector<Conn*>> by_peer_;               // [peer][channel], open only
   std::vector<PeerCounters> counters_;
-  int established_ = 0;
+  int established_ = 0;  // open connections to planned peers (Connect waits for all)
   MessageMatcher matcher_;
   Bytes unexpected_bytes_ = 0;  // payload bytes held for unposted receives
   std::vector<std::pair<unsigned char*, Bytes>> regions_;

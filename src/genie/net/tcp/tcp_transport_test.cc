@@ -88,7 +88,9 @@ class Cluster {
       addrs.push_back(*a);
     }
     addrs_ = addrs;
-    Run([&](int, Node& node) { ASSERT_TRUE(node.t->Connect(addrs).ok()); });
+    Run([&](int r, Node& node) {
+      ASSERT_TRUE(node.t->Connect(addrs, AllPeers(r, static_cast<int>(addrs.size()))).ok());
+    });
   }
   void Run(const std::function<void(int, Node&)>& script) {
     std::vector<std::thread> threads;
@@ -549,7 +551,7 @@ TEST(TcpTransportTest, ConnectTimesOutNamingTheMissingRank) {
   auto t = std::move(TcpTransport::Create(loop.get(), o)).value();
   auto addr = t->Listen();
   ASSERT_TRUE(addr.ok());
-  Status st = t->Connect({*addr, "127.0.0.1:9"});
+  Status st = t->Connect({*addr, "127.0.0.1:9"}, {1});
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("rank 1 (0 of 1 connections"), std::string::npos) << st.message();
 }
