@@ -32,9 +32,50 @@ collective::CollectiveSpec IterationDriver::BarrierSpec(int world_size) {
   return spec;
 }
 
+collective::Schedule IterationDriver::TokenRingBarrier(int world_size, int rank) {
+  using collective::Step;
+  using collective::StepKind;
+  collective::Schedule s;
+  s.rank = rank;
+  s.group_index = rank;
+  const int n = world_size;
+  if (n > 1) {
+    const int left = (rank + n - 1) % n, right = (rank + 1) % n;
+    constexpr uint32_t kToken = 0, kRelease = 1;  // tags, per ordered pair
+    auto step = [&](StepKind kind, int from, int to, uint32_t tag, std::vector<uint32_t> deps) {
+      Step st;
+      st.kind = kind;
+      st.recv_peer = collective::HasRecv(kind) ? from : -1;
+      st.send_peer = collective::HasSend(kind) ? to : -1;
+      st.recv_tag = st.send_tag = tag;
+      st.deps = std::move(deps);
+      s.steps.push_back(std::move(st));
+    };
+    if (rank == 0) {
+      step(StepKind::kSend, -1, right, kToken, {});
+      step(StepKind::kRecv, left, -1, kToken, {0});
+      step(StepKind::kSend, -1, right, kRelease, {1});
+    } else if (rank < n - 1) {
+      step(StepKind::kRecvCopySend, left, right, kToken, {});
+      step(StepKind::kRecvCopySend, left, right, kRelease, {0});
+    } else {
+      step(StepKind::kRecvCopySend, left, right, kToken, {});  // right is rank 0
+      step(StepKind::kRecv, left, -1, kRelease, {0});
+    }
+  }
+  collective::Phase phase;
+  phase.op = CollectiveType::kBarrier;
+  phase.end = static_cast<uint32_t>(s.steps.size());
+  s.phases.push_back(phase);
+  return s;
+}
+
 void IterationDriver::Barrier(std::function<void()> then) {
-  const collective::CollectiveSpec spec = BarrierSpec(backend_.world_size());
-  auto schedule = collective::Plan(spec, backend_.rank());
+  Result<collective::Schedule> schedule =
+      TokenRingBarrier(backend_.world_size(), backend_.rank());
+  if (backend_.modelled()) {
+    schedule = collective::Plan(BarrierSpec(backend_.world_size()), backend_.rank());
+  }
   if (!schedule.ok()) {
     Finish(schedule.status());
     return;

@@ -55,9 +55,18 @@ class IterationDriver {
   TimeNs iteration_start() const { return iteration_start_; }
   // When the first iteration (warm-up included) started: the rank's first operation; 0 before.
   TimeNs first_start() const { return first_start_; }
-  // The world barrier between iterations (planned with the default options: a ring), so that
-  // the peer set (runtime/peer_set.h) can include its peers.
+  // The world barrier of simulated ranks: the planner's barrier with the default options.
   static collective::CollectiveSpec BarrierSpec(int world_size);
+  // The world barrier of real ranks: a token goes once round the ring (everyone has arrived),
+  // then a release follows it (everyone may go on) — 2N zero-byte messages in all. The
+  // planner's ring barrier (a zero-byte ring all-reduce) wakes every rank 2(N-1) times, which
+  // costs seconds when hundreds of ranks share a few cores; this one wakes each rank twice,
+  // and its peers are the ring neighbours, which every ring workload connects anyway (the
+  // peer set, runtime/peer_set.h, adds them). `rank`'s schedule; pure.
+  static collective::Schedule TokenRingBarrier(int world_size, int rank);
+  // One more world barrier after the run (every rank must call it); `then` runs on the
+  // backend's loop when it is met. Not after a failure.
+  void WorldBarrier(std::function<void()> then) { Barrier(std::move(then)); }
   const runtime::Executor& executor() const { return executor_; }
   // What this rank waits on right now: the executor's pending ops, or which barrier.
   std::string DescribeWaiting() const;

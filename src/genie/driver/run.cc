@@ -223,12 +223,8 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   // Connect only the ranks this rank's plans use (runtime/peer_set.h), with the barrier's.
   auto planned = runtime::PlannedPeers(**graph, setup->exec);
   if (planned.ok()) {
-    auto barrier = collective::Plan(IterationDriver::BarrierSpec(env.world_size), env.rank);
-    if (!barrier.ok()) {
-      planned = barrier.status();
-    } else {
-      runtime::AddSchedulePeers(*barrier, env.rank, &*planned);
-    }
+    runtime::AddSchedulePeers(IterationDriver::TokenRingBarrier(env.world_size, env.rank),
+                              env.rank, &*planned);
   }
   if (!planned.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << planned.status().message() << "\n";
@@ -295,6 +291,21 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                                 {"peak_rss_bytes", PeakRssBytes()}});
   if (bed != nullptr) (*recorder)->Note("testbed", bed->End());
   (*recorder)->Close();
+  if (st.ok() && (*backend)->peers().size() + 1 < static_cast<size_t>(env.world_size)) {
+    // Shutdown waits for the connected peers' goodbyes only (not a world barrier unless all
+    // are connected), and results.json is merged from every rank's stream: meet once more so
+    // that every stream is closed before any rank merges.
+    bool met = false;
+    driver.WorldBarrier([&] {
+      met = true;
+      (*backend)->Stop();
+    });
+    (*backend)->Run();
+    if (!met) {
+      st = (*backend)->status().ok() ? Status::Internal("the closing barrier did not complete")
+                                     : (*backend)->status();
+    }
+  }
   if (!st.ok()) {
     (*backend)->Abort(st);
     std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";

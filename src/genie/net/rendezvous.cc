@@ -123,9 +123,18 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const L
   std::vector<std::string> addrs(static_cast<size_t>(q.world_size));
   std::map<int, std::string> foreign;  // rank -> nonce of a file another launch wrote
   TimeNs deadline = loop::MonotonicNow() + q.timeout;
+  // Polling cost matters at scale: N ranks each trying every missing file every few ms is
+  // N² failed opens a round, enough to starve the ranks still starting on a busy machine. So
+  // a round stops at the first file still missing (the rest are read once it is there), and
+  // the pause grows from 2 ms to 50 ms while nothing new appears.
+  int first_missing = 0;
+  TimeNs pause = 2 * kNsPerMs;
   while (true) {
     bool all = true;
-    for (int r = 0; r < q.world_size; ++r) {
+    const int was_missing = first_missing;
+    // Past the deadline, one full pass, so that the error names exactly the missing ranks.
+    const bool full = loop::MonotonicNow() > deadline;
+    for (int r = first_missing; r < q.world_size; ++r) {
       auto& a = addrs[static_cast<size_t>(r)];
       if (!a.empty()) continue;
       std::ifstream in(fmt::format("{}.{}.addr", base, r));
@@ -139,16 +148,22 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const L
         if (mine.Has(r) && !theirs.nonce.empty() && theirs.nonce != mine.nonce) {
           foreign[r] = theirs.nonce;
           all = false;
-          continue;
+          if (full) continue;
+          first_missing = r;
+          break;
         }
         foreign.erase(r);
         a = address;
       } else {
         all = false;
       }
+      if (!all && !full) {
+        first_missing = r;
+        break;
+      }
     }
     if (all) return addrs;
-    if (loop::MonotonicNow() > deadline) {
+    if (full) {
       std::string why;
       if (!foreign.empty()) {
         std::string ranks;
@@ -164,7 +179,8 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const L
           "start, with the same --rendezvous and job id '{}'?{}",
           q.rank, dir, FormatDuration(q.timeout), MissingRanks(addrs), q.job_id, why));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pause = first_missing != was_missing ? 2 * kNsPerMs : std::min(pause * 2, 50 * kNsPerMs);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(pause));
   }
 }
 
