@@ -9,8 +9,15 @@ constexpr TimeNs kMinInterval = 10 * kNsPerMs;
 constexpr TimeNs kMaxInterval = kNsPerSec;
 }  // namespace
 
-TimeNs PeerLiveness::IntervalFor(TimeNs peer_timeout) {
-  return std::clamp(peer_timeout / 4, kMinInterval, kMaxInterval);
+TimeNs PeerLiveness::IntervalFor(TimeNs peer_timeout, size_t peers) {
+  const TimeNs most =
+      std::max(kMaxInterval, kMaxInterval * static_cast<TimeNs>((peers + 15) / 16));
+  return std::max(kMinInterval, std::min(peer_timeout / 4, most));
+}
+
+void PeerLiveness::SetPeers(std::vector<int> peers) {
+  watched_ = std::move(peers);
+  if (!ticking_) interval_ = IntervalFor(peer_timeout_, watched_.size());
 }
 
 PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout,
@@ -25,7 +32,10 @@ PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout,
   }
 }
 
-void PeerLiveness::StartTicking() { last_tick_ = clock_->Now(); }
+void PeerLiveness::StartTicking() {
+  last_tick_ = clock_->Now();
+  ticking_ = true;
+}
 
 void PeerLiveness::StartChecking() {
   const TimeNs now = clock_->Now();

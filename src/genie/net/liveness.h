@@ -37,8 +37,11 @@ class PeerLiveness {
   };
 
   // The tick interval for a timeout: peer_timeout / 4 within [10 ms, 1 s], so an idle peer is
-  // heard about four times per timeout, and long timeouts cost nothing.
-  static TimeNs IntervalFor(TimeNs peer_timeout);
+  // heard about four times per timeout, and long timeouts cost nothing. With many peers the
+  // upper bound grows (1 s per 16 peers, never past peer_timeout / 4): a full mesh of N ranks
+  // on one machine would otherwise send N² heartbeats a second — 65,000 at 256 ranks, enough
+  // to keep every rank runnable and starve the run.
+  static TimeNs IntervalFor(TimeNs peer_timeout, size_t peers = 1);
 
   PeerLiveness(int rank, int world_size, TimeNs peer_timeout, const loop::Clock* clock);
 
@@ -47,8 +50,9 @@ class PeerLiveness {
   const loop::Clock& clock() const { return *clock_; }
 
   // The peers to keep audible and to check (the connected ones); every other rank of the
-  // world until set. Ascending, without this rank.
-  void SetPeers(std::vector<int> peers) { watched_ = std::move(peers); }
+  // world until set. Ascending, without this rank. Before StartTicking() it also sets the
+  // interval for that many peers (IntervalFor).
+  void SetPeers(std::vector<int> peers);
   const std::vector<int>& peers() const { return watched_; }
 
   // Ticks begin (heartbeats go out from now on; nobody is checked yet).
@@ -80,6 +84,7 @@ class PeerLiveness {
   std::vector<Peer> peers_;    // [rank]
   std::vector<int> watched_;  // ranks ticked
   TimeNs last_tick_ = 0;
+  bool ticking_ = false;
   bool checking_ = false;
 };
 

@@ -44,6 +44,11 @@ TEST(PeerLivenessTest, IntervalIsAQuarterOfTheTimeoutWithinBounds) {
   EXPECT_EQ(PeerLiveness::IntervalFor(400 * kNsPerMs), 100 * kNsPerMs);
   EXPECT_EQ(PeerLiveness::IntervalFor(20 * kNsPerMs), 10 * kNsPerMs);
   EXPECT_EQ(PeerLiveness::IntervalFor(60 * kNsPerSec), kNsPerSec);
+  // Many peers: the bound grows by 1 s per 16 peers, never past a quarter of the timeout.
+  EXPECT_EQ(PeerLiveness::IntervalFor(60 * kNsPerSec, 16), kNsPerSec);
+  EXPECT_EQ(PeerLiveness::IntervalFor(60 * kNsPerSec, 255), 15 * kNsPerSec);
+  EXPECT_EQ(PeerLiveness::IntervalFor(30 * kNsPerSec, 255), 7500 * kNsPerMs);
+  EXPECT_EQ(PeerLiveness::IntervalFor(400 * kNsPerMs, 255), 100 * kNsPerMs);
 }
 
 TEST(PeerLivenessTest, ASilentPeerIsReportedOnceExactlyAtPeerTimeout) {

@@ -17,7 +17,8 @@
 // is posted are not read, so TCP pushes back on senders instead of memory growing.
 //
 // Liveness (PeerLiveness, on TransportOptions::clock): from Connect() until Shutdown() a
-// periodic tick (every peer_timeout / 4, clamped to [10 ms, 1 s]) sends a payload-less heartbeat frame on channel 0 to each peer that nothing
+// periodic tick (every peer_timeout / 4, clamped to [10 ms, 1 s], longer with many peers:
+// PeerLiveness::IntervalFor) sends a payload-less heartbeat frame on channel 0 to each peer that nothing
 // was sent to since the previous tick, and reports as fatal a peer from which no byte arrived
 // for peer_timeout. Time during which this rank's own loop was not driven is not counted
 // against peers (their frames wait unread in the sockets meanwhile); nor is time during which
