@@ -71,8 +71,7 @@ collective::Schedule IterationDriver::TokenRingBarrier(int world_size, int rank)
 }
 
 void IterationDriver::Barrier(std::function<void()> then) {
-  Result<collective::Schedule> schedule =
-      TokenRingBarrier(backend_.world_size(), backend_.rank());
+  Result<collective::Schedule> schedule = TokenRingBarrier(backend_.world_size(), backend_.rank());
   if (backend_.modelled()) {
     schedule = collective::Plan(BarrierSpec(backend_.world_size()), backend_.rank());
   }

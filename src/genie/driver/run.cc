@@ -4,29 +4,28 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
-#include <cstdio>
-#include <filesystem>
-#include <iostream>
-
+#include "genie/collective/planner.h"
 #include "genie/config/network_config.h"
 #include "genie/driver/iteration_driver.h"
+#include "genie/driver/rank_backend.h"
 #include "genie/driver/run_results.h"
 #include "genie/driver/testbed_session.h"
 #include "genie/driver/watchdog.h"
-#include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
-#include "genie/collective/planner.h"
 #include "genie/net/fd_limit.h"
-#include "genie/runtime/peer_set.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
+#include "genie/runtime/peer_set.h"
 #include "genie/runtime/real_backend.h"
 
 namespace genie::driver {
@@ -223,8 +222,8 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   // Connect only the ranks this rank's plans use (runtime/peer_set.h), with the barrier's.
   auto planned = runtime::PlannedPeers(**graph, setup->exec);
   if (planned.ok()) {
-    runtime::AddSchedulePeers(IterationDriver::TokenRingBarrier(env.world_size, env.rank),
-                              env.rank, &*planned);
+    runtime::AddSchedulePeers(IterationDriver::TokenRingBarrier(env.world_size, env.rank), env.rank,
+                              &*planned);
   }
   if (!planned.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << planned.status().message() << "\n";

@@ -1,24 +1,23 @@
 #include "genie/launch/local_launcher.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
-#include <time.h>
 #include <sched.h>
-#include <sys/random.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "genie/launch/rank_env.h"
 
@@ -201,8 +200,8 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   // Start-up time in the results is measured from here (CLOCK_REALTIME: children convert).
   timespec launched{};
   clock_gettime(CLOCK_REALTIME, &launched);
-  const std::string launch_time = std::to_string(static_cast<int64_t>(launched.tv_sec) * 1000000000 +
-                                                 launched.tv_nsec);
+  const std::string launch_time =
+      std::to_string(static_cast<int64_t>(launched.tv_sec) * 1000000000 + launched.tv_nsec);
   for (int r = 0; r < o.ranks; ++r) {
     pid_t pid = fork();
     if (pid < 0) {

@@ -52,8 +52,7 @@ class FaultyTransport final : public Transport, private TransportEvents {
   std::string name() const override { return "faulty(" + inner_->name() + ")"; }
   void SetEvents(TransportEvents* events) override { events_ = events; }
   Result<std::string> Listen() override { return inner_->Listen(); }
-  Status Connect(const std::vector<std::string>& addresses,
-                 const std::vector<int>& peers) override;
+  Status Connect(const std::vector<std::string>& addresses, const std::vector<int>& peers) override;
   void PostSend(const SendOp& op) override;
   void PostRecv(const RecvOp& op) override;
   Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override {

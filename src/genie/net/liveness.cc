@@ -10,8 +10,7 @@ constexpr TimeNs kMaxInterval = kNsPerSec;
 }  // namespace
 
 TimeNs PeerLiveness::IntervalFor(TimeNs peer_timeout, size_t peers) {
-  const TimeNs most =
-      std::max(kMaxInterval, kMaxInterval * static_cast<TimeNs>((peers + 15) / 16));
+  const TimeNs most = std::max(kMaxInterval, kMaxInterval * static_cast<TimeNs>((peers + 15) / 16));
   return std::max(kMinInterval, std::min(peer_timeout / 4, most));
 }
 
@@ -20,8 +19,7 @@ void PeerLiveness::SetPeers(std::vector<int> peers) {
   if (!ticking_) interval_ = IntervalFor(peer_timeout_, watched_.size());
 }
 
-PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout,
-                           const loop::Clock* clock)
+PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout, const loop::Clock* clock)
     : rank_(rank),
       peer_timeout_(peer_timeout),
       interval_(IntervalFor(peer_timeout)),

@@ -81,7 +81,7 @@ class PeerLiveness {
   TimeNs peer_timeout_;
   TimeNs interval_;
   const loop::Clock* clock_;
-  std::vector<Peer> peers_;    // [rank]
+  std::vector<Peer> peers_;   // [rank]
   std::vector<int> watched_;  // ranks ticked
   TimeNs last_tick_ = 0;
   bool ticking_ = false;

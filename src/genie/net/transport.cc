@@ -20,9 +20,9 @@ Result<std::vector<int>> NormalizePeers(std::vector<int> peers, int rank, int wo
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   for (int p : peers) {
     if (p < 0 || p >= world_size || p == rank) {
-      return Status::InvalidArgument(fmt::format(
-          "rank {}: peer rank {} is {} (world of {} ranks)", rank, p,
-          p == rank ? "this rank itself" : "outside the world", world_size));
+      return Status::InvalidArgument(
+          fmt::format("rank {}: peer rank {} is {} (world of {} ranks)", rank, p,
+                      p == rank ? "this rank itself" : "outside the world", world_size));
     }
   }
   return peers;

@@ -19,8 +19,8 @@
 // Peers: Connect() opens connections only to the ranks it is given (runtime/peer_set.h works
 // them out from the rank's plans, so both ends of every pair name each other and nobody opens
 // the N² mesh). The lower rank of a pair listens, the higher one dials, C connections per
-// pair. Operations to a rank outside the set are a fatal error naming it. Completions and failures are
-// reported to the TransportEvents sink, always from the loop (never from inside a Post* call).
+// pair. Operations to a rank outside the set are a fatal error naming it. Completions and failures
+// are reported to the TransportEvents sink, always from the loop (never from inside a Post* call).
 //
 // Liveness: from Connect() to Shutdown(), every connected peer must be heard from (any
 // traffic counts) at least once per peer_timeout, or OnFatal names it. A transport keeps its

@@ -22,7 +22,7 @@ struct CollectivePlan {
   int group_index = -1;      // this rank's index in members
   collective::CollectiveSpec spec;
   collective::Schedule schedule;
-  std::string algorithm;     // "ring", "ring,direct", ...
+  std::string algorithm;  // "ring", "ring,direct", ...
 };
 
 // The members of op's process group: the comm-group file's, else the trace's METADATA

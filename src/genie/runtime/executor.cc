@@ -10,9 +10,9 @@
 #include <tuple>
 
 #include "genie/collective/planner.h"
-#include "genie/runtime/collective_plan.h"
 #include "genie/common/checked_math.h"
 #include "genie/common/wire_limits.h"
+#include "genie/runtime/collective_plan.h"
 #include "genie/runtime/verify_data.h"
 
 namespace genie::runtime {
@@ -244,7 +244,8 @@ uint64_t Executor::P2pTag(const Op& op) const {
 
 Status Executor::IssueCollective(InFlight& f) {
   const Op& op = f.op;
-  GENIE_ASSIGN_OR_RETURN(CollectivePlan plan, PlanCollective(op, config_, graph_.metadata_groups(), rank_));
+  GENIE_ASSIGN_OR_RETURN(CollectivePlan plan,
+                         PlanCollective(op, config_, graph_.metadata_groups(), rank_));
   const std::vector<int>& members = plan.members;
   const collective::CollectiveSpec& spec = plan.spec;
   const int group_index = plan.group_index;

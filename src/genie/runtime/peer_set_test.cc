@@ -135,9 +135,9 @@ TEST_F(PlannedPeersTest, CollectivesAndPointToPointNodes) {
   trace::AddInt64(&coll, "comm_type", 0);
   trace::AddUint64(&coll, "comm_size", 1 << 20);
   ASSERT_TRUE((*w)->Write(coll).ok());
-  for (auto [id, type, src, dst] :
-       {std::tuple<NodeId, ChakraProtoMsg::NodeType, int, int>{2, ChakraProtoMsg::COMM_SEND_NODE, 2, 6},
-        {3, ChakraProtoMsg::COMM_RECV_NODE, 5, 2}}) {
+  for (auto [id, type, src, dst] : {std::tuple<NodeId, ChakraProtoMsg::NodeType, int, int>{
+                                        2, ChakraProtoMsg::COMM_SEND_NODE, 2, 6},
+                                    {3, ChakraProtoMsg::COMM_RECV_NODE, 5, 2}}) {
     ChakraProtoMsg::Node n = node(id, type);
     trace::AddInt64(&n, "comm_src", src);
     trace::AddInt64(&n, "comm_dst", dst);

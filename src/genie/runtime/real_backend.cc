@@ -119,9 +119,8 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   // (after the run's final world barrier).
   b->rendezvous_ = q;
   if (b->peers_.size() + 1 == static_cast<size_t>(o.world_size)) b->Withdraw();
-  spdlog::info("rank {}: connected to {} of {} peers over {} ({} channel(s) each) from {}",
-               o.rank, b->peers_.size(), o.world_size - 1, b->transport_->name(), o.channels,
-               address);
+  spdlog::info("rank {}: connected to {} of {} peers over {} ({} channel(s) each) from {}", o.rank,
+               b->peers_.size(), o.world_size - 1, b->transport_->name(), o.channels, address);
   const TimeNs sync_start = loop::MonotonicNow();
   GENIE_RETURN_IF_ERROR(b->EstimateClock());
   b->startup_.clock_sync = loop::MonotonicNow() - sync_start;

@@ -30,11 +30,11 @@
 
 #include "genie/common/status.h"
 #include "genie/config/network_config.h"
+#include "genie/loop/event_loop.h"
 #include "genie/net/rendezvous.h"
 #include "genie/net/transport.h"
 #include "genie/net/transport_factory.h"
 #include "genie/runtime/backend.h"
-#include "genie/loop/event_loop.h"
 #include "genie/runtime/intra_host_model.h"
 
 namespace genie::runtime {

@@ -93,8 +93,7 @@ class FabricTransport final : public Transport {
   std::string name() const override;
   void SetEvents(TransportEvents* events) override { events_ = events; }
   Result<std::string> Listen() override;
-  Status Connect(const std::vector<std::string>& addresses,
-                 const std::vector<int>& peers) override;
+  Status Connect(const std::vector<std::string>& addresses, const std::vector<int>& peers) override;
   void PostSend(const SendOp& op) override;
   void PostRecv(const RecvOp& op) override;
   Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override;

@@ -111,7 +111,6 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses,
   return Status::Ok();
 }
 
-
 Status TcpTransport::StartConnect(int peer, int channel) {
   const std::string& text = addresses_[static_cast<size_t>(peer)];
   GENIE_ASSIGN_OR_RETURN(auto hp, SplitHostPort(text));
@@ -131,9 +130,8 @@ Status TcpTransport::StartConnect(int peer, int channel) {
     (void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
   }
   if (st.ok() && bind(fd, local.get(), local.length) != 0) {
-    st = Status::IoError(fmt::format(
-        "rank {}: cannot bind {} for connecting to rank {}: {}", options_.rank,
-        options_.bind_addr, peer, strerror(errno)));
+    st = Status::IoError(fmt::format("rank {}: cannot bind {} for connecting to rank {}: {}",
+                                     options_.rank, options_.bind_addr, peer, strerror(errno)));
   }
   if (st.ok() && connect(fd, remote.get(), remote.length) != 0 && errno != EINPROGRESS) {
     int err = errno;

@@ -3,9 +3,9 @@
 // Connections: C per pair of peers named in Connect() (channels); the higher rank connects to
 // the lower one, binding its source to the bind address too (with IP_BIND_ADDRESS_NO_PORT, so
 // the kernel picks the source port at connect() time per destination and thousands of
-// connections do not exhaust the ephemeral ports), and opens with a hello frame carrying its rank, channel,
-// world size and the job id; the acceptor checks them and answers with an ack. Anything else
-// that connects (garbage, another job) is rejected, logged with its address, and the run goes
+// connections do not exhaust the ephemeral ports), and opens with a hello frame carrying its rank,
+// channel, world size and the job id; the acceptor checks them and answers with an ack. Anything
+// else that connects (garbage, another job) is rejected, logged with its address, and the run goes
 // on. Every later frame is checked (frame.h); a bad frame on an established connection or a
 // connection that closes without goodbye is a fatal error naming the peer rank.
 //
@@ -18,9 +18,9 @@
 //
 // Liveness (PeerLiveness, on TransportOptions::clock): from Connect() until Shutdown() a
 // periodic tick (every peer_timeout / 4, clamped to [10 ms, 1 s], longer with many peers:
-// PeerLiveness::IntervalFor) sends a payload-less heartbeat frame on channel 0 to each peer that nothing
-// was sent to since the previous tick, and reports as fatal a peer from which no byte arrived
-// for peer_timeout. Time during which this rank's own loop was not driven is not counted
+// PeerLiveness::IntervalFor) sends a payload-less heartbeat frame on channel 0 to each peer that
+// nothing was sent to since the previous tick, and reports as fatal a peer from which no byte
+// arrived for peer_timeout. Time during which this rank's own loop was not driven is not counted
 // against peers (their frames wait unread in the sockets meanwhile); nor is time during which
 // a peer's connection is paused by flow control or after its goodbye. A peer found silent is
 // reported once and its connections are closed, so that it fails fast if it ever resumes.
@@ -52,8 +52,7 @@ class TcpTransport final : public Transport {
   std::string name() const override { return "tcp"; }
   void SetEvents(TransportEvents* events) override { events_ = events; }
   Result<std::string> Listen() override;
-  Status Connect(const std::vector<std::string>& addresses,
-                 const std::vector<int>& peers) override;
+  Status Connect(const std::vector<std::string>& addresses, const std::vector<int>& peers) override;
   void PostSend(const SendOp& op) override;
   void PostRecv(const RecvOp& op) override;
   Result<uint64_t> RegisterRegion(void* base, Bytes bytes) override;
