@@ -1,14 +1,12 @@
 #include "genie/launch/local_launcher.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/random.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +16,9 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "genie/launch/rank_env.h"
 
