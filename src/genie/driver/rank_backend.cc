@@ -1,5 +1,9 @@
 #include "genie/driver/rank_backend.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "genie/net/interface_address.h"
 
 namespace genie::driver {
@@ -17,6 +21,14 @@ Result<runtime::RealBackendOptions> RankBackendOptions(const launch::RankEnv& en
   if (!address.ok()) return address.status();
   opt.bind_addr = *address;
   return opt;
+}
+
+std::string HostLabel(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* h = std::getenv("GENIE_HOST"); h && *h) return h;
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
 }
 
 }  // namespace genie::driver

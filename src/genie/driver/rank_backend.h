@@ -16,4 +16,8 @@ namespace genie::driver {
 Result<runtime::RealBackendOptions> RankBackendOptions(const launch::RankEnv& env,
                                                         const std::string& bind);
 
+// The host a rank names itself by in findings: `given`, else GENIE_HOST (set by `genie launch
+// --testbed`: h3), else the machine's hostname.
+std::string HostLabel(const std::string& given = "");
+
 }  // namespace genie::driver

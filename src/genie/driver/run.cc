@@ -12,6 +12,7 @@
 #include "genie/driver/run_results.h"
 #include "genie/driver/testbed_session.h"
 #include "genie/driver/watchdog.h"
+#include "genie/driver/localize.h"
 #include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
@@ -209,6 +210,17 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                      {"modelled_messages_sent", t.modelled_messages_sent}});
   }
   (*recorder)->Note("traffic", {{"rank", env.rank}, {"peers", peers}});
+  // While the network is as the run left it (the testbed's faults are cleared by End()).
+  if (st.ok() && o.localize) {
+    LocalizeOptions lo;
+    lo.host = HostLabel();
+    auto row = ProbeUsedLinks(**backend, lo);
+    if (row.ok()) {
+      (*recorder)->Note("localize", std::move(*row));
+    } else {
+      st = row.status();
+    }
+  }
   if (bed != nullptr) (*recorder)->Note("testbed", bed->End());
   (*recorder)->Close();
   if (!st.ok()) {

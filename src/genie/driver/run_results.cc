@@ -1,5 +1,7 @@
 #include "genie/driver/run_results.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
+#include "genie/report/localization.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
@@ -119,6 +122,28 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
   return out;
 }
 
+// The ranks' probes of the links the run used, judged; on a testbed against its host links'
+// rate. Nullopt (and a warning) when the records do not add up.
+std::optional<report::Localization> Localization(const RunOptions& o, const nlohmann::json& records,
+                                                 int world_size) {
+  double expected = 0;
+  std::string source;
+  if (!o.testbed.empty()) {
+    auto layout = testbed::Load(o.testbed);
+    if (layout.ok() && layout->HostLinkRate() > 0) {
+      expected = static_cast<double>(layout->HostLinkRate()) * report::kTcpGoodput / 8e9;
+      source = fmt::format("testbed {}: host links at {} x goodput {}", o.testbed,
+                           FormatBitRate(layout->HostLinkRate()), report::kTcpGoodput);
+    }
+  }
+  auto l = report::Localize(records, world_size, expected, source);
+  if (!l.ok()) {
+    std::cerr << "genie run: --localize: " << l.status().message() << "\n";
+    return std::nullopt;
+  }
+  return std::move(*l);
+}
+
 }  // namespace
 
 int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const launch::RankEnv& env,
@@ -147,6 +172,11 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
                                                 merged->clock_offsets_ns);
   for (const auto& c : compared) {
     doc[c.source.rfind("baseline", 0) == 0 ? "baseline" : "prediction"] = report::ToJson(c);
+  }
+  std::optional<report::Localization> localized;
+  if (merged->run_info.is_object() && merged->run_info.contains("localize")) {
+    localized = Localization(o, merged->run_info["localize"], env.world_size);
+    if (localized) doc["localization"] = report::LocalizationJson(*localized);
   }
   Status st = report::WriteJsonFile(o.output + "/results.json", doc);
   if (st.ok() && !o.comparison_csv.empty() && !compared.empty()) {
@@ -190,6 +220,7 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   }
   if (!o.predict) PrintPrediction(setup, o.network_model, merged->ranks, "");
   for (const auto& c : compared) report::PrintComparison(std::cout, c);
+  if (localized) std::cout << report::FormatLocalization(*localized);
   return 0;
 }
 

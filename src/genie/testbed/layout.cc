@@ -42,6 +42,14 @@ LinkEnd EndFromJson(const nlohmann::json& j) {
 
 }  // namespace
 
+uint64_t Layout::HostLinkRate() const {
+  uint64_t rate = 0;
+  for (const auto& l : links) {
+    if (!l.id.empty() && l.id[0] == 'h' && (rate == 0 || l.rate_bps < rate)) rate = l.rate_bps;
+  }
+  return rate;
+}
+
 Bytes BurstFor(uint64_t rate_bps) {
   // 1 ms of the rate, never under 128 KiB.
   return std::max<Bytes>(128 * 1024, rate_bps / 8 / 1000);

@@ -84,6 +84,8 @@ struct Layout {
   const Host* FindHost(const std::string& name) const;
   // The address ranks on host 0 are reached at (rendezvous).
   const std::string& RendezvousAddress() const { return hosts.at(0).nics.at(0).address; }
+  // The slowest host link's rate (what every host should get alone), 0 with no host links.
+  uint64_t HostLinkRate() const;
 
   nlohmann::json ToJson() const;
 };
