@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace genie::report {
@@ -66,7 +67,43 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
   v.reference_gbps = Median(Entries(s.gbps, n));
   v.reference_rtt_us = Median(Entries(s.rtt_us, n));
   const double ref = v.reference_gbps, rref = v.reference_rtt_us;
-  auto slow = [&](int a, int b) { return At(s.gbps, a, b) < t.slow * ref; };
+  // A host (or a pair) is judged against the transfers of the others, its own left out: where
+  // its transfers are a large share of those measured (a few hosts, or a run's localisation of
+  // ring neighbours only) they would drag down the yardstick they are measured with.
+  struct Entry {
+    int from, to;
+    double gbps;
+  };
+  std::vector<Entry> measured_entries;
+  double fastest = 0;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      const double g = At(s.gbps, a, b);
+      if (a == b || std::isnan(g)) continue;
+      measured_entries.push_back({a, b, g});
+      fastest = std::max(fastest, g);
+    }
+  }
+  auto ref_without = [&](int a, int b) {
+    std::vector<double> others;
+    for (const auto& e : measured_entries) {
+      if (e.from != a && e.from != b && e.to != a && e.to != b) others.push_back(e.gbps);
+    }
+    return others.empty() ? ref : Median(std::move(others));
+  };
+  std::vector<double> host_ref(static_cast<size_t>(n));
+  for (int h = 0; h < n; ++h) host_ref[static_cast<size_t>(h)] = ref_without(h, h);
+  auto slow_for = [&](int h, int a, int b) {
+    return At(s.gbps, a, b) < t.slow * host_ref[static_cast<size_t>(h)];
+  };
+  std::map<std::pair<int, int>, bool> slow_pairs;  // judged on first use
+  auto slow = [&](int a, int b) {
+    const double g = At(s.gbps, a, b);
+    if (std::isnan(g) || g >= t.slow * fastest) return false;
+    auto [it, fresh] = slow_pairs.try_emplace({a, b}, false);
+    if (fresh) it->second = g < t.slow * ref_without(a, b);
+    return it->second;
+  };
   auto late = [&](int a, int b) {
     double r = At(s.rtt_us, a, b);
     return r > t.latency * rref && r > rref + t.latency_floor_us;
@@ -82,13 +119,6 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     return k;
   };
 
-  if (s.expected_gbps > 0 && ref < t.fabric * s.expected_gbps) {
-    v.findings.push_back({FindingKind::kFabricSlow, -1, -1, ref, s.expected_gbps,
-                          fmt::format("every transfer is slow: the median pair gives {}, {:.0f} % "
-                                      "of the {} expected ({})",
-                                      Gb(ref), 100 * ref / s.expected_gbps, Gb(s.expected_gbps),
-                                      s.expected_source)});
-  }
   // Transfers the testbed's switch queues placed on a slow switch-to-switch link: the uplink
   // explains them, so they count against no host (a host whose peers across the fabric all
   // hashed onto that link is not slow itself).
@@ -112,8 +142,8 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
       out.push_back(At(s.gbps, h, p));
       in.push_back(At(s.gbps, p, h));
       rtt.push_back(At(s.rtt_us, h, p));
-      slow_out += slow(h, p) && !on_uplink(h, p);
-      slow_in += slow(p, h) && !on_uplink(p, h);
+      slow_out += slow_for(h, h, p) && !on_uplink(h, p);
+      slow_in += slow_for(h, p, h) && !on_uplink(p, h);
       late_n += late(h, p);
     }
     const auto i = static_cast<size_t>(h);
@@ -123,24 +153,25 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     tx_bad[i] = most(slow_out, measured(s.gbps, h, true));
     rx_bad[i] = most(slow_in, measured(s.gbps, h, false));
     late_bad[i] = most(late_n, measured(s.rtt_us, h, true));
+    const double href = host_ref[i];
     if (tx_bad[i] && rx_bad[i]) {
       v.findings.push_back({FindingKind::kSlowLink, h, -1,
-                            std::min(v.tx_gbps[i], v.rx_gbps[i]), ref,
+                            std::min(v.tx_gbps[i], v.rx_gbps[i]), href,
                             fmt::format("{}: both directions slow — transmit {}, receive {}, "
                                         "peers {} (check the NIC, its cable and switch port)",
-                                        H[i], Gb(v.tx_gbps[i]), Gb(v.rx_gbps[i]), Gb(ref))});
+                                        H[i], Gb(v.tx_gbps[i]), Gb(v.rx_gbps[i]), Gb(href))});
     } else if (tx_bad[i]) {
-      v.findings.push_back({FindingKind::kSlowTransmit, h, -1, v.tx_gbps[i], ref,
+      v.findings.push_back({FindingKind::kSlowTransmit, h, -1, v.tx_gbps[i], href,
                             fmt::format("{}: transmit side slow — {} to its peers, {:.0f} % of "
                                         "the {} others get (its NIC's egress or its port's "
                                         "ingress: rate limit, autonegotiation, shaping)",
-                                        H[i], Gb(v.tx_gbps[i]), 100 * v.tx_gbps[i] / ref, Gb(ref))});
+                                        H[i], Gb(v.tx_gbps[i]), 100 * v.tx_gbps[i] / href, Gb(href))});
     } else if (rx_bad[i]) {
-      v.findings.push_back({FindingKind::kSlowReceive, h, -1, v.rx_gbps[i], ref,
+      v.findings.push_back({FindingKind::kSlowReceive, h, -1, v.rx_gbps[i], href,
                             fmt::format("{}: receive side slow — {} from its peers, {:.0f} % of "
                                         "the {} others get (the switch port's egress toward it, "
                                         "its NIC's receive path)",
-                                        H[i], Gb(v.rx_gbps[i]), 100 * v.rx_gbps[i] / ref, Gb(ref))});
+                                        H[i], Gb(v.rx_gbps[i]), 100 * v.rx_gbps[i] / href, Gb(href))});
     }
     if (late_bad[i]) {
       v.findings.push_back({FindingKind::kHighLatency, h, -1, v.rtt_us[i], rref,
@@ -148,6 +179,22 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
                                         "others {:.0f} µs (a queue or a delay on its link)",
                                         H[i], v.rtt_us[i], rref)});
     }
+  }
+  // The fabric as a whole, on the transfers of the hosts not named (a slow host is its own
+  // finding, not the fabric's): listed first.
+  std::vector<double> unnamed;
+  for (const auto& e : measured_entries) {
+    const auto f = static_cast<size_t>(e.from), to = static_cast<size_t>(e.to);
+    if (!tx_bad[f] && !rx_bad[f] && !tx_bad[to] && !rx_bad[to]) unnamed.push_back(e.gbps);
+  }
+  const double fabric = unnamed.empty() ? ref : Median(unnamed);
+  if (s.expected_gbps > 0 && fabric < t.fabric * s.expected_gbps) {
+    v.findings.insert(v.findings.begin(),
+                      {FindingKind::kFabricSlow, -1, -1, fabric, s.expected_gbps,
+                       fmt::format("every transfer is slow: the median pair gives {}, {:.0f} % "
+                                   "of the {} expected ({})",
+                                   Gb(fabric), 100 * fabric / s.expected_gbps,
+                                   Gb(s.expected_gbps), s.expected_source)});
   }
   // Loss: a host's link when most of its peers saw retransmissions on transfers with it.
   std::vector<bool> loss_bad(static_cast<size_t>(n));

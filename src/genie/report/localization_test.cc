@@ -30,7 +30,7 @@ std::string Kinds(const Localization& l) {
   std::string out;
   for (const auto& f : l.verdict.findings) {
     out += std::string(out.empty() ? "" : " ") + FindingName(f.kind) + ":" +
-           l.scan.hosts[static_cast<size_t>(f.host)];
+           (f.host >= 0 ? l.scan.hosts[static_cast<size_t>(f.host)] : "-");
   }
   return out.empty() ? "healthy" : out;
 }
@@ -55,6 +55,18 @@ TEST(Localization, NamesTheSlowHostAndItsSideFromRingNeighboursOnly) {
     EXPECT_EQ(Kinds(*both), "slow_link:" + h);
     EXPECT_EQ(Kinds(*tx), "slow_transmit:" + h);
     EXPECT_EQ(Kinds(*rx), "slow_receive:" + h);
+  }
+}
+
+// Four hosts in a ring: a slow host's transfers are half of those measured. It is judged
+// against the others' (not a median its own pull down), and the fabric is not called slow.
+TEST(Localization, ASmallRingStillNamesOneHostAndNotTheFabric) {
+  for (int host = 0; host < 4; ++host) {
+    auto l = Localize(RingRecords(4, host, true, true), 4, /*expected_gbps=*/0.047, "testbed t");
+    ASSERT_TRUE(l.ok());
+    EXPECT_EQ(Kinds(*l), "slow_link:h" + std::to_string(host));
+    auto tx = Localize(RingRecords(4, host, true, false), 4, 0.047, "testbed t");
+    EXPECT_EQ(Kinds(*tx), "slow_transmit:h" + std::to_string(host));
   }
 }
 
