@@ -127,6 +127,41 @@ TEST_F(Predict, ARateFaultFlagsExactlyTheIterationsAfterIt) {
   EXPECT_NE(show.output.find("h2: both directions slow"), std::string::npos) << show.output;
 }
 
+// `genie testbed calibrate` measures the testbed (genie doctor, one rank per host), keeps the
+// goodput and per-message cost beside it, and the prediction on it uses them; a testbed with
+// a slow host is refused (the model would learn the fault); `down` removes the calibration.
+TEST_F(Predict, CalibrationIsMeasuredKeptAndUsedAndRefusesAFault) {
+  CliResult cal = RunCli(Genie("testbed calibrate " + name_));
+  ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  EXPECT_NE(cal.output.find("goodput"), std::string::npos) << cal.output;
+  const json saved = json::parse(ReadFile("/run/genie/testbeds/" + name_ + ".calibration.json"));
+  // What TCP gets of a 400 Mbit/s link through tbf, and a small message's half round trip.
+  EXPECT_GT(saved["goodput"].get<double>(), 0.8) << saved.dump();
+  EXPECT_LT(saved["goodput"].get<double>(), 1.1) << saved.dump();
+  EXPECT_GT(saved["message_overhead_ns"].get<double>(), 1000) << saved.dump();
+  EXPECT_LT(saved["message_overhead_ns"].get<double>(), 2e6) << saved.dump();
+  CliResult yml = RunCli(Genie("testbed network-yml " + name_));
+  EXPECT_NE(yml.output.find("goodput: [ "), std::string::npos) << yml.output;
+  EXPECT_NE(yml.output.find("message_overhead: [ "), std::string::npos) << yml.output;
+
+  CliResult r = Run("calibrated", "--predict");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(", calibrated "), std::string::npos) << r.output;
+  for (const auto& it : Results("calibrated")["prediction"]["iterations"]) {
+    EXPECT_GT(it["ratio"].get<double>(), 0.8) << it.dump();
+    EXPECT_LT(it["ratio"].get<double>(), 1.25) << it.dump();
+  }
+
+  ASSERT_EQ(RunCli(Genie("testbed fault " + name_ + " h1 --rate 40mbit --direction out")).exit_code, 0);
+  CliResult refused = RunCli(Genie("testbed calibrate " + name_));
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("not healthy"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("h1: transmit side slow"), std::string::npos) << refused.output;
+
+  ASSERT_EQ(RunCli(Genie("testbed down " + name_)).exit_code, 0);
+  EXPECT_FALSE(std::ifstream("/run/genie/testbeds/" + name_ + ".calibration.json").good());
+}
+
 // Only one side of a host's NIC slowed, on another host each time: the probe after the run
 // names that host and that side, though the ring sends each host's data one way only.
 TEST_F(Predict, LocalizationNamesTheSlowHostAndItsSide) {

@@ -21,6 +21,7 @@
 #include "genie/report/run_streams.h"
 #include "genie/report/statistics.h"
 #include "genie/report/summary.h"
+#include "genie/testbed/calibration.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/layout.h"
 
@@ -76,9 +77,10 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
   GENIE_ASSIGN_OR_RETURN(testbed::Layout layout, testbed::Load(o.testbed));
   const int hosts = static_cast<int>(layout.hosts.size());
   const int per_host = hosts > 0 ? (world_size + hosts - 1) / hosts : 1;
-  // The namespaces' bridge adds tens of µs per hop; 30 µs is `testbed network-yml`'s default.
-  const std::string yml = testbed::ToNetworkYml(layout, per_host, 30'000.0);
-  return config::ParseNetworkConfig(yml, "testbed " + o.testbed);
+  // As `genie testbed network-yml` writes it: calibrated when `genie testbed calibrate` ran.
+  std::string note;
+  GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(o.testbed, per_host, -1, &note));
+  return config::ParseNetworkConfig(yml, "testbed " + o.testbed + ", " + note);
 }
 
 // Measured beside the model (--predict) and/or the baseline; an expectation that cannot be had
@@ -102,7 +104,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
                   << "\n";
       } else {
         const std::string source = std::string(sim::NetworkModelName(kind)) + " model on " +
-                                   (setup.network ? setup.network->path : "testbed " + o.testbed);
+                                   net->path;  // the --network file, or "testbed T, (un)calibrated ..."
         out.push_back(report::Compare(
             ops, ranks, report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops()),
             o.flag_threshold));
