@@ -14,7 +14,8 @@ PACKAGES=(
   libfabric-dev libfabric-bin
   # Launchers whose own store bootstraps the ranks (tests/launchers_e2e_test.cc): Open MPI's
   # mpirun over PMIx (libpmix-dev: optional at build time), and a one-node Slurm the test starts.
-  # Their postinst scripts only try to start services, which fails harmlessly without systemd.
+  # Without systemd (a container) their postinst scripts start nothing (invoke-rc.d finds no
+  # runlevel) and succeed, with or without a policy-rc.d; the tests start their own daemons.
   openmpi-bin libpmix-dev
   slurmctld slurmd slurm-client munge
 )
