@@ -108,6 +108,13 @@ Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
       break;
     }
   }
+  if (used == nullptr && env("PMI_PORT") != nullptr && env("PMI_ID") != nullptr) {
+    // Not one rank: one of a job whose rank and size only the PMI server's connection tells.
+    return Status::InvalidArgument(fmt::format(
+        "PMI_PORT={} and PMI_ID={} but no PMI_RANK/PMI_SIZE: the launcher runs PMI in port mode "
+        "(mpiexec -pmi-port), where genie cannot learn its rank; start it without -pmi-port",
+        env("PMI_PORT"), env("PMI_ID")));
+  }
   if (used != nullptr) {
     out.source = used->source;
     const char* size = env(used->size);

@@ -230,6 +230,10 @@ TEST(RankEnvTest, AGivenRendezvousWinsOverTheLaunchersStore) {
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("--mpi=pmi2"), std::string::npos)
       << none.status().message();
+  // Hydra's port mode gives the rank over the connection only: refused, not run as one rank.
+  auto port = From({{"PMI_PORT", "vm:37639"}, {"PMI_ID", "1"}});
+  ASSERT_FALSE(port.ok());
+  EXPECT_NE(port.status().message().find("-pmi-port"), std::string::npos);
   // One rank needs no store.
   auto one = From({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}, {"PMI_FD", "6"}});
   ASSERT_TRUE(one.ok());
