@@ -1,6 +1,7 @@
 #include "genie/net/launcher_kvs.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <memory>
 #include <mutex>
@@ -96,9 +97,18 @@ Result<std::vector<std::string>> ExchangeThroughLauncher(const std::string& spec
                                                          int world_size,
                                                          const std::string& my_address,
                                                          TimeNs timeout) {
-  if (spec == "pmi") return PmiExchange(rank, world_size, my_address, timeout);
-  if (spec == "pmix") return PmixExchange("genie-addr", rank, world_size, my_address, timeout);
-  return Status::InvalidArgument("rendezvous '" + spec + "' is not a launcher's store (pmi, pmix)");
+  if (!IsLauncherKvsSpec(spec)) {
+    return Status::InvalidArgument("rendezvous '" + spec +
+                                   "' is not a launcher's store (pmi, pmix)");
+  }
+  const TimeNs t0 = loop::MonotonicNow();
+  auto all = spec == "pmi" ? PmiExchange(rank, world_size, my_address, timeout)
+                           : PmixExchange("genie-addr", rank, world_size, my_address, timeout);
+  if (all.ok() && rank == 0) {
+    spdlog::info("rank 0: {} addresses exchanged through the launcher's {} store in {}", world_size,
+                 spec == "pmi" ? "PMI-1" : "PMIx", FormatDuration(loop::MonotonicNow() - t0));
+  }
+  return all;
 }
 
 }  // namespace genie::net
