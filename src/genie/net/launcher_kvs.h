@@ -35,4 +35,13 @@ Result<std::vector<std::string>> ExchangeThroughLauncher(const std::string& spec
                                                          const std::string& my_address,
                                                          TimeNs timeout);
 
+class Pmi1Client;
+
+// The exchange itself over a PMI-1 session (the part ExchangeThroughLauncher("pmi") adds
+// connecting and finalizing to): put this rank's value, barrier; rank 0 reads all N and puts
+// them back packed into as few values as the store's value length allows; barrier; every rank
+// reads the packed table. 2 barriers and N/15 or so reads a rank instead of N.
+Result<std::vector<std::string>> PmiAllGather(Pmi1Client& pmi, int rank, int world_size,
+                                              const std::string& value, TimeNs deadline);
+
 }  // namespace genie::net

@@ -29,8 +29,10 @@ class FakeServer {
  public:
   std::map<std::string, std::string> kvs;
   std::vector<std::string> commands;
+  int barriers = 0;
   std::string silent_on, fail_on, close_on;
   std::vector<std::string> introduction;  // lines sent first to an initack (PMI_PORT)
+  int vallen_max = 1024;
 
   // Serves `fd` on a thread until the client finalizes or hangs up.
   void Serve(int fd) {
@@ -75,14 +77,18 @@ class FakeServer {
     }
     if (cmd == "init") return "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n";
     if (cmd == "get_maxes") {
-      return "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024\n";
+      return "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=" +
+             std::to_string(vallen_max) + "\n";
     }
     if (cmd == "get_my_kvsname") return "cmd=my_kvsname rc=0 kvsname=kvs_42_0\n";
     if (cmd == "put") {
       kvs[m["key"]] = m["value"];
       return "cmd=put_result rc=0 msg=success\n";
     }
-    if (cmd == "barrier_in") return "cmd=barrier_out\n";
+    if (cmd == "barrier_in") {
+      ++barriers;
+      return "cmd=barrier_out\n";
+    }
     if (cmd == "get") {
       auto it = kvs.find(m["key"]);
       if (it == kvs.end()) return "cmd=get_result rc=-1 msg=key_" + m["key"] + "_not_found\n";
@@ -264,10 +270,75 @@ TEST(LauncherKvsTest, PmiExchangePublishesWaitsAndReadsEveryRank) {
   auto all = ExchangeThroughLauncher("pmi", 0, 2, "10.0.0.1:4000|a", 5 * kNsPerSec);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   EXPECT_EQ(*all, (std::vector<std::string>{"10.0.0.1:4000|a", "10.0.0.2:5000|b"}));
+  EXPECT_EQ(server.kvs["genie-tables"], "1");
+  EXPECT_EQ(server.kvs["genie-table-0"], "10.0.0.1:4000|a,10.0.0.2:5000|b");
   // One exchange per process: the session is finalized.
   auto again = ExchangeThroughLauncher("pmi", 0, 2, "x", kNsPerSec);
   EXPECT_FALSE(again.ok());
   unsetenv("PMI_FD");
+}
+
+int CountPrefix(const std::vector<std::string>& commands, const std::string& prefix) {
+  int n = 0;
+  for (const auto& c : commands) n += c.rfind(prefix, 0) == 0 ? 1 : 0;
+  return n;
+}
+
+// Rank 0 of 40 with a store that takes 64-byte values: the table is packed into blocks no
+// longer than that, in rank order, and read back whole.
+TEST(LauncherKvsTest, RankZeroPacksTheTableIntoValuesTheStoreAllows) {
+  FakeServer server;
+  server.vallen_max = 64;
+  std::vector<std::string> want;
+  for (int r = 0; r < 40; ++r) {
+    want.push_back("10.0.0." + std::to_string(r) + ":" + std::to_string(4000 + r) + "|boot");
+    if (r > 0) server.kvs["genie-addr-" + std::to_string(r)] = want.back();
+  }
+  Pair p;
+  server.Serve(p.server);
+  auto c = Pmi1Client::Open(p.client, In(5));
+  ASSERT_TRUE(c.ok());
+  auto all = PmiAllGather(**c, 0, 40, want[0], In(5));
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(*all, want);
+  ASSERT_TRUE((*c)->Finalize(In(5)).ok());
+  server.Join();
+  const int blocks = std::stoi(server.kvs["genie-tables"]);
+  EXPECT_GE(blocks, 40 * 21 / 64);
+  for (int b = 0; b < blocks; ++b) {
+    EXPECT_LE(server.kvs["genie-table-" + std::to_string(b)].size(), 64u);
+  }
+  EXPECT_EQ(server.barriers, 2);
+}
+
+// Any other rank reads only the packed table: a handful of gets, not one per rank.
+TEST(LauncherKvsTest, OtherRanksReadOnlyThePackedTable) {
+  FakeServer server;
+  server.kvs["genie-tables"] = "2";
+  server.kvs["genie-table-0"] = "a:1|x,b:2|x";
+  server.kvs["genie-table-1"] = "c:3|x";
+  Pair p;
+  server.Serve(p.server);
+  auto c = Pmi1Client::Open(p.client, In(5));
+  ASSERT_TRUE(c.ok());
+  auto all = PmiAllGather(**c, 1, 3, "b:2|x", In(5));
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(*all, (std::vector<std::string>{"a:1|x", "b:2|x", "c:3|x"}));
+  ASSERT_TRUE((*c)->Finalize(In(5)).ok());
+  server.Join();
+  EXPECT_EQ(CountPrefix(server.commands, "cmd=get "), 3);  // the count and two blocks
+  // A table that does not match the world size is refused, not used.
+  FakeServer bad;
+  bad.kvs["genie-tables"] = "1";
+  bad.kvs["genie-table-0"] = "a:1|x";
+  Pair q;
+  bad.Serve(q.server);
+  auto d = Pmi1Client::Open(q.client, In(5));
+  ASSERT_TRUE(d.ok());
+  auto wrong = PmiAllGather(**d, 1, 3, "b:2|x", In(5));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("1 entries for 3 ranks"), std::string::npos)
+      << wrong.status().message();
 }
 
 }  // namespace
