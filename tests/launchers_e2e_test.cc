@@ -106,14 +106,10 @@ TEST_F(LauncherTest, OpenMpiMpirunNeedsNoRendezvous) {
     GTEST_SKIP() << "mpirun.openmpi (Debian package openmpi-bin) is not installed; "
                     "scripts/install-deps.sh installs it";
   }
-  // Probe first: a genie built without libpmix-dev says so, and this test cannot pass.
-  CliResult probe = RunCli(std::string(kNoRendezvous) +
-                           "timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -n 2 " +
-                           GenieBinary() + " netcheck --bytes 1KiB --iters 1");
-  if (probe.output.find("built without PMIx") != std::string::npos) {
-    GTEST_SKIP() << "genie was built without PMIx (libpmix-dev): " << probe.output;
-  }
-  ASSERT_EQ(probe.exit_code, 0) << probe.output;
+#ifndef GENIE_HAVE_PMIX
+  GTEST_SKIP() << "genie was built without PMIx (libpmix-dev), which Open MPI's mpirun offers; "
+                  "scripts/install-deps.sh installs it";
+#endif
   const std::string out =
       RunUnder("openmpi", "mpirun.openmpi --allow-run-as-root --oversubscribe -n 4");
   EXPECT_NE(ReadFile(out + "/rank-3.jsonl").find("\"launcher\":\"openmpi\""), std::string::npos);
@@ -136,7 +132,11 @@ class SlurmCluster {
     fs::create_directories(dir_ + "/state");
     fs::create_directories(dir_ + "/spool");
     std::ofstream(dir_ + "/plugstack.conf") << "";
-    const bool pmix = fs::exists("/usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix.so");
+#ifdef GENIE_HAVE_PMIX
+    const bool pmix = RunCli("ls /usr/lib/*/slurm-wlm/mpi_pmix.so").exit_code == 0;
+#else
+    const bool pmix = false;  // genie would refuse it: pmi2, whose plugin serves PMI-1 too
+#endif
     std::ofstream conf(conf_);
     conf << "ClusterName=genietest\n"
          << "SlurmctldHost=" << node << "(127.0.0.1)\n"
@@ -240,7 +240,9 @@ TEST_F(LauncherTest, SlurmSrunNeedsNoRendezvous) {
   // srun's default plugin (slurm.conf's MpiDefault: PMIx where Slurm has it).
   std::string out = RunUnder("srun", "srun -n 4", slurm.Env());
   std::string stream = ReadFile(out + "/rank-0.jsonl");
+#ifdef GENIE_HAVE_PMIX
   EXPECT_NE(stream.find("\"launcher\":\"slurm\""), std::string::npos) << slurm.Logs();
+#endif
   EXPECT_NE(stream.find("\"job_id\":\""), std::string::npos);
   // PMI-2's plugin, which also serves the PMI-1 wire protocol genie speaks.
   out = RunUnder("srun-pmi2", "srun --mpi=pmi2 -n 4", slurm.Env());
