@@ -181,7 +181,8 @@ Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
         "rank {} of {} (from {} variables) but no rendezvous, and the launcher offers no store "
         "genie can use (no PMI_FD or PMI_PORT, no PMIX_NAMESPACE; srun needs --mpi=pmi2 or "
         "--mpi=pmix): set GENIE_RENDEZVOUS=dir:/shared/path or tcp:host:port, or MASTER_ADDR and "
-        "MASTER_PORT", out.rank, out.world_size, out.source));
+        "MASTER_PORT",
+        out.rank, out.world_size, out.source));
   }
   return out;
 }

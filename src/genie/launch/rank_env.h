@@ -13,8 +13,8 @@
 // runs one: "pmi" (PMI_FD or PMI_PORT: mpiexec.mpich, srun --mpi=pmi2) or "pmix"
 // (PMIX_NAMESPACE and PMIX_RANK: Open MPI's mpirun, srun --mpi=pmix), net/launcher_kvs.h. The
 // job id comes from the launcher's job id or, failing that, from the rendezvous spec (identical
-// on every rank; job_id_derived says so, and driver/rank_backend.h then asks the store). (GENIE_LAUNCH_NONCE, one per
-// genie launch, is read by the rendezvous itself: net/rendezvous.h.)
+// on every rank; job_id_derived says so, and driver/rank_backend.h then asks the store).
+// (GENIE_LAUNCH_NONCE, one per genie launch, is read by the rendezvous itself: net/rendezvous.h.)
 // Numbers are digits only and in range (a port from 1 to 65535, rank < world size, local rank
 // < local size <= world size); anything else is an error naming the variable.
 // Pure function of the environment it is given; any thread.
