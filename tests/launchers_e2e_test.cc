@@ -101,6 +101,22 @@ TEST_F(LauncherTest, AGivenRendezvousStillWinsUnderMpiexec) {
   EXPECT_NE(ReadFile(out + "/rank-1.jsonl").find("\"job_id\":\"job-"), std::string::npos);
 }
 
+// Hydra does not stop a job when one of its processes exits before the exchange: the others
+// must not wait for ever, and must say where they waited.
+TEST_F(LauncherTest, UnderMpiexecAProcessThatNeverJoinsStopsTheOthersWithinThePeerTimeout) {
+  if (!Have("mpiexec.mpich")) GTEST_SKIP() << "mpiexec.mpich (Debian package mpich) missing";
+  const std::string where = FreshDir("mpiexec-missing");
+  const double t0 = NowSeconds();
+  CliResult r = RunCli("cd " + where + " && " + kNoRendezvous + "timeout 120 mpiexec.mpich -n 3 " +
+                       GenieBinary() + " run " + *dir_ + "/ar --peer-timeout 3s : -n 1 false");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(NowSeconds() - t0, 60.0) << r.output;
+  EXPECT_NE(r.output.find("rank 0: rendezvous through the launcher's PMI store (kvs kvs_"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("waiting for all 4 ranks"), std::string::npos) << r.output;
+}
+
 TEST_F(LauncherTest, OpenMpiMpirunNeedsNoRendezvous) {
   if (!Have("mpirun.openmpi")) {
     GTEST_SKIP() << "mpirun.openmpi (Debian package openmpi-bin) is not installed; "

@@ -113,8 +113,8 @@ Result<std::vector<std::string>> PmiExchange(int rank, int world_size, const std
   const TimeNs deadline = loop::MonotonicNow() + timeout;
   GENIE_RETURN_IF_ERROR(OpenPmi(s, deadline));
   Pmi1Client& pmi = *s.pmi;
-  const std::string who = fmt::format(
-      "rank {}: rendezvous through the launcher's PMI store (kvs {})", rank, pmi.kvsname());
+  const std::string who =
+      fmt::format("rendezvous through the launcher's PMI store (kvs {})", pmi.kvsname());
   if ((pmi.rank() >= 0 && pmi.rank() != rank) || (pmi.size() > 0 && pmi.size() != world_size)) {
     return Status::InvalidArgument(fmt::format(
         "{}: the PMI server says rank {} of {} but the launcher's variables say rank {} of {}", who,
@@ -152,6 +152,9 @@ Result<std::vector<std::string>> ExchangeThroughLauncher(const std::string& spec
   const TimeNs t0 = loop::MonotonicNow();
   auto all = spec == "pmi" ? PmiExchange(rank, world_size, my_address, timeout)
                            : PmixExchange("genie-addr", rank, world_size, my_address, timeout);
+  if (!all.ok() && spec == "pmix") {
+    return all.status().WithContext("rendezvous through the launcher's PMIx store");
+  }
   if (all.ok() && rank == 0) {
     spdlog::info("rank 0: {} addresses exchanged through the launcher's {} store in {}", world_size,
                  spec == "pmi" ? "PMI-1" : "PMIx", FormatDuration(loop::MonotonicNow() - t0));

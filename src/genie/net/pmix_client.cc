@@ -12,13 +12,12 @@ namespace genie::net {
 
 bool HavePmix() { return false; }
 
-Result<std::vector<std::string>> PmixExchange(const std::string&, int rank, int, const std::string&,
+Result<std::vector<std::string>> PmixExchange(const std::string&, int, int, const std::string&,
                                               TimeNs) {
-  return Status::Unsupported(fmt::format(
-      "rank {}: genie was built without PMIx, which this launcher (Open MPI's mpirun, srun "
-      "--mpi=pmix) offers: install libpmix-dev (scripts/install-deps.sh) and rebuild, or give "
-      "--rendezvous tcp:HOST:PORT (or MASTER_ADDR and MASTER_PORT)",
-      rank));
+  return Status::Unsupported(
+      "genie was built without PMIx, which this launcher (Open MPI's mpirun, srun --mpi=pmix) "
+      "offers: install libpmix-dev (scripts/install-deps.sh) and rebuild, or give --rendezvous "
+      "tcp:HOST:PORT (or MASTER_ADDR and MASTER_PORT)");
 }
 
 #else
@@ -39,9 +38,9 @@ Result<std::vector<std::string>> PmixExchange(const std::string& key, int rank, 
   pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
   if (rc != PMIX_SUCCESS) {
     return Status::Unavailable(
-        fmt::format("rank {}: {}: is this process started by a PMIx launcher (PMIX_NAMESPACE, "
+        fmt::format("{}: is this process started by a PMIx launcher (PMIX_NAMESPACE, "
                     "PMIX_SERVER_URI* set)?",
-                    rank, Why("PMIx_Init", rc)));
+                    Why("PMIx_Init", rc)));
   }
   // Finalized on every path: a launcher reports a process that inits and exits without it.
   struct Finalize {
@@ -61,8 +60,7 @@ Result<std::vector<std::string>> PmixExchange(const std::string& key, int rank, 
       PMIX_VALUE_RELEASE(size);
       if (n >= 0 && n != world_size) {
         return Status::InvalidArgument(fmt::format(
-            "rank {}: the launcher's variables say {} ranks but its PMIx server says {}", rank,
-            world_size, n));
+            "the launcher's variables say {} ranks but its PMIx server says {}", world_size, n));
       }
     }
   }
@@ -73,7 +71,7 @@ Result<std::vector<std::string>> PmixExchange(const std::string& key, int rank, 
   rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &v);
   if (rc == PMIX_SUCCESS) rc = PMIx_Commit();
   if (rc != PMIX_SUCCESS) {
-    return Status::Unavailable(fmt::format("rank {}: {}", rank, Why("PMIx_Put/Commit", rc)));
+    return Status::Unavailable(Why("PMIx_Put/Commit", rc));
   }
   pmix_info_t info[2];
   bool collect = true;
@@ -86,9 +84,8 @@ Result<std::vector<std::string>> PmixExchange(const std::string& key, int rank, 
   PMIX_INFO_DESTRUCT(&info[0]);
   PMIX_INFO_DESTRUCT(&info[1]);
   if (rc != PMIX_SUCCESS) {
-    return Status::Timeout(
-        fmt::format("rank {}: {} (after {}): did every rank of namespace {} start genie?", rank,
-                    Why("PMIx_Fence", rc), FormatDuration(timeout), me.nspace));
+    return Status::Timeout(fmt::format("{} (after {}): did every rank of namespace {} start genie?",
+                                       Why("PMIx_Fence", rc), FormatDuration(timeout), me.nspace));
   }
   std::vector<std::string> out(static_cast<size_t>(world_size));
   for (int r = 0; r < world_size; ++r) {
@@ -100,9 +97,8 @@ Result<std::vector<std::string>> PmixExchange(const std::string& key, int rank, 
         got->data.string == nullptr) {
       if (got != nullptr) PMIX_VALUE_RELEASE(got);
       return Status::Unavailable(
-          fmt::format("rank {}: no address from rank {} in the launcher's "
-                      "PMIx store ({})",
-                      rank, r, rc == PMIX_SUCCESS ? "not a string" : Why("PMIx_Get", rc)));
+          fmt::format("no address from rank {} in the launcher's PMIx store ({})", r,
+                      rc == PMIX_SUCCESS ? "not a string" : Why("PMIx_Get", rc)));
     }
     out[static_cast<size_t>(r)] = got->data.string;
     PMIX_VALUE_RELEASE(got);
