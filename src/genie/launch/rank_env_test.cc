@@ -1,9 +1,9 @@
 #include "genie/launch/rank_env.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace genie::launch {
 namespace {
@@ -16,11 +16,8 @@ Result<RankEnv> From(const std::map<std::string, std::string>& vars) {
 }
 
 TEST(RankEnvTest, GenieLauncherVariables) {
-  auto e = From({{"GENIE_RANK", "2"},
-                 {"GENIE_WORLD_SIZE", "4"},
-                 {"GENIE_LOCAL_RANK", "2"},
-                 {"GENIE_RENDEZVOUS", "dir:/tmp/x"},
-                 {"GENIE_JOB_ID", "j7"}});
+  auto e = From({{"GENIE_RANK", "2"}, {"GENIE_WORLD_SIZE", "4"}, {"GENIE_LOCAL_RANK", "2"},
+                 {"GENIE_RENDEZVOUS", "dir:/tmp/x"}, {"GENIE_JOB_ID", "j7"}});
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e->rank, 2);
   EXPECT_EQ(e->world_size, 4);
@@ -31,12 +28,8 @@ TEST(RankEnvTest, GenieLauncherVariables) {
 }
 
 TEST(RankEnvTest, TorchrunStyleUsesMasterAddrAndPort) {
-  auto e = From({{"RANK", "5"},
-                 {"WORLD_SIZE", "8"},
-                 {"LOCAL_RANK", "1"},
-                 {"LOCAL_WORLD_SIZE", "4"},
-                 {"MASTER_ADDR", "10.1.2.3"},
-                 {"MASTER_PORT", "29500"}});
+  auto e = From({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"},
+                 {"MASTER_ADDR", "10.1.2.3"}, {"MASTER_PORT", "29500"}});
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e->rank, 5);
   EXPECT_EQ(e->world_size, 8);
@@ -45,37 +38,28 @@ TEST(RankEnvTest, TorchrunStyleUsesMasterAddrAndPort) {
   EXPECT_EQ(e->rendezvous, "tcp:10.1.2.3:29500");
   EXPECT_EQ(e->source, "torchrun");
   // Derived job id: the same on every rank because it depends only on the rendezvous.
-  auto other = From(
-      {{"RANK", "0"}, {"WORLD_SIZE", "8"}, {"MASTER_ADDR", "10.1.2.3"}, {"MASTER_PORT", "29500"}});
+  auto other = From({{"RANK", "0"}, {"WORLD_SIZE", "8"}, {"MASTER_ADDR", "10.1.2.3"},
+                     {"MASTER_PORT", "29500"}});
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(e->job_id, other->job_id);
   EXPECT_EQ(e->job_id.rfind("job-", 0), 0u);
 }
 
 TEST(RankEnvTest, OpenMpiPmiAndSlurm) {
-  auto ompi = From({{"OMPI_COMM_WORLD_RANK", "3"},
-                    {"OMPI_COMM_WORLD_SIZE", "4"},
-                    {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                    {"GENIE_RENDEZVOUS", "dir:/d"}});
+  auto ompi = From({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                    {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"GENIE_RENDEZVOUS", "dir:/d"}});
   ASSERT_TRUE(ompi.ok());
   EXPECT_EQ(ompi->source, "openmpi");
   EXPECT_EQ(ompi->rank, 3);
   EXPECT_EQ(ompi->local_rank, 1);
-  auto pmi = From({{"PMI_RANK", "1"},
-                   {"PMI_SIZE", "2"},
-                   {"MPI_LOCALRANKID", "1"},
+  auto pmi = From({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "1"},
                    {"GENIE_RENDEZVOUS", "dir:/d"}});
   ASSERT_TRUE(pmi.ok());
   EXPECT_EQ(pmi->source, "pmi");
   EXPECT_EQ(pmi->world_size, 2);
-  auto slurm = From({{"SLURM_PROCID", "6"},
-                     {"SLURM_NTASKS", "16"},
-                     {"SLURM_LOCALID", "2"},
-                     {"SLURM_NTASKS_PER_NODE", "8(x2)"},
-                     {"SLURM_JOB_ID", "1234"},
-                     {"SLURM_STEP_ID", "0"},
-                     {"MASTER_ADDR", "h"},
-                     {"MASTER_PORT", "1"}});
+  auto slurm = From({{"SLURM_PROCID", "6"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "2"},
+                     {"SLURM_NTASKS_PER_NODE", "8(x2)"}, {"SLURM_JOB_ID", "1234"},
+                     {"SLURM_STEP_ID", "0"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}});
   ASSERT_TRUE(slurm.ok()) << slurm.status().ToString();
   EXPECT_EQ(slurm->source, "slurm");
   EXPECT_EQ(slurm->rank, 6);
@@ -142,24 +126,21 @@ TEST(RankEnvTest, NonsenseNumbersAndPortsAreRefused) {
     EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
     EXPECT_NE(r.status().message().find(c.named), std::string::npos) << r.status().message();
   }
-  auto local = From({{"RANK", "1"},
-                     {"WORLD_SIZE", "4"},
-                     {"LOCAL_RANK", "2"},
-                     {"LOCAL_WORLD_SIZE", "2"},
-                     {"GENIE_RENDEZVOUS", "dir:/d"}});
+  auto local = From({{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"},
+                     {"LOCAL_WORLD_SIZE", "2"}, {"GENIE_RENDEZVOUS", "dir:/d"}});
   ASSERT_FALSE(local.ok());
-  EXPECT_NE(local.status().message().find("LOCAL_RANK=2 and LOCAL_WORLD_SIZE=2"), std::string::npos)
+  EXPECT_NE(local.status().message().find("LOCAL_RANK=2 and LOCAL_WORLD_SIZE=2"),
+            std::string::npos)
       << local.status().message();
-  for (const char* spec :
-       {"tcp:127.0.0.1:0", "tcp:127.0.0.1:70000", "tcp:127.0.0.1", "tcp::5", "udp:h:5", "dir:"}) {
+  for (const char* spec : {"tcp:127.0.0.1:0", "tcp:127.0.0.1:70000", "tcp:127.0.0.1", "tcp::5",
+                           "udp:h:5", "dir:"}) {
     auto r = From({{"GENIE_RANK", "0"}, {"GENIE_WORLD_SIZE", "2"}, {"GENIE_RENDEZVOUS", spec}});
     ASSERT_FALSE(r.ok()) << spec;
     EXPECT_NE(r.status().message().find(spec), std::string::npos) << r.status().message();
   }
-  EXPECT_TRUE(
-      From(
-          {{"GENIE_RANK", "0"}, {"GENIE_WORLD_SIZE", "2"}, {"GENIE_RENDEZVOUS", "tcp:[::1]:29500"}})
-          .ok());
+  EXPECT_TRUE(From({{"GENIE_RANK", "0"}, {"GENIE_WORLD_SIZE", "2"},
+                    {"GENIE_RENDEZVOUS", "tcp:[::1]:29500"}})
+                  .ok());
 }
 
 TEST(RankEnvTest, TheLaunchersOwnStoreIsTheRendezvousWhenNoneIsGiven) {
