@@ -410,7 +410,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
     }
   }
   auto identity = RankBackendOptions(env, o.bind);
-  if (!identity.ok()) return fail("--bind: " + identity.status().message(), launch::kExitBadInput);
+  if (!identity.ok()) return fail(identity.status().message(), launch::kExitBadInput);
   runtime::RealBackendOptions opt = std::move(*identity);
   opt.peer_timeout = o.peer_timeout;
   opt.transport = o.transport;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "genie/net/interface_address.h"
+#include "genie/net/launcher_kvs.h"
 
 namespace genie::driver {
 
@@ -14,11 +15,18 @@ Result<runtime::RealBackendOptions> RankBackendOptions(const launch::RankEnv& en
   opt.rank = env.rank;
   opt.world_size = env.world_size;
   opt.job_id = env.job_id.empty() ? "genie" : env.job_id;
+  if (env.job_id_derived && net::IsLauncherKvsSpec(env.rendezvous)) {
+    // Every mpiexec would derive the same id from "pmi": the launcher's name for the job tells
+    // two jobs apart (output folder claims, strangers on the transport's ports).
+    auto name = net::LauncherJobName(env.rendezvous, opt.peer_timeout);
+    if (!name.ok()) return name.status();
+    if (!name->empty()) opt.job_id = "pmi-" + *name;
+  }
   opt.rendezvous = env.rendezvous;
   opt.local_rank = env.local_rank;
   opt.local_world_size = env.local_world_size;
   auto address = net::ResolveBindAddress(bind, env.local_rank);
-  if (!address.ok()) return address.status();
+  if (!address.ok()) return address.status().WithContext("--bind");
   opt.bind_addr = *address;
   return opt;
 }

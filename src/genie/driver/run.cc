@@ -94,8 +94,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
 
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": --bind: " << identity.status().message()
-              << "\n";
+    std::cerr << "genie run: rank " << env.rank << ": " << identity.status().message() << "\n";
     return 2;
   }
   runtime::RealBackendOptions opt = std::move(*identity);
