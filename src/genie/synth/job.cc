@@ -109,6 +109,12 @@ Result<Job> Job::Make(const ModelSpec& model, const Layout& layout, const GpuSpe
   return job;
 }
 
+GroupKind Job::grad_group() const {
+  if (stg() || layout_.sp == 1) return GroupKind::kDp;
+  if (layout_.dp == 1) return GroupKind::kSp;
+  return GroupKind::kDpSp;
+}
+
 int64_t Job::LayerParams() const {
   const ModelSpec& m = model_;
   int64_t tp = layout_.tp, ep = layout_.ep;

@@ -30,6 +30,9 @@ class Job {
   bool sequence_parallel() const { return sequence_parallel_; }
   GradSync grad_sync() const { return grad_sync_; }  // never kAuto
   int64_t bucket_elements() const { return bucket_elements_; }
+  // The group gradients are synchronised over: dp (STG, which then all-reduces over sp on its
+  // own), else data x sequence parallel.
+  GroupKind grad_group() const;
 
   // Tokens of one micro-batch on one data-parallel replica (T), and the part of them one rank
   // of the sequence-parallel group holds (t = T / sp).

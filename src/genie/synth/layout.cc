@@ -87,6 +87,11 @@ std::vector<Dim> Placement::Varying(GroupKind kind) const {
 }
 
 int Placement::GroupSize(GroupKind kind) const {
+  // Data x sequence parallel exists only when both are > 1 (else it is the dp or the sp group).
+  if (kind == GroupKind::kDpSp &&
+      (degree_[Index(Dim::kDp)] == 1 || degree_[Index(Dim::kSp)] == 1)) {
+    return 1;
+  }
   int size = 1;
   for (Dim d : Varying(kind)) size *= degree_[Index(d)];
   return size;

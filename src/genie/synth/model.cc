@@ -1,6 +1,8 @@
 #include "genie/synth/model.h"
 
+#include <cstdint>
 #include <map>
+#include <stdexcept>
 
 namespace genie::synth {
 namespace {
@@ -112,6 +114,77 @@ const std::vector<std::string>& ModelPresetNames() {
     return v;
   }();
   return *names;
+}
+
+}  // namespace genie::synth
+
+namespace genie::synth {
+
+Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpec* model) {
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    std::string line(text.substr(pos, end == std::string_view::npos ? std::string_view::npos
+                                                                    : end - pos));
+    pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    auto trim = [](std::string s) {
+      size_t a = s.find_first_not_of(" \t\r\"'");
+      size_t b = s.find_last_not_of(" \t\r\"'");
+      return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+    };
+    line = trim(line);
+    if (line.empty() || line == "---") continue;
+    size_t colon = line.find(':');
+    auto where = [&] { return source + ":" + std::to_string(line_no) + ": "; };
+    if (colon == std::string::npos) {
+      return Status::InvalidArgument(where() + "expected 'key: value', got '" + line + "'");
+    }
+    std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    for (char& c : key) c = c == '-' ? '_' : c;
+    if (key == "preset") {
+      GENIE_ASSIGN_OR_RETURN(*model, ModelPreset(value));
+      continue;
+    }
+    if (key == "name") {
+      model->name = value;
+      continue;
+    }
+    if (key == "convention") {
+      if (value != "megatron" && value != "stg") {
+        return Status::InvalidArgument(where() + "convention must be megatron or stg");
+      }
+      model->convention = value == "stg" ? Convention::kStg : Convention::kMegatron;
+      continue;
+    }
+    int64_t v = 0;
+    try {
+      size_t used = 0;
+      v = std::stoll(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      return Status::InvalidArgument(where() + key + ": '" + value + "' is not an integer");
+    }
+    const std::map<std::string, int64_t*> wide = {
+        {"hidden", &model->hidden},   {"ffn", &model->ffn},     {"heads", &model->heads},
+        {"kv_heads", &model->kv_heads}, {"vocab", &model->vocab}, {"seq", &model->seq},
+        {"global_batch", &model->global_batch}, {"expert_ffn", &model->expert_ffn}};
+    const std::map<std::string, int*> narrow = {
+        {"layers", &model->layers},       {"ffn_matrices", &model->ffn_matrices},
+        {"experts", &model->experts},     {"top_k", &model->top_k},
+        {"shared_experts", &model->shared_experts}, {"dtype_bytes", &model->dtype_bytes}};
+    if (auto it = wide.find(key); it != wide.end()) {
+      *it->second = v;
+    } else if (auto it2 = narrow.find(key); it2 != narrow.end()) {
+      if (v < INT32_MIN || v > INT32_MAX) return Status::InvalidArgument(where() + key + " is out of range");
+      *it2->second = static_cast<int>(v);
+    } else {
+      return Status::InvalidArgument(where() + "unknown key '" + key + "'");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace genie::synth

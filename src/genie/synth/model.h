@@ -64,3 +64,13 @@ Result<ModelSpec> ModelPreset(std::string_view name);
 const std::vector<std::string>& ModelPresetNames();
 
 }  // namespace genie::synth
+
+namespace genie::synth {
+
+// Applies a model file to `model`: YAML-style `key: value` lines (a subset: no nesting; `#`
+// starts a comment). Keys: preset (applied first), name, layers, hidden, ffn, heads, kv_heads,
+// vocab, seq, global_batch, ffn_matrices, experts, top_k, shared_experts, expert_ffn,
+// dtype_bytes, convention (megatron | stg). Errors name `source` and the line.
+Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpec* model);
+
+}  // namespace genie::synth

@@ -22,7 +22,7 @@ class StepEmitter {
     first_ = job.FirstLayer(stage_);
     last_ = job.LastLayer(stage_);
     fsdp_ = job.layout().zero == 3;
-    grad_group_ = job.stg() ? GroupKind::kDp : GroupKind::kDpSp;
+    grad_group_ = job.grad_group();
   }
 
   Result<uint64_t> Run() {
