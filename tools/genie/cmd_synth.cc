@@ -16,8 +16,8 @@ GENIE_COMMAND(synth, "Write a model's training step on a parallel layout as Chak
   struct Args {
     std::string output, model = "llama3-8b", model_file, gpu = "h100", order, bucket;
     std::string schedule = "1f1b", sequence_parallel = "auto", grad_sync = "auto";
-    std::optional<int64_t> layers, hidden, ffn, heads, kv_heads, vocab, seq, global_batch,
-        experts, top_k, shared_experts, expert_ffn, ffn_matrices, dtype_bytes;
+    std::optional<int64_t> layers, hidden, ffn, heads, kv_heads, vocab, seq, global_batch, experts,
+        top_k, shared_experts, expert_ffn, ffn_matrices, dtype_bytes;
     std::optional<double> peak_tflops, mem_bw;
     genie::synth::Layout layout;
     bool gzip = false, list = false;
@@ -67,8 +67,9 @@ GENIE_COMMAND(synth, "Write a model's training step on a parallel layout as Chak
                   "auto | microbatch (per layer per micro-batch, STG) | step (buckets, Megatron)")
       ->capture_default_str();
   par->add_option("--bucket", a->bucket, "Gradient bucket size (default 40M elements)");
-  par->add_option("--rank-order", a->order,
-                  "Dimensions fastest-varying first (default tp,sp,ep,dp,pp; stg-*: dp,tp,sp,ep,pp)");
+  par->add_option(
+      "--rank-order", a->order,
+      "Dimensions fastest-varying first (default tp,sp,ep,dp,pp; stg-*: dp,tp,sp,ep,pp)");
   app.add_option("--gpu", a->gpu, "GPU preset: a100 | h100 | b200")->capture_default_str();
   app.add_option("--peak-tflops", a->peak_tflops, "Override the GPU's peak TFLOP/s");
   app.add_option("--mem-bw", a->mem_bw, "Override the GPU's memory bandwidth in GB/s");

@@ -17,8 +17,7 @@ double B(const Job& j) { return j.model().dtype_bytes; }
 int64_t FullActivation(const Job& job) { return job.rank_tokens() * job.model().hidden; }
 
 int64_t ShardedActivation(const Job& job) {
-  return job.sequence_parallel() ? FullActivation(job) / job.degree(Dim::kTp)
-                                 : FullActivation(job);
+  return job.sequence_parallel() ? FullActivation(job) / job.degree(Dim::kTp) : FullActivation(job);
 }
 
 Id AttentionForward(Program& p, Id x, Id weights) {
@@ -42,8 +41,8 @@ Id AttentionForward(Program& p, Id x, Id weights) {
                       GroupKind::kSp, {qkv});
   // Causal attention: t queries against the whole sequence, half of it masked.
   const double ctx = static_cast<double>(m.seq);
-  Id core = p.Compute("attn.core", 2 * t * ctx * d / tp, B(j) * (t * d * 3 / tp + ctx * 2 * kv / tp),
-                      {qkv, k, v});
+  Id core = p.Compute("attn.core", 2 * t * ctx * d / tp,
+                      B(j) * (t * d * 3 / tp + ctx * 2 * kv / tp), {qkv, k, v});
   Id o = p.Compute("attn.out", 2 * t * m.OutProjParams() / tp,
                    B(j) * (m.OutProjParams() / tp + t * d / tp + t * d), {core});
   Id r = p.Collective(Family::kTp, sp_tp ? "attn.rs_out" : "attn.ar_out",
@@ -65,10 +64,9 @@ Id AttentionBackward(Program& p, Id dy, Id weights, std::vector<Id>* wgrads) {
                dy);
   }
   const double ctx = static_cast<double>(m.seq);
-  Id dcore = p.Compute("attn.out_dx+core_bwd",
-                       2 * t * m.OutProjParams() / tp + 4 * t * ctx * d / tp,
-                       B(j) * (m.OutProjParams() / tp + 4 * t * d / tp + ctx * 2 * kv / tp),
-                       {g, weights});
+  Id dcore =
+      p.Compute("attn.out_dx+core_bwd", 2 * t * m.OutProjParams() / tp + 4 * t * ctx * d / tp,
+                B(j) * (m.OutProjParams() / tp + 4 * t * d / tp + ctx * 2 * kv / tp), {g, weights});
   // dK, dV for the whole sequence, reduce-scattered back to the ranks that own the tokens.
   // STG sizes them with all query heads; Megatron with the KV heads.
   int64_t dkv = j.replica_tokens() * (j.stg() ? m.hidden : m.kv_dim()) / j.degree(Dim::kTp);

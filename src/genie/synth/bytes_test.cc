@@ -1,10 +1,10 @@
 // Closed-form tests: for several layouts, the bytes each rank's step puts into each collective
 // family equal the formulas of docs/synth.md ("Bytes per step"), written out again here from
 // the model's dimensions — not from the emitters' helpers.
+#include <gtest/gtest.h>
+
 #include <map>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "genie/synth/step.h"
 #include "genie/trace/attributes.h"
@@ -39,9 +39,10 @@ Totals Formulas(const Job& job, int rank) {
   const int64_t kvd = D / m.heads * m.kv_heads;
   // Parameters of one layer on this rank, and of one embedding.
   const int64_t attn = (D * (D + 2 * kvd) + D * D) / tp;
-  const int64_t Pl = m.moe() ? attn + (m.experts / ep) * m.ffn_matrices * D * m.ffn / tp +
-                                   (m.convention == Convention::kStg ? D * m.top_k : D * m.experts) / ep
-                             : attn + m.ffn_matrices * D * m.ffn / tp;
+  const int64_t Pl = m.moe()
+                         ? attn + (m.experts / ep) * m.ffn_matrices * D * m.ffn / tp +
+                               (m.convention == Convention::kStg ? D * m.top_k : D * m.experts) / ep
+                         : attn + m.ffn_matrices * D * m.ffn / tp;
   const int64_t E = m.convention == Convention::kStg ? m.vocab * D : (m.vocab + tp - 1) / tp * D;
   const int64_t embeddings =
       int64_t{job.HasInputEmbedding(stage)} + int64_t{job.HasOutputEmbedding(stage)};

@@ -9,9 +9,9 @@ namespace {
 const std::vector<GpuSpec>& Presets() {
   // Dense BF16 tensor-core peaks and HBM bandwidth of the SXM parts.
   static const std::vector<GpuSpec> presets = {
-      {"a100", 312e12, 2.039e12},   // A100 80GB SXM
-      {"h100", 989e12, 3.35e12},    // H100 SXM5
-      {"b200", 2.25e15, 8.0e12},    // B200 (HGX)
+      {"a100", 312e12, 2.039e12},  // A100 80GB SXM
+      {"h100", 989e12, 3.35e12},   // H100 SXM5
+      {"b200", 2.25e15, 8.0e12},   // B200 (HGX)
   };
   return presets;
 }

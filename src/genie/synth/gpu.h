@@ -13,7 +13,7 @@ namespace genie::synth {
 
 struct GpuSpec {
   std::string name;
-  double peak_flops = 0;      // FLOP/s
+  double peak_flops = 0;       // FLOP/s
   double mem_bytes_per_s = 0;  // HBM bandwidth, bytes/s
 
   // Roofline time of `flops` on `bytes` of memory traffic, in nanoseconds (at least 1).

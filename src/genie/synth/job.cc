@@ -37,7 +37,8 @@ Result<Job> Job::Make(const ModelSpec& model, const Layout& layout, const GpuSpe
   if (!divides(int64_t{l.sp} * l.tp, replica_tokens)) {
     return Status::InvalidArgument("--sp x --tp (" + Num(int64_t{l.sp} * l.tp) +
                                    ") must divide the tokens of a micro-batch (" +
-                                   Num(replica_tokens) + "): change --global-batch or --microbatches");
+                                   Num(replica_tokens) +
+                                   "): change --global-batch or --microbatches");
   }
   if (!divides(l.tp, model.heads) || !divides(l.tp, model.ffn) || !divides(l.tp, model.hidden)) {
     return Status::InvalidArgument("--tp " + Num(l.tp) + " must divide --heads " +

@@ -54,7 +54,9 @@ class Job {
 
  private:
   Job(ModelSpec model, Layout layout, GpuSpec gpu, Placement placement)
-      : model_(std::move(model)), layout_(std::move(layout)), gpu_(std::move(gpu)),
+      : model_(std::move(model)),
+        layout_(std::move(layout)),
+        gpu_(std::move(gpu)),
         placement_(std::move(placement)) {}
 
   ModelSpec model_;

@@ -6,22 +6,32 @@ namespace genie::synth {
 
 const char* DimName(Dim d) {
   switch (d) {
-    case Dim::kDp: return "dp";
-    case Dim::kTp: return "tp";
-    case Dim::kSp: return "sp";
-    case Dim::kEp: return "ep";
-    case Dim::kPp: return "pp";
+    case Dim::kDp:
+      return "dp";
+    case Dim::kTp:
+      return "tp";
+    case Dim::kSp:
+      return "sp";
+    case Dim::kEp:
+      return "ep";
+    case Dim::kPp:
+      return "pp";
   }
   return "?";
 }
 
 int Layout::degree(Dim d) const {
   switch (d) {
-    case Dim::kDp: return dp;
-    case Dim::kTp: return tp;
-    case Dim::kSp: return sp;
-    case Dim::kEp: return ep;
-    case Dim::kPp: return pp;
+    case Dim::kDp:
+      return dp;
+    case Dim::kTp:
+      return tp;
+    case Dim::kSp:
+      return sp;
+    case Dim::kEp:
+      return ep;
+    case Dim::kPp:
+      return pp;
   }
   return 1;
 }
@@ -31,9 +41,8 @@ Result<std::vector<Dim>> ParseOrder(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view word =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                           : comma - start);
+    std::string_view word = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     bool found = false;
     for (int i = 0; i < kNumDims; ++i) {
       Dim d = static_cast<Dim>(i);
@@ -77,11 +86,16 @@ Placement::Placement(const Layout& layout, const std::vector<Dim>& order) : orde
 
 std::vector<Dim> Placement::Varying(GroupKind kind) const {
   switch (kind) {
-    case GroupKind::kDp: return {Dim::kDp};
-    case GroupKind::kTp: return {Dim::kTp};
-    case GroupKind::kSp: return {Dim::kSp};
-    case GroupKind::kEp: return {Dim::kEp};
-    case GroupKind::kDpSp: return {Dim::kDp, Dim::kSp};
+    case GroupKind::kDp:
+      return {Dim::kDp};
+    case GroupKind::kTp:
+      return {Dim::kTp};
+    case GroupKind::kSp:
+      return {Dim::kSp};
+    case GroupKind::kEp:
+      return {Dim::kEp};
+    case GroupKind::kDpSp:
+      return {Dim::kDp, Dim::kSp};
   }
   return {};
 }

@@ -35,8 +35,8 @@ struct Layout {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int sequence_parallel = -1;  // Megatron SP for TP (all-gather/reduce-scatter): -1 auto = on
   GradSync grad_sync = GradSync::kAuto;
-  std::vector<Dim> order;      // fastest-varying first; empty = the convention's
-  Bytes bucket_bytes = 0;      // per-step gradient buckets; 0 = 40M elements (Megatron's)
+  std::vector<Dim> order;  // fastest-varying first; empty = the convention's
+  Bytes bucket_bytes = 0;  // per-step gradient buckets; 0 = 40M elements (Megatron's)
 
   int degree(Dim d) const;
 };

@@ -1,8 +1,8 @@
 #include "genie/synth/layout.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 #include "genie/synth/job.h"
 
@@ -71,8 +71,8 @@ TEST(Job, ErrorsNameTheFlag) {
 
 TEST(Model, FileOverridesAPreset) {
   ModelSpec m;
-  ASSERT_TRUE(ApplyModelFile("preset: llama3-8b\nlayers: 2  # short\nkv-heads: 4\n", "m.yaml", &m)
-                  .ok());
+  ASSERT_TRUE(
+      ApplyModelFile("preset: llama3-8b\nlayers: 2  # short\nkv-heads: 4\n", "m.yaml", &m).ok());
   EXPECT_EQ(m.layers, 2);
   EXPECT_EQ(m.kv_heads, 4);
   EXPECT_EQ(m.hidden, 4096);

@@ -19,9 +19,9 @@ Id MlpForward(Program& p, Id x, Id weights) {
                              ShardedActivation(j), GroupKind::kTp, {x}),
                 x);
   }
-  Id c = p.Compute("mlp.fwd", 2 * t * m.MlpParams() / tp,
-                   b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp),
-                   {in, weights});
+  Id c =
+      p.Compute("mlp.fwd", 2 * t * m.MlpParams() / tp,
+                b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp), {in, weights});
   Id r = p.Collective(Family::kTp, sp_tp ? "mlp.rs_out" : "mlp.ar_out",
                       sp_tp ? CollectiveType::kReduceScatter : CollectiveType::kAllReduce,
                       FullActivation(j), GroupKind::kTp, {c});
@@ -41,9 +41,9 @@ Id MlpBackward(Program& p, Id dy, Id weights, std::vector<Id>* wgrads) {
                             ShardedActivation(j), GroupKind::kTp, {dy}),
                dy);
   }
-  Id dx = p.Compute("mlp.dx", 2 * t * m.MlpParams() / tp,
-                    b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp),
-                    {g, weights});
+  Id dx =
+      p.Compute("mlp.dx", 2 * t * m.MlpParams() / tp,
+                b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp), {g, weights});
   Id r = p.Collective(Family::kTp, sp_tp ? "mlp.rs_dx" : "mlp.ar_dx",
                       sp_tp ? CollectiveType::kReduceScatter : CollectiveType::kAllReduce,
                       FullActivation(j), GroupKind::kTp, {dx});
@@ -53,8 +53,7 @@ Id MlpBackward(Program& p, Id dy, Id weights, std::vector<Id>* wgrads) {
                      ShardedActivation(j), GroupKind::kTp, {g});
   }
   Id dw = p.Compute("mlp.dw", 2 * t * m.MlpParams() / tp,
-                    b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp),
-                    {g, x});
+                    b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp), {g, x});
   wgrads->push_back(dw);
   return Either(r, dx);
 }

@@ -77,8 +77,7 @@ Status Validate(const ModelSpec& m) {
     return Status::InvalidArgument("model '" + m.name + "': " + what);
   };
   if (m.layers < 1) return bad("--layers must be at least 1");
-  if (m.hidden < 1 || m.ffn < 1 || m.heads < 1 || m.vocab < 1 || m.seq < 1 ||
-      m.global_batch < 1) {
+  if (m.hidden < 1 || m.ffn < 1 || m.heads < 1 || m.vocab < 1 || m.seq < 1 || m.global_batch < 1) {
     return bad("--hidden, --ffn, --heads, --vocab, --seq and --global-batch must be positive");
   }
   if (m.hidden % m.heads != 0) return bad("--heads must divide --hidden");
@@ -125,8 +124,8 @@ Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpe
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
-    std::string line(text.substr(pos, end == std::string_view::npos ? std::string_view::npos
-                                                                    : end - pos));
+    std::string line(
+        text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
     pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
     ++line_no;
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
@@ -167,18 +166,25 @@ Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpe
     } catch (const std::exception&) {
       return Status::InvalidArgument(where() + key + ": '" + value + "' is not an integer");
     }
-    const std::map<std::string, int64_t*> wide = {
-        {"hidden", &model->hidden},   {"ffn", &model->ffn},     {"heads", &model->heads},
-        {"kv_heads", &model->kv_heads}, {"vocab", &model->vocab}, {"seq", &model->seq},
-        {"global_batch", &model->global_batch}, {"expert_ffn", &model->expert_ffn}};
-    const std::map<std::string, int*> narrow = {
-        {"layers", &model->layers},       {"ffn_matrices", &model->ffn_matrices},
-        {"experts", &model->experts},     {"top_k", &model->top_k},
-        {"shared_experts", &model->shared_experts}, {"dtype_bytes", &model->dtype_bytes}};
+    const std::map<std::string, int64_t*> wide = {{"hidden", &model->hidden},
+                                                  {"ffn", &model->ffn},
+                                                  {"heads", &model->heads},
+                                                  {"kv_heads", &model->kv_heads},
+                                                  {"vocab", &model->vocab},
+                                                  {"seq", &model->seq},
+                                                  {"global_batch", &model->global_batch},
+                                                  {"expert_ffn", &model->expert_ffn}};
+    const std::map<std::string, int*> narrow = {{"layers", &model->layers},
+                                                {"ffn_matrices", &model->ffn_matrices},
+                                                {"experts", &model->experts},
+                                                {"top_k", &model->top_k},
+                                                {"shared_experts", &model->shared_experts},
+                                                {"dtype_bytes", &model->dtype_bytes}};
     if (auto it = wide.find(key); it != wide.end()) {
       *it->second = v;
     } else if (auto it2 = narrow.find(key); it2 != narrow.end()) {
-      if (v < INT32_MIN || v > INT32_MAX) return Status::InvalidArgument(where() + key + " is out of range");
+      if (v < INT32_MIN || v > INT32_MAX)
+        return Status::InvalidArgument(where() + key + " is out of range");
       *it2->second = static_cast<int>(v);
     } else {
       return Status::InvalidArgument(where() + "unknown key '" + key + "'");

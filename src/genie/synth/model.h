@@ -23,10 +23,10 @@ const char* ConventionName(Convention c);
 struct ModelSpec {
   std::string name;
   int layers = 0;
-  int64_t hidden = 0;        // d_model
-  int64_t ffn = 0;           // MLP hidden width (per expert for MoE unless expert_ffn is set)
-  int64_t heads = 0;         // query heads
-  int64_t kv_heads = 0;      // key/value heads (= heads without GQA)
+  int64_t hidden = 0;    // d_model
+  int64_t ffn = 0;       // MLP hidden width (per expert for MoE unless expert_ffn is set)
+  int64_t heads = 0;     // query heads
+  int64_t kv_heads = 0;  // key/value heads (= heads without GQA)
   int64_t vocab = 0;
   int64_t seq = 0;           // tokens per sequence
   int64_t global_batch = 0;  // sequences per optimizer step

@@ -50,12 +50,12 @@ Id MoeForward(Program& p, Id x, Id weights) {
   MoeSizes s = Sizes(j);
   Id rw = p.Collective(Family::kEp, "moe.ag_router_w", CollectiveType::kAllGather, s.router,
                        GroupKind::kEp, {});
-  Id router = p.Compute("moe.router", 2 * s.t * s.d * m.experts, s.b * (s.t * s.d + m.RouterParams()),
-                        {x, rw, weights});
+  Id router = p.Compute("moe.router", 2 * s.t * s.d * m.experts,
+                        s.b * (s.t * s.d + m.RouterParams()), {x, rw, weights});
   Id dispatch = p.Collective(Family::kEp, "moe.a2a_dispatch", CollectiveType::kAllToAll, s.a2a,
                              GroupKind::kEp, {router});
-  Id experts = p.Compute("moe.experts", ExpertFlops(j, s), ExpertBytes(j, s),
-                         {Either(dispatch, router)});
+  Id experts =
+      p.Compute("moe.experts", ExpertFlops(j, s), ExpertBytes(j, s), {Either(dispatch, router)});
   Id combine = p.Collective(Family::kEp, "moe.a2a_combine", CollectiveType::kAllToAll, s.a2a,
                             GroupKind::kEp, {experts});
   Id out = p.Collective(Family::kEp, "moe.ag_out", CollectiveType::kAllGather, s.out,
@@ -70,8 +70,8 @@ Id MoeBackward(Program& p, Id dy, Id weights, std::vector<Id>* wgrads) {
   Id g = Either(p.Collective(Family::kEp, "moe.ag_dy", CollectiveType::kAllGather, s.out,
                              GroupKind::kEp, {dy}),
                 dy);
-  Id dispatch = p.Collective(Family::kEp, "moe.a2a_dispatch_bwd", CollectiveType::kAllToAll,
-                             s.a2a, GroupKind::kEp, {g});
+  Id dispatch = p.Collective(Family::kEp, "moe.a2a_dispatch_bwd", CollectiveType::kAllToAll, s.a2a,
+                             GroupKind::kEp, {g});
   Id experts = p.Compute("moe.experts_bwd", 2 * ExpertFlops(j, s), 2 * ExpertBytes(j, s),
                          {Either(dispatch, g), weights});
   Id combine = p.Collective(Family::kEp, "moe.a2a_combine_bwd", CollectiveType::kAllToAll, s.a2a,

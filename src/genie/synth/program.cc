@@ -8,12 +8,18 @@ namespace genie::synth {
 
 const char* FamilyName(Family f) {
   switch (f) {
-    case Family::kTp: return "tp";
-    case Family::kSp: return "sp";
-    case Family::kEp: return "ep";
-    case Family::kDp: return "dp";
-    case Family::kFsdp: return "fsdp";
-    case Family::kPp: return "pp";
+    case Family::kTp:
+      return "tp";
+    case Family::kSp:
+      return "sp";
+    case Family::kEp:
+      return "ep";
+    case Family::kDp:
+      return "dp";
+    case Family::kFsdp:
+      return "fsdp";
+    case Family::kPp:
+      return "pp";
   }
   return "?";
 }

@@ -55,9 +55,7 @@ class StepEmitter {
   double B() const { return job_.model().dtype_bytes; }
   double T() const { return static_cast<double>(job_.rank_tokens()); }
   double HeadParams() const { return static_cast<double>(job_.EmbeddingParams()); }
-  int64_t FsdpShard() const {
-    return job_.LayerParams() / job_.placement().GroupSize(grad_group_);
-  }
+  int64_t FsdpShard() const { return job_.LayerParams() / job_.placement().GroupSize(grad_group_); }
 
   Id Forward(int mb) {
     const int M = job_.layout().microbatches;
@@ -184,8 +182,8 @@ class StepEmitter {
       if (job_.stg()) {
         Id a = grad;
         for (GroupKind g : {GroupKind::kDp, GroupKind::kTp, GroupKind::kSp}) {
-          a = Either(p_.Collective(Family::kDp, std::string(name) + ".grad_ar", CollectiveType::kAllReduce,
-                                   params, g, {a}),
+          a = Either(p_.Collective(Family::kDp, std::string(name) + ".grad_ar",
+                                   CollectiveType::kAllReduce, params, g, {a}),
                      a);
         }
         if (a != grad) syncs_.push_back(a);
@@ -193,8 +191,8 @@ class StepEmitter {
       }
       CollectiveType type =
           job_.layout().zero == 0 ? CollectiveType::kAllReduce : CollectiveType::kReduceScatter;
-      Id a = p_.Collective(Family::kDp, std::string(name) + ".grad_sync", type, params,
-                           grad_group_, {grad});
+      Id a = p_.Collective(Family::kDp, std::string(name) + ".grad_sync", type, params, grad_group_,
+                           {grad});
       if (a) syncs_.push_back(a);
       if (job_.layout().zero > 0) param_elements_.push_back(params);
     }

@@ -4,11 +4,11 @@
 // trace. The shipped files are read with genie's own reader; synth's groups come from the
 // comm-group file it writes. Names, tags, node ids and dependencies are not compared
 // (docs/synth.md lists those differences).
+#include <gtest/gtest.h>
+
 #include <map>
 #include <sstream>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "genie/synth/step.h"
 #include "genie/trace/attributes.h"
@@ -48,7 +48,10 @@ Signature Sign(const std::vector<ChakraProtoMsg::Node>& nodes, const trace::Comm
 std::string Show(const Signature& sig) {
   std::ostringstream out;
   for (const auto& [k, count] : sig) {
-    out << "  " << count << " x " << (std::get<0>(k) == 0 ? "coll type " : std::get<0>(k) == 1 ? "send to " : "recv from ")
+    out << "  " << count << " x "
+        << (std::get<0>(k) == 0   ? "coll type "
+            : std::get<0>(k) == 1 ? "send to "
+                                  : "recv from ")
         << std::get<1>(k) << " size " << std::get<2>(k) << " group {";
     for (int r : std::get<3>(k)) out << r << " ";
     out << "}\n";
@@ -110,7 +113,8 @@ int MismatchedRanks(const Case& c, bool report) {
       ++mismatched;
       if (report) {
         ADD_FAILURE() << c.trace << " rank " << rank << "\nshipped:\n"
-                      << Show(want) << "synth:\n" << Show(got);
+                      << Show(want) << "synth:\n"
+                      << Show(got);
       }
     }
   }

@@ -14,15 +14,15 @@
 namespace genie::synth {
 
 struct WriteOptions {
-  std::string dir;                // created if missing
+  std::string dir;  // created if missing
   std::string prefix = "workload";
   bool gzip = false;
-  int jobs = 1;                   // writer threads
+  int jobs = 1;  // writer threads
 };
 
 struct WriteReport {
   int ranks = 0;
-  uint64_t nodes = 0;             // over all ranks
+  uint64_t nodes = 0;  // over all ranks
   std::string comm_group_path;
 };
 
