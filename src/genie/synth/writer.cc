@@ -24,8 +24,8 @@ class EtSink : public NodeSink {
 
 Result<uint64_t> WriteRank(const Job& job, const WriteOptions& o, int rank) {
   std::string path = o.dir + "/" + o.prefix + "." + std::to_string(rank) + ".et";
-  GENIE_ASSIGN_OR_RETURN(auto writer,
-                         trace::EtWriter::Create(path, trace::DefaultMetadata(), o.gzip));
+  GENIE_ASSIGN_OR_RETURN(
+      auto writer, trace::EtWriter::Create(path, trace::DefaultMetadata(), o.gzip, o.gzip_level));
   EtSink sink(writer.get());
   GENIE_ASSIGN_OR_RETURN(uint64_t nodes, EmitRank(job, rank, &sink));
   GENIE_RETURN_IF_ERROR(writer->Close());

@@ -17,7 +17,8 @@ struct WriteOptions {
   std::string dir;  // created if missing
   std::string prefix = "workload";
   bool gzip = false;
-  int jobs = 1;  // writer threads
+  int gzip_level = 1;  // fastest: the files are many, the CPU is the bottleneck
+  int jobs = 1;        // writer threads
 };
 
 struct WriteReport {
