@@ -70,18 +70,24 @@ INSTANTIATE_TEST_SUITE_P(
                       Scale{1024, "--global-batch 256 --dp 256 --tp 2 --pp 2 --microbatches 1"}),
     [](const auto& p) { return std::to_string(p.param.ranks); });
 
-TEST(SynthMoe, ExpertParallelWorkloadSimulates) {
+TEST(SynthMoe, ExpertParallelWorkloadSimulatesAndReplays) {
   const std::string dir = FreshDir("synth_moe");
   CliResult w = RunCli(GenieBinary() + " synth -o " + dir +
                        "/w --model mixtral-8x7b --layers 2 --hidden 64 --ffn 128 --heads 4 "
                        "--kv-heads 2 --vocab 128 --seq 64 --global-batch 16 --dp 2 --ep 4 "
-                       "--microbatches 2");
+                       "--tp 2 --microbatches 2");
   ASSERT_EQ(w.exit_code, 0) << w.output;
-  CliResult r =
-      RunCli(GenieBinary() + " simulate " + dir + "/w --system " +
-             Data("astra-sim-configs/HGX-H100-validated.json") + " --network " + SwitchYml(dir, 8));
+  CliResult r = RunCli(GenieBinary() + " simulate " + dir + "/w --system " +
+                       Data("astra-sim-configs/HGX-H100-validated.json") + " --network " +
+                       SwitchYml(dir, 16));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(Count(r.output, R"(sys\[\d+\] finished)"), 8) << r.output;
+  EXPECT_EQ(Count(r.output, R"(sys\[\d+\] finished)"), 16) << r.output;
+  // All-to-alls, TP and EP all-gathers on real sockets, results checked.
+  CliResult v = RunCli(GenieBinary() + " run " + dir + "/w --verify --peer-timeout 30s --output " +
+                       dir + "/out");
+  ASSERT_EQ(v.exit_code, 0) << v.output.substr(0, 4000);
+  EXPECT_EQ(Count(v.output, R"(verify: \d+ collectives checked, all correct)"), 16)
+      << v.output.substr(0, 4000);
 }
 
 // Real sockets, real data: every rank's collectives checked element by element.
