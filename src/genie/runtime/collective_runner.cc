@@ -93,18 +93,18 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first,
 void CollectiveRunner::Prepare(Chunk& c) {
   const auto& steps = c.plan.steps;
   const uint32_t n = static_cast<uint32_t>(steps.size());
-  c.steps.assign(n, StepState{});
-  c.dependents_begin.assign(n + 1, 0);
+  c.steps.assign(n + 1, StepState{});
   for (uint32_t i = 0; i < n; ++i) {
     c.steps[i].unmet_deps = steps[i].deps.size();
     for (uint32_t d : steps[i].deps) {
       GENIE_CHECK_LT(d, i) << "step dependencies must point backwards";
-      ++c.dependents_begin[d + 1];
+      ++c.steps[d + 1].dependents_begin;
     }
   }
-  for (uint32_t i = 0; i < n; ++i) c.dependents_begin[i + 1] += c.dependents_begin[i];
-  c.dependents.resize(c.dependents_begin[n]);
-  std::vector<uint32_t> fill(c.dependents_begin.begin(), c.dependents_begin.end() - 1);
+  for (uint32_t i = 0; i < n; ++i) c.steps[i + 1].dependents_begin += c.steps[i].dependents_begin;
+  c.dependents.resize(c.steps[n].dependents_begin);
+  std::vector<uint32_t> fill(n);
+  for (uint32_t i = 0; i < n; ++i) fill[i] = c.steps[i].dependents_begin;
   for (uint32_t i = 0; i < n; ++i) {
     for (uint32_t d : steps[i].deps) c.dependents[fill[d]++] = i;
   }
@@ -262,7 +262,7 @@ void CollectiveRunner::Post(uint32_t chunk, uint32_t s) {
 
 void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
   Chunk& c = chunks_[chunk];
-  for (uint32_t i = c.dependents_begin[s]; i < c.dependents_begin[s + 1]; ++i) {
+  for (uint32_t i = c.steps[s].dependents_begin; i < c.steps[s + 1].dependents_begin; ++i) {
     const uint32_t d = c.dependents[i];
     if (--c.steps[d].unmet_deps == 0) StartStep(chunk, d);
   }
