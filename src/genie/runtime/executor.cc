@@ -306,9 +306,10 @@ Status Executor::IssueCollective(InFlight& f) {
   }
   const int group_index =
       static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
-  // Without payloads to verify, the runner plans each chunk when it starts (chunk 0 now, so
-  // that a planning error names this node) and holds only the running chunks' steps.
-  const bool lazy = !config_.verify && spec.options.chunks > 1;
+  // Simulated and without payloads to verify, the runner plans each chunk when it starts
+  // (chunk 0 now, so that a planning error names this node) and holds only the running
+  // chunks' steps. A real run plans everything here: no planning on the loop mid-collective.
+  const bool lazy = backend_.modelled() && !config_.verify && spec.options.chunks > 1;
   auto schedule =
       lazy ? collective::PlanChunk(spec, group_index, 0) : collective::Plan(spec, group_index);
   if (!schedule.ok()) {
