@@ -306,7 +306,12 @@ Status Executor::IssueCollective(InFlight& f) {
   }
   const int group_index =
       static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
-  auto schedule = collective::Plan(spec, group_index);
+  // Simulated and without payloads to verify, the runner plans each chunk when it starts
+  // (chunk 0 now, so that a planning error names this node) and holds only the running
+  // chunks' steps. A real run plans everything here: no planning on the loop mid-collective.
+  const bool lazy = backend_.modelled() && !config_.verify && spec.options.chunks > 1;
+  auto schedule =
+      lazy ? collective::PlanChunk(spec, group_index, 0) : collective::Plan(spec, group_index);
   if (!schedule.ok()) {
     return schedule.status().WithContext("rank " + std::to_string(rank_) + ", node " +
                                          std::to_string(op.id) + " (" + op.name + ")");
@@ -356,20 +361,30 @@ Status Executor::IssueCollective(InFlight& f) {
       buffer = &f.buffer;
     }
   }
-  f.runner = std::make_unique<CollectiveRunner>(
-      backend_, std::move(schedule).value(), tag, config_.costs, config_.plan.active_chunks,
-      config_.policy, buffer, [this, id] {
-        auto& fl = *in_flight_.at(id);
-        if (config_.verify && !fl.expected.empty()) {
-          Status st = Verify(fl);
-          if (!st.ok()) {
-            Fail(st);
-            return;
-          }
-          ++verified_;
-        }
-        Finish(id, fl.runner->bytes_sent(), fl.runner->bytes_received());
-      });
+  Callback done = [this, id] {
+    auto& fl = *in_flight_.at(id);
+    if (config_.verify && !fl.expected.empty()) {
+      Status st = Verify(fl);
+      if (!st.ok()) {
+        Fail(st);
+        return;
+      }
+      ++verified_;
+    }
+    Finish(id, fl.runner->bytes_sent(), fl.runner->bytes_received());
+  };
+  if (lazy) {
+    f.runner = std::make_unique<CollectiveRunner>(
+        backend_, std::move(schedule).value(), static_cast<uint32_t>(spec.options.chunks),
+        [spec, group_index](uint32_t chunk) {
+          return collective::PlanChunk(spec, group_index, static_cast<int>(chunk));
+        },
+        tag, config_.costs, config_.plan.active_chunks, config_.policy, std::move(done));
+  } else {
+    f.runner = std::make_unique<CollectiveRunner>(backend_, std::move(schedule).value(), tag,
+                                                  config_.costs, config_.plan.active_chunks,
+                                                  config_.policy, buffer, std::move(done));
+  }
   f.runner->Start();
   return Status::Ok();
 }
