@@ -1,23 +1,65 @@
 #!/usr/bin/env bash
-# Simulation scale: wall time and peak RSS of `genie simulate` for a 1 MiB all-reduce at 1,024
-# ranks (both network models) and for the 8-rank STG workloads.
+# Simulation scale: wall time, peak RSS, simulated messages per second and memory per rank of
+# `genie simulate` for a 1 MiB ring all-reduce (ASTRA-sim's Ring_4chunks.json: 4 chunks, 1
+# active) on a Switch and on a Ring of 256, 1,024 and 4,096 NPUs, both ASTRA-sim models; then
+# the 8-rank STG workloads.
 # Usage: bench/simulate_scale.sh BUILD_DIR [DATA_DIR]   (DATA_DIR: the checkout's tests/data)
+# Today a ring's memory per rank still grows with N (docs/simulation.md, "At cluster scale"):
+# 4,096 ranks need about 3.5 GiB and minutes per point.
+# Environment: RANKS="256 1024" to choose the sizes (default "256 1024 4096"), REPEAT=n runs
+# per point (the minimum wall time and RSS are printed; default 1), TOPOLOGIES="Switch Ring".
+# Messages are counted, not measured: a ring all-reduce of N ranks in C chunks sends
+# N * C * 2(N-1) messages; messages/s is per second of CPU (user + sys), which a busy shared
+# machine disturbs less than the wall time. Memory per rank = peak RSS / N.
 set -euo pipefail
 G="$1/tools/genie/genie"
 DATA=${2:-$(cd "$(dirname "$0")/.." && pwd)/tests/data}
+SYSTEM="$DATA/astra-sim-configs/Ring_4chunks.json"
+RANKS=${RANKS:-256 1024 4096}
+REPEAT=${REPEAT:-1}
+TOPOLOGIES=${TOPOLOGIES:-Switch Ring}
+CHUNKS=4
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-measure() {  # label, command...
-  local label=$1; shift
-  /usr/bin/time -f "%e %M" -o "$T/time" "$@" -q >/dev/null
-  read -r secs kb < "$T/time"
-  printf "%-40s %8.2f s %8.1f MiB\n" "$label" "$secs" "$(echo "$kb/1024" | bc -l)"
+
+# measure LABEL MESSAGES RANKS command...: prints one line (min over REPEAT runs).
+measure() {
+  local label=$1 messages=$2 ranks=$3; shift 3
+  local best_s="" best_cpu="" best_kb=""
+  for _ in $(seq "$REPEAT"); do
+    /usr/bin/time -f "%e %M %U %S" -o "$T/time" "$@" -q >/dev/null
+    read -r secs kb user sys < "$T/time"
+    local cpu
+    cpu=$(echo "$user + $sys" | bc -l)
+    if [ -z "$best_s" ] || [ "$(echo "$secs < $best_s" | bc -l)" = 1 ]; then best_s=$secs; fi
+    if [ -z "$best_cpu" ] || [ "$(echo "$cpu < $best_cpu" | bc -l)" = 1 ]; then best_cpu=$cpu; fi
+    if [ -z "$best_kb" ] || [ "$kb" -lt "$best_kb" ]; then best_kb=$kb; fi
+  done
+  local rate per_rank
+  rate=$(echo "if ($best_cpu > 0) $messages / $best_cpu / 1000000 else 0" | bc -l)
+  per_rank=$(echo "$best_kb / $ranks" | bc -l)
+  printf "%-40s %8.2f s %8.2f s %8.1f MiB %7.2f M/s %8.1f KiB\n" "$label" "$best_s" "$best_cpu" \
+    "$(echo "$best_kb/1024" | bc -l)" "$rate" "$per_rank"
 }
-"$G" gen collective --type all_reduce --size 1MiB --ranks 1024 -o "$T/ar1024" >/dev/null
-printf 'topology: [ Switch ]\nnpus_count: [ 1024 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$T/sw1024.yml"
-printf 'topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$T/sw8.yml"
-for model in unaware aware; do
-  measure "all_reduce 1MiB x1024 ($model)" "$G" simulate "$T/ar1024" --network "$T/sw1024.yml" --network-model "$model"
+
+printf "%-40s %10s %10s %12s %11s %12s\n" "run" "wall" "cpu" "peak RSS" "messages/s" "memory/rank"
+for n in $RANKS; do
+  "$G" gen collective --type all_reduce --size 1MiB --ranks "$n" -o "$T/ar$n" >/dev/null
+  messages=$((n * CHUNKS * 2 * (n - 1)))
+  for topo in $TOPOLOGIES; do
+    printf 'topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' \
+      "$topo" "$n" > "$T/net.yml"
+    for model in unaware aware; do
+      measure "all_reduce 1MiB $topo x$n ($model)" "$messages" "$n" \
+        "$G" simulate "$T/ar$n" --system "$SYSTEM" --network "$T/net.yml" --network-model "$model"
+    done
+  done
+  rm -rf "$T/ar$n"*
 done
+
+printf 'topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$T/sw8.yml"
 for w in gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2; do
-  measure "stg/$w (aware)" "$G" simulate "$DATA/traces/generated/stg/$w" --network "$T/sw8.yml" --network-model aware
+  /usr/bin/time -f "%e %M" -o "$T/time" "$G" simulate "$DATA/traces/generated/stg/$w" \
+    --network "$T/sw8.yml" --network-model aware -q >/dev/null
+  read -r secs kb < "$T/time"
+  printf "%-40s %8.2f s %8.1f MiB\n" "stg/$w (aware)" "$secs" "$(echo "$kb/1024" | bc -l)"
 done

@@ -3,13 +3,14 @@
 # (cmake/CheckLayers.cmake) fails the build's test run when an include breaks the rule, and
 # since each module's library links only what it may include, a new upward include usually
 # fails to link as well.
-set(GENIE_LAYERS common trace config workload compute collective loop net sim record runtime
+set(GENIE_LAYERS common trace config workload synth compute collective loop net sim record runtime
                  launch testbed report driver)
 
 set(GENIE_MAY_INCLUDE_common "")
 set(GENIE_MAY_INCLUDE_trace common)
 set(GENIE_MAY_INCLUDE_config common)
 set(GENIE_MAY_INCLUDE_workload trace common)
+set(GENIE_MAY_INCLUDE_synth workload trace common)
 set(GENIE_MAY_INCLUDE_compute workload trace common)
 set(GENIE_MAY_INCLUDE_collective workload trace common)
 set(GENIE_MAY_INCLUDE_loop common)

@@ -202,10 +202,10 @@ TEST(Bench, BadInputExitsTwoNamingTheFlag) {
 }
 
 TEST(Bench, RunsUnderMpiexec) {
-  if (RunCli("command -v mpiexec").exit_code != 0) {
+  if (RunCli("command -v mpiexec.mpich").exit_code != 0) {
     GTEST_SKIP() << "mpiexec (Debian package mpich) is not installed";
   }
-  CliResult r = RunCli("mpiexec -n 3 " + GenieBinary() +
+  CliResult r = RunCli("mpiexec.mpich -n 3 " + GenieBinary() +
                            " bench all_gather -b 12K -e 12K -n 2 --rendezvous tcp:127.0.0.1:" +
                            std::to_string(FreeTcpPort()),
                        Stderr::kApart);

@@ -72,7 +72,8 @@ TEST(Launchers, MpiexecGenieLaunchTorchrunSlurmAndOpenMpiEnvironmentsGiveIdentic
   EXPECT_NE(ReadFile(dir + "/torchrun/rank-3.jsonl").find("\"launcher\":\"torchrun\""),
             std::string::npos);
 
-  // What srun and Open MPI's mpirun set (neither is installed here), by hand.
+  // What srun and Open MPI's mpirun set, by hand, with a given rendezvous (the launchers
+  // themselves, with none: launchers_e2e_test.cc).
   const std::string store = " --rendezvous tcp:127.0.0.1:";
   std::vector<std::string> slurm, ompi;
   const int slurm_port = FreeTcpPort(), ompi_port = FreeTcpPort();
@@ -94,11 +95,11 @@ TEST(Launchers, MpiexecGenieLaunchTorchrunSlurmAndOpenMpiEnvironmentsGiveIdentic
   ASSERT_EQ(mpirun.exit_code, 0) << mpirun.output;
   EXPECT_EQ(a, Stripped(dir + "/openmpi/results.json"));
 
-  if (RunCli("command -v mpiexec").exit_code != 0) {
+  if (RunCli("command -v mpiexec.mpich").exit_code != 0) {
     GTEST_SKIP()
         << "mpiexec (Debian package mpich) is not installed; scripts/install-deps.sh installs it";
   }
-  CliResult mpi = RunCli("mpiexec -n 8 " + GenieBinary() + " run " + w +
+  CliResult mpi = RunCli("mpiexec.mpich -n 8 " + GenieBinary() + " run " + w +
                          " --rendezvous tcp:127.0.0.1:" + std::to_string(FreeTcpPort()) + " -o " +
                          dir + "/mpiexec");
   ASSERT_EQ(mpi.exit_code, 0) << mpi.output;

@@ -2,7 +2,7 @@
 // model's prediction for the same workload on the testbed's network, and the iterations slower
 // than the threshold flagged — none on a healthy star:4 at 400 Mbit/s, exactly those after a
 // rate fault on one host (the one in flight when it hits may go either way); `--baseline`
-// flags the same against an earlier healthy run. Needs root; skips with a message otherwise.
+// flags the same against an earlier healthy run; `--localize` names the faulted host and side. Needs root; skips with a message otherwise.
 // Nothing is left behind: the testbed is taken down also when a check fails.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/support/cli.h"
@@ -54,6 +55,15 @@ class Predict : public ::testing::Test {
   json Results(const std::string& out) {
     return json::parse(ReadFile(dir_ + "/" + out + "/results.json"));
   }
+  // "kind:host" of each localisation finding, space-separated.
+  static std::string Findings(const json& results) {
+    std::string out;
+    for (const auto& f : results["localization"]["findings"]) {
+      out += (out.empty() ? "" : " ") + f["kind"].get<std::string>() + ":" +
+             f.value("host", std::string("-"));
+    }
+    return out;
+  }
   static std::vector<int> Flagged(const json& comparison) {
     return comparison["flagged_iterations"].get<std::vector<int>>();
   }
@@ -62,7 +72,7 @@ class Predict : public ::testing::Test {
 };
 
 TEST_F(Predict, AHealthyRunFlagsNothingAndMatchesTheModel) {
-  CliResult r = Run("healthy", "--predict --csv " + dir_ + "/healthy.csv");
+  CliResult r = Run("healthy", "--predict --localize --csv " + dir_ + "/healthy.csv");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("measured beside expected (flow model on testbed " + name_),
             std::string::npos)
@@ -77,6 +87,11 @@ TEST_F(Predict, AHealthyRunFlagsNothingAndMatchesTheModel) {
     ASSERT_EQ(it["ops"].size(), 1u);
     EXPECT_EQ(it["ops"][0]["type"], "all_reduce");
   }
+  // The probe of the links the run used (a ring: every host's two neighbours) names nothing.
+  const json l = Results("healthy")["localization"];
+  EXPECT_TRUE(l["healthy"].get<bool>()) << l.dump(1);
+  EXPECT_EQ(l["pairs"], 4) << l.dump(1);
+  EXPECT_NE(r.output.find("# localization: the 4 pair(s)"), std::string::npos) << r.output;
   // One CSV line per iteration, after the header.
   std::istringstream csv(ReadFile(dir_ + "/healthy.csv"));
   int lines = 0;
@@ -90,8 +105,8 @@ TEST_F(Predict, ARateFaultFlagsExactlyTheIterationsAfterIt) {
   // At the start of measured iteration 3 counted from 1 (0-based 2, in flight: either way).
   std::ofstream(dir_ + "/faults.yml")
       << "faults:\n  - {iteration: 3, link: h2, rate: 40mbit, direction: both}\n";
-  CliResult r = Run("faulted", "--predict --faults " + dir_ + "/faults.yml --baseline " + dir_ +
-                                   "/healthy/results.json");
+  CliResult r = Run("faulted", "--predict --localize --faults " + dir_ + "/faults.yml --baseline " +
+                                   dir_ + "/healthy/results.json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("SLOW"), std::string::npos) << r.output;
   const json results = Results("faulted");
@@ -103,6 +118,107 @@ TEST_F(Predict, ARateFaultFlagsExactlyTheIterationsAfterIt) {
   for (const auto& it : results["prediction"]["iterations"]) {
     if (it["iteration"].get<int>() < 3) continue;
     EXPECT_TRUE(it["ops"][0]["slow"].get<bool>()) << it.dump();
+  }
+  // The fault is still on when the run probes its links: h2 is named, both directions.
+  EXPECT_EQ(Findings(results), "slow_link:h2") << results["localization"].dump(1);
+  // `genie results show` judges the recorded probes the same way.
+  CliResult show = RunCli(Genie("results show " + dir_ + "/faulted/results.json"));
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  EXPECT_NE(show.output.find("h2: both directions slow"), std::string::npos) << show.output;
+}
+
+// `genie testbed calibrate` measures the testbed (genie doctor, one rank per host), keeps the
+// goodput and per-message cost beside it, and the prediction on it uses them; a testbed with
+// a slow host is refused (the model would learn the fault); `down` removes the calibration.
+TEST_F(Predict, CalibrationIsMeasuredKeptAndUsedAndRefusesAFault) {
+  CliResult cal = RunCli(Genie("testbed calibrate " + name_));
+  ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  EXPECT_NE(cal.output.find("goodput"), std::string::npos) << cal.output;
+  const json saved = json::parse(ReadFile("/run/genie/testbeds/" + name_ + ".calibration.json"));
+  // What TCP gets of a 400 Mbit/s link through tbf, and a small message's half round trip.
+  EXPECT_GT(saved["goodput"].get<double>(), 0.8) << saved.dump();
+  EXPECT_LT(saved["goodput"].get<double>(), 1.1) << saved.dump();
+  EXPECT_GT(saved["message_overhead_ns"].get<double>(), 1000) << saved.dump();
+  EXPECT_LT(saved["message_overhead_ns"].get<double>(), 2e6) << saved.dump();
+  CliResult yml = RunCli(Genie("testbed network-yml " + name_));
+  EXPECT_NE(yml.output.find("goodput: [ "), std::string::npos) << yml.output;
+  EXPECT_NE(yml.output.find("message_overhead: [ "), std::string::npos) << yml.output;
+
+  CliResult r = Run("calibrated", "--predict");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(", calibrated "), std::string::npos) << r.output;
+  for (const auto& it : Results("calibrated")["prediction"]["iterations"]) {
+    EXPECT_GT(it["ratio"].get<double>(), 0.8) << it.dump();
+    EXPECT_LT(it["ratio"].get<double>(), 1.25) << it.dump();
+  }
+
+  ASSERT_EQ(RunCli(Genie("testbed fault " + name_ + " h1 --rate 40mbit --direction out")).exit_code, 0);
+  CliResult refused = RunCli(Genie("testbed calibrate " + name_));
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("not healthy"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("h1: transmit side slow"), std::string::npos) << refused.output;
+
+  ASSERT_EQ(RunCli(Genie("testbed down " + name_)).exit_code, 0);
+  EXPECT_FALSE(std::ifstream("/run/genie/testbeds/" + name_ + ".calibration.json").good());
+}
+
+// Only one side of a host's NIC slowed, on another host each time: the probe after the run
+// names that host and that side, though the ring sends each host's data one way only.
+TEST_F(Predict, LocalizationNamesTheSlowHostAndItsSide) {
+  for (auto [host, direction, finding] :
+       {std::tuple{"h1", "out", "slow_transmit:h1"}, std::tuple{"h3", "in", "slow_receive:h3"}}) {
+    const std::string out = std::string("side-") + direction;
+    std::ofstream(dir_ + "/" + out + ".yml")
+        << "faults:\n  - {iteration: " << kIterations << ", link: " << host
+        << ", rate: 40mbit, direction: " << direction << "}\n";
+    CliResult r = Run(out, "--localize --faults " + dir_ + "/" + out + ".yml");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(Findings(Results(out)), finding) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace genie::testing
+
+namespace genie::testing {
+namespace {
+
+// Shipped STG training steps on star:8 at 400 Mbit/s, calibrated: every measured step within
+// ±15 % of the flow model's prediction of the same workload on the testbed's network.
+class PredictStg : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
+    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    name_ = "s" + std::to_string(getpid());
+    dir_ = FreshDir("predict-stg-" + name_);
+    CliResult up = RunCli(GenieBinary() + " testbed up --name " + name_ +
+                          " --topology star:8 --rate 400mbit");
+    ASSERT_EQ(up.exit_code, 0) << up.output;
+    CliResult cal = RunCli(GenieBinary() + " testbed calibrate " + name_);
+    ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  }
+  void TearDown() override {
+    if (name_.empty()) return;
+    RunCli(GenieBinary() + " testbed down " + name_ + " 2>/dev/null");
+  }
+  std::string name_, dir_;
+};
+
+TEST_F(PredictStg, TwoTrainingStepsMatchTheCalibratedModelWithin15Percent) {
+  for (const char* w : {"gpt_dp2_tp2_pp2", "llama_fsdp_dp4_tp2"}) {
+    const std::string out = dir_ + "/" + w;
+    CliResult r = RunCli(GenieBinary() + " launch --testbed " + name_ + " -n 8 -- run " +
+                         Data(std::string("traces/generated/stg/") + w) +
+                         " -n 3 --warmup 1 --predict -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << w << "\n" << r.output;
+    const json p = json::parse(ReadFile(out + "/results.json"))["prediction"];
+    ASSERT_EQ(p["iterations"].size(), 3u) << p.dump(1);
+    for (const auto& it : p["iterations"]) {
+      EXPECT_GT(it["ratio"].get<double>(), 0.85) << w << ": " << it.dump() << "\n" << r.output;
+      EXPECT_LT(it["ratio"].get<double>(), 1.15) << w << ": " << it.dump() << "\n" << r.output;
+    }
   }
 }
 

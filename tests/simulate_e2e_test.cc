@@ -80,6 +80,63 @@ std::string SwitchNetwork(int ranks) {
   return path;
 }
 
+// Halving-doubling on a Switch, as ASTRA-sim runs it (HalvingDoubling.cc, PacketBundle.cc):
+// log2(N) exchanges of S/2, S/4, ... with the partner at distance 1, 2, 4, ... (all-reduce:
+// then back up), endpoint-delay e before each message and after the chunk, and a reduction
+// 3 x floor(bytes / local-mem-bw) charged on every halving message but the first, on that
+// message's own size; the last halving receive is not charged. Ring_4chunks.json: 4 chunks
+// one after the other, e = 10 ns, local-mem-bw 1600. Switch: one message costs
+// floor(2 x 500 + b / 53.687) unaware, 2 x floor(500 + b / 53.687) aware (two hops).
+// Per chunk (S = 256 KiB, s_k = S / 2^(k+1)):
+//   all-reduce:      (2 log2 N + 1) e + 2 sum_k T(s_k) + sum_{k>0} R(s_k)
+//   reduce-scatter:  (log2 N + 1) e + sum_k T(s_k) + sum_{k>0} R(s_k)
+// e.g. 8 ranks unaware: 4 x (70 + 2 x (3441 + 2220 + 1610) + 120 + 60) = 59,168 ns.
+std::string HalvingDoublingSystem() {
+  auto j = nlohmann::json::parse(std::ifstream(Data("astra-sim-configs/Ring_4chunks.json")));
+  j["all-reduce-implementation"] = {"halvingDoubling"};
+  j["reduce-scatter-implementation"] = {"halvingDoubling"};
+  const std::string path = FreshDir("hd") + "/system.json";
+  std::ofstream(path) << j.dump(2);
+  return path;
+}
+
+TEST(SimulateAstraSim, HalvingDoublingAllReduceOnSwitchBothModels) {
+  const std::string sys = HalvingDoublingSystem();
+  const struct {
+    int ranks;
+    long long unaware, aware;
+  } cases[] = {{4, 45968, 75256}, {8, 59168, 93336}, {16, 69808, 106416}};
+  for (const auto& c : cases) {
+    const std::string args = Data("traces/astra-sim/microbenchmarks/all_reduce/" +
+                                  std::to_string(c.ranks) + "npus_1MB") +
+                             " --system " + sys + " --network " + SwitchNetwork(c.ranks);
+    ExpectEveryRank(args + " --network-model unaware", c.ranks, c.unaware);
+    ExpectEveryRank(args + " --network-model aware", c.ranks, c.aware);
+  }
+}
+
+TEST(SimulateAstraSim, HalvingDoublingReduceScatterOnSwitchBothModels) {
+  const std::string sys = HalvingDoublingSystem();
+  const std::string rs4 = FreshDir("rs4") + "/rs";
+  CliResult gen =
+      RunCli(GenieBinary() + " gen collective --type reduce_scatter --size 1MiB --ranks 4 -o " + rs4);
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  const struct {
+    int ranks;
+    std::string workload;
+    long long unaware, aware;
+  } cases[] = {
+      {4, rs4, 23244, 37888},
+      {8, Data("traces/astra-sim/microbenchmarks/reduce_scatter/8npus_1MB"), 29964, 47048},
+      {16, Data("traces/astra-sim/microbenchmarks/reduce_scatter/16npus_1MB"), 35344, 53648}};
+  for (const auto& c : cases) {
+    const std::string args =
+        c.workload + " --system " + sys + " --network " + SwitchNetwork(c.ranks);
+    ExpectEveryRank(args + " --network-model unaware", c.ranks, c.unaware);
+    ExpectEveryRank(args + " --network-model aware", c.ranks, c.aware);
+  }
+}
+
 struct Shipped {
   const char* workload;  // relative to the data folder
   int ranks;

@@ -2,6 +2,7 @@
 // JSON, per-rank JSON-lines streams, Chrome traces). See docs/results.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "genie/report/atomic_file.h"
 #include "genie/report/chrome_trace.h"
 #include "genie/report/completeness.h"
+#include "genie/report/localization.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
 #include "genie/report/statistics.h"
@@ -103,6 +105,8 @@ int Show(const ResultsArgs& a) {
     genie::report::PrintTestbed(std::cout, r->run_info["testbed"], genie::report::FirstStart(r->ops));
   }
   // Measured beside the prediction / baseline that `genie run --predict/--baseline` recorded.
+  double expected_gbps = 0;
+  std::string expected_source;
   std::error_code ec;
   if (a.show_files.size() == 1 && !fs::is_directory(a.show_files[0], ec)) {
     std::ifstream in(a.show_files[0]);
@@ -111,6 +115,22 @@ int Show(const ResultsArgs& a) {
       if (doc.is_object() && doc.contains(key)) {
         genie::report::PrintComparison(std::cout, genie::report::ComparisonFromJson(doc[key]));
       }
+    }
+    if (doc.is_object() && doc.contains("localization")) {
+      expected_gbps = doc["localization"].value("expected_gbps", 0.0);
+      expected_source = doc["localization"].value("expected_source", "");
+    }
+  }
+  // `genie run --localize`'s probes, judged again (with the run's expected rate when known).
+  if (r->run_info.is_object() && r->run_info.contains("localize")) {
+    int world = 0;
+    for (const auto& k : r->ranks) world = std::max(world, k.rank + 1);
+    auto l = genie::report::Localize(r->run_info["localize"], world, expected_gbps,
+                                     expected_source);
+    if (l.ok()) {
+      std::cout << genie::report::FormatLocalization(*l);
+    } else {
+      fmt::print(stderr, "genie results: warning: {}\n", l.status().message());
     }
   }
   if (a.astra_sim) genie::report::PrintAstraSimLines(std::cout, r->ranks);

@@ -70,6 +70,10 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--csv", f->comparison_csv,
                  "Write the per-iteration comparison (--predict's, else --baseline's) as CSV");
+  app.add_flag("--localize", f->localize,
+               "After the last iteration, before faults are cleared, measure each direction of "
+               "every pair of ranks the workload used, alone, and name the slow host and its "
+               "side (transmit/receive) or link, as genie doctor does (docs/prediction.md)");
   return [f] {
     f->argv = ProcessArgv();
     return driver::Run(*f);

@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
+#include "genie/testbed/calibration.h"
 #include "genie/testbed/commands.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/counters.h"
@@ -19,6 +23,7 @@
 namespace {
 
 namespace tb = genie::testbed;
+namespace fs = std::filesystem;
 
 struct TestbedArgs {
   std::string name = "genie";
@@ -39,8 +44,9 @@ struct TestbedArgs {
   int f_flap = 0;
   // network-yml
   int ranks_per_host = 1;
-  std::string latency = "30us";
+  std::string latency;  // "" = the default (calibration.h)
   std::string output;
+  bool accept_findings = false;
 };
 
 int Fail(const std::string& what, const genie::Status& st) {
@@ -236,24 +242,64 @@ int Fault(const TestbedArgs& a) {
 }
 
 int NetworkYml(const TestbedArgs& a) {
-  auto layout = tb::Load(a.name);
-  if (!layout.ok()) return Fail("network-yml", layout.status());
-  auto lat = genie::ParseDuration(a.latency);
-  if (!lat.ok()) return Fail("network-yml", lat.status());
-  const std::string text = tb::ToNetworkYml(*layout, a.ranks_per_host, static_cast<double>(*lat));
+  double latency = -1;
+  if (!a.latency.empty()) {
+    auto lat = genie::ParseDuration(a.latency);
+    if (!lat.ok()) return Fail("network-yml", lat.status());
+    latency = static_cast<double>(*lat);
+  }
+  auto text = tb::TestbedNetworkYml(a.name, a.ranks_per_host, latency);
+  if (!text.ok()) return Fail("network-yml", text.status());
   if (a.output.empty()) {
-    std::cout << text;
+    std::cout << *text;
     return 0;
   }
   std::ofstream out(a.output);
-  out << text;
+  out << *text;
   if (!out) return Fail("network-yml", genie::Status::IoError(a.output + ": cannot write"));
+  return 0;
+}
+
+// `genie doctor` on the testbed, one rank per host, its figures turned into the calibration.
+int Calibrate(const TestbedArgs& a) {
+  auto layout = tb::Load(a.name);
+  if (!layout.ok()) return Fail("calibrate", layout.status());
+  const std::string json = tb::StateDir() + "/" + a.name + ".calibration-scan.json";
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const std::string cmd = fmt::format("'{}' launch --testbed '{}' -n {} -- doctor --bytes 16MiB --json '{}' "
+                                      ">/dev/null",
+                                      self, a.name, layout->hosts.size(), json);
+  fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
+             layout->hosts.size());
+  std::fflush(stdout);
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::error_code ec;
+  fs::remove(json, ec);
+  if (doc.is_discarded()) {
+    return Fail("calibrate", genie::Status::Unavailable(fmt::format(
+                                 "the scan wrote no figures (genie doctor exited with {}); run "
+                                 "`genie launch --testbed {} -n {} -- doctor` to see why",
+                                 rc, a.name, layout->hosts.size())));
+  }
+  auto cal = tb::CalibrationFromDoctor(*layout, doc, a.accept_findings);
+  if (!cal.ok()) return Fail("calibrate", cal.status());
+  genie::Status st = tb::SaveCalibration(a.name, *cal);
+  if (!st.ok()) return Fail("calibrate", st);
+  fmt::print("testbed {}: goodput {:.3f} of {} (median pair {:.4f} GB/s), message overhead {:.1f} "
+             "us (median round trip {:.1f} us)\n"
+             "saved in {}; `genie testbed network-yml {}` and `genie run --predict` on it use "
+             "them\n",
+             a.name, cal->goodput, genie::FormatBitRate(layout->HostLinkRate()), cal->median_gbps,
+             cal->message_overhead_ns / 1e3, cal->median_rtt_us, tb::CalibrationPath(a.name),
+             a.name);
   return 0;
 }
 
 }  // namespace
 
-GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, list, fault") {
+GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, list, fault, calibrate") {
   auto a = std::make_shared<TestbedArgs>();
   app.require_subcommand(1);
   CLI::App* up = app.add_subcommand("up", "Build a testbed: hosts as network namespaces, shaped links");
@@ -298,7 +344,16 @@ GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, 
   yml->add_option("name", a->name, "Testbed name (default genie)");
   yml->add_option("--ranks-per-host", a->ranks_per_host, "Ranks on each host (rank i on host i mod H)")
       ->check(genie::cli::IntIn(1, 4096));
-  yml->add_option("--latency", a->latency, "One-way latency of a link (default 30us)");
+  yml->add_option("--latency", a->latency,
+                  "One-way latency of a link (default 30us; 1ns when calibrated, the measured "
+                  "per-message overhead then holds it)");
+
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "Measure the testbed's goodput and per-message cost (genie doctor, one rank "
+                   "per host) for the network description the flow model predicts with");
+  calibrate->add_option("name", a->name, "Testbed name (default genie)");
+  calibrate->add_flag("--accept-findings", a->accept_findings,
+                      "Calibrate even when the scan finds a slow host or loss");
   yml->add_option("-o,--output", a->output, "Write here instead of stdout");
 
   return [=]() -> int {
@@ -326,6 +381,7 @@ GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, 
     }
     if (fault->parsed()) return Fault(*a);
     if (yml->parsed()) return NetworkYml(*a);
+    if (calibrate->parsed()) return Calibrate(*a);
     return 2;
   };
 }

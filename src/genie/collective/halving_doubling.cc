@@ -54,8 +54,19 @@ SuperBlocks MakeSuperBlocks(const PhaseSpec& p, const Fold& f) {
   return sb;
 }
 
+// ASTRA-sim (HalvingDoubling.cc with PacketBundle) charges a reduction when it sends a
+// message of the halving half other than the first, on that message's own (halved) size, and
+// none after the last halving receive (the next message starts the doubling half, or none
+// follows). With a power-of-two group genie charges the same: halving step k > 0 pays before
+// its send, the halving receives pay nothing.
+void ChargeLikeAstraSim(int k, uint32_t send, uint32_t recv, PhaseBuilder* b) {
+  if (k > 0) b->SetCharge(send, ReduceCharge::kBeforeSend);
+  b->SetCharge(recv, ReduceCharge::kNone);
+}
+
 // All-reduce over `region`.
 void AllReduce(const PhaseSpec& p, const Fold& f, ByteRange region, PhaseBuilder* b) {
+  const bool astra = f.r == 0;  // ASTRA-sim runs powers of two only
   if (f.Extra(p.me)) {
     const uint32_t s = b->Send(p.me + 1, region);
     b->Recv(p.me + 1, region, false, {s});
@@ -73,7 +84,9 @@ void AllReduce(const PhaseSpec& p, const Fold& f, ByteRange region, PhaseBuilder
     const ByteRange keep = SplitPart(cur, 2, upper ? 1 : 0);
     const ByteRange give = SplitPart(cur, 2, upper ? 0 : 1);
     const uint32_t s = b->Send(partner, give, last);
-    last = {s, b->Recv(partner, keep, true, last)};
+    const uint32_t r = b->Recv(partner, keep, true, last);
+    if (astra) ChargeLikeAstraSim(k, s, r, b);
+    last = {s, r};
     kept_stack.push_back(cur);
     cur = keep;
   }
@@ -96,6 +109,7 @@ ByteRange WholeRegion(const PhaseSpec& p) {
 }
 
 void ReduceScatter(const PhaseSpec& p, const Fold& f, PhaseBuilder* b) {
+  const bool astra = f.r == 0;
   const ByteRange region = WholeRegion(p);
   const ByteRange mine = p.blocks[static_cast<size_t>(p.me)];
   if (f.Extra(p.me)) {
@@ -114,7 +128,9 @@ void ReduceScatter(const PhaseSpec& p, const Fold& f, PhaseBuilder* b) {
     const bool upper = (v >> k) & 1;  // = bit (bits-1-k) of this member's position
     const ByteRange lower = sb.Range(a, mid), higher = sb.Range(mid, e);
     const uint32_t s = b->Send(partner, upper ? lower : higher, last);
-    last = {s, b->Recv(partner, upper ? higher : lower, true, last)};
+    const uint32_t r = b->Recv(partner, upper ? higher : lower, true, last);
+    if (astra) ChargeLikeAstraSim(k, s, r, b);
+    last = {s, r};
     if (upper) a = mid; else e = mid;
   }
   if (p.me < 2 * f.r) b->Send(p.me - 1, p.blocks[static_cast<size_t>(p.me - 1)], last);

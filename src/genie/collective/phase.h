@@ -43,6 +43,7 @@ struct LogicalStep {
   ByteRange recv;
   std::vector<uint32_t> deps;
   int channel = -1;  // fixed flow (custom algorithms); -1 = spread over the spec's channels
+  ReduceCharge charge = ReduceCharge::kOnReceive;
 };
 
 class PhaseBuilder {
@@ -52,6 +53,8 @@ class PhaseBuilder {
   uint32_t Recv(int from, ByteRange r, bool reduce, Deps deps = {});
   // Receive (and reduce if asked) into r, then forward r to `to`.
   uint32_t RecvSend(int from, int to, ByteRange r, bool reduce, Deps deps = {});
+  // Sets where step `i`'s reduction cost is charged (ReduceCharge).
+  void SetCharge(uint32_t i, ReduceCharge c) { steps_[i].charge = c; }
   const std::vector<LogicalStep>& steps() const { return steps_; }
   std::vector<LogicalStep>& mutable_steps() { return steps_; }
 

@@ -180,11 +180,19 @@ class Hazards {
   std::map<Bytes, Seg> segs_;
 };
 
+// Lowers the phases of one chunk. Tags count per peer within the chunk and interleave the
+// chunks (tag = count * chunks + chunk), so a chunk can be planned on its own (PlanChunk) and
+// still carry the tags Plan gives it: unique per ordered pair across the whole collective.
 class Lowerer {
  public:
-  Lowerer(const CollectiveSpec& spec, Schedule* out) : spec_(spec), out_(out) {}
+  Lowerer(const CollectiveSpec& spec, Schedule* out, uint32_t chunk)
+      : spec_(spec),
+        out_(out),
+        chunk_(chunk),
+        chunks_(static_cast<uint32_t>(std::max(1, spec.options.chunks))) {}
 
-  void Lower(const PhaseSpec& p, const std::vector<LogicalStep>& steps, uint32_t chunk) {
+  Status Lower(const PhaseSpec& p, const std::vector<LogicalStep>& steps) {
+    const uint32_t chunk = chunk_;
     Phase phase;
     phase.chunk = chunk;
     phase.dim = p.dim;
@@ -194,6 +202,7 @@ class Lowerer {
     std::vector<uint32_t> first(steps.size()), count(steps.size());
     std::vector<std::vector<Piece>> pieces(steps.size());
     Hazards hazards;
+    std::vector<uint32_t> deps;  // reused: one allocation per phase, not per step
     for (size_t i = 0; i < steps.size(); ++i) {
       const LogicalStep& s = steps[i];
       pieces[i] = Pieces(Touched(s), s.channel >= 0 ? 1 : spec_.options.channels,
@@ -207,34 +216,42 @@ class Lowerer {
         const Piece& pc = pieces[i][q];
         Step st;
         st.kind = s.kind;
+        st.charge = s.charge;
         st.channel = pc.channel;
         if (HasSend(s.kind)) {
           st.send_peer = p.members[static_cast<size_t>(s.send_to)];
           st.send = pc.range;
-          st.send_tag = send_tags_[st.send_peer]++;
+          GENIE_ASSIGN_OR_RETURN(st.send_tag, NextTag(send_tags_, st.send_peer));
         }
         if (HasRecv(s.kind)) {
           st.recv_peer = p.members[static_cast<size_t>(s.recv_from)];
           st.recv = pc.range;
-          st.recv_tag = recv_tags_[st.recv_peer]++;
+          GENIE_ASSIGN_OR_RETURN(st.recv_tag, NextTag(recv_tags_, st.recv_peer));
         }
-        for (uint32_t d : s.deps) AddDeps(pc, q, pieces[d], first[d], count[d], &st.deps);
+        deps.clear();
+        for (uint32_t d : s.deps) AddDeps(pc, q, pieces[d], first[d], count[d], &deps);
         const uint32_t self = static_cast<uint32_t>(out_->steps.size()) - phase.begin;
         switch (s.kind) {
-          case StepKind::kSend: hazards.Touch(pc.range, Hazards::Access::kRead, self, &st.deps); break;
-          case StepKind::kRecvReduce:
-            hazards.Touch(pc.range, Hazards::Access::kReduce, self, &st.deps);
+          case StepKind::kSend:
+            hazards.Touch(pc.range, Hazards::Access::kRead, self, &deps);
             break;
-          default: hazards.Touch(pc.range, Hazards::Access::kWrite, self, &st.deps); break;
+          case StepKind::kRecvReduce:
+            hazards.Touch(pc.range, Hazards::Access::kReduce, self, &deps);
+            break;
+          default:
+            hazards.Touch(pc.range, Hazards::Access::kWrite, self, &deps);
+            break;
         }
-        std::sort(st.deps.begin(), st.deps.end());
-        st.deps.erase(std::unique(st.deps.begin(), st.deps.end()), st.deps.end());
-        for (uint32_t& d : st.deps) d += phase.begin;
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        for (uint32_t& d : deps) d += phase.begin;
+        st.deps.assign(deps.begin(), deps.end());
         out_->steps.push_back(std::move(st));
       }
     }
     phase.end = static_cast<uint32_t>(out_->steps.size());
     out_->phases.push_back(phase);
+    return Status::Ok();
   }
 
  private:
@@ -266,8 +283,21 @@ class Lowerer {
     for (uint32_t i = 0; i < count; ++i) out->push_back(first + i);
   }
 
+  Result<uint32_t> NextTag(std::unordered_map<int, uint32_t>& counts, int peer) const {
+    const uint64_t tag = uint64_t{counts[peer]++} * chunks_ + chunk_;
+    if (tag > 0xffffffffull) {
+      return Status::InvalidArgument(
+          "more messages to or from rank " + std::to_string(peer) +
+          " than a collective's 32-bit tags can number; use a larger --slice or fewer "
+          "preferred-dataset-splits");
+    }
+    return static_cast<uint32_t>(tag);
+  }
+
   const CollectiveSpec& spec_;
   Schedule* out_;
+  uint32_t chunk_;
+  uint32_t chunks_;
   std::unordered_map<int, uint32_t> send_tags_, recv_tags_;
 };
 
@@ -296,7 +326,10 @@ std::vector<PhaseSpec> ChunkPhases(const Effective& e, int chunk) {
 
 }  // namespace internal
 
-Result<Schedule> Plan(const CollectiveSpec& spec, int group_index) {
+namespace {
+
+// Plan and PlanChunk: the chunks in [first, last), appended to one schedule.
+Result<Schedule> PlanChunks(const CollectiveSpec& spec, int group_index, int first, int last) {
   GENIE_RETURN_IF_ERROR(internal::Validate(spec, group_index));
   GENIE_ASSIGN_OR_RETURN(internal::Effective e, internal::MakeEffective(spec, group_index));
   Schedule out;
@@ -305,17 +338,35 @@ Result<Schedule> Plan(const CollectiveSpec& spec, int group_index) {
   out.buffer_bytes = internal::BufferBytes(e.spec, e.index);
   out.channels = spec.options.channels;
   if (e.custom) out.channels = std::max(out.channels, e.custom->channels);
-  internal::Lowerer lower(spec, &out);
-  for (int k = 0; k < spec.options.chunks; ++k) {
+  internal::PhaseBuilder b;
+  for (int k = first; k < last; ++k) {
+    internal::Lowerer lower(spec, &out, static_cast<uint32_t>(k));
     for (const internal::PhaseSpec& p : internal::ChunkPhases(e, k)) {
-      internal::PhaseBuilder b;
-      GENIE_RETURN_IF_ERROR(internal::BuildPhase(p, &b).WithContext(
-          std::string("planning ") + CollectiveOpName(spec.type) + " on dimension " +
-          std::to_string(p.dim) + " for rank " + std::to_string(out.rank)));
-      lower.Lower(p, b.steps(), static_cast<uint32_t>(k));
+      b.mutable_steps().clear();
+      Status st = internal::BuildPhase(p, &b);
+      if (st.ok()) st = lower.Lower(p, b.steps());
+      if (!st.ok()) {
+        return st.WithContext(std::string("planning ") + CollectiveOpName(spec.type) +
+                              " on dimension " + std::to_string(p.dim) + " for rank " +
+                              std::to_string(out.rank));
+      }
     }
   }
   return out;
+}
+
+}  // namespace
+
+Result<Schedule> Plan(const CollectiveSpec& spec, int group_index) {
+  return PlanChunks(spec, group_index, 0, spec.options.chunks);
+}
+
+Result<Schedule> PlanChunk(const CollectiveSpec& spec, int group_index, int chunk) {
+  if (chunk < 0 || chunk >= std::max(1, spec.options.chunks)) {
+    return Status::InvalidArgument("chunk " + std::to_string(chunk) + " of a collective in " +
+                                   std::to_string(spec.options.chunks) + " chunks");
+  }
+  return PlanChunks(spec, group_index, chunk, chunk + 1);
 }
 
 Result<std::vector<Schedule>> PlanAll(const CollectiveSpec& spec) {

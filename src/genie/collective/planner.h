@@ -16,6 +16,12 @@ namespace genie::collective {
 // The schedule of the member with index `group_index` in spec.group.
 Result<Schedule> Plan(const CollectiveSpec& spec, int group_index);
 
+// Chunk `chunk` (0 <= chunk < options.chunks) alone: its phases and steps exactly as in
+// Plan's schedule (same tags), with step indices counted from 0. Plan is the concatenation of
+// PlanChunk over the chunks; a runner plans each chunk when it starts and drops it when it
+// ends, so a rank holds only its running chunks' steps.
+Result<Schedule> PlanChunk(const CollectiveSpec& spec, int group_index, int chunk);
+
 // Every member's schedule, index = group index (for the checker, `genie plan`, tests).
 Result<std::vector<Schedule>> PlanAll(const CollectiveSpec& spec);
 

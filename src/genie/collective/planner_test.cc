@@ -357,3 +357,86 @@ TEST(PlannerNames, ParseAstraSimSpellings) {
 
 }  // namespace
 }  // namespace genie::collective
+
+namespace genie::collective {
+namespace {
+
+TEST(DepList, GrowsPastItsInlineCapacityAndCopies) {
+  DepList d;
+  for (uint32_t i = 0; i < 9; ++i) d.push_back(i * 3);
+  ASSERT_EQ(d.size(), 9u);
+  for (uint32_t i = 0; i < 9; ++i) EXPECT_EQ(d[i], i * 3);
+  DepList copy = d;
+  EXPECT_EQ(copy, d);
+  DepList moved = std::move(copy);
+  EXPECT_EQ(moved, d);
+  DepList small = {7};
+  moved = small;
+  EXPECT_EQ(moved, std::vector<uint32_t>{7});
+  EXPECT_EQ(moved.back(), 7u);
+}
+
+// PlanChunk(k) is chunk k of Plan's schedule, renumbered from 0: same steps, tags and shape
+// (the runner plans chunks on demand and must see exactly what the checker checked).
+TEST(PlanChunk, EqualsThatChunkOfPlan) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kDirect, Algorithm::kHalvingDoubling,
+                      Algorithm::kDoubleBinaryTree}) {
+    for (CollectiveType type :
+         {CollectiveType::kAllReduce, CollectiveType::kReduceScatter, CollectiveType::kAllGather}) {
+      if (a == Algorithm::kDoubleBinaryTree && type != CollectiveType::kAllReduce) continue;
+      CollectiveSpec spec;
+      spec.type = type;
+      spec.size = 3000;
+      spec.group = {4, 1, 7, 2, 0, 6, 3, 5};
+      spec.options.algorithms = {a};
+      spec.options.chunks = 3;
+      spec.options.channels = 2;
+      spec.options.slice_bytes = 96;
+      for (int r = 0; r < 8; ++r) {
+        auto whole = Plan(spec, r);
+        ASSERT_TRUE(whole.ok()) << whole.status().message();
+        for (int k = 0; k < 3; ++k) {
+          auto part = PlanChunk(spec, r, k);
+          ASSERT_TRUE(part.ok()) << part.status().message();
+          std::vector<const Phase*> phases;
+          for (const Phase& p : whole->phases) {
+            if (p.chunk == static_cast<uint32_t>(k)) phases.push_back(&p);
+          }
+          ASSERT_EQ(part->phases.size(), phases.size());
+          const uint32_t base = phases.empty() ? 0 : phases.front()->begin;
+          for (size_t i = 0; i < phases.size(); ++i) {
+            const Phase& w = *phases[i];
+            const Phase& c = part->phases[i];
+            EXPECT_EQ(c.dim, w.dim);
+            EXPECT_EQ(c.chunk, w.chunk);
+            ASSERT_EQ(c.end - c.begin, w.end - w.begin);
+            ASSERT_EQ(c.begin, w.begin - base);
+            for (uint32_t s = w.begin; s < w.end; ++s) {
+              const Step& x = whole->steps[s];
+              const Step& y = part->steps[s - base];
+              EXPECT_EQ(x.kind, y.kind);
+              EXPECT_EQ(x.send_peer, y.send_peer);
+              EXPECT_EQ(x.recv_peer, y.recv_peer);
+              EXPECT_EQ(x.send, y.send);
+              EXPECT_EQ(x.recv, y.recv);
+              EXPECT_EQ(x.send_tag, y.send_tag);
+              EXPECT_EQ(x.recv_tag, y.recv_tag);
+              EXPECT_EQ(x.channel, y.channel);
+              std::vector<uint32_t> shifted;
+              for (uint32_t d : x.deps) shifted.push_back(d - base);
+              EXPECT_EQ(y.deps, shifted);
+            }
+          }
+        }
+      }
+    }
+  }
+  CollectiveSpec spec;
+  spec.group = {0, 1};
+  spec.size = 64;
+  spec.options.chunks = 2;
+  EXPECT_FALSE(PlanChunk(spec, 0, 2).ok());
+}
+
+}  // namespace
+}  // namespace genie::collective

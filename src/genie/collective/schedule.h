@@ -15,7 +15,10 @@
 //    within one collective, so matching never depends on arrival order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -46,16 +49,106 @@ inline bool HasReduce(StepKind k) {
   return k == StepKind::kRecvReduce || k == StepKind::kRecvReduceSend;
 }
 
+// Where the runner charges the local reduction cost (3 x floor(bytes / local-mem-bw), modelled
+// backends only) of a step. ASTRA-sim charges it on the packet it sends next, which for most
+// algorithms is the reduced data itself (ring: kOnReceive); its halving-doubling charges the
+// size of the next, halved, message and nothing after the last exchange of the halving half.
+enum class ReduceCharge : uint8_t {
+  kOnReceive,   // a reducing receive costs its received bytes (the default)
+  kNone,        // a reducing receive that costs nothing
+  kBeforeSend,  // a sending step first costs a reduction of the bytes it sends
+};
+
+// A step's dependencies: a small vector of step indices that keeps up to two inline. Nearly
+// every planned step waits for one or two others; a std::vector cost 24 bytes plus a 32-byte
+// heap block per step, and a 1,024-rank simulation holds millions of steps.
+class DepList {
+ public:
+  DepList() = default;
+  DepList(std::initializer_list<uint32_t> v) { assign(v.begin(), v.end()); }
+  DepList(const std::vector<uint32_t>& v) { assign(v.begin(), v.end()); }  // NOLINT: implicit
+  DepList(const DepList& o) { assign(o.begin(), o.end()); }
+  DepList(DepList&& o) noexcept : size_(o.size_), cap_(o.cap_), u_(o.u_) { o.Release(); }
+  DepList& operator=(const DepList& o) {
+    if (this != &o) assign(o.begin(), o.end());
+    return *this;
+  }
+  DepList& operator=(DepList&& o) noexcept {
+    if (this != &o) {
+      Free();
+      size_ = o.size_;
+      cap_ = o.cap_;
+      u_ = o.u_;
+      o.Release();
+    }
+    return *this;
+  }
+  ~DepList() { Free(); }
+
+  template <typename It>
+  void assign(It first, It last) {
+    clear();
+    Reserve(static_cast<uint32_t>(std::distance(first, last)));
+    for (; first != last; ++first) push_back(static_cast<uint32_t>(*first));
+  }
+  void push_back(uint32_t v) {
+    if (size_ == cap_) Reserve(cap_ * 2);
+    data()[size_++] = v;
+  }
+  void clear() { size_ = 0; }
+  uint32_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  uint32_t* data() { return cap_ > kInline ? u_.heap : u_.in; }
+  const uint32_t* data() const { return cap_ > kInline ? u_.heap : u_.in; }
+  uint32_t* begin() { return data(); }
+  uint32_t* end() { return data() + size_; }
+  const uint32_t* begin() const { return data(); }
+  const uint32_t* end() const { return data() + size_; }
+  uint32_t operator[](size_t i) const { return data()[i]; }
+  uint32_t back() const { return data()[size_ - 1]; }
+  bool operator==(const DepList& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+  bool operator==(const std::vector<uint32_t>& o) const {
+    return std::equal(begin(), end(), o.begin(), o.end());
+  }
+
+ private:
+  static constexpr uint32_t kInline = 2;
+  void Reserve(uint32_t want) {
+    if (want <= cap_) return;
+    auto* heap = new uint32_t[want];
+    const uint32_t* from = data();
+    for (uint32_t i = 0; i < size_; ++i) heap[i] = from[i];
+    if (cap_ > kInline) delete[] u_.heap;
+    u_.heap = heap;
+    cap_ = want;
+  }
+  void Free() {
+    if (cap_ > kInline) delete[] u_.heap;
+    Release();
+  }
+  void Release() {
+    size_ = 0;
+    cap_ = kInline;
+  }
+  uint32_t size_ = 0;
+  uint32_t cap_ = kInline;
+  union U {
+    uint32_t in[kInline];
+    uint32_t* heap;
+  } u_{};
+};
+
 struct Step {
-  StepKind kind = StepKind::kSend;
-  int send_peer = -1;     // global rank, when HasSend(kind)
-  int recv_peer = -1;     // global rank, when HasRecv(kind)
   ByteRange send;         // source range (for *Send kinds equal to `recv`)
   ByteRange recv;         // destination range
+  int send_peer = -1;     // global rank, when HasSend(kind)
+  int recv_peer = -1;     // global rank, when HasRecv(kind)
   uint32_t send_tag = 0;  // tag of the outgoing message (unique per (me, send_peer))
   uint32_t recv_tag = 0;  // tag of the incoming message (unique per (recv_peer, me))
+  DepList deps;           // indices of earlier steps of the same phase
   uint16_t channel = 0;   // which of the pair's C parallel flows carries the message(s)
-  std::vector<uint32_t> deps;
+  StepKind kind = StepKind::kSend;
+  ReduceCharge charge = ReduceCharge::kOnReceive;
 };
 
 struct Phase {

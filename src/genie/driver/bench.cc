@@ -558,8 +558,7 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
   }
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) {
-    std::cerr << "genie bench: rank " << env.rank << ": --bind: " << identity.status().message()
-              << "\n";
+    std::cerr << "genie bench: rank " << env.rank << ": " << identity.status().message() << "\n";
     return launch::kExitBadInput;
   }
   runtime::RealBackendOptions opt = std::move(*identity);

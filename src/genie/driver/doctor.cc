@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "genie/driver/pair_probe.h"
 #include "genie/driver/pair_rounds.h"
 #include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
@@ -30,74 +31,6 @@ using runtime::RealBackend;
 
 // What a rank sends rank 0 at the end: its label and, per peer, what it measured.
 constexpr size_t kLabelBytes = 64;
-// The goodput a link gives TCP, as a fraction of its rate (the flow model's default; iperf3
-// measures 0.93–0.96 through tbf here, REFERENCE §4).
-constexpr double kGoodput = 0.94;
-
-// This network namespace's TCP segments sent and sent again (/proc/net/snmp).
-struct TcpSegments {
-  double out = 0, retrans = 0;
-};
-TcpSegments ReadTcpSegments() {
-  std::ifstream in("/proc/net/snmp");
-  std::string header, values;
-  TcpSegments t;
-  while (std::getline(in, header)) {
-    if (header.rfind("Tcp:", 0) != 0 || !std::getline(in, values)) continue;
-    std::istringstream h(header), v(values);
-    for (std::string name, value; h >> name && v >> value;) {
-      if (name == "OutSegs") t.out = std::stod(value);
-      if (name == "RetransSegs") t.retrans = std::stod(value);
-    }
-    break;
-  }
-  return t;
-}
-
-// Posts operations and runs the loop until all of them completed (or the backend failed).
-class Batch {
- public:
-  explicit Batch(RealBackend& b) : b_(b) {}
-  void Send(int peer, uint64_t tag, Bytes bytes, const void* data = nullptr,
-            std::function<void()> then = nullptr) {
-    Message m;
-    m.peer = peer;
-    m.tag = tag;
-    m.bytes = bytes;
-    m.data = data;
-    Post(true, m, std::move(then));
-  }
-  void Recv(int peer, uint64_t tag, Bytes bytes, void* into = nullptr,
-            std::function<void()> then = nullptr) {
-    Message m;
-    m.peer = peer;
-    m.tag = tag;
-    m.bytes = bytes;
-    m.into = into;
-    Post(false, m, std::move(then));
-  }
-  // False when the backend failed (status() names the peer).
-  bool Wait() {
-    if (pending_ > 0 && b_.status().ok()) b_.Run();
-    return b_.status().ok() && pending_ == 0;
-  }
-
- private:
-  void Post(bool send, const Message& m, std::function<void()> then) {
-    ++pending_;
-    auto done = [this, then = std::move(then)] {
-      if (then) then();
-      if (--pending_ == 0) b_.Stop();
-    };
-    if (send) {
-      b_.Send(m, std::move(done));
-    } else {
-      b_.Recv(m, std::move(done));
-    }
-  }
-  RealBackend& b_;
-  int pending_ = 0;
-};
 
 // Tags: the same sequence on every rank, unique per phase, round and purpose.
 uint64_t Tag(int phase, int round, int purpose) {
@@ -108,16 +41,6 @@ enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfi
 // At most this many slow directions are measured again alone (more: the fault is broad).
 constexpr int kMaxConfirm = 64;
 constexpr int kRepeats = 2;  // measurements of each direction
-
-// Receive rate of a stream of messages: the bytes over the time from when the receiver was
-// ready (or the pattern started) to the last arrival. Arrival times of single messages are
-// not used: completions that one read delivers share a loop turn's timestamp.
-double RateGbps(TimeNs start, const std::vector<TimeNs>& done, Bytes message) {
-  if (done.empty()) return std::nan("");
-  const TimeNs last = *std::max_element(done.begin(), done.end());
-  return last > start ? static_cast<double>(message * done.size()) / static_cast<double>(last - start)
-                      : std::nan("");
-}
 
 class Scan {
  public:
@@ -215,74 +138,36 @@ class Scan {
   }
 
  private:
-  // One direction from -> to, alone on the path. The receiver posts its receives and says
-  // "ready" (so no byte waits in a socket buffer for it); the sender, once free of its previous
-  // pair, sends a zero-byte "start" and then the data on the same connection; the receiver
-  // times from the start's arrival to the last byte and says "done", which is when the sender
-  // reads its retransmissions.
+  // One direction from -> to, alone on the path (pair_probe.h says how it is timed).
   bool Direction(int from, int to, int round, int which) {
-    Batch batch(b_);
-    const uint64_t data = Tag(kPairwise, round, 10 * which), ready = data + 1, done = data + 2,
-                   go = data + 3;
-    if (me_ == to) {
-      std::vector<TimeNs> at;
-      TimeNs start = 0;
-      batch.Recv(from, go, 0, nullptr, [&] { start = b_.Now(); });
-      for (Bytes k = 0; k < k_; ++k) {
-        batch.Recv(from, data, o_.message, nullptr, [&] { at.push_back(b_.Now()); });
-      }
-      batch.Send(from, ready, 0);
-      if (!batch.Wait()) return false;
-      const double rate = RateGbps(start, at, o_.message);
-      double& best = (alone_ ? alone_gbps_ : rx_gbps_)[static_cast<size_t>(from)];
-      if (alone_ || std::isnan(best) || rate > best) best = rate;
-      batch.Send(from, done, 0);
-      return batch.Wait();
+    DirectionFigures f;
+    if (!MeasureDirection(b_, from, to, Tag(kPairwise, round, 10 * which), o_.message, k_, &f)) {
+      return false;
     }
-    TcpSegments before;
-    batch.Recv(to, ready, 0, nullptr, [&] {
-      before = ReadTcpSegments();
-      batch.Send(to, go, 0);
-      for (Bytes k = 0; k < k_; ++k) batch.Send(to, data, o_.message);
-    });
-    batch.Recv(to, done, 0);
-    if (!batch.Wait()) return false;
-    TcpSegments after = ReadTcpSegments();
-    const double out = after.out - before.out;
+    if (me_ == to) {
+      double& best = (alone_ ? alone_gbps_ : rx_gbps_)[static_cast<size_t>(from)];
+      if (alone_ || std::isnan(best) || f.gbps > best) best = f.gbps;
+      return true;
+    }
     if (alone_) return true;  // retransmissions are judged on the pairwise figures
     // Over both measurements: random loss shows in each, a healthy link's rare drop is halved.
-    sent_[static_cast<size_t>(to)] += out;
-    resent_[static_cast<size_t>(to)] += after.retrans - before.retrans;
-    retrans_[static_cast<size_t>(to)] =
-        sent_[static_cast<size_t>(to)] > 0
-            ? resent_[static_cast<size_t>(to)] / sent_[static_cast<size_t>(to)]
-            : 0;
+    const auto i = static_cast<size_t>(to);
+    sent_[i] += f.sender_delta.out;
+    resent_[i] += f.sender_delta.retrans;
+    retrans_[i] = sent_[i] > 0 ? resent_[i] / sent_[i] : 0;
     return true;
   }
 
   // Small-message round trips started by the lower rank; it keeps the median (the lower of
   // the two times it measures them).
   bool Pings(int a, int c, int round, int rep) {
-    const uint64_t ping = Tag(kPairwise, round, 100 + 2 * rep), pong = ping + 1;
-    std::vector<double> rtt;
-    for (int i = 0; i < o_.pings; ++i) {
-      Batch batch(b_);
-      if (me_ == a) {
-        const TimeNs t0 = b_.Now();
-        batch.Send(c, ping, 8);
-        batch.Recv(c, pong, 8, nullptr, [&] { rtt.push_back((b_.Now() - t0) / 1e3); });
-        if (!batch.Wait()) return false;
-      } else {
-        batch.Recv(a, ping, 8);
-        if (!batch.Wait()) return false;
-        batch.Send(a, pong, 8);
-        if (!batch.Wait()) return false;
-      }
+    double median = std::nan("");
+    if (!MeasurePings(b_, a, c, Tag(kPairwise, round, 100 + 2 * rep), o_.pings, &median)) {
+      return false;
     }
-    if (me_ == a) {
-      std::sort(rtt.begin(), rtt.end());
+    if (me_ == a && !std::isnan(median)) {
       double& best = rtt_us_[static_cast<size_t>(c)];
-      best = std::isnan(best) ? rtt[rtt.size() / 2] : std::min(best, rtt[rtt.size() / 2]);
+      best = std::isnan(best) ? median : std::min(best, median);
     }
     return true;
   }
@@ -490,19 +375,11 @@ class Scan {
   double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = std::nan("");
 };
 
-std::string HostLabel(const DoctorOptions& o) {
-  if (!o.host.empty()) return o.host;
-  if (const char* h = std::getenv("GENIE_HOST"); h && *h) return h;
-  char name[256] = {};
-  gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
 }  // namespace
 
 int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   DoctorOptions o = options;
-  o.host = HostLabel(o);
+  o.host = HostLabel(o.host);
   auto fail = [&](const std::string& what, int code) {
     std::cerr << "genie doctor: rank " << env.rank << ": " << what << "\n";
     return code;
@@ -518,25 +395,22 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   std::optional<testbed::Layout> layout;  // rank 0 on a testbed
   if (env.rank == 0) {
     if (o.expect_bps > 0) {
-      scan.expected_gbps = static_cast<double>(o.expect_bps) * kGoodput / 8e9;
+      scan.expected_gbps = static_cast<double>(o.expect_bps) * report::kTcpGoodput / 8e9;
       scan.expected_source = "--expect " + FormatBitRate(o.expect_bps) + " x goodput 0.94";
     } else if (!o.testbed.empty()) {
       auto loaded = testbed::Load(o.testbed);
       if (!loaded.ok()) return fail(loaded.status().message(), launch::kExitBadInput);
       layout = std::move(*loaded);
-      uint64_t rate = 0;
-      for (const auto& l : layout->links) {
-        if (!l.id.empty() && l.id[0] == 'h' && (rate == 0 || l.rate_bps < rate)) rate = l.rate_bps;
-      }
+      const uint64_t rate = layout->HostLinkRate();
       if (rate > 0) {
-        scan.expected_gbps = static_cast<double>(rate) * kGoodput / 8e9;
+        scan.expected_gbps = static_cast<double>(rate) * report::kTcpGoodput / 8e9;
         scan.expected_source =
             "testbed " + o.testbed + ": host links at " + FormatBitRate(rate) + " x goodput 0.94";
       }
     }
   }
   auto identity = RankBackendOptions(env, o.bind);
-  if (!identity.ok()) return fail("--bind: " + identity.status().message(), launch::kExitBadInput);
+  if (!identity.ok()) return fail(identity.status().message(), launch::kExitBadInput);
   runtime::RealBackendOptions opt = std::move(*identity);
   opt.peer_timeout = o.peer_timeout;
   opt.transport = o.transport;

@@ -1,7 +1,7 @@
 // RankBackendOptions: a real rank's backend identity from what its launcher said — rank, world,
 // job, rendezvous, local ranks — and its bind address resolved from --bind for its local rank.
 // `genie run`, `bench`, `doctor` and `netcheck` start from it and add their own settings.
-// Pure but for reading interface addresses; any thread.
+// Pure but for reading interface addresses and the launcher's job name; any thread.
 #pragma once
 
 #include <string>
@@ -12,8 +12,14 @@
 
 namespace genie::driver {
 
-// Fails with the --bind resolution's error (the caller names the flag and the rank).
+// Under a launcher's store with no job id given (mpiexec), the job id is the launcher's name for
+// the job (net/launcher_kvs.h; this opens the store's session). Fails with the --bind
+// resolution's error (prefixed "--bind: ") or the store's; the caller names the rank.
 Result<runtime::RealBackendOptions> RankBackendOptions(const launch::RankEnv& env,
                                                         const std::string& bind);
+
+// The host a rank names itself by in findings: `given`, else GENIE_HOST (set by `genie launch
+// --testbed`: h3), else the machine's hostname.
+std::string HostLabel(const std::string& given = "");
 
 }  // namespace genie::driver

@@ -19,6 +19,7 @@
 #include "genie/driver/run_results.h"
 #include "genie/driver/testbed_session.h"
 #include "genie/driver/watchdog.h"
+#include "genie/driver/localize.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/net/fd_limit.h"
@@ -145,8 +146,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
 
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": --bind: " << identity.status().message()
-              << "\n";
+    std::cerr << "genie run: rank " << env.rank << ": " << identity.status().message() << "\n";
     return 2;
   }
   runtime::RealBackendOptions opt = std::move(*identity);
@@ -288,6 +288,17 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                                 {"connections", (*backend)->connections()},
                                 {"startup", startup},
                                 {"peak_rss_bytes", PeakRssBytes()}});
+  // While the network is as the run left it (the testbed's faults are cleared by End()).
+  if (st.ok() && o.localize) {
+    LocalizeOptions lo;
+    lo.host = HostLabel();
+    auto row = ProbeUsedLinks(**backend, lo);
+    if (row.ok()) {
+      (*recorder)->Note("localize", std::move(*row));
+    } else {
+      st = row.status();
+    }
+  }
   if (bed != nullptr) (*recorder)->Note("testbed", bed->End());
   (*recorder)->Close();
   if (st.ok() && (*backend)->peers().size() + 1 < static_cast<size_t>(env.world_size)) {

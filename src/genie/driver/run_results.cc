@@ -1,5 +1,7 @@
 #include "genie/driver/run_results.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -12,12 +14,14 @@
 #include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
+#include "genie/report/localization.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
 #include "genie/report/run_streams.h"
 #include "genie/report/statistics.h"
 #include "genie/report/summary.h"
+#include "genie/testbed/calibration.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/layout.h"
 
@@ -73,9 +77,10 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
   GENIE_ASSIGN_OR_RETURN(testbed::Layout layout, testbed::Load(o.testbed));
   const int hosts = static_cast<int>(layout.hosts.size());
   const int per_host = hosts > 0 ? (world_size + hosts - 1) / hosts : 1;
-  // The namespaces' bridge adds tens of µs per hop; 30 µs is `testbed network-yml`'s default.
-  const std::string yml = testbed::ToNetworkYml(layout, per_host, 30'000.0);
-  return config::ParseNetworkConfig(yml, "testbed " + o.testbed);
+  // As `genie testbed network-yml` writes it: calibrated when `genie testbed calibrate` ran.
+  std::string note;
+  GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(o.testbed, per_host, -1, &note));
+  return config::ParseNetworkConfig(yml, "testbed " + o.testbed + ", " + note);
 }
 
 // Measured beside the model (--predict) and/or the baseline; an expectation that cannot be had
@@ -99,7 +104,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
                   << "\n";
       } else {
         const std::string source = std::string(sim::NetworkModelName(kind)) + " model on " +
-                                   (setup.network ? setup.network->path : "testbed " + o.testbed);
+                                   net->path;  // the --network file, or "testbed T, (un)calibrated ..."
         out.push_back(report::Compare(
             ops, ranks, report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops()),
             o.flag_threshold));
@@ -117,6 +122,28 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
     }
   }
   return out;
+}
+
+// The ranks' probes of the links the run used, judged; on a testbed against its host links'
+// rate. Nullopt (and a warning) when the records do not add up.
+std::optional<report::Localization> Localization(const RunOptions& o, const nlohmann::json& records,
+                                                 int world_size) {
+  double expected = 0;
+  std::string source;
+  if (!o.testbed.empty()) {
+    auto layout = testbed::Load(o.testbed);
+    if (layout.ok() && layout->HostLinkRate() > 0) {
+      expected = static_cast<double>(layout->HostLinkRate()) * report::kTcpGoodput / 8e9;
+      source = fmt::format("testbed {}: host links at {} x goodput {}", o.testbed,
+                           FormatBitRate(layout->HostLinkRate()), report::kTcpGoodput);
+    }
+  }
+  auto l = report::Localize(records, world_size, expected, source);
+  if (!l.ok()) {
+    std::cerr << "genie run: --localize: " << l.status().message() << "\n";
+    return std::nullopt;
+  }
+  return std::move(*l);
 }
 
 }  // namespace
@@ -147,6 +174,11 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
                                                 merged->clock_offsets_ns);
   for (const auto& c : compared) {
     doc[c.source.rfind("baseline", 0) == 0 ? "baseline" : "prediction"] = report::ToJson(c);
+  }
+  std::optional<report::Localization> localized;
+  if (merged->run_info.is_object() && merged->run_info.contains("localize")) {
+    localized = Localization(o, merged->run_info["localize"], env.world_size);
+    if (localized) doc["localization"] = report::LocalizationJson(*localized);
   }
   Status st = report::WriteJsonFile(o.output + "/results.json", doc);
   if (st.ok() && !o.comparison_csv.empty() && !compared.empty()) {
@@ -190,6 +222,7 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   }
   if (!o.predict) PrintPrediction(setup, o.network_model, merged->ranks, "");
   for (const auto& c : compared) report::PrintComparison(std::cout, c);
+  if (localized) std::cout << report::FormatLocalization(*localized);
   return 0;
 }
 

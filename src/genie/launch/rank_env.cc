@@ -24,7 +24,7 @@ constexpr Scheme kSchemes[] = {
     {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "TORCHELASTIC_RUN_ID"},
     {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
      "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid"},
-    {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", nullptr},
+    {"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PMI_JOBID"},
     {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE",
      "SLURM_JOB_ID"},
 };
@@ -55,16 +55,28 @@ uint64_t Fnv(std::string_view s) {
   return h;
 }
 
+// The launcher's own store when it runs one (net/launcher_kvs.h): the one of the launcher that
+// set the rank first (mpiexec inside a Slurm allocation is mpiexec's job).
+std::string LauncherStore(const EnvLookup& env, std::string_view source) {
+  const bool pmi = env("PMI_FD") != nullptr || env("PMI_PORT") != nullptr;
+  const bool pmix = env("PMIX_NAMESPACE") != nullptr && env("PMIX_RANK") != nullptr;
+  if (source == "pmi" && pmi) return "pmi";
+  if (pmix) return "pmix";
+  if (pmi) return "pmi";
+  return "";
+}
+
 }  // namespace
 
 Status CheckRendezvousSpec(const std::string& spec) {
+  if (spec == "pmi" || spec == "pmix") return Status::Ok();
   if (spec.empty() || spec.rfind("dir:", 0) == 0) {
     if (spec == "dir:") return Status::InvalidArgument("rendezvous 'dir:' names no directory");
     return Status::Ok();
   }
   if (spec.rfind("tcp:", 0) != 0) {
     return Status::InvalidArgument("rendezvous '" + spec +
-                                   "': expected dir:/shared/path or tcp:host:port");
+                                   "': expected dir:/shared/path, tcp:host:port, pmi or pmix");
   }
   const std::string where = spec.substr(4);
   const size_t colon = where.rfind(':');
@@ -95,6 +107,13 @@ Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
       used = &s;
       break;
     }
+  }
+  if (used == nullptr && env("PMI_PORT") != nullptr && env("PMI_ID") != nullptr) {
+    // Not one rank: one of a job whose rank and size only the PMI server's connection tells.
+    return Status::InvalidArgument(fmt::format(
+        "PMI_PORT={} and PMI_ID={} but no PMI_RANK/PMI_SIZE: the launcher runs PMI in port mode "
+        "(mpiexec -pmi-port), where genie cannot learn its rank; start it without -pmi-port",
+        env("PMI_PORT"), env("PMI_ID")));
   }
   if (used != nullptr) {
     out.source = used->source;
@@ -143,6 +162,8 @@ Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
     // Port 0 would make rank 0 listen on a random port no other rank can know.
     GENIE_ASSIGN_OR_RETURN(int p, ParseInt("MASTER_PORT", port, 1, 65535));
     out.rendezvous = fmt::format("tcp:{}:{}", addr, p);
+  } else if (out.world_size > 1) {
+    out.rendezvous = LauncherStore(env, out.source);
   }
   GENIE_RETURN_IF_ERROR(CheckRendezvousSpec(out.rendezvous));
 
@@ -150,14 +171,18 @@ Result<RankEnv> DiscoverRankEnv(const EnvLookup& lookup) {
   if (out.job_id.empty()) {
     // Same on every rank without coordination: derived from where they meet.
     out.job_id = fmt::format("job-{:016x}", Fnv(out.rendezvous));
+    out.job_id_derived = true;
   }
   for (char& c : out.job_id) {
     if (c == ' ' || c == '\t' || c == '\n') c = '_';
   }
   if (out.world_size > 1 && out.rendezvous.empty()) {
     return Status::InvalidArgument(fmt::format(
-        "rank {} of {} (from {} variables) but no rendezvous: set GENIE_RENDEZVOUS=dir:/shared/path "
-        "or tcp:host:port, or MASTER_ADDR and MASTER_PORT", out.rank, out.world_size, out.source));
+        "rank {} of {} (from {} variables) but no rendezvous, and the launcher offers no store "
+        "genie can use (no PMI_FD or PMI_PORT, no PMIX_NAMESPACE; srun needs --mpi=pmi2 or "
+        "--mpi=pmix): set GENIE_RENDEZVOUS=dir:/shared/path or tcp:host:port, or MASTER_ADDR and "
+        "MASTER_PORT",
+        out.rank, out.world_size, out.source));
   }
   return out;
 }

@@ -6,12 +6,15 @@
 //   torchrun       RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT
 //                  TORCHELASTIC_RUN_ID
 //   Open MPI       OMPI_COMM_WORLD_RANK _SIZE _LOCAL_RANK _LOCAL_SIZE
-//   MPICH / Hydra  PMI_RANK PMI_SIZE MPI_LOCALRANKID MPI_LOCALNRANKS
+//   MPICH / Hydra  PMI_RANK PMI_SIZE MPI_LOCALRANKID MPI_LOCALNRANKS (PMI_JOBID: Slurm's pmi2)
 //   Slurm          SLURM_PROCID SLURM_NTASKS SLURM_LOCALID SLURM_JOB_ID SLURM_STEP_ID
 // GENIE_RENDEZVOUS and GENIE_JOB_ID apply whichever launcher set the rank; without them the
-// rendezvous is tcp:MASTER_ADDR:MASTER_PORT and the job id comes from the launcher's job id or,
-// failing that, from the rendezvous spec (identical on every rank). (GENIE_LAUNCH_NONCE, one per
-// genie launch, is read by the rendezvous itself: net/rendezvous.h.)
+// rendezvous is tcp:MASTER_ADDR:MASTER_PORT or, without those, the launcher's own store when it
+// runs one: "pmi" (PMI_FD or PMI_PORT: mpiexec.mpich, srun --mpi=pmi2) or "pmix"
+// (PMIX_NAMESPACE and PMIX_RANK: Open MPI's mpirun, srun --mpi=pmix), net/launcher_kvs.h. The
+// job id comes from the launcher's job id or, failing that, from the rendezvous spec (identical
+// on every rank; job_id_derived says so, and driver/rank_backend.h then asks the store).
+// (GENIE_LAUNCH_NONCE, one per genie launch, is read by the rendezvous itself: net/rendezvous.h.)
 // Numbers are digits only and in range (a port from 1 to 65535, rank < world size, local rank
 // < local size <= world size); anything else is an error naming the variable.
 // Pure function of the environment it is given; any thread.
@@ -29,8 +32,10 @@ struct RankEnv {
   int world_size = 1;
   int local_rank = 0;
   int local_world_size = -1;  // -1: the launcher did not say
-  std::string rendezvous;     // "dir:/path", "tcp:host:port", or empty for a single rank
+  std::string rendezvous;     // "dir:/path", "tcp:host:port", "pmi", "pmix", or empty for a
+                              // single rank
   std::string job_id;
+  bool job_id_derived = false;  // made up from `rendezvous`: no launcher or user named the job
   std::string source;         // "genie", "torchrun", "openmpi", "pmi", "slurm" or "none"
 };
 
@@ -40,7 +45,8 @@ using EnvLookup = std::function<const char*(const char* name)>;
 // Reads the real process environment by default. Errors name the variable that is wrong.
 Result<RankEnv> DiscoverRankEnv(const EnvLookup& env = nullptr);
 
-// OK for "", "dir:PATH" and "tcp:HOST:PORT" with a port from 1 to 65535; the error says why not.
+// OK for "", "dir:PATH", "tcp:HOST:PORT" with a port from 1 to 65535, "pmi" and "pmix"; the
+// error says why not.
 Status CheckRendezvousSpec(const std::string& spec);
 
 }  // namespace genie::launch

@@ -143,5 +143,83 @@ TEST(RankEnvTest, NonsenseNumbersAndPortsAreRefused) {
                   .ok());
 }
 
+TEST(RankEnvTest, TheLaunchersOwnStoreIsTheRendezvousWhenNoneIsGiven) {
+  // mpiexec.mpich (Hydra): PMI-1 on PMI_FD; the job id is asked of the store later.
+  auto hydra = From({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"PMI_FD", "6"}});
+  ASSERT_TRUE(hydra.ok()) << hydra.status().ToString();
+  EXPECT_EQ(hydra->rendezvous, "pmi");
+  EXPECT_EQ(hydra->source, "pmi");
+  EXPECT_TRUE(hydra->job_id_derived);
+  // Open MPI's mpirun: PMIx, and its own job id.
+  auto ompi = From({{"OMPI_COMM_WORLD_RANK", "0"},
+                    {"OMPI_COMM_WORLD_SIZE", "4"},
+                    {"OMPI_MCA_ess_base_jobid", "1891041281"},
+                    {"PMIX_NAMESPACE", "1891041281"},
+                    {"PMIX_RANK", "0"}});
+  ASSERT_TRUE(ompi.ok()) << ompi.status().ToString();
+  EXPECT_EQ(ompi->rendezvous, "pmix");
+  EXPECT_EQ(ompi->job_id, "1891041281");
+  EXPECT_FALSE(ompi->job_id_derived);
+  // srun --mpi=pmi2 sets PMI_RANK too (the rank is the launcher's, the job Slurm's).
+  auto pmi2 = From({{"SLURM_PROCID", "2"},
+                    {"SLURM_NTASKS", "4"},
+                    {"PMI_RANK", "2"},
+                    {"PMI_SIZE", "4"},
+                    {"PMI_FD", "5"},
+                    {"PMI_JOBID", "77.0"}});
+  ASSERT_TRUE(pmi2.ok()) << pmi2.status().ToString();
+  EXPECT_EQ(pmi2->rendezvous, "pmi");
+  EXPECT_EQ(pmi2->job_id, "77.0");
+  // srun --mpi=pmix.
+  auto pmix = From({{"SLURM_PROCID", "3"},
+                    {"SLURM_NTASKS", "4"},
+                    {"SLURM_JOB_ID", "77"},
+                    {"SLURM_STEP_ID", "1"},
+                    {"PMIX_NAMESPACE", "slurm.pmix.77.1"},
+                    {"PMIX_RANK", "3"}});
+  ASSERT_TRUE(pmix.ok()) << pmix.status().ToString();
+  EXPECT_EQ(pmix->rendezvous, "pmix");
+  EXPECT_EQ(pmix->job_id, "77.1");
+  // mpiexec inside a job step that had PMIx: mpiexec's store, it set the rank.
+  auto nested = From({{"PMI_RANK", "0"},
+                      {"PMI_SIZE", "2"},
+                      {"PMI_FD", "6"},
+                      {"PMIX_NAMESPACE", "x"},
+                      {"PMIX_RANK", "5"}});
+  ASSERT_TRUE(nested.ok());
+  EXPECT_EQ(nested->rendezvous, "pmi");
+}
+
+TEST(RankEnvTest, AGivenRendezvousWinsOverTheLaunchersStore) {
+  auto master = From({{"PMI_RANK", "1"},
+                      {"PMI_SIZE", "4"},
+                      {"PMI_FD", "6"},
+                      {"MASTER_ADDR", "10.0.0.1"},
+                      {"MASTER_PORT", "29500"}});
+  ASSERT_TRUE(master.ok());
+  EXPECT_EQ(master->rendezvous, "tcp:10.0.0.1:29500");
+  auto given = From(
+      {{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"PMI_FD", "6"}, {"GENIE_RENDEZVOUS", "dir:/tmp/r"}});
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->rendezvous, "dir:/tmp/r");
+  // Forced by hand (e.g. PMI_FD hidden by a wrapper): accepted as a spec.
+  EXPECT_TRUE(CheckRendezvousSpec("pmi").ok());
+  EXPECT_TRUE(CheckRendezvousSpec("pmix").ok());
+  EXPECT_FALSE(CheckRendezvousSpec("pmi3").ok());
+  // A launcher without a store (srun --mpi=none): the error says what srun needs.
+  auto none = From({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "4"}});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("--mpi=pmi2"), std::string::npos)
+      << none.status().message();
+  // Hydra's port mode gives the rank over the connection only: refused, not run as one rank.
+  auto port = From({{"PMI_PORT", "vm:37639"}, {"PMI_ID", "1"}});
+  ASSERT_FALSE(port.ok());
+  EXPECT_NE(port.status().message().find("-pmi-port"), std::string::npos);
+  // One rank needs no store.
+  auto one = From({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}, {"PMI_FD", "6"}});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->rendezvous, "");
+}
+
 }  // namespace
 }  // namespace genie::launch

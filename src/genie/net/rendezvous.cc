@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "genie/net/launcher_kvs.h"
 #include "genie/net/socket_util.h"
 #include "genie/loop/precise_sleep.h"
 
@@ -428,6 +429,9 @@ Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q,
     return Status::InvalidArgument("job id '" + q.job_id + "' must be non-empty without spaces");
   }
   if (q.world_size == 1) return std::vector<std::string>{q.my_address};
+  if (IsLauncherKvsSpec(q.spec)) {
+    return ExchangeThroughLauncher(q.spec, q.rank, q.world_size, q.my_address, q.timeout);
+  }
   const Launch mine = LaunchOf(q, launch);
   if (q.spec.rfind("dir:", 0) == 0) return DirExchange(q, mine, q.spec.substr(4));
   if (q.spec.rfind("tcp:", 0) == 0) {
@@ -437,7 +441,7 @@ Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q,
     return q.rank == 0 ? StoreServer(q, mine, at, where) : StoreClient(q, mine, at, where);
   }
   return Status::InvalidArgument("rendezvous '" + q.spec +
-                                 "': expected dir:/shared/path or tcp:host:port");
+                                 "': expected dir:/shared/path, tcp:host:port, pmi or pmix");
 }
 
 }  // namespace genie::net

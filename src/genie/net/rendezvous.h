@@ -7,6 +7,8 @@
 //                     its job id, rank, address and launch nonce, and receives the full table
 //                     when all have arrived (torchrun's MASTER_ADDR/MASTER_PORT). A client of
 //                     another job is refused and logged.
+//   "pmi", "pmix"     the store of the launcher that started the ranks (mpiexec, mpirun, srun):
+//                     net/launcher_kvs.h.
 // Either way the exchange is also a barrier: nobody returns before every rank has published.
 //
 // Two jobs on one rendezvous (same MASTER_ADDR/MASTER_PORT, or the same directory and job id)

@@ -120,9 +120,14 @@ Result<RecordStream> ParseRecordStream(std::string_view text, const std::string&
       if (!j.is_object()) r.Fail("the testbed record is not an object");
       if (!r.ok()) return r.status();
       out.testbed = std::move(j);
+    } else if (kind == "localize") {
+      // The rank's probe of the links its workload used (driver/localize.h), as it is.
+      if (!j.is_object()) r.Fail("the localize record is not an object");
+      if (!r.ok()) return r.status();
+      out.localize = std::move(j);
     } else {
-      r.FailField("record", fmt::format("is \"{}\" (expected header, op, rank, clock, traffic "
-                                        "or testbed)",
+      r.FailField("record", fmt::format("is \"{}\" (expected header, op, rank, clock, traffic, "
+                                        "testbed or localize)",
                                         kind));
       return r.status();
     }

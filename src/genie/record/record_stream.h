@@ -25,6 +25,7 @@ struct RecordStream {
   nlohmann::json clock;    // the "clock" record (offset_ns to rank 0's clock), or null
   nlohmann::json traffic;  // the "traffic" record (bytes per peer), or null
   nlohmann::json testbed;  // the "testbed" record (rank 0 on a genie testbed), or null
+  nlohmann::json localize; // the "localize" record (`genie run --localize`), or null
   bool truncated = false;  // the last line was incomplete and was dropped
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace genie::report {
@@ -66,23 +67,58 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
   v.reference_gbps = Median(Entries(s.gbps, n));
   v.reference_rtt_us = Median(Entries(s.rtt_us, n));
   const double ref = v.reference_gbps, rref = v.reference_rtt_us;
-  auto slow = [&](int a, int b) { return At(s.gbps, a, b) < t.slow * ref; };
+  // A host (or a pair) is judged against the transfers of the others, its own left out: where
+  // its transfers are a large share of those measured (a few hosts, or a run's localisation of
+  // ring neighbours only) they would drag down the yardstick they are measured with.
+  struct Entry {
+    int from, to;
+    double gbps;
+  };
+  std::vector<Entry> measured_entries;
+  double fastest = 0;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      const double g = At(s.gbps, a, b);
+      if (a == b || std::isnan(g)) continue;
+      measured_entries.push_back({a, b, g});
+      fastest = std::max(fastest, g);
+    }
+  }
+  auto ref_without = [&](int a, int b) {
+    std::vector<double> others;
+    for (const auto& e : measured_entries) {
+      if (e.from != a && e.from != b && e.to != a && e.to != b) others.push_back(e.gbps);
+    }
+    return others.empty() ? ref : Median(std::move(others));
+  };
+  std::vector<double> host_ref(static_cast<size_t>(n));
+  for (int h = 0; h < n; ++h) host_ref[static_cast<size_t>(h)] = ref_without(h, h);
+  auto slow_for = [&](int h, int a, int b) {
+    return At(s.gbps, a, b) < t.slow * host_ref[static_cast<size_t>(h)];
+  };
+  std::map<std::pair<int, int>, bool> slow_pairs;  // judged on first use
+  auto slow = [&](int a, int b) {
+    const double g = At(s.gbps, a, b);
+    if (std::isnan(g) || g >= t.slow * fastest) return false;
+    auto [it, fresh] = slow_pairs.try_emplace({a, b}, false);
+    if (fresh) it->second = g < t.slow * ref_without(a, b);
+    return it->second;
+  };
   auto late = [&](int a, int b) {
     double r = At(s.rtt_us, a, b);
     return r > t.latency * rref && r > rref + t.latency_floor_us;
   };
   auto lossy = [&](int a, int b) { return At(s.retrans, a, b) > t.loss; };
-  // A host side is to blame only when most of its transfers show it (more than half of its
-  // n-1 peers): with one bad host, each other host meets it once.
-  auto most = [&](int count) { return n >= 3 && 2 * count > n - 1; };
+  // A host side is to blame only when most of its measured transfers show it (more than half,
+  // and at least two): with one bad host, each other host meets it once. A full scan measures
+  // every peer; a run's localisation only the peers the workload used.
+  auto most = [](int count, int measured) { return measured >= 2 && 2 * count > measured; };
+  auto measured = [&](const std::vector<std::vector<double>>& m, int h, bool as_sender) {
+    int k = 0;
+    for (int p = 0; p < n; ++p) k += p != h && !std::isnan(as_sender ? At(m, h, p) : At(m, p, h));
+    return k;
+  };
 
-  if (s.expected_gbps > 0 && ref < t.fabric * s.expected_gbps) {
-    v.findings.push_back({FindingKind::kFabricSlow, -1, -1, ref, s.expected_gbps,
-                          fmt::format("every transfer is slow: the median pair gives {}, {:.0f} % "
-                                      "of the {} expected ({})",
-                                      Gb(ref), 100 * ref / s.expected_gbps, Gb(s.expected_gbps),
-                                      s.expected_source)});
-  }
   // Transfers the testbed's switch queues placed on a slow switch-to-switch link: the uplink
   // explains them, so they count against no host (a host whose peers across the fabric all
   // hashed onto that link is not slow itself).
@@ -106,35 +142,36 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
       out.push_back(At(s.gbps, h, p));
       in.push_back(At(s.gbps, p, h));
       rtt.push_back(At(s.rtt_us, h, p));
-      slow_out += slow(h, p) && !on_uplink(h, p);
-      slow_in += slow(p, h) && !on_uplink(p, h);
+      slow_out += slow_for(h, h, p) && !on_uplink(h, p);
+      slow_in += slow_for(h, p, h) && !on_uplink(p, h);
       late_n += late(h, p);
     }
     const auto i = static_cast<size_t>(h);
     v.tx_gbps[i] = Median(out);
     v.rx_gbps[i] = Median(in);
     v.rtt_us[i] = Median(rtt);
-    tx_bad[i] = most(slow_out);
-    rx_bad[i] = most(slow_in);
-    late_bad[i] = most(late_n);
+    tx_bad[i] = most(slow_out, measured(s.gbps, h, true));
+    rx_bad[i] = most(slow_in, measured(s.gbps, h, false));
+    late_bad[i] = most(late_n, measured(s.rtt_us, h, true));
+    const double href = host_ref[i];
     if (tx_bad[i] && rx_bad[i]) {
       v.findings.push_back({FindingKind::kSlowLink, h, -1,
-                            std::min(v.tx_gbps[i], v.rx_gbps[i]), ref,
+                            std::min(v.tx_gbps[i], v.rx_gbps[i]), href,
                             fmt::format("{}: both directions slow — transmit {}, receive {}, "
                                         "peers {} (check the NIC, its cable and switch port)",
-                                        H[i], Gb(v.tx_gbps[i]), Gb(v.rx_gbps[i]), Gb(ref))});
+                                        H[i], Gb(v.tx_gbps[i]), Gb(v.rx_gbps[i]), Gb(href))});
     } else if (tx_bad[i]) {
-      v.findings.push_back({FindingKind::kSlowTransmit, h, -1, v.tx_gbps[i], ref,
+      v.findings.push_back({FindingKind::kSlowTransmit, h, -1, v.tx_gbps[i], href,
                             fmt::format("{}: transmit side slow — {} to its peers, {:.0f} % of "
                                         "the {} others get (its NIC's egress or its port's "
                                         "ingress: rate limit, autonegotiation, shaping)",
-                                        H[i], Gb(v.tx_gbps[i]), 100 * v.tx_gbps[i] / ref, Gb(ref))});
+                                        H[i], Gb(v.tx_gbps[i]), 100 * v.tx_gbps[i] / href, Gb(href))});
     } else if (rx_bad[i]) {
-      v.findings.push_back({FindingKind::kSlowReceive, h, -1, v.rx_gbps[i], ref,
+      v.findings.push_back({FindingKind::kSlowReceive, h, -1, v.rx_gbps[i], href,
                             fmt::format("{}: receive side slow — {} from its peers, {:.0f} % of "
                                         "the {} others get (the switch port's egress toward it, "
                                         "its NIC's receive path)",
-                                        H[i], Gb(v.rx_gbps[i]), 100 * v.rx_gbps[i] / ref, Gb(ref))});
+                                        H[i], Gb(v.rx_gbps[i]), 100 * v.rx_gbps[i] / href, Gb(href))});
     }
     if (late_bad[i]) {
       v.findings.push_back({FindingKind::kHighLatency, h, -1, v.rtt_us[i], rref,
@@ -143,19 +180,36 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
                                         H[i], v.rtt_us[i], rref)});
     }
   }
+  // The fabric as a whole, on the transfers of the hosts not named (a slow host is its own
+  // finding, not the fabric's): listed first.
+  std::vector<double> unnamed;
+  for (const auto& e : measured_entries) {
+    const auto f = static_cast<size_t>(e.from), to = static_cast<size_t>(e.to);
+    if (!tx_bad[f] && !rx_bad[f] && !tx_bad[to] && !rx_bad[to]) unnamed.push_back(e.gbps);
+  }
+  const double fabric = unnamed.empty() ? ref : Median(unnamed);
+  if (s.expected_gbps > 0 && fabric < t.fabric * s.expected_gbps) {
+    v.findings.insert(v.findings.begin(),
+                      {FindingKind::kFabricSlow, -1, -1, fabric, s.expected_gbps,
+                       fmt::format("every transfer is slow: the median pair gives {}, {:.0f} % "
+                                   "of the {} expected ({})",
+                                   Gb(fabric), 100 * fabric / s.expected_gbps,
+                                   Gb(s.expected_gbps), s.expected_source)});
+  }
   // Loss: a host's link when most of its peers saw retransmissions on transfers with it.
   std::vector<bool> loss_bad(static_cast<size_t>(n));
   for (int h = 0; h < n; ++h) {
-    int partners = 0, in = 0, out = 0;
+    int partners = 0, in = 0, out = 0, known = 0;
     double worst = 0;
     for (int p = 0; p < n; ++p) {
       if (p == h) continue;
+      known += !std::isnan(At(s.retrans, p, h)) || !std::isnan(At(s.retrans, h, p));
       in += lossy(p, h);
       out += lossy(h, p);
       partners += lossy(p, h) || lossy(h, p);
       worst = std::max({worst, At(s.retrans, p, h), At(s.retrans, h, p)});
     }
-    if (!most(partners)) continue;
+    if (!most(partners, known)) continue;
     loss_bad[static_cast<size_t>(h)] = true;
     const char* side = in > 2 * out ? " on its receive side"
                        : out > 2 * in ? " on its transmit side" : "";
@@ -163,7 +217,7 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
                           fmt::format("{}: its link drops packets{} — retransmissions on "
                                       "transfers with {} of its {} peers, up to {:.1f} % of "
                                       "segments (check the cable/optics, FEC and CRC counters)",
-                                      H[static_cast<size_t>(h)], side, partners, n - 1,
+                                      H[static_cast<size_t>(h)], side, partners, known,
                                       100 * worst)});
   }
   auto named = [&](int h) {
@@ -269,11 +323,19 @@ std::string FormatDoctorReport(const DoctorScan& s, const DoctorVerdict& v) {
              ? fmt::format("{:.0f} MiB", s.bytes_per_direction / (1 << 20))
              : fmt::format("{:.0f} KiB", s.bytes_per_direction / 1024),
       n % 2 ? n : n - 1, s.seconds);
+  return out + FormatHostFindings(s, v, /*patterns=*/true);
+}
+
+std::string FormatHostFindings(const DoctorScan& s, const DoctorVerdict& v, bool patterns) {
+  const int n = static_cast<int>(s.hosts.size());
+  std::string out;
   if (s.expected_gbps > 0) {
     out += fmt::format("# expected per link: {} ({})\n", Gb(s.expected_gbps), s.expected_source);
   }
-  out += fmt::format("#{:>11} {:>10} {:>10} {:>9} {:>8} {:>10} {:>10}  {}\n", "host", "tx GB/s",
-                     "rx GB/s", "rtt us", "retx %", "ring GB/s", "a2a GB/s", "verdict");
+  out += fmt::format("#{:>11} {:>10} {:>10} {:>9} {:>8}", "host", "tx GB/s", "rx GB/s", "rtt us",
+                     "retx %");
+  if (patterns) out += fmt::format(" {:>10} {:>10}", "ring GB/s", "a2a GB/s");
+  out += "  verdict\n";
   for (int h = 0; h < n; ++h) {
     const auto i = static_cast<size_t>(h);
     double retx = 0;
@@ -289,13 +351,16 @@ std::string FormatDoctorReport(const DoctorScan& s, const DoctorVerdict& v) {
     auto opt = [](const std::vector<double>& x, size_t k) {
       return k < x.size() ? fmt::format("{:10.4f}", x[k]) : fmt::format("{:>10}", "-");
     };
-    out += fmt::format(" {:>11} {:10.4f} {:10.4f} {:9.0f} {:8.2f} {} {}  {}\n", s.hosts[i],
-                       v.tx_gbps[i], v.rx_gbps[i], v.rtt_us[i], 100 * retx, opt(s.ring_gbps, i),
-                       opt(s.alltoall_gbps, i), verdict.empty() ? "ok" : verdict);
+    out += fmt::format(" {:>11} {:10.4f} {:10.4f} {:9.0f} {:8.2f}", s.hosts[i], v.tx_gbps[i],
+                       v.rx_gbps[i], v.rtt_us[i], 100 * retx);
+    if (patterns) out += fmt::format(" {} {}", opt(s.ring_gbps, i), opt(s.alltoall_gbps, i));
+    out += fmt::format("  {}\n", verdict.empty() ? "ok" : verdict);
   }
-  out += fmt::format("# median pair: {}, round trip {:.0f} us; incast into {}: {}\n",
-                     Gb(v.reference_gbps), v.reference_rtt_us, n > 0 ? s.hosts[0] : "-",
-                     Gb(s.incast_gbps));
+  out += fmt::format("# median pair: {}, round trip {:.0f} us", Gb(v.reference_gbps),
+                     v.reference_rtt_us);
+  out += patterns ? fmt::format("; incast into {}: {}\n", n > 0 ? s.hosts[0] : "-",
+                                Gb(s.incast_gbps))
+                  : "\n";
   if (s.remeasured > 0) {
     out += fmt::format("# {} slow transfer(s) measured again alone; {} were slow only while other "
                        "pairs ran (shared paths, e.g. two flows hashed onto one uplink: not "

@@ -13,6 +13,10 @@
 
 namespace genie::report {
 
+// The goodput a link gives TCP, as a fraction of its rate (the flow model's default; iperf3
+// measures 0.93–0.96 through tbf here, REFERENCE §4): what a host alone on its link should get.
+inline constexpr double kTcpGoodput = 0.94;
+
 // Where a transfer measured alone was held: a switch link (testbed counters).
 struct Bottleneck {
   int from = -1, to = -1;  // the transfer (rank indices)
@@ -88,6 +92,10 @@ struct DoctorVerdict {
 DoctorVerdict Diagnose(const DoctorScan& scan, const DoctorThresholds& t = {});
 // The per-host table, then the findings (or "healthy"), for a terminal.
 std::string FormatDoctorReport(const DoctorScan& scan, const DoctorVerdict& verdict);
+// The expected rate, the per-host table (with the ring and all-to-all columns when
+// `patterns`) and the findings: FormatDoctorReport's body, shared with a run's localisation.
+std::string FormatHostFindings(const DoctorScan& scan, const DoctorVerdict& verdict,
+                               bool patterns);
 nlohmann::json DoctorJson(const DoctorScan& scan, const DoctorVerdict& verdict);
 
 }  // namespace genie::report

@@ -281,6 +281,7 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
     out.run_info["headers"].push_back(s.header);
     if (!s.traffic.is_null()) out.run_info["traffic"].push_back(s.traffic);
     if (!s.testbed.is_null()) out.run_info["testbed"] = s.testbed;
+    if (!s.localize.is_null()) out.run_info["localize"].push_back(s.localize);
   }
   for (const auto& [rank, ns] : applied) {
     out.clock_offsets_ns[std::to_string(rank)] = ns;

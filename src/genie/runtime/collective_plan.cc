@@ -50,7 +50,7 @@ Result<std::vector<int>> GroupMembers(const Op& op, const ExecutorConfig& config
   return members;
 }
 
-Result<CollectivePlan> PlanCollective(const Op& op, const ExecutorConfig& config,
+Result<CollectivePlan> SpecCollective(const Op& op, const ExecutorConfig& config,
                                       const trace::CommGroups& metadata_groups, int rank) {
   CollectivePlan out;
   GENIE_ASSIGN_OR_RETURN(out.members, GroupMembers(op, config, metadata_groups, rank));
@@ -81,16 +81,22 @@ Result<CollectivePlan> PlanCollective(const Op& op, const ExecutorConfig& config
   }
   out.group_index =
       static_cast<int>(std::find(members.begin(), members.end(), rank) - members.begin());
-  auto schedule = collective::Plan(spec, out.group_index);
+  for (size_t i = 0; i < spec.options.algorithms.size(); ++i) {
+    if (i) out.algorithm += ",";
+    out.algorithm += collective::AlgorithmName(spec.options.algorithms[i]);
+  }
+  return out;
+}
+
+Result<CollectivePlan> PlanCollective(const Op& op, const ExecutorConfig& config,
+                                      const trace::CommGroups& metadata_groups, int rank) {
+  GENIE_ASSIGN_OR_RETURN(CollectivePlan out, SpecCollective(op, config, metadata_groups, rank));
+  auto schedule = collective::Plan(out.spec, out.group_index);
   if (!schedule.ok()) {
     return schedule.status().WithContext("rank " + std::to_string(rank) + ", node " +
                                          std::to_string(op.id) + " (" + op.name + ")");
   }
   out.schedule = std::move(schedule).value();
-  for (size_t i = 0; i < spec.options.algorithms.size(); ++i) {
-    if (i) out.algorithm += ",";
-    out.algorithm += collective::AlgorithmName(spec.options.algorithms[i]);
-  }
   return out;
 }
 

@@ -30,7 +30,12 @@ struct CollectivePlan {
 Result<std::vector<int>> GroupMembers(const Op& op, const ExecutorConfig& config,
                                       const trace::CommGroups& metadata_groups, int rank);
 
-// Plans collective `op` for `rank`.
+// Everything but the schedule: members, spec, group index, algorithm (the Executor plans
+// from it, whole or chunk by chunk).
+Result<CollectivePlan> SpecCollective(const Op& op, const ExecutorConfig& config,
+                                      const trace::CommGroups& metadata_groups, int rank);
+
+// Plans collective `op` for `rank` (SpecCollective, then the whole schedule).
 Result<CollectivePlan> PlanCollective(const Op& op, const ExecutorConfig& config,
                                       const trace::CommGroups& metadata_groups, int rank);
 

@@ -1,5 +1,6 @@
 #include "genie/runtime/collective_runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -19,58 +20,121 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
                                    SchedulingPolicy policy, std::vector<uint8_t>* buffer,
                                    Callback done)
     : backend_(backend),
-      schedule_(std::move(schedule)),
       tag_base_(tag_base),
       costs_(costs),
       active_chunks_(active_chunks),
       policy_(policy),
       buffer_(buffer),
       done_(std::move(done)) {
-  const auto& steps = schedule_.steps;
-  steps_.resize(steps.size());
-  for (uint32_t i = 0; i < steps.size(); ++i) {
-    steps_[i].unmet_deps = static_cast<uint32_t>(steps[i].deps.size());
-    for (uint32_t d : steps[i].deps) {
-      GENIE_CHECK_LT(d, i) << "step dependencies must point backwards";
-      steps_[d].dependents.push_back(i);
+  if (buffer_ != nullptr) GENIE_CHECK_EQ(buffer_->size(), schedule.buffer_bytes);
+  // Split the schedule by chunk; each chunk's steps and phases are renumbered from 0.
+  uint32_t count = 0;
+  for (const auto& phase : schedule.phases) count = std::max(count, phase.chunk + 1);
+  chunks_.resize(count);
+  for (const auto& phase : schedule.phases) {
+    Chunk& c = chunks_[phase.chunk];
+    collective::Schedule& plan = c.plan;
+    const uint32_t begin = static_cast<uint32_t>(plan.steps.size());
+    for (uint32_t st = phase.begin; st < phase.end; ++st) {
+      collective::Step step = std::move(schedule.steps[st]);
+      for (uint32_t& d : step.deps) {
+        GENIE_CHECK(d >= phase.begin && d < st) << "step dependencies must point backwards "
+                                                   "within their phase";
+        d = d - phase.begin + begin;
+      }
+      plan.steps.push_back(std::move(step));
     }
+    collective::Phase local = phase;
+    local.begin = begin;
+    local.end = static_cast<uint32_t>(plan.steps.size());
+    plan.phases.push_back(local);
+    c.dims.push_back(phase.dim);
+    c.planned = true;
   }
-  phases_.resize(schedule_.phases.size());
   uint16_t max_dim = 0;
-  for (uint32_t p = 0; p < schedule_.phases.size(); ++p) {
-    const auto& phase = schedule_.phases[p];
-    phases_[p].remaining_steps = phase.end - phase.begin;
-    for (uint32_t st = phase.begin; st < phase.end; ++st) steps_[st].phase = p;
-    if (phase.chunk >= chunk_phases_.size()) chunk_phases_.resize(phase.chunk + 1);
-    chunk_phases_[phase.chunk].push_back(p);
-    max_dim = std::max(max_dim, phase.dim);
+  for (Chunk& c : chunks_) {
+    Prepare(c);
+    for (uint16_t d : c.dims) max_dim = std::max(max_dim, d);
   }
-  chunk_next_.assign(chunk_phases_.size(), 0);
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
-  if (buffer_ != nullptr) {
-    GENIE_CHECK_EQ(buffer_->size(), schedule_.buffer_bytes);
-    scratch_.resize(steps.size());
+}
+
+CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks,
+                                   ChunkPlanner plan, uint64_t tag_base, const LocalCosts& costs,
+                                   int active_chunks, SchedulingPolicy policy, Callback done)
+    : backend_(backend),
+      tag_base_(tag_base),
+      costs_(costs),
+      active_chunks_(active_chunks),
+      policy_(policy),
+      buffer_(nullptr),
+      done_(std::move(done)),
+      plan_(std::move(plan)) {
+  GENIE_CHECK(chunks >= 1) << "a collective of no chunks";
+  std::vector<uint16_t> dims;
+  uint16_t max_dim = 0;
+  for (const auto& phase : first.phases) {
+    GENIE_CHECK_EQ(phase.chunk, 0u) << "the first plan must be chunk 0 alone";
+    dims.push_back(phase.dim);
+    max_dim = std::max(max_dim, phase.dim);
   }
+  chunks_.resize(dims.empty() ? 0 : chunks);  // no phases: nothing to run in any chunk
+  for (Chunk& c : chunks_) c.dims = dims;
+  if (!chunks_.empty()) {
+    chunks_[0].plan = std::move(first);
+    chunks_[0].planned = true;
+    Prepare(chunks_[0]);
+  }
+  active_in_dim_.assign(max_dim + 1, 0);
+  waiting_in_dim_.resize(max_dim + 1);
+}
+
+void CollectiveRunner::Prepare(Chunk& c) {
+  const auto& steps = c.plan.steps;
+  const uint32_t n = static_cast<uint32_t>(steps.size());
+  c.steps.assign(n + 1, StepState{});
+  for (uint32_t i = 0; i < n; ++i) {
+    c.steps[i].unmet_deps = steps[i].deps.size();
+    for (uint32_t d : steps[i].deps) {
+      GENIE_CHECK_LT(d, i) << "step dependencies must point backwards";
+      ++c.steps[d + 1].dependents_begin;
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) c.steps[i + 1].dependents_begin += c.steps[i].dependents_begin;
+  c.dependents.resize(c.steps[n].dependents_begin);
+  std::vector<uint32_t> fill(n);
+  for (uint32_t i = 0; i < n; ++i) fill[i] = c.steps[i].dependents_begin;
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t d : steps[i].deps) c.dependents[fill[d]++] = i;
+  }
+  c.phases.assign(c.plan.phases.size(), PhaseState{});
+  for (uint32_t p = 0; p < c.plan.phases.size(); ++p) {
+    const auto& phase = c.plan.phases[p];
+    c.phases[p].remaining_steps = phase.end - phase.begin;
+    for (uint32_t st = phase.begin; st < phase.end; ++st) c.steps[st].phase = p;
+  }
+  if (buffer_ != nullptr) c.scratch.resize(n);
 }
 
 void CollectiveRunner::Start() {
-  chunks_left_ = static_cast<uint32_t>(chunk_phases_.size());
+  chunks_left_ = static_cast<uint32_t>(chunks_.size());
   if (chunks_left_ == 0) {
     backend_.After(0, std::move(done_));
     return;
   }
-  for (uint32_t c = 0; c < chunk_phases_.size(); ++c) EnterNextPhase(c);
+  for (uint32_t c = 0; c < chunks_.size(); ++c) EnterNextPhase(c);
 }
 
 // Queues `chunk` for its next phase's dimension, or finishes it.
 void CollectiveRunner::EnterNextPhase(uint32_t chunk) {
-  if (chunk_next_[chunk] == chunk_phases_[chunk].size()) {
+  Chunk& c = chunks_[chunk];
+  if (c.next == c.dims.size()) {
+    c = Chunk{};  // done: release its steps (no callback refers to them any more)
     if (--chunks_left_ == 0) backend_.After(0, std::move(done_));
     return;
   }
-  uint32_t phase = chunk_phases_[chunk][chunk_next_[chunk]];
-  uint16_t dim = schedule_.phases[phase].dim;
+  uint16_t dim = c.dims[c.next];
   if (policy_ == SchedulingPolicy::kLifo)
     waiting_in_dim_[dim].push_front(chunk);
   else
@@ -84,30 +148,46 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
     uint32_t chunk = waiting.front();
     waiting.pop_front();
     ++active_in_dim_[dim];
-    StartPhase(chunk_phases_[chunk][chunk_next_[chunk]]);
+    Chunk& c = chunks_[chunk];
+    if (!c.planned) {
+      // Chunk 0 was planned when the collective was issued, so a failure here is the
+      // planner's bug (the chunks differ only in their byte ranges).
+      auto plan = plan_(chunk);
+      GENIE_CHECK(plan.ok()) << "planning chunk " << chunk << ": " << plan.status().message();
+      c.plan = std::move(plan).value();
+      GENIE_CHECK_EQ(c.plan.phases.size(), c.dims.size()) << "chunk " << chunk;
+      for (size_t p = 0; p < c.dims.size(); ++p) {
+        GENIE_CHECK_EQ(c.plan.phases[p].dim, c.dims[p]) << "chunk " << chunk << " phase " << p;
+      }
+      c.planned = true;
+      Prepare(c);
+    }
+    StartPhase(chunk, c.next);
   }
 }
 
-void CollectiveRunner::StartPhase(uint32_t phase_index) {
-  const auto& phase = schedule_.phases[phase_index];
-  phases_[phase_index].started = true;
+void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
+  Chunk& c = chunks_[chunk];
+  const auto& phase = c.plan.phases[phase_index];
+  c.phases[phase_index].started = true;
   if (phase.begin == phase.end) {
-    CompletePhase(phase_index);
+    CompletePhase(chunk, phase_index);
     return;
   }
   for (uint32_t s = phase.begin; s < phase.end; ++s) {
-    if (steps_[s].unmet_deps == 0) StartStep(s);
+    if (c.steps[s].unmet_deps == 0) StartStep(chunk, s);
   }
 }
 
-void CollectiveRunner::StartStep(uint32_t s) {
+void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
+  Chunk& c = chunks_[chunk];
   // A dependency may finish before this step's phase has begun (the planner may order steps
   // across phases); the phase start picks the step up then. Never start a step twice.
-  if (steps_[s].started || !phases_[steps_[s].phase].started) return;
-  steps_[s].started = true;
-  const auto& step = schedule_.steps[s];
+  if (c.steps[s].started || !c.phases[c.steps[s].phase].started) return;
+  c.steps[s].started = true;
+  const auto& step = c.plan.steps[s];
   if (!HasRecv(step.kind)) {
-    SendFor(s);
+    SendFor(chunk, s);
     return;
   }
   Message msg;
@@ -116,38 +196,56 @@ void CollectiveRunner::StartStep(uint32_t s) {
   msg.bytes = step.recv.length;
   msg.channel = step.channel;
   if (buffer_ != nullptr) {
-    scratch_[s] = std::make_unique_for_overwrite<uint8_t[]>(step.recv.length);
-    msg.into = scratch_[s].get();
+    c.scratch[s] = std::make_unique_for_overwrite<uint8_t[]>(step.recv.length);
+    msg.into = c.scratch[s].get();
   }
-  backend_.Recv(msg, [this, s] { OnReceived(s); });
+  backend_.Recv(msg, [this, chunk, s] { OnReceived(chunk, s); });
 }
 
-void CollectiveRunner::OnReceived(uint32_t s) {
-  const auto& step = schedule_.steps[s];
+void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
+  Chunk& c = chunks_[chunk];
+  const auto& step = c.plan.steps[s];
   bytes_received_ += step.recv.length;
-  auto proceed = [this, s] {
-    if (HasSend(schedule_.steps[s].kind))
-      SendFor(s);
-    else
-      CompleteStep(s);
-  };
   if (buffer_ != nullptr) {
-    const uint8_t* incoming = scratch_[s].get();
+    const uint8_t* incoming = c.scratch[s].get();
     if (HasReduce(step.kind))
       Reduce(step.recv, incoming);
     else if (step.recv.length > 0)
       std::memcpy(buffer_->data() + step.recv.offset, incoming, step.recv.length);
-    scratch_[s].reset();
+    c.scratch[s].reset();
   }
-  TimeNs cost = HasReduce(step.kind) ? ReductionCost(step.recv.length) : 0;
-  if (cost > 0)
-    backend_.After(cost, proceed);
-  else
-    proceed();
+  TimeNs cost = HasReduce(step.kind) && step.charge == collective::ReduceCharge::kOnReceive
+                    ? ReductionCost(step.recv.length)
+                    : 0;
+  if (cost > 0) {
+    backend_.After(cost, [this, chunk, s] {
+      if (HasSend(chunks_[chunk].plan.steps[s].kind))
+        SendFor(chunk, s);
+      else
+        CompleteStep(chunk, s);
+    });
+  } else if (HasSend(step.kind)) {
+    SendFor(chunk, s);
+  } else {
+    CompleteStep(chunk, s);
+  }
 }
 
-void CollectiveRunner::SendFor(uint32_t s) {
-  const auto& step = schedule_.steps[s];
+void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
+  TimeNs delay = backend_.modelled() ? costs_.endpoint_delay_ns : 0;
+  const auto& step = chunks_[chunk].plan.steps[s];
+  if (step.charge == collective::ReduceCharge::kBeforeSend) {
+    const Bytes bytes = step.kind == StepKind::kSend ? step.send.length : step.recv.length;
+    delay = SaturatingAdd(delay, ReductionCost(bytes));
+  }
+  if (delay > 0)
+    backend_.After(delay, [this, chunk, s] { Post(chunk, s); });
+  else
+    Post(chunk, s);
+}
+
+void CollectiveRunner::Post(uint32_t chunk, uint32_t s) {
+  const auto& step = chunks_[chunk].plan.steps[s];
   const collective::ByteRange& range = step.kind == StepKind::kSend ? step.send : step.recv;
   Message msg;
   msg.peer = step.send_peer;
@@ -156,33 +254,30 @@ void CollectiveRunner::SendFor(uint32_t s) {
   msg.channel = step.channel;
   // One flow per chunk: its slices and channels share the pair's bandwidth in simulation,
   // while concurrent chunks stay independent, as in ASTRA-sim. tag_base_'s low 32 bits are 0.
-  msg.flow = tag_base_ | (uint64_t{schedule_.phases[steps_[s].phase].chunk} + 1);
+  msg.flow = tag_base_ | (uint64_t{chunk} + 1);
   if (buffer_ != nullptr) msg.data = buffer_->data() + range.offset;
-  auto post = [this, s, msg] {
-    bytes_sent_ += msg.bytes;
-    backend_.Send(msg, [this, s] { CompleteStep(s); });
-  };
-  if (backend_.modelled() && costs_.endpoint_delay_ns > 0)
-    backend_.After(costs_.endpoint_delay_ns, post);
-  else
-    post();
+  bytes_sent_ += msg.bytes;
+  backend_.Send(msg, [this, chunk, s] { CompleteStep(chunk, s); });
 }
 
-void CollectiveRunner::CompleteStep(uint32_t s) {
-  for (uint32_t d : steps_[s].dependents) {
-    if (--steps_[d].unmet_deps == 0) StartStep(d);
+void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
+  Chunk& c = chunks_[chunk];
+  for (uint32_t i = c.steps[s].dependents_begin; i < c.steps[s + 1].dependents_begin; ++i) {
+    const uint32_t d = c.dependents[i];
+    if (--c.steps[d].unmet_deps == 0) StartStep(chunk, d);
   }
-  uint32_t p = steps_[s].phase;
-  if (--phases_[p].remaining_steps == 0) CompletePhase(p);
+  uint32_t p = c.steps[s].phase;
+  if (--c.phases[p].remaining_steps == 0) CompletePhase(chunk, p);
 }
 
-void CollectiveRunner::CompletePhase(uint32_t p) {
-  auto finish = [this, p] {
-    const auto& phase = schedule_.phases[p];
-    --active_in_dim_[phase.dim];
-    ++chunk_next_[phase.chunk];
-    AdmitWaiting(phase.dim);
-    EnterNextPhase(phase.chunk);
+void CollectiveRunner::CompletePhase(uint32_t chunk, uint32_t p) {
+  auto finish = [this, chunk, p] {
+    Chunk& c = chunks_[chunk];
+    const uint16_t dim = c.dims[p];
+    --active_in_dim_[dim];
+    ++c.next;
+    AdmitWaiting(dim);
+    EnterNextPhase(chunk);
   };
   if (backend_.modelled() && costs_.endpoint_delay_ns > 0)
     backend_.After(costs_.endpoint_delay_ns, finish);

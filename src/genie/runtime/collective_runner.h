@@ -7,7 +7,8 @@
 // reduction. On a real backend the CPU pays them for real.
 //
 // Lifetime: created by the Executor per collective, lives until `done` has been called; all
-// calls and callbacks on the backend's loop thread.
+// calls and callbacks on the backend's loop thread. It owns the schedule; given a planner, it
+// plans each chunk when the chunk starts and drops it when it ends.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include "genie/collective/collective_spec.h"
 #include "genie/collective/schedule.h"
+#include "genie/common/status.h"
 #include "genie/runtime/backend.h"
 
 namespace genie::runtime {
@@ -29,12 +31,23 @@ struct LocalCosts {
 
 class CollectiveRunner {
  public:
+  // Plans chunk k (collective::PlanChunk): steps and phases of that chunk alone, indices from 0.
+  using ChunkPlanner = std::function<Result<collective::Schedule>(uint32_t chunk)>;
+
   // tag_base is OR-ed into every step tag so concurrent collectives never match each other.
   // `buffer` (optional) is the rank's working buffer of schedule.buffer_bytes; when given,
   // payloads are real: received data is summed (as float32 elements) or copied into it.
   CollectiveRunner(Backend& backend, collective::Schedule schedule, uint64_t tag_base,
                    const LocalCosts& costs, int active_chunks, collective::SchedulingPolicy policy,
                    std::vector<uint8_t>* buffer, Callback done);
+  // Plans on demand: `first` is chunk 0 (PlanChunk(spec, i, 0)); chunk k of `chunks` is
+  // planned by `plan(k)` when it first enters a dimension and its steps are dropped when it
+  // ends, so a rank holds only its running chunks' steps (a quarter of the schedule for
+  // ASTRA-sim's 4 chunks, 1 active). Every chunk runs on the dimensions of chunk 0's phases,
+  // as the planner lays them out. No payloads (buffer = null).
+  CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks, ChunkPlanner plan,
+                   uint64_t tag_base, const LocalCosts& costs, int active_chunks,
+                   collective::SchedulingPolicy policy, Callback done);
   CollectiveRunner(const CollectiveRunner&) = delete;
   CollectiveRunner& operator=(const CollectiveRunner&) = delete;
 
@@ -47,41 +60,52 @@ class CollectiveRunner {
     uint32_t remaining_steps = 0;
     bool started = false;
   };
+  // Kept together so that completing a step touches one cache line of state (a 1,024-rank
+  // simulation misses the cache on nearly every step).
   struct StepState {
     uint32_t unmet_deps = 0;
-    uint32_t phase = 0;
+    uint32_t dependents_begin = 0;  // into Chunk::dependents; the next step's value ends it
+    uint32_t phase = 0;             // index into the chunk's phases
     bool started = false;
+  };
+  // One chunk: its schedule (indices local to the chunk) and execution state, present while
+  // it runs. Dependents are kept as one array (CSR), not a vector per step.
+  struct Chunk {
+    std::vector<uint16_t> dims;  // dimension of each phase, in order
+    uint32_t next = 0;           // position in dims
+    bool planned = false;
+    collective::Schedule plan;
+    std::vector<StepState> steps;  // one per step, and a last one that ends the dependents
     std::vector<uint32_t> dependents;
+    std::vector<PhaseState> phases;
+    std::vector<std::unique_ptr<uint8_t[]>> scratch;  // per receiving step (real data)
   };
 
+  void Prepare(Chunk& c);  // builds the execution state of c.plan
   void EnterNextPhase(uint32_t chunk);
   void AdmitWaiting(uint16_t dim);
-  void StartPhase(uint32_t phase_index);
-  void StartStep(uint32_t step_index);
-  void OnReceived(uint32_t step_index);
-  void SendFor(uint32_t step_index);
-  void CompleteStep(uint32_t step_index);
-  void CompletePhase(uint32_t phase_index);
+  void StartPhase(uint32_t chunk, uint32_t phase_index);
+  void StartStep(uint32_t chunk, uint32_t step_index);
+  void OnReceived(uint32_t chunk, uint32_t step_index);
+  void SendFor(uint32_t chunk, uint32_t step_index);
+  void Post(uint32_t chunk, uint32_t step_index);
+  void CompleteStep(uint32_t chunk, uint32_t step_index);
+  void CompletePhase(uint32_t chunk, uint32_t phase_index);
   void Reduce(const collective::ByteRange& range, const uint8_t* incoming);
   TimeNs ReductionCost(Bytes bytes) const;
 
   Backend& backend_;
-  collective::Schedule schedule_;
   uint64_t tag_base_;
   LocalCosts costs_;
   int active_chunks_;
   collective::SchedulingPolicy policy_;
   std::vector<uint8_t>* buffer_;
   Callback done_;
+  ChunkPlanner plan_;  // null: every chunk was given up front
 
-  std::vector<StepState> steps_;
-  std::vector<PhaseState> phases_;
-  std::vector<std::vector<uint32_t>> chunk_phases_;  // chunk -> its phase indices, in order
-  std::vector<uint32_t> chunk_next_;                 // chunk -> position in chunk_phases_
+  std::vector<Chunk> chunks_;
   std::vector<int> active_in_dim_;
   std::vector<std::deque<uint32_t>> waiting_in_dim_;  // chunks waiting to enter a dim
-  // Per receiving step (real data); not zeroed: the message overwrites all of it.
-  std::vector<std::unique_ptr<uint8_t[]>> scratch_;
   uint32_t chunks_left_ = 0;
   Bytes bytes_sent_ = 0;
   Bytes bytes_received_ = 0;

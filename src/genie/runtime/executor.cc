@@ -245,11 +245,20 @@ uint64_t Executor::P2pTag(const Op& op) const {
 Status Executor::IssueCollective(InFlight& f) {
   const Op& op = f.op;
   GENIE_ASSIGN_OR_RETURN(CollectivePlan plan,
-                         PlanCollective(op, config_, graph_.metadata_groups(), rank_));
+                         SpecCollective(op, config_, graph_.metadata_groups(), rank_));
   const std::vector<int>& members = plan.members;
   const collective::CollectiveSpec& spec = plan.spec;
   const int group_index = plan.group_index;
-  auto schedule = &plan.schedule;
+  // Simulated and without payloads to verify, the runner plans each chunk when it starts
+  // (chunk 0 now, so that a planning error names this node) and holds only the running
+  // chunks' steps. A real run plans everything here: no planning on the loop mid-collective.
+  const bool lazy = backend_.modelled() && !config_.verify && spec.options.chunks > 1;
+  auto schedule =
+      lazy ? collective::PlanChunk(spec, group_index, 0) : collective::Plan(spec, group_index);
+  if (!schedule.ok()) {
+    return schedule.status().WithContext("rank " + std::to_string(rank_) + ", node " +
+                                         std::to_string(op.id) + " (" + op.name + ")");
+  }
   f.algorithm = plan.algorithm;
   f.group_size = static_cast<int>(members.size());
   const NodeId id = op.id;
@@ -290,20 +299,30 @@ Status Executor::IssueCollective(InFlight& f) {
       buffer = &f.buffer;
     }
   }
-  f.runner = std::make_unique<CollectiveRunner>(
-      backend_, std::move(plan.schedule), tag, config_.costs, config_.plan.active_chunks,
-      config_.policy, buffer, [this, id] {
-        auto& fl = *in_flight_.at(id);
-        if (config_.verify && !fl.expected.empty()) {
-          Status st = Verify(fl);
-          if (!st.ok()) {
-            Fail(st);
-            return;
-          }
-          ++verified_;
-        }
-        Finish(id, fl.runner->bytes_sent(), fl.runner->bytes_received());
-      });
+  Callback done = [this, id] {
+    auto& fl = *in_flight_.at(id);
+    if (config_.verify && !fl.expected.empty()) {
+      Status st = Verify(fl);
+      if (!st.ok()) {
+        Fail(st);
+        return;
+      }
+      ++verified_;
+    }
+    Finish(id, fl.runner->bytes_sent(), fl.runner->bytes_received());
+  };
+  if (lazy) {
+    f.runner = std::make_unique<CollectiveRunner>(
+        backend_, std::move(schedule).value(), static_cast<uint32_t>(spec.options.chunks),
+        [spec, group_index](uint32_t chunk) {
+          return collective::PlanChunk(spec, group_index, static_cast<int>(chunk));
+        },
+        tag, config_.costs, config_.plan.active_chunks, config_.policy, std::move(done));
+  } else {
+    f.runner = std::make_unique<CollectiveRunner>(backend_, std::move(schedule).value(), tag,
+                                                  config_.costs, config_.plan.active_chunks,
+                                                  config_.policy, buffer, std::move(done));
+  }
   f.runner->Start();
   return Status::Ok();
 }

@@ -157,6 +157,7 @@ Status Down(const std::string& name, Shell& shell) {
   }
   std::error_code ec;
   fs::remove(DescriptionPath(name), ec);
+  fs::remove(StateDir() + "/" + name + ".calibration.json", ec);  // calibration.h
   // The delay helpers' logs (injector.h).
   for (const auto& e : fs::directory_iterator(StateDir(), ec)) {
     if (e.path().filename().string().rfind(name + ".netdelay-", 0) == 0) fs::remove(e.path(), ec);

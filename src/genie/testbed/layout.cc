@@ -1,5 +1,7 @@
 #include "genie/testbed/layout.h"
 
+#include "genie/config/network_config.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -41,6 +43,14 @@ LinkEnd EndFromJson(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+uint64_t Layout::HostLinkRate() const {
+  uint64_t rate = 0;
+  for (const auto& l : links) {
+    if (!l.id.empty() && l.id[0] == 'h' && (rate == 0 || l.rate_bps < rate)) rate = l.rate_bps;
+  }
+  return rate;
+}
 
 Bytes BurstFor(uint64_t rate_bps) {
   // 1 ms of the rate, never under 128 KiB.
@@ -237,18 +247,24 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
   }
 }
 
-std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns) {
+std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns,
+                         const MeasuredCosts* measured) {
   const TestbedSpec& s = layout.spec;
   const int r = std::max(1, ranks_per_host);
   // Ranks of a host share its NIC (rail 0..nics-1): each rank's share of the host's links.
   const double host_gbps = static_cast<double>(s.rate_bps) / 8 / kGiB * s.nics / r;
   const double lat = std::max(1.0, std::round(one_way_latency_ns));
-  std::vector<std::string> topo, npus, bw, latency;
+  std::vector<std::string> topo, npus, bw, latency, goodput, overhead;
   auto dim = [&](const char* kind, int n, double gbps, double ns) {
     topo.push_back(kind);
     npus.push_back(std::to_string(n));
     bw.push_back(fmt::format("{:.6g}", gbps));
     latency.push_back(fmt::format("{:.6g}", ns));
+    const bool network = measured != nullptr && topo.size() <= (s.kind == TopologyKind::kStar ? 1u : 2u);
+    goodput.push_back(fmt::format("{:.4g}", network ? measured->goodput : config::kDefaultGoodput));
+    overhead.push_back(fmt::format(
+        "{:.6g}", network ? std::round(measured->message_overhead_ns)
+                          : config::kDefaultMessageOverheadNs));
   };
   if (s.kind == TopologyKind::kStar) {
     dim("Switch", s.hosts, host_gbps, lat);
@@ -267,12 +283,19 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
     for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
     return out + " ]";
   };
-  return fmt::format(
+  std::string text = fmt::format(
       "# ASTRA-sim network of genie testbed '{}' ({}, {} NIC(s) of {} per host, {} rank(s) per "
       "host). Bandwidth in GB/s (2^30 B/s), latency in ns.\n"
       "topology: {}\nnpus_count: {}\nbandwidth: {}\nlatency: {}\n",
       s.name, s.TopologyText(), s.nics, FormatBitRate(s.rate_bps), r, list(topo), list(npus),
       list(bw), list(latency));
+  if (measured != nullptr) {
+    text += fmt::format(
+        "# Measured by genie testbed calibrate (the flow model's keys; ASTRA-sim ignores them).\n"
+        "goodput: {}\nmessage_overhead: {}\n",
+        list(goodput), list(overhead));
+  }
+  return text;
 }
 
 }  // namespace genie::testbed

@@ -84,6 +84,8 @@ struct Layout {
   const Host* FindHost(const std::string& name) const;
   // The address ranks on host 0 are reached at (rendezvous).
   const std::string& RendezvousAddress() const { return hosts.at(0).nics.at(0).address; }
+  // The slowest host link's rate (what every host should get alone), 0 with no host links.
+  uint64_t HostLinkRate() const;
 
   nlohmann::json ToJson() const;
 };
@@ -107,6 +109,14 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
 // a leaf, Switch leaves] with the spine tier's bandwidth per rank; then [Switch ranks of a host]
 // when there are several. Latency is
 // `one_way_latency_ns` (measured by `up`). Bandwidth in GB/s of 2^30 bytes, as ASTRA-sim.
-std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns);
+// With `goodput` and `message_overhead_ns` (a calibration, calibration.h) the testbed's
+// dimensions carry them as the flow model's keys; the ranks-of-one-host dimension keeps the
+// defaults.
+struct MeasuredCosts {
+  double goodput = 0;
+  double message_overhead_ns = 0;
+};
+std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns,
+                         const MeasuredCosts* measured = nullptr);
 
 }  // namespace genie::testbed

@@ -16,10 +16,15 @@ ChakraProtoMsg::GlobalMetadata DefaultMetadata() {
 
 Result<std::unique_ptr<EtWriter>> EtWriter::Create(const std::string& path,
                                                    const ChakraProtoMsg::GlobalMetadata& metadata,
-                                                   bool gzip) {
+                                                   bool gzip, int gzip_level) {
   std::unique_ptr<EtWriter> writer(new EtWriter(path, gzip));
   if (gzip) {
-    writer->gz_ = gzopen(path.c_str(), "wb6");
+    if (gzip_level < 1 || gzip_level > 9) {
+      return Status::InvalidArgument(path + ": gzip level " + std::to_string(gzip_level) +
+                                     " is outside 1..9");
+    }
+    const std::string mode = "wb" + std::to_string(gzip_level);
+    writer->gz_ = gzopen(path.c_str(), mode.c_str());
     if (writer->gz_ == nullptr) {
       return Status::IoError(path + ": cannot create: " + std::strerror(errno));
     }

@@ -15,10 +15,11 @@ namespace genie::trace {
 
 class EtWriter {
  public:
-  // Creates (truncates) `path` and writes `metadata` as the first message.
+  // Creates (truncates) `path` and writes `metadata` as the first message. `gzip_level` 1
+  // (fastest) to 9 (smallest); `genie synth` writes thousands of files and takes 1.
   static Result<std::unique_ptr<EtWriter>> Create(const std::string& path,
                                                   const ChakraProtoMsg::GlobalMetadata& metadata,
-                                                  bool gzip = false);
+                                                  bool gzip = false, int gzip_level = 6);
   ~EtWriter();
   EtWriter(const EtWriter&) = delete;
   EtWriter& operator=(const EtWriter&) = delete;
