@@ -4,11 +4,10 @@
 #include <cmath>
 #include <vector>
 
-#include "genie/collective/planner.h"
+#include "genie/driver/iteration_driver.h"
 #include "genie/driver/pair_probe.h"
 #include "genie/driver/pair_rounds.h"
 #include "genie/runtime/collective_runner.h"
-#include "genie/workload/op.h"
 
 namespace genie::driver {
 namespace {
@@ -22,13 +21,11 @@ uint64_t Tag(size_t round, int purpose) {
 }
 constexpr int kRepeats = 2;
 
-// The planner's world barrier, as between iterations (so over connections the run has): no
-// rank leaves the probe, and rank 0 clears no fault, while another still measures.
+// The real ranks' world barrier, as between iterations (iteration_driver.h: a token round the
+// ring, over connections every run has): no rank leaves the probe, and rank 0 clears no fault,
+// while another still measures.
 Status WorldBarrier(runtime::RealBackend& b) {
-  collective::CollectiveSpec spec;
-  spec.type = CollectiveType::kBarrier;
-  for (int r = 0; r < b.world_size(); ++r) spec.group.push_back(r);
-  GENIE_ASSIGN_OR_RETURN(collective::Schedule schedule, collective::Plan(spec, b.rank()));
+  collective::Schedule schedule = IterationDriver::TokenRingBarrier(b.world_size(), b.rank());
   bool done = false;
   runtime::CollectiveRunner barrier(b, std::move(schedule), kBarrierTags, runtime::LocalCosts{}, 0,
                                     collective::SchedulingPolicy::kFifo, nullptr, [&] {
