@@ -301,10 +301,12 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   }
   if (bed != nullptr) (*recorder)->Note("testbed", bed->End());
   (*recorder)->Close();
-  if (st.ok() && (*backend)->peers().size() + 1 < static_cast<size_t>(env.world_size)) {
+  if (st.ok() && env.world_size > 1) {
     // Shutdown waits for the connected peers' goodbyes only (not a world barrier unless all
     // are connected), and results.json is merged from every rank's stream: meet once more so
-    // that every stream is closed before any rank merges.
+    // that every stream is closed before any rank merges. Every rank meets, whatever its own
+    // peer count: a rank connected to all (rank 0 syncing clocks) skipping the token ring
+    // would leave the others waiting for it.
     bool met = false;
     driver.WorldBarrier([&] {
       met = true;
