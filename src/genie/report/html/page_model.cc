@@ -1,6 +1,7 @@
 #include "genie/report/html/page_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -186,6 +187,13 @@ json CountersJson(const json& provenance) {
 
 double Num(const json& v) { return v.is_number() ? v.get<double>() : 0.0; }
 
+// `x` rounded to three significant digits (what the page shows of it).
+double Sig3(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const double scale = std::pow(10.0, 2 - std::floor(std::log10(std::fabs(x))));
+  return std::round(x * scale) / scale;
+}
+
 }  // namespace
 
 Result<InputKind> DetectInputKind(const json& doc, const std::string& name) {
@@ -209,22 +217,38 @@ json HeatMap(const json& d) {
   h["expected_gbps"] = yardstick;
   h["expected_source"] = expected > 0 ? d.value("expected_source", std::string("expected"))
                                       : std::string("median pair (no expected rate given)");
-  json gbps = json::array(), ratio = json::array();
+  // Only the ratio goes on the page, to the three digits it shows (the cell's GB/s is ratio x
+  // expected). Up to kDenseHeatMapHosts hosts as a matrix (the page draws a table); beyond, as
+  // [from, to, ratio] of the measured cells only (a canvas): a 512-host run's localisation
+  // probes 1,024 of 262,144 directions.
+  json ratio = json::array(), cells = json::array();
+  const bool dense = h["hosts"].size() <= kDenseHeatMapHosts;
   if (d.contains("pairwise") && d["pairwise"].contains("gbps") && d["pairwise"]["gbps"].is_array()) {
+    int i = 0;
     for (const auto& row : d["pairwise"]["gbps"]) {
-      json g = json::array(), r = json::array();
+      json r = json::array();
+      int j = 0;
       if (row.is_array()) {
         for (const auto& x : row) {
-          g.push_back(x.is_number() ? x : json());
-          r.push_back(x.is_number() && yardstick > 0 ? json(x.get<double>() / yardstick) : json());
+          const bool measured = x.is_number() && yardstick > 0;
+          const json v = measured ? json(Sig3(x.get<double>() / yardstick)) : json();
+          if (dense) {
+            r.push_back(v);
+          } else if (measured) {
+            cells.push_back({i, j, v});
+          }
+          ++j;
         }
       }
-      gbps.push_back(g);
-      ratio.push_back(r);
+      if (dense) ratio.push_back(r);
+      ++i;
     }
   }
-  h["gbps"] = gbps;
-  h["ratio"] = ratio;
+  if (dense) {
+    h["ratio"] = ratio;
+  } else {
+    h["cells"] = cells;
+  }
   h["per_host"] = d.contains("per_host") ? d["per_host"] : json::array();
   h["findings"] = d.contains("findings") ? d["findings"] : json::array();
   h["healthy"] = d.value("healthy", h["findings"].empty());

@@ -43,8 +43,12 @@ Result<nlohmann::json> PanelFromDocument(const nlohmann::json& doc, const std::s
 Result<nlohmann::json> LoadPanel(const std::string& path, const std::string& trace = "");
 
 // A doctor scan's (or a run localisation's) JSON as a heat map: hosts, per direction
-// [from][to] the goodput and its ratio to what was expected (the fabric's expected goodput when
-// known, else the median pair), per-host figures and findings. Null entries were not measured.
+// [from][to] the goodput's ratio to what was expected (the fabric's expected goodput when known,
+// else the median pair), to three significant digits; per-host figures and findings. Null
+// entries were not measured.
+// Above kDenseHeatMapHosts hosts the map is "cells": [[from, to, ratio], ...] of the measured
+// directions only, instead of the "ratio" matrix.
+inline constexpr size_t kDenseHeatMapHosts = 48;
 nlohmann::json HeatMap(const nlohmann::json& doctor);
 
 // {"generator": "genie report", "genie_version": ..., "title": ..., "panels": [...]}.

@@ -133,7 +133,8 @@ TEST(PageModel, HeatMapIsMeasuredOverExpected) {
   EXPECT_TRUE(h["ratio"][0][0].is_null());
   EXPECT_NEAR(h["ratio"][0][1].get<double>(), 1.0, 1e-12);
   EXPECT_NEAR(h["ratio"][1][0].get<double>(), 0.1, 1e-12);
-  EXPECT_NEAR(h["gbps"][1][2].get<double>(), 0.005, 1e-12);
+  EXPECT_NEAR(h["ratio"][1][2].get<double>(), 0.1, 1e-12);
+  EXPECT_FALSE(h.contains("gbps"));  // the page shows the ratio only (GB/s = ratio x expected)
   EXPECT_EQ(h["expected_source"], "--expect 400mbit");
   EXPECT_EQ(h["findings"][0]["host"], "h1");
   EXPECT_FALSE(h["healthy"].get<bool>());
@@ -141,6 +142,28 @@ TEST(PageModel, HeatMapIsMeasuredOverExpected) {
   json m = HeatMap(Doctor(0));
   EXPECT_NEAR(m["expected_gbps"].get<double>(), 0.04, 1e-12);
   EXPECT_NEAR(m["ratio"][0][1].get<double>(), 1.25, 1e-12);
+  // Rounded to the three digits the page shows.
+  json odd = Doctor(0.03);
+  EXPECT_NEAR(HeatMap(odd)["ratio"][0][1].get<double>(), 1.67, 1e-12);
+}
+
+TEST(PageModel, ALargeHeatMapKeepsTheMeasuredCellsOnly) {
+  const int n = static_cast<int>(kDenseHeatMapHosts) + 2;
+  json d = Doctor(0.05);
+  d["hosts"] = json::array();
+  json gbps = json::array();
+  for (int i = 0; i < n; ++i) {
+    d["hosts"].push_back("h" + std::to_string(i));
+    json row = json::array();
+    for (int j = 0; j < n; ++j) row.push_back(j == (i + 1) % n ? json(0.025) : json());
+    gbps.push_back(row);
+  }
+  d["pairwise"]["gbps"] = gbps;
+  json h = HeatMap(d);
+  EXPECT_FALSE(h.contains("ratio"));
+  ASSERT_EQ(h["cells"].size(), static_cast<size_t>(n));  // a ring: one direction per host
+  EXPECT_EQ(h["cells"][0], json({0, 1, 0.5}));
+  EXPECT_EQ(h["cells"][n - 1], json({n - 1, 0, 0.5}));
 }
 
 TEST(PageModel, LocalizationBecomesTheRunsHeatMap) {
