@@ -7,7 +7,8 @@
 #        --predict --localize run records them;
 #   doctor: a full 512 x 512 pairwise matrix, one host slow on transmit.
 # Open time: the page's own clock at the end of its self-check (navigation start to every chart
-# drawn, #genie-selfcheck "ms"), and the wall time of `chromium --headless --dump-dom` on the page
+# drawn, #genie-selfcheck "ms"; "draw_ms" of it after the page loaded and Chart.js parsed), and
+# the wall time of `chromium --headless --dump-dom` on the page
 # beside the same on an empty page (Chromium's own start).
 # Usage: bench/report_size.sh BUILD_DIR        needs: chromium, python3
 set -euo pipefail
@@ -62,12 +63,14 @@ open_page() {  # page -> wall seconds and the self-check's line
   echo "$end - $start" | bc -l
 }
 empty=$(open_page "$T/empty.html")
-printf "%-34s %10s %12s %12s %s\n" "page" "size (MB)" "wall (s)" "page (ms)" "self-check"
-printf "%-34s %10s %12.2f %12s %s\n" "empty page (chromium's start)" "-" "$empty" "-" "-"
+printf "%-30s %10s %10s %10s %10s %s\n" "page" "size (MB)" "wall (s)" "page (ms)" "draw (ms)" "self-check"
+printf "%-30s %10s %10.2f %10s %10s %s\n" "empty page (chromium's start)" "-" "$empty" "-" "-" "-"
 for p in run doctor; do
   wall=$(open_page "$T/$p.html")
   size=$(stat -c %s "$T/$p.html")
   ms=$(sed -n 's/.*"ms":\([0-9]*\).*/\1/p' "$T/check")
+  draw=$(sed -n 's/.*"draw_ms":\([0-9]*\).*/\1/p' "$T/check")
   status=$(sed -n 's/.*data-status="\([a-z]*\)".*/\1/p' "$T/check")
-  printf "%-34s %10.2f %12.2f %12s %s\n" "$N-rank $p" "$(echo "$size/1000000" | bc -l)" "$wall" "${ms:-?}" "${status:-none}"
+  printf "%-30s %10.2f %10.2f %10s %10s %s\n" "$N-rank $p" "$(echo "$size/1000000" | bc -l)" "$wall" \
+    "${ms:-?}" "${draw:-?}" "${status:-none}"
 done

@@ -47,8 +47,9 @@ class Chromium {
   static const std::string& Unavailable() {
     static const std::string why = [] {
       if (RunCli("command -v chromium >/dev/null 2>&1").exit_code != 0) {
-        return std::string("chromium is not installed (apt-get install chromium; "
-                           "scripts/install-deps.sh)");
+        return std::string(
+            "chromium is not installed (apt-get install chromium; "
+            "scripts/install-deps.sh)");
       }
       CliResult r = RunCli(Command("--dump-dom 'data:text/html,<p>genie-ok</p>'"));
       if (r.output.find("genie-ok") == std::string::npos) {
@@ -71,8 +72,8 @@ class Chromium {
     if (end != std::string::npos) {
       std::string text = o.dom.substr(at + 1, end - at - 1);
       // The DOM serializer escapes &, < and > in text.
-      for (const auto& [from, to] : {std::pair<std::string, std::string>{"&lt;", "<"},
-                                     {"&gt;", ">"}, {"&amp;", "&"}}) {
+      for (const auto& [from, to] :
+           {std::pair<std::string, std::string>{"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}}) {
         for (size_t i = 0; (i = text.find(from, i)) != std::string::npos; i += to.size()) {
           text.replace(i, from.size(), to);
         }
@@ -151,8 +152,8 @@ TEST_F(Report, APlainRunAndABenchSweepAloneAndSideBySide) {
 
   // Both, and genie report reads the files the commands wrote.
   const std::string both = ArtefactDir() + "/side-by-side.html";
-  CliResult r = RunCli(
-      Genie("report " + dir_ + "/out/results.json " + dir_ + "/bench.json -o " + both));
+  CliResult r =
+      RunCli(Genie("report " + dir_ + "/out/results.json " + dir_ + "/bench.json -o " + both));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   Opened o2 = Chromium::Open(both);
   ExpectDrawn(o2, {"p0-step", "p0-busbw", "p1-busbw", "p1-time"});
@@ -192,13 +193,15 @@ class ReportOnTestbed : public ::testing::Test {
     if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no namespaces here";
     name_ = "rp" + std::to_string(getpid());
     dir_ = FreshDir("report-" + name_);
-    CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
+    CliResult up =
+        RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
     ASSERT_EQ(up.exit_code, 0) << up.output;
   }
   void TearDown() override {
     if (name_.empty()) return;
     RunCli(Genie("testbed down " + name_) + " >/dev/null 2>&1");
-    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
+              "0\n");
   }
   std::string name_, dir_;
 };

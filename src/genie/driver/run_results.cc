@@ -202,8 +202,8 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
   if (!o.report.empty()) {
     // From the document just written, so the page shows what results.json holds.
     auto panel = report::html::RunPanel(doc, o.output + "/results.json", o.trace_out);
-    Status rs = panel.ok() ? report::html::WriteReportFromPanels({*panel}, o.report)
-                           : panel.status();
+    Status rs =
+        panel.ok() ? report::html::WriteReportFromPanels({*panel}, o.report) : panel.status();
     if (rs.ok()) {
       std::fprintf(stderr, "genie run: report: %s\n", o.report.c_str());
     } else {

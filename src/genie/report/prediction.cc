@@ -1,11 +1,11 @@
 #include "genie/report/prediction.h"
 
-#include "genie/report/bandwidth.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+
+#include "genie/report/bandwidth.h"
 
 namespace genie::report {
 namespace {
@@ -93,9 +93,10 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
 }
 
 void PrintComparison(std::ostream& out, const Comparison& c) {
-  out << fmt::format("\n# measured beside expected ({}), per iteration (step time; busbw in "
-                     "GB/s); SLOW = more than {:.2f}x expected\n",
-                     c.source, 1.0 + c.threshold);
+  out << fmt::format(
+      "\n# measured beside expected ({}), per iteration (step time; busbw in GB/s); SLOW = more "
+      "than {:.2f}x expected\n",
+      c.source, 1.0 + c.threshold);
   std::string head = "#  iter     measured     expected  ratio";  // per iteration
   if (!c.iterations.empty()) {
     for (const auto& op : c.iterations.front().ops) {

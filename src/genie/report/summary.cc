@@ -14,7 +14,7 @@ namespace genie::report {
 namespace {
 
 std::string SpreadLine(const std::string& what, const Spread& s) {
-  return fmt::format("{:<44} min {:>12}   median {:>12}   max {:>12}\n", what,
+  return fmt::format("{:<48} min {:>12}   median {:>12}   max {:>12}\n", what,
                      FormatDuration(s.min), FormatDuration(s.median), FormatDuration(s.max));
 }
 
@@ -34,8 +34,8 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
   out << fmt::format("# genie results: {} ranks, {} measured iteration{}\n", totals.size(),
                      steps.size(), steps.size() == 1 ? "" : "s");
   // Every line says what it is over: one iteration, or a rank's total over the iterations.
-  const std::string total = fmt::format(", total over {} iteration{}", steps.size(),
-                                        steps.size() == 1 ? "" : "s");
+  const std::string total =
+      fmt::format(", total over {} iteration{}", steps.size(), steps.size() == 1 ? "" : "s");
   out << "# " << SpreadLine("step time, per iteration", SpreadOf(step_ns));
   out << "# " << SpreadLine("exposed comm per rank" + total, SpreadOf(exposed));
   out << "# " << SpreadLine("compute per rank" + total, SpreadOf(compute));
@@ -70,8 +70,8 @@ void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
       modelled += record::UintField(p, "modelled_bytes_sent", 0);
     }
   }
-  out << "# traffic, total over the run: " << FormatBytes(network) << " over the network, " << FormatBytes(modelled)
-      << " modelled inside hosts (" << traffic.size() << " ranks)\n";
+  out << "# traffic, total over the run: " << FormatBytes(network) << " over the network, "
+      << FormatBytes(modelled) << " modelled inside hosts (" << traffic.size() << " ranks)\n";
 }
 
 TimeNs FirstStart(const std::vector<record::OpEvent>& ops) {

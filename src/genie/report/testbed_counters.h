@@ -7,9 +7,8 @@
 
 #include <cstdint>
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace genie::report {
 

@@ -23,9 +23,10 @@ Result<std::string> ChartJs() {
   if (in) text << in.rdbuf();
   if (!in || text.str().empty()) {
     return Status::NotFound(
-        path + ": Chart.js not found; this genie was built without it, so the report reads it "
-               "here: install Debian's libjs-chart.js (apt-get install libjs-chart.js) or point "
-               "$GENIE_CHARTJS at chart.min.js (3.x)");
+        path +
+        ": Chart.js not found; this genie was built without it, so the report reads it "
+        "here: install Debian's libjs-chart.js (apt-get install libjs-chart.js) or point "
+        "$GENIE_CHARTJS at chart.min.js (3.x)");
   }
   return text.str();
 }

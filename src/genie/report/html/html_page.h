@@ -4,10 +4,9 @@
 // `genie report` and the --report flags of run, bench and doctor call WriteReport*. Any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/common/status.h"
 

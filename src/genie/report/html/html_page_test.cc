@@ -30,8 +30,8 @@ TEST(HtmlPage, JsonCannotCloseTheScript) {
 
 TEST(HtmlPage, FillsTheTemplateOnce) {
   // A name holding a placeholder is data, not a place to fill.
-  json model = PageModel({json{{"kind", "run"}, {"name", "@GENIE_DATA@ @GENIE_CHARTJS@"}}},
-                         "t <b>");
+  json model =
+      PageModel({json{{"kind", "run"}, {"name", "@GENIE_DATA@ @GENIE_CHARTJS@"}}}, "t <b>");
   const std::string page = RenderPage(model, "var Chart = 1; // </script> inside");
   EXPECT_EQ(page.find("@GENIE_TITLE@"), std::string::npos);
   EXPECT_EQ(Count(page, "@GENIE_DATA@"), 1u);  // the name's, inside the data

@@ -1,5 +1,7 @@
 #include "genie/report/html/page_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -27,7 +29,8 @@ using nlohmann::json;
 // compact JSON (long configs cut, the results file has them whole).
 std::string RowText(const json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); })) {
+  if (v.is_array() &&
+      std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); })) {
     std::string s;
     for (const auto& e : v) s += (s.empty() ? "" : " ") + e.get<std::string>();
     return s;
@@ -39,8 +42,8 @@ std::string RowText(const json& v) {
 
 // The provenance of a run: the results' own, or (merged from streams) the first stream header's.
 json RunInfo(const json& provenance) {
-  if (provenance.is_object() && provenance.contains("headers") && provenance["headers"].is_array() &&
-      !provenance["headers"].empty()) {
+  if (provenance.is_object() && provenance.contains("headers") &&
+      provenance["headers"].is_array() && !provenance["headers"].empty()) {
     const json& h = provenance["headers"][0];
     if (h.is_object() && h.contains("run") && h["run"].is_object()) return h["run"];
     return h;
@@ -65,7 +68,8 @@ json ProvenanceRows(const json& provenance, int ranks) {
   }
   add("ranks", ranks > 0 ? json(ranks) : get("world_size"));
   std::set<std::string> hosts;
-  if (provenance.is_object() && provenance.contains("headers") && provenance["headers"].is_array()) {
+  if (provenance.is_object() && provenance.contains("headers") &&
+      provenance["headers"].is_array()) {
     for (const auto& h : provenance["headers"]) {
       const json& r = h.is_object() && h.contains("run") ? h["run"] : h;
       if (r.is_object() && r.contains("hostname") && r["hostname"].is_string()) {
@@ -81,7 +85,8 @@ json ProvenanceRows(const json& provenance, int ranks) {
     add("host", get("hostname"));
   }
   add("transport", get("transport"));
-  if (provenance.is_object() && provenance.contains("testbed") && provenance["testbed"].is_object()) {
+  if (provenance.is_object() && provenance.contains("testbed") &&
+      provenance["testbed"].is_object()) {
     const json& t = provenance["testbed"];
     add("testbed", t.value("name", "?") + " (" + t.value("topology", "?") + ", " +
                        FormatBitRate(record::UintField(t, "rate_bps", 0)) + ")");
@@ -169,7 +174,8 @@ json CountersJson(const json& provenance) {
                             {"tcp_retrans_segs", r.retrans}});
     }
   }
-  if (provenance.is_object() && provenance.contains("traffic") && provenance["traffic"].is_array()) {
+  if (provenance.is_object() && provenance.contains("traffic") &&
+      provenance["traffic"].is_array()) {
     uint64_t network = 0, modelled = 0;
     for (const auto& rank : provenance["traffic"]) {
       if (!rank.is_object() || !rank.contains("peers") || !rank["peers"].is_array()) continue;
@@ -196,6 +202,11 @@ double Sig3(double x) {
 
 }  // namespace
 
+int HeatMapCode(double ratio) {
+  if (!(ratio > 0)) return 0;
+  return static_cast<int>(std::min(254.0, std::round(ratio * 100)));
+}
+
 Result<InputKind> DetectInputKind(const json& doc, const std::string& name) {
   if (doc.is_object()) {
     if (doc.value("format", "") == kResultsFormat) return InputKind::kRun;
@@ -205,8 +216,9 @@ Result<InputKind> DetectInputKind(const json& doc, const std::string& name) {
     if (doc.contains("pairwise") && doc.contains("hosts")) return InputKind::kDoctor;
   }
   return Status::InvalidArgument(
-      name + ": not a genie results.json, `genie bench --json` or `genie doctor --json` file; "
-             "pass one of those (genie report reads what genie wrote, it does not re-run)");
+      name +
+      ": not a genie results.json, `genie bench --json` or `genie doctor --json` file; "
+      "pass one of those (genie report reads what genie wrote, it does not re-run)");
 }
 
 json HeatMap(const json& d) {
@@ -218,37 +230,31 @@ json HeatMap(const json& d) {
   h["expected_source"] = expected > 0 ? d.value("expected_source", std::string("expected"))
                                       : std::string("median pair (no expected rate given)");
   // Only the ratio goes on the page, to the three digits it shows (the cell's GB/s is ratio x
-  // expected). Up to kDenseHeatMapHosts hosts as a matrix (the page draws a table); beyond, as
-  // [from, to, ratio] of the measured cells only (a canvas): a 512-host run's localisation
-  // probes 1,024 of 262,144 directions.
-  json ratio = json::array(), cells = json::array();
+  // expected). Up to kDenseHeatMapHosts hosts as a matrix (the page draws a table); beyond, each
+  // row as a string of two hex digits per cell (a canvas of colours): a 512-host scan is
+  // 262,144 cells, 0.5 MB so instead of 4 MB as numbers.
   const bool dense = h["hosts"].size() <= kDenseHeatMapHosts;
-  if (d.contains("pairwise") && d["pairwise"].contains("gbps") && d["pairwise"]["gbps"].is_array()) {
-    int i = 0;
+  json rows = json::array();
+  if (d.contains("pairwise") && d["pairwise"].contains("gbps") &&
+      d["pairwise"]["gbps"].is_array()) {
     for (const auto& row : d["pairwise"]["gbps"]) {
       json r = json::array();
-      int j = 0;
+      std::string hex;
       if (row.is_array()) {
         for (const auto& x : row) {
           const bool measured = x.is_number() && yardstick > 0;
-          const json v = measured ? json(Sig3(x.get<double>() / yardstick)) : json();
+          const double ratio = measured ? x.get<double>() / yardstick : 0;
           if (dense) {
-            r.push_back(v);
-          } else if (measured) {
-            cells.push_back({i, j, v});
+            r.push_back(measured ? json(Sig3(ratio)) : json());
+          } else {
+            hex += measured ? fmt::format("{:02x}", HeatMapCode(ratio)) : std::string("ff");
           }
-          ++j;
         }
       }
-      if (dense) ratio.push_back(r);
-      ++i;
+      rows.push_back(dense ? r : json(hex));
     }
   }
-  if (dense) {
-    h["ratio"] = ratio;
-  } else {
-    h["cells"] = cells;
-  }
+  h[dense ? "ratio" : "rows_hex"] = rows;
   h["per_host"] = d.contains("per_host") ? d["per_host"] : json::array();
   h["findings"] = d.contains("findings") ? d["findings"] : json::array();
   h["healthy"] = d.value("healthy", h["findings"].empty());
@@ -393,15 +399,17 @@ Result<json> PanelFromDocument(const json& doc, const std::string& name, const s
 Result<json> LoadPanel(const std::string& path, const std::string& trace) {
   std::ifstream in(path);
   if (!in) {
-    return Status::IoError(path + ": cannot open; pass a results.json, `genie bench --json` or "
-                                  "`genie doctor --json` file");
+    return Status::IoError(path +
+                           ": cannot open; pass a results.json, `genie bench --json` or "
+                           "`genie doctor --json` file");
   }
   std::stringstream text;
   text << in.rdbuf();
   json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
-    return Status::InvalidArgument(path + ": not JSON; pass a results.json, `genie bench --json` "
-                                          "or `genie doctor --json` file");
+    return Status::InvalidArgument(path +
+                                   ": not JSON; pass a results.json, `genie bench --json` "
+                                   "or `genie doctor --json` file");
   }
   std::string found = trace;
   if (found.empty()) {

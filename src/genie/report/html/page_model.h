@@ -15,10 +15,9 @@
 // digits, as the terminal summary). Pure apart from LoadPanel's file read; any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/common/status.h"
 
@@ -46,9 +45,11 @@ Result<nlohmann::json> LoadPanel(const std::string& path, const std::string& tra
 // [from][to] the goodput's ratio to what was expected (the fabric's expected goodput when known,
 // else the median pair), to three significant digits; per-host figures and findings. Null
 // entries were not measured.
-// Above kDenseHeatMapHosts hosts the map is "cells": [[from, to, ratio], ...] of the measured
-// directions only, instead of the "ratio" matrix.
+// Above kDenseHeatMapHosts hosts the map is "rows_hex" instead of the "ratio" matrix: per row a
+// string of two hex digits per cell, HeatMapCode(ratio), "ff" where not measured.
 inline constexpr size_t kDenseHeatMapHosts = 48;
+// The ratio in hundredths, 0..254 (254: 2.54 and above).
+int HeatMapCode(double ratio);
 nlohmann::json HeatMap(const nlohmann::json& doctor);
 
 // {"generator": "genie report", "genie_version": ..., "title": ..., "panels": [...]}.

@@ -17,9 +17,10 @@ using nlohmann::json;
 // Two ranks, two iterations (test_records.h): each iteration's step is 80 µs, its all-reduce of
 // 1 MiB over 2 ranks takes 50 µs (busbw = 1 MiB / 50 µs x 2(n-1)/n = 20.97152 GB/s).
 json Results() {
-  return BuildResultsJson(json{{"genie_version", "9.9"}, {"command_line", {"genie", "run", "w"}},
-                               {"hostname", "node1"}},
-                          testing::RunOps(0), testing::RunRanks(0));
+  return BuildResultsJson(
+      json{
+          {"genie_version", "9.9"}, {"command_line", {"genie", "run", "w"}}, {"hostname", "node1"}},
+      testing::RunOps(0), testing::RunRanks(0));
 }
 
 TEST(PageModel, RunPanelCarriesPerIterationStepAndBusBw) {
@@ -33,7 +34,8 @@ TEST(PageModel, RunPanelCarriesPerIterationStepAndBusBw) {
     EXPECT_EQ(its[i]["iteration"], i);
     EXPECT_EQ(its[i]["step_ns"], 80000);
     EXPECT_NEAR(its[i]["busbw_gbps"]["all_reduce"].get<double>(), 20.97152, 1e-9);
-    EXPECT_NEAR(its[i]["busbw_gbps"]["recv"].get<double>(), 4096.0 / 59990.0, 1e-12);  // the recv starts 10 ns in
+    EXPECT_NEAR(its[i]["busbw_gbps"]["recv"].get<double>(), 4096.0 / 59990.0,
+                1e-12);  // the recv starts 10 ns in
   }
   EXPECT_EQ((*p)["summary"]["iterations"], 2);
   EXPECT_EQ((*p)["summary"]["ranks"], 2);
@@ -147,7 +149,7 @@ TEST(PageModel, HeatMapIsMeasuredOverExpected) {
   EXPECT_NEAR(HeatMap(odd)["ratio"][0][1].get<double>(), 1.67, 1e-12);
 }
 
-TEST(PageModel, ALargeHeatMapKeepsTheMeasuredCellsOnly) {
+TEST(PageModel, ALargeHeatMapIsRowsOfHexCodes) {
   const int n = static_cast<int>(kDenseHeatMapHosts) + 2;
   json d = Doctor(0.05);
   d["hosts"] = json::array();
@@ -161,9 +163,13 @@ TEST(PageModel, ALargeHeatMapKeepsTheMeasuredCellsOnly) {
   d["pairwise"]["gbps"] = gbps;
   json h = HeatMap(d);
   EXPECT_FALSE(h.contains("ratio"));
-  ASSERT_EQ(h["cells"].size(), static_cast<size_t>(n));  // a ring: one direction per host
-  EXPECT_EQ(h["cells"][0], json({0, 1, 0.5}));
-  EXPECT_EQ(h["cells"][n - 1], json({n - 1, 0, 0.5}));
+  ASSERT_EQ(h["rows_hex"].size(), static_cast<size_t>(n));
+  // A ring: row i measured toward i + 1 only, at 0.5 of expected (50 = 0x32).
+  EXPECT_EQ(h["rows_hex"][0], "ff32" + std::string(2 * (n - 2), 'f'));
+  EXPECT_EQ(h["rows_hex"][n - 1].get<std::string>().substr(0, 2), "32");
+  EXPECT_EQ(HeatMapCode(0.994), 99);
+  EXPECT_EQ(HeatMapCode(7.0), 254);
+  EXPECT_EQ(HeatMapCode(0), 0);
 }
 
 TEST(PageModel, LocalizationBecomesTheRunsHeatMap) {
