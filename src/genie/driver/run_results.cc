@@ -47,7 +47,7 @@ void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
   auto spread = report::SpreadOf(measured);
   const double pred = static_cast<double>(predicted->end_ns);
   std::printf(
-      "\nstep time  measured median %s%s   predicted (%s, %s model) %s   "
+      "\nstep time per iteration  measured median %s%s   predicted (%s, %s model) %s   "
       "measured/predicted %.2f\n",
       FormatDuration(spread.median).c_str(), which.c_str(), setup.network->path.c_str(),
       sim::NetworkModelName(kind), FormatDuration(predicted->end_ns).c_str(),

@@ -46,7 +46,7 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
   out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "collective", "count", "size",
                      "time", "algbw", "busbw");
   out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "", "(rank-ops)", "(B, mean)",
-                     "(us, per op)", "(GB/s)", "(GB/s)");
+                     "(us per op)", "(GB/s)", "(GB/s)");
   double bus_sum = 0;
   for (const TypeRow& r : rows) {
     out << fmt::format("  {:>20} {:>10} {:>16} {:>12.2f} {:>8} {:>8}\n", r.type, r.count,
