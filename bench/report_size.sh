@@ -13,6 +13,9 @@
 # Usage: bench/report_size.sh BUILD_DIR        needs: chromium, python3
 set -euo pipefail
 G="$1/tools/genie/genie"
+for tool in chromium python3 bc; do
+  command -v $tool >/dev/null || { echo "report_size: skipped: no $tool (scripts/install-deps.sh)"; exit 0; }
+done
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 N=512
 "$G" gen collective --type all_reduce --size 64MiB --ranks $N -o "$T/ar" >/dev/null
