@@ -18,6 +18,10 @@ PACKAGES=(
   # runlevel) and succeed, with or without a policy-rc.d; the tests start their own daemons.
   openmpi-bin libpmix-dev
   slurmctld slurmd slurm-client munge
+  # genie report (docs/report.md): Chart.js, embedded into genie at build time and inlined into
+  # every page; headless Chromium opens the pages in tests/report_e2e_test.cc and
+  # bench/report_size.sh (fonts-dejavu-core: the pages' text in its screenshots).
+  libjs-chart.js chromium fonts-dejavu-core
 )
 
 missing=()

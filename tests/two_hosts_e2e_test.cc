@@ -151,7 +151,7 @@ TEST_F(TwoHosts, OnlyInterHostTrafficCrossesTheNetworkAndResultsMergeIntoOneTime
   ASSERT_EQ(m.exit_code, 0) << m.output;
   EXPECT_NE(m.output.find("8 ranks"), std::string::npos) << m.output;
   CliResult show = RunCli(GenieBinary() + " results show " + dir_ + "/merged.json");
-  EXPECT_NE(show.output.find("# traffic: " + std::to_string(inter >> 20) + " MiB over the network"),
+  EXPECT_NE(show.output.find("# traffic, total over the run: " + std::to_string(inter >> 20) + " MiB over the network"),
             std::string::npos)
       << show.output;
   json merged = json::parse(ReadFile(dir_ + "/merged.json"));

@@ -42,7 +42,8 @@ trap '"$G" testbed down "$NAME" >/dev/null 2>&1 || true' EXIT
 FAULTS=(--faults "$OUT/faults.yml")
 if [ "$FAULT" = 0 ]; then FAULTS=(); K=$((ITERATIONS + 1)); fi
 "$G" launch --testbed "$NAME" -n "$HOSTS" -- run "$OUT/workload/ar" -n "$ITERATIONS" --warmup 1 \
-  --predict --localize "${FAULTS[@]}" --csv "$OUT/comparison.csv" -o "$OUT/results"
+  --predict --localize "${FAULTS[@]}" --csv "$OUT/comparison.csv" -o "$OUT/results" \
+  --report "$OUT/report.html"
 
 # The figure's data: iterations are 0-based in the results, so the fault (at the start of
 # iteration K counted from 1) is in effect from 0-based iteration K-1 on.
@@ -54,3 +55,4 @@ if [ "$FAULT" = 0 ]; then
 else
   echo "nic-degradation: fault on $SLOW from iteration $((K - 1)) (0-based); figure data: $OUT/figure.csv"
 fi
+echo "nic-degradation: the page (Figure 1, flagged iterations, the named host): $OUT/report.html"

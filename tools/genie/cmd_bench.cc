@@ -69,6 +69,9 @@ GENIE_COMMAND(bench, "Collective micro-benchmarks in nccl-tests' form (busbw, #w
   app.add_option("--slice", f->slice, "Largest message on the wire (e.g. 512KiB)")
       ->check(ByteCount(false));
   app.add_option("--json", f->json_path, "Write the table and verdict as JSON (rank 0)");
+  app.add_option("--report", f->report_path,
+                 "Write the sweep as one self-contained HTML page: busbw vs size (rank 0; "
+                 "docs/report.md)");
   app.add_option("--min-busbw", f->min_busbw,
                  "Fail (exit 1) when the footer's Avg bus bandwidth is below this (GB/s); "
                  "default: $NCCL_TESTS_MIN_BW, as nccl-tests")

@@ -32,6 +32,9 @@ GENIE_COMMAND(doctor, "Scan the fabric: name the slow host, side, pair or lossy 
                  "A transfer is slow below this fraction of its peers' median (0.7)")
       ->check(CLI::Range(0.05, 0.99));
   app.add_option("--json", a->o.json_path, "Write the scan and findings as JSON here (rank 0)");
+  app.add_option("--report", a->o.report_path,
+                 "Write the scan as one self-contained HTML page: heat map of measured / "
+                 "expected, findings (rank 0; docs/report.md)");
   app.add_option("--bind,--iface", a->o.bind,
                  "Address or interface to listen and connect from; a comma list is mapped by "
                  "local rank (like NCCL_SOCKET_IFNAME)")

@@ -74,6 +74,9 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
                "After the last iteration, before faults are cleared, measure each direction of "
                "every pair of ranks the workload used, alone, and name the slow host and its "
                "side (transmit/receive) or link, as genie doctor does (docs/prediction.md)");
+  app.add_option("--report", f->report,
+                 "At the end, write one self-contained HTML page of the results (charts per "
+                 "iteration, measured beside predicted, faults, heat map; docs/report.md)");
   return [f] {
     f->argv = ProcessArgv();
     return driver::Run(*f);

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   auto& commands = genie::cli::Registry();
   // Registration order depends on link order; present commands in workflow order instead.
   static const char* kOrder[] = {"inspect", "gen", "plan", "simulate", "run", "launch",
-                                 "results", "testbed", "bench", "doctor"};
+                                 "results", "testbed", "bench", "doctor", "report"};
   auto rank_of = [](const std::string& n) {
     auto it = std::find(std::begin(kOrder), std::end(kOrder), n);
     return static_cast<int>(it - std::begin(kOrder));

@@ -20,6 +20,8 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/report/atomic_file.h"
+#include "genie/report/html/html_page.h"
+#include "genie/report/html/page_model.h"
 #include "genie/runtime/collective_runner.h"
 #include "genie/runtime/real_backend.h"
 #include "genie/runtime/verify_data.h"
@@ -264,6 +266,16 @@ class BenchJob {
     }
     Print(text);
     exit_code_ = verdict.exit_code;
+    if (!report_path_.empty()) {
+      const nlohmann::json j = report::BenchJson(plan_.info, rows_, verdict.ToJson(plan_));
+      Status st = report::html::WriteReportFromPanels(
+          {report::html::BenchPanel(j, json_path_.empty() ? "genie bench" : json_path_)},
+          report_path_);
+      if (!st.ok()) {
+        std::cerr << "genie bench: --report: " << st.message() << "\n";
+        exit_code_ = 1;
+      }
+    }
     if (!json_path_.empty()) {
       nlohmann::json j = report::BenchJson(plan_.info, rows_, verdict.ToJson(plan_));
       Status st = report::WriteFileAtomically(json_path_, j.dump(2) + "\n");
@@ -298,6 +310,7 @@ class BenchJob {
 
  public:
   void set_json_path(std::string p) { json_path_ = std::move(p); }
+  void set_report_path(std::string p) { report_path_ = std::move(p); }
 
  private:
   const BenchPlan& plan_;
@@ -305,6 +318,7 @@ class BenchJob {
   bool corrupt_;
   std::function<void(const Status&)> done_;
   std::string json_path_;
+  std::string report_path_;
   size_t size_index_ = 0;
   collective::CollectiveSpec spec_;
   collective::Schedule schedule_;
@@ -589,6 +603,7 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
   }
   BenchJob job(*plan, **backend, corrupt);
   if (env.rank == 0) job.set_json_path(o.json_path);
+  if (env.rank == 0) job.set_report_path(o.report_path);
   Status status;
   job.Start([&](const Status& st) {
     status = st;

@@ -50,6 +50,7 @@ struct BenchOptions {
   std::string slice;     // largest message on the wire
   std::string topology;  // logical dims, e.g. 2x2
   std::string json_path;
+  std::string report_path;  // --report: the HTML page of the sweep (rank 0; report/html/)
   double min_busbw = -1;         // GB/s; the footer's "Avg bus bandwidth" must reach it
   std::string expect;            // a link rate (400mbit): the largest size's busbw must reach ...
   double expect_fraction = 0.8;  // ... this fraction of it

@@ -18,6 +18,8 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/report/atomic_file.h"
+#include "genie/report/html/html_page.h"
+#include "genie/report/html/page_model.h"
 #include "genie/runtime/real_backend.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/counters.h"
@@ -442,6 +444,13 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   if (!o.json_path.empty()) {
     Status w = report::WriteFileAtomically(o.json_path, report::DoctorJson(scan, verdict).dump(1) + "\n");
     if (!w.ok()) return fail(w.message(), launch::kExitBadInput);
+  }
+  if (!o.report_path.empty()) {
+    Status w = report::html::WriteReportFromPanels(
+        {report::html::DoctorPanel(report::DoctorJson(scan, verdict),
+                                   o.json_path.empty() ? "genie doctor" : o.json_path)},
+        o.report_path);
+    if (!w.ok()) return fail("--report: " + w.message(), launch::kExitBadInput);
   }
   return verdict.healthy() ? 0 : 1;
 }

@@ -25,6 +25,7 @@ struct DoctorOptions {
   std::string testbed;        // GENIE_TESTBED: the expected rate from its description
   std::string host;           // this rank's host label ("" = GENIE_HOST, then the hostname)
   std::string json_path;      // rank 0 writes the scan and findings here ("" = none)
+  std::string report_path;    // rank 0 writes the HTML page of the scan here ("" = none)
   report::DoctorThresholds thresholds;
   runtime::TransportChoice transport;  // --transport, --fabric-*
 };

@@ -44,6 +44,7 @@ struct RunOptions {
   std::string comparison_csv;     // --csv: the first comparison as CSV (report::ToCsv)
   double flag_threshold = 0.25;   // report::kDefaultFlagThreshold (kept in step)
   bool localize = false;          // --localize: probe the used links after the run (localize.h)
+  std::string report;             // --report: the HTML page of results.json (report/html/)
   std::vector<std::string> argv;  // the command line: provenance, and the local self-launch
 };
 

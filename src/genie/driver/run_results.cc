@@ -14,6 +14,8 @@
 #include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
+#include "genie/report/html/html_page.h"
+#include "genie/report/html/page_model.h"
 #include "genie/report/localization.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
@@ -45,7 +47,7 @@ void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
   auto spread = report::SpreadOf(measured);
   const double pred = static_cast<double>(predicted->end_ns);
   std::printf(
-      "\nstep time  measured median %s%s   predicted (%s, %s model) %s   "
+      "\nstep time per iteration  measured median %s%s   predicted (%s, %s model) %s   "
       "measured/predicted %.2f\n",
       FormatDuration(spread.median).c_str(), which.c_str(), setup.network->path.c_str(),
       sim::NetworkModelName(kind), FormatDuration(predicted->end_ns).c_str(),
@@ -197,6 +199,17 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     st = report::WriteChromeTrace(o.trace_out, merged->ops);
     if (!st.ok()) std::cerr << "genie run: " << st.message() << "\n";
   }
+  if (!o.report.empty()) {
+    // From the document just written, so the page shows what results.json holds.
+    auto panel = report::html::RunPanel(doc, o.output + "/results.json", o.trace_out);
+    Status rs =
+        panel.ok() ? report::html::WriteReportFromPanels({*panel}, o.report) : panel.status();
+    if (rs.ok()) {
+      std::fprintf(stderr, "genie run: report: %s\n", o.report.c_str());
+    } else {
+      std::cerr << "genie run: --report: " << rs.message() << "\n";
+    }
+  }
   if (!complete) {
     std::fprintf(stderr,
                  "genie run: rank %d: %s/results.json holds this host's %zu of %d ranks (%d..%d); "
@@ -211,7 +224,11 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     }
     return 0;
   }
-  // The same lines `genie results show --astra-sim` prints for these results.
+  // The same lines `genie results show --astra-sim` prints for these results; ASTRA-sim's format
+  // does not say what they add up, so a line before them does.
+  std::cout << "# ASTRA-sim's lines: per rank, total over the "
+            << report::StepTimes(merged->ranks).size()
+            << " measured iteration(s) (1 cycle = 1 ns)\n";
   report::PrintAstraSimLines(std::cout, merged->ranks);
   report::PrintSummary(std::cout, merged->ops, merged->ranks);
   const nlohmann::json& info = merged->run_info;

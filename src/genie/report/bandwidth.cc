@@ -1,5 +1,10 @@
 #include "genie/report/bandwidth.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
 namespace genie::report {
 
 double NcclBytes(CollectiveType type, Bytes comm_size, int n) {
@@ -74,6 +79,14 @@ double BusBw(const record::OpEvent& e) {
     default:
       return 0;
   }
+}
+
+std::string FormatBandwidth(double gbps) {
+  if (!std::isfinite(gbps)) return "-";
+  if (gbps == 0) return "0";
+  // Decimals for three significant digits: the same rule as the report page's sig3().
+  const int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(std::fabs(gbps)))));
+  return fmt::format("{:.{}f}", gbps, decimals);
 }
 
 }  // namespace genie::report

@@ -8,6 +8,8 @@
 // A zero or negative time gives 0 (no figure) rather than infinity. Pure; any thread.
 #pragma once
 
+#include <string>
+
 #include "genie/common/units.h"
 #include "genie/record/op_event.h"
 #include "genie/workload/op.h"
@@ -29,5 +31,10 @@ double P2pBw(Bytes size, TimeNs t);
 // the op's duration; kSend/kRecv use P2pBw). Non-communication ops give 0.
 double AlgBw(const record::OpEvent& event);
 double BusBw(const record::OpEvent& event);
+
+// A bandwidth (GB/s) with three significant digits — 0.117, 1.20, 47.1, 118 (whole numbers from
+// 100 on) — as the terminal summaries and the HTML report (its sig3) print it, so that a 1
+// Gbit/s fabric does not read "0.12" for everything from 0.115 to 0.125.
+std::string FormatBandwidth(double gbps);
 
 }  // namespace genie::report

@@ -93,5 +93,18 @@ TEST(BandwidthTest, RecordedEvents) {
   EXPECT_EQ(BusBw(comp), 0.0);
 }
 
+TEST(FormatBandwidth, ThreeSignificantDigits) {
+  // A 1 Gbit/s fabric: 0.115 and 0.125 GB/s no longer both read "0.12".
+  EXPECT_EQ(FormatBandwidth(0.115), "0.115");
+  EXPECT_EQ(FormatBandwidth(0.1249), "0.125");
+  EXPECT_EQ(FormatBandwidth(0.0470), "0.0470");
+  EXPECT_EQ(FormatBandwidth(0.00490), "0.00490");
+  EXPECT_EQ(FormatBandwidth(1.2), "1.20");
+  EXPECT_EQ(FormatBandwidth(47.13), "47.1");
+  EXPECT_EQ(FormatBandwidth(118.4), "118");
+  EXPECT_EQ(FormatBandwidth(1234.0), "1234");  // whole numbers from 100 on
+  EXPECT_EQ(FormatBandwidth(0), "0");
+}
+
 }  // namespace
 }  // namespace genie::report

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "genie/report/bandwidth.h"
+
 namespace genie::report {
 namespace {
 
@@ -33,7 +35,8 @@ std::vector<double> Entries(const std::vector<std::vector<double>>& m, int n) {
   return v;
 }
 
-std::string Gb(double gbps) { return fmt::format("{:.4f} GB/s", gbps); }
+// Three significant digits, as every terminal summary and the HTML report (bandwidth.h).
+std::string Gb(double gbps) { return FormatBandwidth(gbps) + " GB/s"; }
 
 }  // namespace
 
@@ -349,10 +352,11 @@ std::string FormatHostFindings(const DoctorScan& s, const DoctorVerdict& v, bool
       }
     }
     auto opt = [](const std::vector<double>& x, size_t k) {
-      return k < x.size() ? fmt::format("{:10.4f}", x[k]) : fmt::format("{:>10}", "-");
+      return fmt::format("{:>10}", k < x.size() ? FormatBandwidth(x[k]) : std::string("-"));
     };
-    out += fmt::format(" {:>11} {:10.4f} {:10.4f} {:9.0f} {:8.2f}", s.hosts[i], v.tx_gbps[i],
-                       v.rx_gbps[i], v.rtt_us[i], 100 * retx);
+    out += fmt::format(" {:>11} {:>10} {:>10} {:9.0f} {:8.2f}", s.hosts[i],
+                       FormatBandwidth(v.tx_gbps[i]), FormatBandwidth(v.rx_gbps[i]), v.rtt_us[i],
+                       100 * retx);
     if (patterns) out += fmt::format(" {} {}", opt(s.ring_gbps, i), opt(s.alltoall_gbps, i));
     out += fmt::format("  {}\n", verdict.empty() ? "ok" : verdict);
   }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "genie/report/bandwidth.h"
+
 namespace genie::report {
 namespace {
 
@@ -91,9 +93,11 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
 }
 
 void PrintComparison(std::ostream& out, const Comparison& c) {
-  out << fmt::format("\n# measured beside expected ({}); SLOW = more than {:.2f}x expected\n",
-                     c.source, 1.0 + c.threshold);
-  std::string head = "#  iter     measured     expected  ratio";
+  out << fmt::format(
+      "\n# measured beside expected ({}), per iteration (step time; busbw in GB/s); SLOW = more "
+      "than {:.2f}x expected\n",
+      c.source, 1.0 + c.threshold);
+  std::string head = "#  iter     measured     expected  ratio";  // per iteration
   if (!c.iterations.empty()) {
     for (const auto& op : c.iterations.front().ops) {
       head += fmt::format("  {:>24}", op.type + " busbw meas/exp");
@@ -106,8 +110,8 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
                     FormatDuration(it.expected_ns), it.ratio);
     bool op_slow = false;
     for (const auto& op : it.ops) {
-      line +=
-          fmt::format("  {:>11.4f} / {:<10.4f}", op.measured_busbw_gbps, op.expected_busbw_gbps);
+      line += fmt::format("  {:>11} / {:<10}", FormatBandwidth(op.measured_busbw_gbps),
+                          FormatBandwidth(op.expected_busbw_gbps));
       op_slow = op_slow || op.slow;
     }
     if (it.slow) {

@@ -5,14 +5,16 @@
 #include <fmt/format.h>
 
 #include "genie/record/json_check.h"
+#include "genie/report/bandwidth.h"
 #include "genie/report/statistics.h"
+#include "genie/report/testbed_counters.h"
 
 namespace genie::report {
 
 namespace {
 
-std::string SpreadLine(const char* what, const Spread& s) {
-  return fmt::format("{:<26} min {:>12}   median {:>12}   max {:>12}\n", what,
+std::string SpreadLine(const std::string& what, const Spread& s) {
+  return fmt::format("{:<48} min {:>12}   median {:>12}   max {:>12}\n", what,
                      FormatDuration(s.min), FormatDuration(s.median), FormatDuration(s.max));
 }
 
@@ -31,27 +33,31 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
   }
   out << fmt::format("# genie results: {} ranks, {} measured iteration{}\n", totals.size(),
                      steps.size(), steps.size() == 1 ? "" : "s");
-  out << "# " << SpreadLine("step time", SpreadOf(step_ns));
-  out << "# " << SpreadLine("exposed comm per rank", SpreadOf(exposed));
-  out << "# " << SpreadLine("compute per rank", SpreadOf(compute));
-  out << "# " << SpreadLine("comm busy per rank", SpreadOf(comm));
+  // Every line says what it is over: one iteration, or a rank's total over the iterations.
+  const std::string total =
+      fmt::format(", total over {} iteration{}", steps.size(), steps.size() == 1 ? "" : "s");
+  out << "# " << SpreadLine("step time, per iteration", SpreadOf(step_ns));
+  out << "# " << SpreadLine("exposed comm per rank" + total, SpreadOf(exposed));
+  out << "# " << SpreadLine("compute per rank" + total, SpreadOf(compute));
+  out << "# " << SpreadLine("comm busy per rank" + total, SpreadOf(comm));
 
   std::vector<TypeRow> rows = CollectiveTypeTable(ops);
   out << "#\n";
   out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "collective", "count", "size",
                      "time", "algbw", "busbw");
   out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "", "(rank-ops)", "(B, mean)",
-                     "(us, mean)", "(GB/s)", "(GB/s)");
+                     "(us per op)", "(GB/s)", "(GB/s)");
   double bus_sum = 0;
   for (const TypeRow& r : rows) {
-    out << fmt::format("  {:>20} {:>10} {:>16} {:>12.2f} {:>8.2f} {:>8.2f}\n", r.type, r.count,
+    out << fmt::format("  {:>20} {:>10} {:>16} {:>12.2f} {:>8} {:>8}\n", r.type, r.count,
                        r.count > 0 ? r.bytes / static_cast<Bytes>(r.count) : 0, r.mean_ns / 1000.0,
-                       r.algbw_gbps, r.busbw_gbps);
+                       FormatBandwidth(r.algbw_gbps), FormatBandwidth(r.busbw_gbps));
     bus_sum += r.busbw_gbps;
   }
   if (rows.empty()) out << "  (no communication recorded)\n";
-  out << fmt::format("# Avg bus bandwidth    : {:.4g} \n",
-                     rows.empty() ? 0.0 : bus_sum / static_cast<double>(rows.size()));
+  out << "# Avg bus bandwidth    : "
+      << FormatBandwidth(rows.empty() ? 0.0 : bus_sum / static_cast<double>(rows.size()))
+      << " GB/s (mean over the types above)\n";
 }
 
 void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
@@ -64,8 +70,8 @@ void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
       modelled += record::UintField(p, "modelled_bytes_sent", 0);
     }
   }
-  out << "# traffic: " << FormatBytes(network) << " over the network, " << FormatBytes(modelled)
-      << " modelled inside hosts (" << traffic.size() << " ranks)\n";
+  out << "# traffic, total over the run: " << FormatBytes(network) << " over the network, "
+      << FormatBytes(modelled) << " modelled inside hosts (" << traffic.size() << " ranks)\n";
 }
 
 TimeNs FirstStart(const std::vector<record::OpEvent>& ops) {
@@ -95,39 +101,14 @@ void PrintTestbed(std::ostream& out, const nlohmann::json& testbed, TimeNs origi
   if (testbed.contains("counters_error")) {
     out << "#   counters not read: " << testbed.value("counters_error", "") << "\n";
   }
-  const auto* counters = testbed.contains("counters") ? &testbed["counters"] : nullptr;
-  if (counters == nullptr || !counters->is_object()) return;
-  struct Row {
-    uint64_t tx = 0, rx = 0, drops = 0, retrans = 0, out_segs = 0;
-  };
-  std::map<std::string, Row> hosts;
-  if ((*counters)["interfaces"].is_array()) {
-    for (const auto& c : (*counters)["interfaces"]) {
-      const std::string node = c.value("node", "");
-      if (node.empty() || node[0] != 'h') continue;  // the host's own NICs
-      Row& r = hosts[node];
-      r.tx += record::UintField(c, "tx_bytes", 0);
-      r.rx += record::UintField(c, "rx_bytes", 0);
-    }
-    // Drops on a host's link, either end (the switch port's queue is the link's other way).
-    for (const auto& c : (*counters)["interfaces"]) {
-      std::string link = c.value("link", "");
-      link = link.substr(0, link.find(':'));
-      if (hosts.count(link)) hosts[link].drops += record::UintField(c, "qdisc_drops", 0);
-    }
-  }
-  if ((*counters)["hosts"].is_array()) {
-    for (const auto& h : (*counters)["hosts"]) {
-      Row& r = hosts[h.value("host", "?")];
-      r.retrans = record::UintField(h, "tcp_retrans_segs", 0);
-      r.out_segs = record::UintField(h, "tcp_out_segs", 0);
-    }
-  }
+  const std::map<std::string, HostCounters> hosts = TestbedHostCounters(testbed);
+  if (hosts.empty()) return;
   out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10}\n", "host", "NIC tx", "NIC rx",
                      "tbf drops", "TCP segs", "retrans");
   for (const auto& [name, r] : hosts) {
-    out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10}\n", name, FormatBytes(r.tx),
-                       FormatBytes(r.rx), r.drops, r.out_segs, r.retrans);
+    out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10}\n", name,
+                       FormatBytes(r.tx_bytes), FormatBytes(r.rx_bytes), r.drops, r.out_segs,
+                       r.retrans);
   }
 }
 

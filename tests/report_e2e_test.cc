@@ -1,0 +1,252 @@
+// `genie report` and the --report flags end to end: pages for a plain run, a bench sweep, a
+// doctor scan, several files side by side and (as root, on a testbed) a predicted run with a
+// fault schedule, each opened in headless Chromium (Debian `chromium`). The page checks itself
+// after drawing — every chart has data and has put pixels on its canvas, no script error — and
+// writes the verdict into #genie-selfcheck, which the test reads from `--dump-dom`. A screenshot
+// of each page is kept with the pages under <build>/test-output/report_e2e/ (artefacts).
+// Skips with a message where Chromium is missing or cannot start; the root tests skip without
+// root. Nothing is left behind: the testbed is taken down also when a check fails.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli.h"
+
+namespace genie::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
+
+// Where the pages and screenshots stay after the test.
+std::string ArtefactDir() {
+  static const std::string dir = [] {
+    std::string d = std::string(GENIE_BINARY_DIR) + "/test-output/report_e2e";
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// What the page said about itself, and what it showed.
+struct Opened {
+  std::string dom;
+  json check;  // {"ok", "charts": [{"id", "points", "pixels"}], "errors": [...], "panels"}
+  bool has(const std::string& text) const { return dom.find(text) != std::string::npos; }
+};
+
+class Chromium {
+ public:
+  // "" when it can start here, else why not.
+  static const std::string& Unavailable() {
+    static const std::string why = [] {
+      if (RunCli("command -v chromium >/dev/null 2>&1").exit_code != 0) {
+        return std::string(
+            "chromium is not installed (apt-get install chromium; "
+            "scripts/install-deps.sh)");
+      }
+      CliResult r = RunCli(Command("--dump-dom 'data:text/html,<p>genie-ok</p>'"));
+      if (r.output.find("genie-ok") == std::string::npos) {
+        return "chromium --headless cannot start here: " + r.output.substr(0, 400);
+      }
+      return std::string();
+    }();
+    return why;
+  }
+
+  // Opens `page` headless: its DOM after the scripts ran, and a screenshot beside it.
+  static Opened Open(const std::string& page) {
+    Opened o;
+    CliResult r = RunCli(Command("--dump-dom file://" + page), Stderr::kApart);
+    o.dom = r.output;
+    const std::string open = "<pre id=\"genie-selfcheck\"";
+    size_t at = o.dom.find(open);
+    if (at != std::string::npos) at = o.dom.find('>', at);
+    const size_t end = at == std::string::npos ? at : o.dom.find("</pre>", at);
+    if (end != std::string::npos) {
+      std::string text = o.dom.substr(at + 1, end - at - 1);
+      // The DOM serializer escapes &, < and > in text.
+      for (const auto& [from, to] :
+           {std::pair<std::string, std::string>{"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}}) {
+        for (size_t i = 0; (i = text.find(from, i)) != std::string::npos; i += to.size()) {
+          text.replace(i, from.size(), to);
+        }
+      }
+      o.check = json::parse(text, nullptr, false);
+    }
+    const std::string png = page.substr(0, page.rfind('.')) + ".png";
+    RunCli(Command("--screenshot=" + png + " file://" + page) + " >/dev/null 2>&1");
+    return o;
+  }
+
+ private:
+  // A profile of its own per call: parallel tests must not share Chromium's profile lock.
+  static std::string Command(const std::string& what) {
+    const std::string profile =
+        "/tmp/genie-report-chromium-" + std::to_string(getpid()) + "-" + std::to_string(++calls_);
+    return "timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
+           "--no-first-run --user-data-dir=" +
+           profile + " --window-size=1400,2600 --virtual-time-budget=10000 " + what +
+           " 2>/dev/null; rm -rf " + profile;
+  }
+  static inline int calls_ = 0;
+};
+
+// The self-check passed and every chart named in `charts` is there, drawn, with data.
+void ExpectDrawn(const Opened& o, const std::vector<std::string>& charts) {
+  ASSERT_TRUE(o.check.is_object()) << "no self-check in the page's DOM:\n" << o.dom.substr(0, 2000);
+  EXPECT_TRUE(o.check["errors"].empty()) << o.check.dump(1);
+  for (const auto& id : charts) {
+    bool found = false;
+    for (const auto& c : o.check["charts"]) {
+      if (c["id"] != id) continue;
+      found = true;
+      EXPECT_GT(c["points"].get<int>(), 0) << id << ": no data";
+      EXPECT_GT(c["pixels"].get<int>(), 0) << id << ": nothing drawn";
+    }
+    EXPECT_TRUE(found) << "chart " << id << " missing: " << o.check.dump(1);
+  }
+  EXPECT_EQ(o.check["ok"], true) << o.check.dump(1);
+}
+
+class Report : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Chromium::Unavailable().empty()) GTEST_SKIP() << Chromium::Unavailable();
+    dir_ = FreshDir("report");
+  }
+  std::string dir_;
+};
+
+TEST_F(Report, APlainRunAndABenchSweepAloneAndSideBySide) {
+  CliResult g =
+      RunCli(Genie("gen collective --type all_reduce --size 1MiB --ranks 4 -o " + dir_ + "/ar"));
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  const std::string plain = ArtefactDir() + "/plain-run.html";
+  CliResult run = RunCli(Genie("run " + dir_ + "/ar -n 4 --warmup 1 -o " + dir_ +
+                               "/out --trace-out " + dir_ + "/out/trace.json --report " + plain));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  // The terminal says what each line is over.
+  EXPECT_NE(run.output.find("step time, per iteration"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("exposed comm per rank, total over 4 iterations"), std::string::npos)
+      << run.output;
+  Opened o = Chromium::Open(plain);
+  ExpectDrawn(o, {"p0-step", "p0-busbw", "p0-sizes"});
+  EXPECT_TRUE(o.has("4 ranks, 4 measured iterations")) << o.dom.substr(0, 3000);
+  EXPECT_TRUE(o.has("id=\"p0-trace\"")) << "the Perfetto trace link";
+  EXPECT_TRUE(o.has("all_reduce"));
+
+  const std::string bench = ArtefactDir() + "/bench-sweep.html";
+  CliResult b = RunCli(Genie("bench --ranks 4 -b 1K -e 1M -f 4 -n 3 --json " + dir_ +
+                             "/bench.json --report " + bench));
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  Opened ob = Chromium::Open(bench);
+  ExpectDrawn(ob, {"p0-busbw", "p0-time"});
+  EXPECT_TRUE(ob.has("Avg bus bandwidth"));
+
+  // Both, and genie report reads the files the commands wrote.
+  const std::string both = ArtefactDir() + "/side-by-side.html";
+  CliResult r =
+      RunCli(Genie("report " + dir_ + "/out/results.json " + dir_ + "/bench.json -o " + both));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Opened o2 = Chromium::Open(both);
+  ExpectDrawn(o2, {"p0-step", "p0-busbw", "p1-busbw", "p1-time"});
+  EXPECT_EQ(o2.check["panels"], 2);
+}
+
+TEST_F(Report, ADoctorScan) {
+  // Three ranks on this machine: figures of its loopback, but a scan's page all the same.
+  const std::string page = ArtefactDir() + "/doctor-scan.html";
+  CliResult r = RunCli(Genie("launch -n 3 -- doctor --bytes 1MiB --pings 3 --json " + dir_ +
+                             "/d.json --report " + page));
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;  // 1: a finding (loopback)
+  Opened o = Chromium::Open(page);
+  ExpectDrawn(o, {"p0-hosts"});
+  EXPECT_TRUE(o.has("id=\"p0-heatmap\""));
+  const json d = json::parse(ReadFile(dir_ + "/d.json"));
+  for (const auto& host : d["hosts"]) EXPECT_TRUE(o.has(host.get<std::string>())) << host;
+}
+
+TEST_F(Report, RefusesWhatIsNotGenies) {
+  std::ofstream(dir_ + "/junk.json") << "{\"a\": 1}";
+  CliResult r = RunCli(Genie("report " + dir_ + "/junk.json -o " + dir_ + "/x.html"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("junk.json"), std::string::npos) << r.output;
+  CliResult missing = RunCli(Genie("report " + dir_ + "/none.json -o " + dir_ + "/x.html"));
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/x.html"));
+}
+
+// As root on a star:4 testbed at 400 Mbit/s: a run with --predict, a rate fault on h2 from
+// measured iteration 3 (1-based) and --localize; then a doctor scan with h2 slowed.
+class ReportOnTestbed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Chromium::Unavailable().empty()) GTEST_SKIP() << Chromium::Unavailable();
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no namespaces here";
+    name_ = "rp" + std::to_string(getpid());
+    dir_ = FreshDir("report-" + name_);
+    CliResult up =
+        RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
+    ASSERT_EQ(up.exit_code, 0) << up.output;
+  }
+  void TearDown() override {
+    if (name_.empty()) return;
+    RunCli(Genie("testbed down " + name_) + " >/dev/null 2>&1");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
+              "0\n");
+  }
+  std::string name_, dir_;
+};
+
+TEST_F(ReportOnTestbed, APredictedRunWithAFaultScheduleAndADoctorScan) {
+  if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+  CliResult g =
+      RunCli(Genie("gen collective --type all_reduce --size 4MiB --ranks 4 -o " + dir_ + "/ar"));
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  std::ofstream(dir_ + "/faults.yml")
+      << "faults:\n  - {iteration: 3, link: h2, rate: 40mbit, direction: both}\n";
+  const std::string page = ArtefactDir() + "/predicted-fault.html";
+  CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 4 -- run " + dir_ +
+                             "/ar -n 6 --warmup 1 -o " + dir_ + "/out --predict --localize " +
+                             "--faults " + dir_ + "/faults.yml --report " + page));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json results = json::parse(ReadFile(dir_ + "/out/results.json"));
+  const auto flagged = results["prediction"]["flagged_iterations"].get<std::vector<int>>();
+  ASSERT_FALSE(flagged.empty()) << results["prediction"].dump(1);
+  Opened o = Chromium::Open(page);
+  ExpectDrawn(o, {"p0-step", "p0-busbw"});
+  // The flagged iterations, as results.json has them, and the fault and the named host.
+  std::string list;
+  for (int i : flagged) list += (list.empty() ? "" : ",") + std::to_string(i);
+  EXPECT_TRUE(o.has("data-flagged=\"" + list + "\"")) << list;
+  EXPECT_TRUE(o.has("Fault events"));
+  // Each fault event (its description, as results.json has it) in the page's fault table.
+  for (const auto& f : results["provenance"]["testbed"]["faults"]) {
+    EXPECT_TRUE(o.has(f["fault"].get<std::string>())) << f.dump();
+  }
+  EXPECT_TRUE(o.has("class=\"l named\" data-host=\"h2\"")) << "h2 named in the heat map";
+  EXPECT_TRUE(o.has("tbf drops"));  // the testbed's counters
+
+  // The doctor's page of the same testbed with h2 slowed.
+  CliResult f = RunCli(Genie("testbed fault " + name_ + " h2 --rate 40mbit"));
+  ASSERT_EQ(f.exit_code, 0) << f.output;
+  const std::string scan = ArtefactDir() + "/doctor-fault.html";
+  CliResult d = RunCli(Genie("launch --testbed " + name_ + " -n 4 -- doctor --json " + dir_ +
+                             "/d.json --report " + scan));
+  RunCli(Genie("testbed fault " + name_ + " clear") + " >/dev/null 2>&1");
+  EXPECT_EQ(d.exit_code, 1) << d.output;  // a finding
+  Opened od = Chromium::Open(scan);
+  ExpectDrawn(od, {"p0-hosts"});
+  EXPECT_TRUE(od.has("data-host=\"h2\"")) << "h2 named";
+}
+
+}  // namespace
+}  // namespace genie::testing
