@@ -183,12 +183,14 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
                                         H[i], v.rtt_us[i], rref)});
     }
   }
-  // The fabric as a whole, on the transfers of the hosts not named (a slow host is its own
-  // finding, not the fabric's): listed first.
+  // The fabric as a whole, on the transfers no named host or slow uplink explains (those are
+  // their own findings, not the fabric's): listed first.
   std::vector<double> unnamed;
   for (const auto& e : measured_entries) {
     const auto f = static_cast<size_t>(e.from), to = static_cast<size_t>(e.to);
-    if (!tx_bad[f] && !rx_bad[f] && !tx_bad[to] && !rx_bad[to]) unnamed.push_back(e.gbps);
+    if (!tx_bad[f] && !rx_bad[f] && !tx_bad[to] && !rx_bad[to] && !by_uplink[f][to]) {
+      unnamed.push_back(e.gbps);
+    }
   }
   const double fabric = unnamed.empty() ? ref : Median(unnamed);
   if (s.expected_gbps > 0 && fabric < t.fabric * s.expected_gbps) {
