@@ -1,0 +1,61 @@
+// Shipped STG training steps measured beside the calibrated flow model on star:8 at 400 Mbit/s
+// (issue 13's ±15 % point). Label slow (`make test-all`): a 2-core machine under the rest of
+// the suite measured 1.18–1.27x here while a quiet one measures within 0.97–1.03x.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/cli.h"
+
+namespace genie::testing {
+namespace {
+using nlohmann::json;
+}  // namespace
+}  // namespace genie::testing
+
+namespace genie::testing {
+namespace {
+
+// Shipped STG training steps on star:8 at 400 Mbit/s, calibrated: every measured step within
+// ±15 % of the flow model's prediction of the same workload on the testbed's network.
+class PredictStg : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
+    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    name_ = "s" + std::to_string(getpid());
+    dir_ = FreshDir("predict-stg-" + name_);
+    CliResult up = RunCli(GenieBinary() + " testbed up --name " + name_ +
+                          " --topology star:8 --rate 400mbit");
+    ASSERT_EQ(up.exit_code, 0) << up.output;
+    CliResult cal = RunCli(GenieBinary() + " testbed calibrate " + name_);
+    ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  }
+  void TearDown() override {
+    if (name_.empty()) return;
+    RunCli(GenieBinary() + " testbed down " + name_ + " 2>/dev/null");
+  }
+  std::string name_, dir_;
+};
+
+TEST_F(PredictStg, TwoTrainingStepsMatchTheCalibratedModelWithin15Percent) {
+  for (const char* w : {"gpt_dp2_tp2_pp2", "llama_fsdp_dp4_tp2"}) {
+    const std::string out = dir_ + "/" + w;
+    CliResult r = RunCli(GenieBinary() + " launch --testbed " + name_ + " -n 8 -- run " +
+                         Data(std::string("traces/generated/stg/") + w) +
+                         " -n 3 --warmup 1 --predict -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << w << "\n" << r.output;
+    const json p = json::parse(ReadFile(out + "/results.json"))["prediction"];
+    ASSERT_EQ(p["iterations"].size(), 3u) << p.dump(1);
+    for (const auto& it : p["iterations"]) {
+      EXPECT_GT(it["ratio"].get<double>(), 0.85) << w << ": " << it.dump() << "\n" << r.output;
+      EXPECT_LT(it["ratio"].get<double>(), 1.15) << w << ": " << it.dump() << "\n" << r.output;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace genie::testing
