@@ -111,7 +111,8 @@ TEST_F(LauncherTest, UnderMpiexecAProcessThatNeverJoinsStopsTheOthersWithinThePe
                        GenieBinary() + " run " + *dir_ + "/ar --peer-timeout 3s : -n 1 false");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_LT(NowSeconds() - t0, 60.0) << r.output;
-  EXPECT_NE(r.output.find("rank 0: rendezvous through the launcher's PMI store (kvs kvs_"),
+  // Whichever rank times out first speaks; Hydra then kills the others, so no rank is named.
+  EXPECT_NE(r.output.find(": rendezvous through the launcher's PMI store (kvs kvs_"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("waiting for all 4 ranks"), std::string::npos) << r.output;
