@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "genie/net/fabric/fabric_internal.h"
+#include "genie/net/fabric/fabric_library.h"
 #include "genie/net/fabric/fabric_transport.h"
 
 namespace genie::net {
@@ -41,7 +42,7 @@ const long kProgressPollNs = [] {
   return us != nullptr ? std::max(1L, atol(us)) * 1000L : 1'000'000L;
 }();  // then the loop serves others (timers) before more
 
-std::string FiError(long rc) { return fi_strerror(static_cast<int>(-rc)); }
+std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }
 
 uint64_t RmaKey(int peer, uint64_t seq) {
   return static_cast<uint64_t>(peer) << kSeqBits | (seq & kSeqMask);
@@ -312,7 +313,7 @@ void FabricTransport::OnCqError() {
   fi_cq_err_entry err{};
   if (fi_cq_readerr(cq_, &err, 0) < 0) return;
   const char* detail = fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0);
-  const std::string why = fmt::format("{}{}{}", fi_strerror(err.err), detail != nullptr ? ": " : "",
+  const std::string why = fmt::format("{}{}{}", fabric_library::StrError(err.err), detail != nullptr ? ": " : "",
                                       detail != nullptr ? detail : "");
   Ctx* c = static_cast<Ctx*>(err.op_context);
   if (c == nullptr || (err.flags & FI_REMOTE_WRITE) != 0) {
