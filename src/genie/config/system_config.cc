@@ -164,15 +164,16 @@ std::vector<std::string> UnmodelledKeys(const SystemConfig& c) {
                   "1 is not modelled: genie does not track local memory use per node");
   }
   if (c.Has("local-reduction-delay")) {
-    out.push_back(std::string("key \"local-reduction-delay\" is used only"
-                              " by ASTRA-sim's shared-bus (LogGP) model, which genie does not "
-                  "implement; genie charges a reduction 3 x floor(bytes / local-mem-bw) ns");
+    out.push_back(
+        "key \"local-reduction-delay\" is used only by ASTRA-sim's shared-bus (LogGP) model, "
+        "which genie does not implement; genie charges a reduction 3 x floor(bytes / "
+        "local-mem-bw) ns");
   }
   if (!c.model_shared_bus) {
     for (const char* k : {"L", "o", "g", "G"}) {
       if (c.Has(k)) {
-        out.push_back(key(k) +
-                      "is a LogGP parameter of the shared memory bus, used only with "
+        out.push_back("key \"" + std::string(k) +
+                      "\" is a LogGP parameter of the shared memory bus, used only with "
                       "model-shared-bus: 1 (as in ASTRA-sim); not used");
       }
     }
