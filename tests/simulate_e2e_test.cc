@@ -478,6 +478,39 @@ TEST(SimulateMemory, ShippedRemoteMemTracesQueueAsAstraSimDoes) {
   EXPECT_TRUE(Has(r.output, "give num-nodes >= 2")) << r.output;
 }
 
+// Several accesses per rank (`genie gen remote-memory`: 3 independent MEM nodes of 1 KiB on
+// each of 4 ranks, 720 ns each). A rank keeps one memory op in flight; when its access ends,
+// its next one queues behind those already waiting, so a pool serves r0 r1 r2 r3 r0 r1 ...:
+// access j ends at 720 (j + 1), rank r's last (j = 8 + r) at 720 (9 + r). Per node of 2 NPUs:
+// r0 r1 r0 r1 r0 r1 on each node. PER_NPU: 3 x 720.
+TEST(SimulateMemory, GeneratedConcurrentAccessesQueueAsAstraSimDoes) {
+  const std::string dir = FreshDir("memgen");
+  for (const char* store : {"", " --store"}) {
+    CliResult g = RunCli(GenieBinary() + " gen remote-memory --count 3 --size 1KiB --ranks 4" +
+                         store + " -o " + dir + "/m");
+    ASSERT_EQ(g.exit_code, 0) << g.output;
+    const std::vector<std::pair<std::string, std::vector<long long>>> cases = {
+        {R"("PER_NPU_MEMORY_EXPANSION")", {2160, 2160, 2160, 2160}},
+        {R"("PER_NODE_MEMORY_EXPANSION", "num-nodes": 2, "num-npus-per-node": 2)",
+         {3600, 4320, 3600, 4320}},
+        {R"("MEMORY_POOL")", {6480, 7200, 7920, 8640}},
+    };
+    for (const auto& [type, finish] : cases) {
+      const std::string mem =
+          WriteFile(dir + "/mem.json", R"({"remote-mem-latency": 700, "remote-mem-bw": 50,
+                                           "memory-type": )" +
+                                           type + "}");
+      CliResult r = RunCli(Simulate(dir + "/m --network " + SwitchNetwork(4) + " --memory " + mem));
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      auto lines = SysLines(r.output);
+      ASSERT_EQ(lines.size(), 4u) << r.output;
+      for (const auto& [rank, te] : lines) {
+        EXPECT_EQ(te.first, finish[rank]) << type << store << " rank " << rank;
+      }
+    }
+  }
+}
+
 // model-shared-bus: 1 is ASTRA-sim's LogGP memory bus, which genie does not implement: refused
 // with what to do; keys genie reads but does not model are named in warnings.
 TEST(SimulateRobust, SharedBusIsRefusedAndUnmodelledKeysAreWarned) {
