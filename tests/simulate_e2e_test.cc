@@ -463,6 +463,13 @@ TEST(SimulateMemory, ShippedRemoteMemTracesQueueAsAstraSimDoes) {
               << trace << " " << cases[i].json << " rank " << rank;
           EXPECT_EQ(te.second, te.first) << "no compute: all exposed";
         }
+        if (i == 2) {  // the pool: ranks 1-3 waited 720 + 1,440 + 2,160 ns (said with -v)
+          CliResult v = RunCli(GenieBinary() + " -v simulate " + w + " --network " +
+                               SwitchNetwork(4) + " --memory " + mem);
+          EXPECT_TRUE(
+              Has(v.output, "remote memory: 3 accesses waited in MEMORY_POOL's queues, 4320 ns"))
+              << v.output;
+        }
       }
     }
   }

@@ -95,6 +95,8 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   });
   for (const auto& s : stats.ranks) stats.end_ns = std::max(stats.end_ns, s.finish);
   stats.events = events;
+  stats.memory_waited = remote_memory->waited();
+  stats.memory_wait_ns = remote_memory->wait_ns();
   return stats;
 }
 
