@@ -4,6 +4,7 @@
 // the same results once timing is stripped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -256,6 +257,66 @@ TEST(RunTiming, ComputeChainNeverFinishesEarlyNorDrifts) {
     EXPECT_EQ(early, 0) << "iteration " << iteration << ": ops that ended before their 1 ms";
     EXPECT_EQ(drifted, 0) << "iteration " << iteration << ": ops not started 1 ms after the last";
   }
+}
+
+// A real run shares a PER_NODE / MEMORY_POOL queue among the ranks of one host
+// (runtime/remote_memory.h): on the shipped trace where each of 4 ranks loads 1 KiB at once,
+// a pool of 20 ms per access serves them one after the other, so the k-th access to end
+// cannot end before k + 1 accesses' time after the first one started (however late a timer
+// fires); PER_NPU lets all four run at once. Nothing is left in /dev/shm.
+TEST(RunMemory, APoolOnOneHostServesOneAccessAtATime) {
+  const std::string dir = FreshDir("run-mem");
+  auto shm_files = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+      n += e.path().filename().string().rfind("genie-mem-", 0) == 0;
+    }
+    return n;
+  };
+  const int before = shm_files();
+  const std::string w = Data("traces/generated/chakra_generator/one_remote_mem_load_node");
+  struct Span {
+    long long start, end;
+  };
+  auto spans_of = [&](const std::string& type) {
+    const std::string mem = dir + "/" + type + ".json";
+    std::ofstream(mem) << R"({"memory-type": ")" << type
+                       << R"(", "remote-mem-latency": 20000000, "remote-mem-bw": 50})";
+    const std::string out = dir + "/out-" + type;
+    CliResult r = RunCli(GenieRun(w + " --memory " + mem + " --output " + out));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::vector<Span> spans;
+    for (int rank = 0; rank < 4; ++rank) {
+      std::istringstream stream(ReadFile(out + "/rank-" + std::to_string(rank) + ".jsonl"));
+      for (std::string line; std::getline(stream, line);) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded() || j.value("record", "") != "op" ||
+            j.value("kind", "") != "mem_load") {
+          continue;
+        }
+        spans.push_back({j["start"].get<long long>(), j["end"].get<long long>()});
+      }
+    }
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.end < b.end; });
+    return spans;
+  };
+  const long long kAccess = 20'000'000 + 20;  // latency + floor(1024 / 50)
+  auto pool = spans_of("MEMORY_POOL");
+  ASSERT_EQ(pool.size(), 4u);
+  long long first_start = pool[0].start;
+  for (const Span& s : pool) first_start = std::min(first_start, s.start);
+  for (size_t i = 0; i < pool.size(); ++i) {
+    EXPECT_GE(pool[i].end - first_start, static_cast<long long>(i + 1) * kAccess)
+        << "access " << i << " ended before " << i << " others were served";
+  }
+  auto npu = spans_of("PER_NPU_MEMORY_EXPANSION");
+  ASSERT_EQ(npu.size(), 4u);
+  for (const Span& s : npu) {
+    EXPECT_GE(s.end - s.start, kAccess);
+    EXPECT_LT(s.end - s.start, 2 * kAccess) << "PER_NPU accesses do not wait for one another";
+  }
+  EXPECT_EQ(shm_files(), before) << "a genie-mem-* object was left in /dev/shm";
 }
 
 // The same workload launched twice gives identical results once timing fields are stripped.

@@ -428,6 +428,118 @@ TEST(SimulateRobust, MemoryAccessWithoutMemoryModelIsAnErrorNamingTheNode) {
   for (const auto& [rank, te] : lines) EXPECT_GE(te.first, 700) << "rank " << rank;
 }
 
+// ASTRA-sim's remote-memory queues (runtime/remote_memory.h) on the shipped traces: every one
+// of the 4 ranks loads (or stores) 1,024 B at t = 0. 700 ns + floor(1024 / 50) = 720 ns each.
+// PER_NPU: all at once; PER_NODE of 2 NPUs: the second rank of a node waits for the first;
+// MEMORY_POOL: one after the other in rank (issue) order.
+TEST(SimulateMemory, ShippedRemoteMemTracesQueueAsAstraSimDoes) {
+  const std::string dir = FreshDir("memq");
+  struct Case {
+    std::string json;
+    std::vector<long long> finish;
+  };
+  const std::vector<Case> cases = {
+      {R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 700,
+           "remote-mem-bw": 50})",
+       {720, 720, 720, 720}},
+      {R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 700,
+           "remote-mem-bw": 50, "num-nodes": 2, "num-npus-per-node": 2})",
+       {720, 1440, 720, 1440}},
+      {R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": 700, "remote-mem-bw": 50})",
+       {720, 1440, 2160, 2880}},
+  };
+  for (const char* trace : {"one_remote_mem_load_node", "one_remote_mem_store_node"}) {
+    const std::string w = Data(std::string("traces/generated/chakra_generator/") + trace);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const std::string mem = WriteFile(dir + "/m" + std::to_string(i) + ".json", cases[i].json);
+      for (const char* model : {"unaware", "aware"}) {
+        CliResult r = RunCli(Simulate(w + " --network " + SwitchNetwork(4) + " --memory " + mem +
+                                      " --network-model " + model));
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        auto lines = SysLines(r.output);
+        ASSERT_EQ(lines.size(), 4u) << r.output;
+        for (const auto& [rank, te] : lines) {
+          EXPECT_EQ(te.first, cases[i].finish[rank])
+              << trace << " " << cases[i].json << " rank " << rank;
+          EXPECT_EQ(te.second, te.first) << "no compute: all exposed";
+        }
+        if (i == 2) {  // the pool: ranks 1-3 waited 720 + 1,440 + 2,160 ns (said with -v)
+          CliResult v = RunCli(GenieBinary() + " -v simulate " + w + " --network " +
+                               SwitchNetwork(4) + " --memory " + mem);
+          EXPECT_TRUE(
+              Has(v.output, "remote memory: 3 accesses waited in MEMORY_POOL's queues, 4320 ns"))
+              << v.output;
+        }
+      }
+    }
+  }
+  // Two NPUs per node but one node for four ranks: refused, naming the file and key.
+  const std::string small = WriteFile(dir + "/small.json",
+                                      R"({"memory-type": "PER_NODE_MEMORY_EXPANSION",
+                                          "remote-mem-bw": 50, "num-nodes": 1,
+                                          "num-npus-per-node": 2})");
+  CliResult r = RunCli(Simulate(Data("traces/generated/chakra_generator/one_remote_mem_load_node") +
+                                " --network " + SwitchNetwork(4) + " --memory " + small));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Has(r.output, small + ": key \"num-nodes\"")) << r.output;
+  EXPECT_TRUE(Has(r.output, "give num-nodes >= 2")) << r.output;
+}
+
+// Several accesses per rank (`genie gen remote-memory`: 3 independent MEM nodes of 1 KiB on
+// each of 4 ranks, 720 ns each). A rank keeps one memory op in flight; when its access ends,
+// its next one queues behind those already waiting, so a pool serves r0 r1 r2 r3 r0 r1 ...:
+// access j ends at 720 (j + 1), rank r's last (j = 8 + r) at 720 (9 + r). Per node of 2 NPUs:
+// r0 r1 r0 r1 r0 r1 on each node. PER_NPU: 3 x 720.
+TEST(SimulateMemory, GeneratedConcurrentAccessesQueueAsAstraSimDoes) {
+  const std::string dir = FreshDir("memgen");
+  for (const char* store : {"", " --store"}) {
+    CliResult g = RunCli(GenieBinary() + " gen remote-memory --count 3 --size 1KiB --ranks 4" +
+                         store + " -o " + dir + "/m");
+    ASSERT_EQ(g.exit_code, 0) << g.output;
+    const std::vector<std::pair<std::string, std::vector<long long>>> cases = {
+        {R"("PER_NPU_MEMORY_EXPANSION")", {2160, 2160, 2160, 2160}},
+        {R"("PER_NODE_MEMORY_EXPANSION", "num-nodes": 2, "num-npus-per-node": 2)",
+         {3600, 4320, 3600, 4320}},
+        {R"("MEMORY_POOL")", {6480, 7200, 7920, 8640}},
+    };
+    for (const auto& [type, finish] : cases) {
+      const std::string mem =
+          WriteFile(dir + "/mem.json", R"({"remote-mem-latency": 700, "remote-mem-bw": 50,
+                                           "memory-type": )" +
+                                           type + "}");
+      CliResult r = RunCli(Simulate(dir + "/m --network " + SwitchNetwork(4) + " --memory " + mem));
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      auto lines = SysLines(r.output);
+      ASSERT_EQ(lines.size(), 4u) << r.output;
+      for (const auto& [rank, te] : lines) {
+        EXPECT_EQ(te.first, finish[rank]) << type << store << " rank " << rank;
+      }
+    }
+  }
+}
+
+// model-shared-bus: 1 is ASTRA-sim's LogGP memory bus, which genie does not implement: refused
+// with what to do; keys genie reads but does not model are named in warnings.
+TEST(SimulateRobust, SharedBusIsRefusedAndUnmodelledKeysAreWarned) {
+  const std::string dir = FreshDir("sharedbus");
+  const std::string w = GenCollective(dir, "ar", "all_reduce", "64KiB", 2);
+  const std::string bus =
+      WriteFile(dir + "/bus.json", R"({"model-shared-bus": 1, "L": 10, "o": 5, "g": 5, "G": 0.1})");
+  CliResult r = RunCli(Simulate(w + " --network " + SwitchNetwork(2) + " --system " + bus));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(Has(r.output, bus + ": key \"model-shared-bus\": 1")) << r.output;
+  EXPECT_TRUE(Has(r.output, "set it to 0")) << r.output;
+  const std::string odd = WriteFile(dir + "/odd.json",
+                                    R"({"boost-mode": 1, "inter-dimension-scheduling":
+                                        "offlineGreedy", "replay-only": 1})");
+  CliResult ok = RunCli(Simulate(w + " --network " + SwitchNetwork(2) + " --system " + odd));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  for (const char* key : {"boost-mode", "inter-dimension-scheduling", "replay-only"}) {
+    EXPECT_TRUE(Has(ok.output, odd + ": key \"" + std::string(key) + "\"")) << key << "\n"
+                                                                            << ok.output;
+  }
+}
+
 // Ranks that disagree on a collective's size: a real run fails (RunErrors.*); the simulation
 // used to warn and exit 0. Now an error naming the nodes, both ranks and both sizes, exit 2.
 TEST(SimulateRobust, DisagreeingCollectiveSizesAreAnErrorNamingBothRanks) {

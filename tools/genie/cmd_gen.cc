@@ -1,6 +1,7 @@
 // `genie gen`: write Chakra workloads genie and other tools can run.
 //   genie gen collective --type all_reduce --size 1MiB --ranks 8 --output DIR/all_reduce
 //   genie gen compute-chain --count 1000 --duration 1ms --ranks 1 --output DIR/chain
+//   genie gen remote-memory --count 4 --size 1KiB --ranks 4 [--store] --output DIR/mem
 // Files are <output>.<rank>.et (gzip-compressed with --gzip, same names).
 #include <iostream>
 
@@ -9,7 +10,9 @@
 #include "genie/workload/op.h"
 #include "tools/genie/command.h"
 
-GENIE_COMMAND(gen, "Write Chakra workloads: one collective, or a chain of compute nodes") {
+GENIE_COMMAND(gen,
+              "Write Chakra workloads: one collective, a chain of compute nodes, or remote-memory "
+              "accesses") {
   struct Args {
     std::string type = "all_reduce", size = "1MiB", duration = "1ms", output;
     int ranks = 8;
@@ -17,7 +20,11 @@ GENIE_COMMAND(gen, "Write Chakra workloads: one collective, or a chain of comput
     uint64_t count = 1000;
     std::string num_ops, tensor_size;
     bool gzip = false;
-    int which = 0;  // 1 = collective, 2 = compute-chain
+    int which = 0;  // 1 = collective, 2 = compute-chain, 3 = remote-memory
+    int mem_ranks = 4;
+    uint64_t mem_count = 4;
+    std::string mem_size = "1MiB";
+    bool store = false;
   };
   auto args = std::make_shared<Args>();
   app.require_subcommand(1);
@@ -45,8 +52,21 @@ GENIE_COMMAND(gen, "Write Chakra workloads: one collective, or a chain of comput
   chain->add_flag("--gzip", args->gzip, "gzip-compress each file");
   chain->callback([args] { args->which = 2; });
 
+  CLI::App* mem = app.add_subcommand(
+      "remote-memory", "K independent MEM_LOAD (or MEM_STORE) nodes per rank, all ready at once");
+  mem->add_option("--count,-k", args->mem_count, "Accesses per rank")->capture_default_str();
+  mem->add_option("--size", args->mem_size, "tensor_size of each access (e.g. 1KiB)")
+      ->capture_default_str();
+  mem->add_option("--ranks,-n", args->mem_ranks, "Number of ranks")->capture_default_str();
+  mem->add_flag("--store", args->store, "MEM_STORE nodes instead of MEM_LOAD");
+  mem->add_option("--output,-o", args->output, "Output prefix: writes <prefix>.<rank>.et")
+      ->required();
+  mem->add_flag("--gzip", args->gzip, "gzip-compress each file");
+  mem->callback([args] { args->which = 3; });
+
   return [args]() -> int {
-    genie::Result<int> written = genie::Status::InvalidArgument("choose collective or compute-chain");
+    genie::Result<int> written =
+        genie::Status::InvalidArgument("choose collective, compute-chain or remote-memory");
     if (args->which == 1) {
       genie::workload::GenCollectiveOptions o;
       auto type = genie::ParseCollectiveType(args->type);
@@ -90,6 +110,20 @@ GENIE_COMMAND(gen, "Write Chakra workloads: one collective, or a chain of comput
         *field = *v;
       }
       written = genie::workload::GenerateComputeChain(o);
+    } else if (args->which == 3) {
+      genie::workload::GenRemoteMemoryOptions o;
+      auto size = genie::ParseBytes(args->mem_size);
+      if (!size.ok()) {
+        std::cerr << "genie gen remote-memory: --size: " << size.status().message() << "\n";
+        return 2;
+      }
+      o.size = *size;
+      o.count = args->mem_count;
+      o.store = args->store;
+      o.ranks = args->mem_ranks;
+      o.output = args->output;
+      o.gzip = args->gzip;
+      written = genie::workload::GenerateRemoteMemory(o);
     }
     if (!written.ok()) {
       std::cerr << "genie gen: " << written.status().message() << "\n";

@@ -1,5 +1,7 @@
 #include "genie/config/memory_config.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <cstdio>
 
@@ -112,6 +114,18 @@ Result<MemoryConfig> ParseMemoryConfig(const std::string& text, const std::strin
   c.remote_mem_latency_ns = static_cast<TimeNs>(latency);
   c.num_nodes = static_cast<int>(nodes);
   c.num_npus_per_node = static_cast<int>(per_node);
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
+    if (k != "memory-type" && k != "remote-mem-latency" && k != "remote-mem-bw" &&
+        k != "num-nodes" && k != "num-npus-per-node") {
+      c.warnings.push_back("ignoring unknown memory key \"" + k + "\" (ASTRA-sim ignores it too)");
+    } else if ((k == "num-nodes" || k == "num-npus-per-node") &&
+               c.type != MemoryType::kPerNodeMemoryExpansion) {
+      c.warnings.push_back("key \"" + k + "\" is used only by PER_NODE_MEMORY_EXPANSION; " +
+                           MemoryTypeName(c.type) + " does not read it (neither does ASTRA-sim)");
+    }
+  }
+  for (const std::string& w : c.warnings) spdlog::warn("{}: {}", origin, w);
   if (c.type != MemoryType::kNoMemoryExpansion && c.remote_mem_bw_gbps <= 0) {
     return err("remote-mem-bw", std::string("must be > 0 GB/s for ") + MemoryTypeName(c.type));
   }

@@ -2,13 +2,14 @@
 // model of MEM_LOAD / MEM_STORE nodes: each access takes
 // `remote-mem-latency + floor(tensor_size / remote-mem-bw)` ns (bw in GB/s = 10^9 B/s, as
 // ASTRA-sim's AnalyticalRemoteMemory computes it). PER_NODE_MEMORY_EXPANSION and MEMORY_POOL
-// serialise accesses (FIFO) per node / for the whole pool; PER_NPU_MEMORY_EXPANSION does not;
-// NO_MEMORY_EXPANSION makes any access an error. Value type; any thread may read it.
+// serialise accesses (FIFO) per node / for the whole pool (runtime/remote_memory.h);
+// PER_NPU_MEMORY_EXPANSION does not; NO_MEMORY_EXPANSION makes any access an error.
+// Value type; any thread may read it.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
@@ -30,6 +31,8 @@ struct MemoryConfig {
   double remote_mem_bw_gbps = 0;     // "remote-mem-bw"
   int num_nodes = 0;                 // "num-nodes" (PER_NODE_MEMORY_EXPANSION)
   int num_npus_per_node = 0;         // "num-npus-per-node" (PER_NODE_MEMORY_EXPANSION)
+  // Keys the file set that genie (like ASTRA-sim) does not use, each with why; logged.
+  std::vector<std::string> warnings;
 
   // Time one access of `tensor_size` bytes holds the memory, exactly as ASTRA-sim rounds it.
   TimeNs AccessTimeNs(Bytes tensor_size) const;

@@ -1,9 +1,10 @@
 #include "genie/config/network_config.h"
 
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 #include <cstdio>
-
-#include <yaml-cpp/yaml.h>
 
 #include "genie/config/limits.h"
 #include "genie/config/text_file.h"
@@ -195,6 +196,17 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
     GENIE_RETURN_IF_ERROR(ReadList(root, "message_overhead", origin, &c.message_overhead_ns));
   }
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
+  for (const auto& item : root) {
+    const std::string k = item.first.as<std::string>("");
+    if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
+        k != "goodput" && k != "message_overhead") {
+      c.ignored_keys.push_back(k);
+      spdlog::warn(
+          "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
+          "bandwidth, latency, goodput and message_overhead)",
+          origin, k);
+    }
+  }
   return c;
 }
 

@@ -36,6 +36,8 @@ struct NetworkConfig {
   // Flow model only; empty = default, one entry = every dimension, else one per dimension.
   std::vector<double> goodput = {};
   std::vector<double> message_overhead_ns = {};
+  // Keys the file set that genie does not read (logged when parsed).
+  std::vector<std::string> ignored_keys;
 
   // The flow model's values for dimension `dim`, defaults applied.
   double GoodputOf(int dim) const;

@@ -125,6 +125,62 @@ bool KnownKey(const std::string& key) {
   return kKnown.count(key) != 0;
 }
 
+// What genie does instead for each key it reads but does not model (docs/simulation.md,
+// "Every ASTRA-sim key"). A key whose default is what genie does (boost-mode 0,
+// intra-dimension-scheduling FIFO, replay-only 0, ...) is named only when set otherwise.
+std::vector<std::string> UnmodelledKeys(const SystemConfig& c) {
+  std::vector<std::string> out;
+  auto key = [](const char* k) { return std::string("key \"") + k + "\": "; };
+  if (c.boost_mode != 0) {
+    out.push_back(key("boost-mode") +
+                  "1 is not modelled (today's ASTRA-sim does not read it either); genie "
+                  "simulates every NPU, as with boost-mode 0");
+  }
+  if (c.intra_dimension_scheduling != "FIFO") {
+    out.push_back(key("intra-dimension-scheduling") + "\"" + c.intra_dimension_scheduling +
+                  "\" is not modelled (ASTRA-sim dropped it with its graph engine); genie admits "
+                  "waiting chunks into a dimension in scheduling-policy order (" +
+                  SchedulingPolicyName(c.scheduling_policy) + ")");
+  }
+  if (c.Has("inter-dimension-scheduling") && c.inter_dimension_scheduling != "baseline" &&
+      c.inter_dimension_scheduling != "themis") {
+    out.push_back(key("inter-dimension-scheduling") + "\"" + c.inter_dimension_scheduling +
+                  "\" is not modelled (ASTRA-sim dropped it with its graph engine); genie runs "
+                  "every chunk through the dimensions in ascending order (baseline)");
+  }
+  if (c.replay_only) {
+    out.push_back(key("replay-only") +
+                  "1 is not modelled: ASTRA-sim then replays every node, communication too, for "
+                  "its recorded duration; genie simulates communication on the network and "
+                  "replays recorded durations for compute only");
+  }
+  if (c.trace_enabled) {
+    out.push_back(key("trace-enabled") +
+                  "1 asks for ASTRA-sim's debug log of issued nodes, which genie does not "
+                  "print; genie's timeline is in its results (--record, genie report)");
+  }
+  if (c.track_local_mem) {
+    out.push_back(key("track-local-mem") +
+                  "1 is not modelled: genie does not track local memory use per node");
+  }
+  if (c.Has("local-reduction-delay")) {
+    out.push_back(
+        "key \"local-reduction-delay\" is used only by ASTRA-sim's shared-bus (LogGP) model, "
+        "which genie does not implement; genie charges a reduction 3 x floor(bytes / "
+        "local-mem-bw) ns");
+  }
+  if (!c.model_shared_bus) {
+    for (const char* k : {"L", "o", "g", "G"}) {
+      if (c.Has(k)) {
+        out.push_back("key \"" + std::string(k) +
+                      "\" is a LogGP parameter of the shared memory bus, used only with "
+                      "model-shared-bus: 1 (as in ASTRA-sim); not used");
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* SchedulingPolicyName(SchedulingPolicy p) {
@@ -208,6 +264,7 @@ nlohmann::json SystemConfig::ToJson() const {
   j["inter-dimension-scheduling"] = inter_dimension_scheduling;
   j["keys-set-by-file"] = present_keys;
   j["ignored-keys"] = ignored_keys;
+  if (!unmodelled.empty()) j["unmodelled-keys"] = unmodelled;
   if (!Has("preferred-dataset-splits")) {
     j["notes"].push_back("preferred-dataset-splits absent: genie uses 1 (ASTRA-sim leaves 0)");
   }
@@ -330,6 +387,8 @@ Result<SystemConfig> ParseSystemConfig(const std::string& text, const std::strin
   for (const std::string& k : c.ignored_keys) {
     spdlog::warn("{}: ignoring unknown system key \"{}\" (ASTRA-sim ignores it too)", origin, k);
   }
+  c.unmodelled = UnmodelledKeys(c);
+  for (const std::string& w : c.unmodelled) spdlog::warn("{}: {}", origin, w);
   return c;
 }
 

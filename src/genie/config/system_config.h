@@ -2,7 +2,8 @@
 // collective algorithms per dimension, chunking, scheduling, local costs, compute model.
 // Every key ASTRA-sim's Sys::initialize_sys reads is accepted, with ASTRA-sim's defaults; an
 // unknown value (e.g. "scheduling-policy": "RANDOM") is an error naming the file and key; an
-// unknown key is kept in `ignored_keys` and logged, as ASTRA-sim ignores it too.
+// unknown key is kept in `ignored_keys` and logged, as ASTRA-sim ignores it too; a known key
+// genie does not model is named in `unmodelled` with what genie does instead, and logged.
 // Value type, built once at start-up; any thread may read it.
 #pragma once
 
@@ -61,12 +62,15 @@ struct SystemConfig {
   bool track_local_mem = false;         // "track-local-mem"
   double L = 0, o = 0, g = 0, G = 0;    // LogGP memory-bus model parameters
   bool model_shared_bus = false;        // "model-shared-bus"
-  int boost_mode = 0;                   // "boost-mode" (accepted, not modelled, as in ASTRA-sim)
+  int boost_mode = 0;                   // "boost-mode" (accepted, not modelled: a warning)
   std::string intra_dimension_scheduling = "FIFO";      // older ASTRA-sim key
   std::string inter_dimension_scheduling = "baseline";  // older ASTRA-sim key
 
   std::set<std::string> present_keys;      // keys the file actually set
   std::vector<std::string> ignored_keys;   // keys genie does not know (logged, not an error)
+  // One line per key the file set that genie reads but does not model, saying what genie does
+  // instead (logged as warnings when parsed; docs/simulation.md lists every key).
+  std::vector<std::string> unmodelled;
 
   bool Has(const std::string& key) const { return present_keys.count(key) != 0; }
   // The implementations for `collective` ("all-reduce", ...), or nullptr when not configured.

@@ -28,6 +28,7 @@
 #include "genie/report/provenance.h"
 #include "genie/runtime/peer_set.h"
 #include "genie/runtime/real_backend.h"
+#include "genie/runtime/remote_memory.h"
 
 namespace genie::driver {
 namespace {
@@ -255,6 +256,26 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                               {"rtt_ns", clock.rtt_ns},
                               {"samples", clock.samples},
                               {"host_id", (*backend)->host_ids()[static_cast<size_t>(env.rank)]}});
+  // PER_NODE / POOL: the ranks of a queue share it through /dev/shm when they are all on this
+  // host (runtime/remote_memory.h); otherwise each access takes its own time, and the first
+  // rank of the queue says so.
+  std::unique_ptr<runtime::RemoteMemory> remote_memory;
+  if (setup->exec.memory.has_value()) {
+    std::vector<std::string> notes;
+    auto mem =
+        runtime::RemoteMemory::OpenHostShared(*setup->exec.memory, env.world_size, env.rank,
+                                              (*backend)->host_ids(), (*backend)->run_id(), &notes);
+    if (!mem.ok()) {
+      std::cerr << "genie run: rank " << env.rank << ": " << mem.status().message() << "\n";
+      return 2;
+    }
+    const int q = setup->exec.memory->QueueOf(env.rank);
+    if (env.rank == 0 || q != setup->exec.memory->QueueOf(env.rank - 1)) {
+      for (const auto& note : notes) std::cerr << "genie run: " << note << "\n";
+    }
+    remote_memory = std::move(*mem);
+    setup->exec.remote_memory = remote_memory.get();
+  }
   IterationPolicy iterations;
   iterations.warmup = o.warmup;
   iterations.iterations = o.iterations;

@@ -70,6 +70,11 @@ int RunSimulate(const SimulateOptions& f) {
     return ExitCodeFor(stats.status());
   }
   if (!f.quiet) report::PrintAstraSimLines(std::cout, stats->ranks);
+  if (stats->memory_waited > 0 && setup->exec.memory.has_value()) {
+    spdlog::info("remote memory: {} accesses waited in {}'s queues, {} ns in all",
+                 stats->memory_waited, config::MemoryTypeName(setup->exec.memory->type),
+                 stats->memory_wait_ns);
+  }
   if (!f.output.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(f.output, ec);

@@ -23,6 +23,9 @@ struct SimulationStats {
   std::vector<record::RankSummary> ranks;  // per iteration (warm-ups < 0), then rank
   TimeNs end_ns = 0;                       // virtual time when the last rank finished
   uint64_t events = 0;
+  // Remote-memory accesses that waited in a PER_NODE / POOL queue, and their summed wait.
+  uint64_t memory_waited = 0;
+  TimeNs memory_wait_ns = 0;
 };
 
 // Runs the workload described by `setup` on `network` with the chosen model. Records every op

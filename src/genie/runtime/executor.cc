@@ -13,6 +13,7 @@
 #include "genie/common/checked_math.h"
 #include "genie/common/wire_limits.h"
 #include "genie/runtime/collective_plan.h"
+#include "genie/runtime/remote_memory.h"
 #include "genie/runtime/verify_data.h"
 
 namespace genie::runtime {
@@ -171,6 +172,12 @@ bool Executor::TryIssue(const Op& op) {
               "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
               ") is a remote memory access but " + config_.memory->path +
               " says NO_MEMORY_EXPANSION; give a memory.json with remote-mem-latency/-bw");
+          break;
+        }
+        if (config_.remote_memory != nullptr) {
+          // A real run learns when its access is due (the watchdog knows it is busy till then).
+          f.end_target = config_.remote_memory->Issue(rank_, op.tensor_size, backend_,
+                                                      [this, id] { Finish(id); });
           break;
         }
         d = config_.memory->AccessTimeNs(op.tensor_size);

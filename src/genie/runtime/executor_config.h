@@ -18,6 +18,8 @@
 
 namespace genie::runtime {
 
+class RemoteMemory;
+
 struct CollectiveChoice {
   std::vector<collective::Algorithm> algorithms = {collective::Algorithm::kRing};  // per dim
   int direct_window = 0;
@@ -32,6 +34,9 @@ struct ExecutorConfig {
   LocalCosts costs;
   // MEM_LOAD / MEM_STORE cost model (memory.json); none given = such nodes take no time.
   std::optional<config::MemoryConfig> memory;
+  // The queues `memory` describes, shared by every rank (simulate builds one; not owned).
+  // Null = every access starts at once on its rank (PER_NPU_MEMORY_EXPANSION's behaviour).
+  RemoteMemory* remote_memory = nullptr;
   std::map<CollectiveType, CollectiveChoice> implementations;  // missing type -> ring
   // Chunks, active chunks, channels, slice, topology dims and optimisation; algorithms and
   // the custom algorithm are filled per collective from `implementations`.

@@ -19,6 +19,17 @@ const std::pair<const char*, CollectiveType> kConfigCollectives[] = {
 
 Status ApplySystem(const config::SystemConfig& sys, RunSetup* setup) {
   ExecutorConfig& e = setup->exec;
+  if (sys.model_shared_bus) {
+    // ASTRA-sim's graph engine still uses it (native collectives hand every message to MemBus,
+    // whose LogGP sides serialise transfers with o, g, G, L and a hard-wired inner bus), so
+    // ignoring it would give a different system from the one described.
+    return Status::Unsupported(
+        sys.path +
+        ": key \"model-shared-bus\": 1 asks for ASTRA-sim's LogGP model of the "
+        "NPU-memory bus (L, o, g, G), which genie does not implement; set it to 0, and genie "
+        "charges endpoint-delay before every message and after every phase (ASTRA-sim's bus "
+        "without the shared-bus model)");
+  }
   e.costs.endpoint_delay_ns = sys.endpoint_delay_ns;
   e.costs.local_mem_bw = sys.local_mem_bw_gbps;
   e.plan.chunks = std::max(1, sys.preferred_dataset_splits);

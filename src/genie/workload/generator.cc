@@ -88,4 +88,26 @@ Result<int> GenerateComputeChain(const GenComputeChainOptions& options) {
   return options.ranks;
 }
 
+Result<int> GenerateRemoteMemory(const GenRemoteMemoryOptions& options) {
+  GENIE_RETURN_IF_ERROR(CheckCommon(options.output, options.ranks));
+  if (options.count == 0) return Status::InvalidArgument("--count must be at least 1");
+  ChakraProtoMsg::Node node;
+  for (int r = 0; r < options.ranks; ++r) {
+    GENIE_ASSIGN_OR_RETURN(
+        auto writer, trace::EtWriter::Create(RankPath(options.output, r), trace::DefaultMetadata(),
+                                             options.gzip));
+    for (uint64_t i = 0; i < options.count; ++i) {
+      node.Clear();
+      node.set_id(i);
+      node.set_name(std::string(options.store ? "MEM_STORE_" : "MEM_LOAD_") + std::to_string(i));
+      node.set_type(options.store ? ChakraProtoMsg::MEM_STORE_NODE : ChakraProtoMsg::MEM_LOAD_NODE);
+      trace::AddBool(&node, "is_cpu_op", false);
+      trace::AddUint64(&node, "tensor_size", options.size);
+      GENIE_RETURN_IF_ERROR(writer->Write(node));
+    }
+    GENIE_RETURN_IF_ERROR(writer->Close());
+  }
+  return options.ranks;
+}
+
 }  // namespace genie::workload

@@ -31,9 +31,21 @@ struct GenComputeChainOptions {
   bool gzip = false;
 };
 
+// K independent remote-memory accesses per rank (MEM_LOAD, or MEM_STORE with `store`), all
+// ready at t = 0: the ranks' accesses meet in memory.json's queues (runtime/remote_memory.h).
+struct GenRemoteMemoryOptions {
+  uint64_t count = 4;    // nodes per rank
+  Bytes size = 1 << 20;  // tensor_size of each access
+  bool store = false;
+  int ranks = 4;
+  std::string output;
+  bool gzip = false;
+};
+
 // Returns the number of files written.
 Result<int> GenerateCollective(const GenCollectiveOptions& options);
 Result<int> GenerateComputeChain(const GenComputeChainOptions& options);
+Result<int> GenerateRemoteMemory(const GenRemoteMemoryOptions& options);
 
 // "1MB" for 1 MiB, "64KB" for 64 KiB, "1000B" otherwise (the shipped microbenchmark naming).
 std::string SizeLabel(Bytes size);
