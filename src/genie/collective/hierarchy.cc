@@ -101,14 +101,14 @@ bool UsesThemis(const Effective& e) {
 }
 
 // The dimensions of a chunk's phases, in the order they run: dimension 0 first (baseline), or
-// themis's order (all-gather mirrors it: its last phase, on the least loaded dimension,
-// carries the most bytes).
+// themis's order. All-gather runs it backwards, as ASTRA-sim's generate_collective reverses its
+// dimension map for all-gather: the last dimension first, dimension 0 (or themis's least loaded
+// one) last, on the most bytes.
 std::vector<size_t> PhaseOrder(const Effective& e, int chunk) {
   const size_t D = e.spec.options.dims.size();
   std::vector<size_t> order(D);
   for (size_t d = 0; d < D; ++d) order[d] = d;
-  if (!UsesThemis(e)) return order;
-  order = ThemisOrder(e, chunk);
+  if (UsesThemis(e)) order = ThemisOrder(e, chunk);
   if (e.spec.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
   return order;
 }

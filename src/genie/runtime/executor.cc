@@ -412,6 +412,7 @@ void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
     e.peer = op.kind == OpKind::kSend ? op.dst : (op.kind == OpKind::kRecv ? op.src : -1);
     e.bytes_sent = sent;
     e.bytes_received = received;
+    if (f->runner) e.phases = f->runner->phase_spans();
     recorder_->OnOp(e);
   }
   graph_.Complete(id);
