@@ -59,14 +59,21 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
   record_spans_ = max_dim > 0;
-  // Chunks that visit the dimensions in different orders (themis) could enter a dimension in
-  // a different order on two ranks of it, each then waiting for the other's chunk: a deadlock
-  // on a real network. Each dimension then admits its chunks in one order every rank knows:
-  // by the phase's position in its chunk, then by chunk (last first under LIFO). Every wait
-  // points to an earlier (position, chunk), so none can close a cycle.
-  bool same_order = true;
-  for (const Chunk& c : chunks_) same_order = same_order && c.dims == chunks_.front().dims;
-  if (!same_order) {
+  // Chunks that visit the dimensions in different orders (themis), or a dimension twice
+  // (localBWAware's reduce-scatter and all-gather), can enter a dimension in a different order
+  // on two ranks of it when their timing differs, each then waiting for the other's chunk: a
+  // deadlock on a real network. Each dimension then admits its chunks in one order every rank
+  // knows: by the phase's position in its chunk, then by chunk (last first under LIFO). Every
+  // wait points to an earlier (position, chunk), so none can close a cycle. Simulated ranks
+  // of one order keep ASTRA-sim's arrival order (their timing is the model's, and equal).
+  bool same_order = true, repeats = false;
+  for (const Chunk& c : chunks_) {
+    same_order = same_order && c.dims == chunks_.front().dims;
+    std::vector<uint16_t> sorted = c.dims;
+    std::sort(sorted.begin(), sorted.end());
+    repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+  }
+  if (!same_order || (repeats && !backend_.modelled())) {
     const uint32_t n = static_cast<uint32_t>(chunks_.size());
     const bool lifo = policy_ == SchedulingPolicy::kLifo;
     std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
