@@ -79,12 +79,12 @@ TEST(ThemisSimulate, FasterThanBaselineAndNearTheBusiestDimensionBound) {
   const std::string w = GenAllReduce(dir, "1MiB", 16);
   const std::string net = " --network " + Network(dir) + " --network-model unaware";
   const long long baseline = Cycles(w + net + " --system " + System(dir, "baseline", ""));
-  const long long local = Cycles(
-      w + net + " --system " +
-      System(dir, "local", R"(, "collective-optimization": "localBWAware")"));
-  const long long themis = Cycles(
-      w + net + " --system " +
-      System(dir, "themis", R"(, "inter-dimension-scheduling": "themis")"));
+  const long long local =
+      Cycles(w + net + " --system " +
+             System(dir, "local", R"(, "collective-optimization": "localBWAware")"));
+  const long long themis =
+      Cycles(w + net + " --system " +
+             System(dir, "themis", R"(, "inter-dimension-scheduling": "themis")"));
   ASSERT_GT(baseline, 0);
   ASSERT_GT(themis, 0);
 
@@ -97,8 +97,7 @@ TEST(ThemisSimulate, FasterThanBaselineAndNearTheBusiestDimensionBound) {
   const long long ring_phase =
       3 * (kEndpointDelay + Message(chunk / 4.0, kRingGbps, kRingLatency, 1)) + kEndpointDelay;
   const long long switch_phase =
-      6 * (kEndpointDelay + Message(chunk / 16.0, kSwitchGbps, kSwitchLatency, 2)) +
-      kEndpointDelay;
+      6 * (kEndpointDelay + Message(chunk / 16.0, kSwitchGbps, kSwitchLatency, 2)) + kEndpointDelay;
   const long long bound = std::max(4 * switch_phase, 4 * 2 * ring_phase);
   // Pure bandwidth, no latency: what the Switch's links must carry, 4 x 96 KiB at 25 GB/s.
   const double wire_bound = 4 * 96 * 1024 / (kSwitchGbps * 1073741824.0 / 1e9);
@@ -127,9 +126,10 @@ TEST(ThemisRun, RankStreamsRecordChunksCrossingDimensionsInThemisOrder) {
   const std::string sys = System(dir, "themis", R"(, "inter-dimension-scheduling": "themis")");
   for (const bool themis : {true, false}) {
     const std::string out = dir + (themis ? "/themis" : "/baseline");
-    CliResult r = RunCli(GenieBinary() + " run " + w + " --peer-timeout 20s --verify --system " +
-                         (themis ? sys : System(dir, "local", R"(, "collective-optimization": "localBWAware")")) +
-                         " --network " + net + " --output " + out);
+    CliResult r = RunCli(
+        GenieBinary() + " run " + w + " --peer-timeout 20s --verify --system " +
+        (themis ? sys : System(dir, "local", R"(, "collective-optimization": "localBWAware")")) +
+        " --network " + net + " --output " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (int rank = 0; rank < 8; ++rank) {
       std::ifstream in(out + "/rank-" + std::to_string(rank) + ".jsonl");
@@ -145,9 +145,10 @@ TEST(ThemisRun, RankStreamsRecordChunksCrossingDimensionsInThemisOrder) {
         for (const auto& p : j["phases"]) by_chunk[p["chunk"].get<int>()].push_back(p);
         ASSERT_EQ(by_chunk.size(), 4u) << line;
         for (auto& [chunk, phases] : by_chunk) {
-          std::sort(phases.begin(), phases.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-            return a["start"].get<long long>() < b["start"].get<long long>();
-          });
+          std::sort(phases.begin(), phases.end(),
+                    [](const nlohmann::json& a, const nlohmann::json& b) {
+                      return a["start"].get<long long>() < b["start"].get<long long>();
+                    });
           ASSERT_EQ(phases.size(), 3u) << line;
           std::vector<int> dims;
           std::vector<std::string> ops;
@@ -155,13 +156,12 @@ TEST(ThemisRun, RankStreamsRecordChunksCrossingDimensionsInThemisOrder) {
             dims.push_back(phases[i]["dim"].get<int>());
             ops.push_back(phases[i]["op"].get<std::string>());
             if (i > 0) {
-              EXPECT_GE(phases[i]["start"].get<long long>(),
-                        phases[i - 1]["end"].get<long long>())
+              EXPECT_GE(phases[i]["start"].get<long long>(), phases[i - 1]["end"].get<long long>())
                   << "rank " << rank << " chunk " << chunk;
             }
           }
-          const std::vector<int> rs = themis ? kThemisRs[static_cast<size_t>(chunk)]
-                                             : std::vector<int>{0, 1};
+          const std::vector<int> rs =
+              themis ? kThemisRs[static_cast<size_t>(chunk)] : std::vector<int>{0, 1};
           EXPECT_EQ(dims, (std::vector<int>{rs[0], rs[1], rs[0]}))
               << (themis ? "themis" : "baseline") << " rank " << rank << " chunk " << chunk;
           EXPECT_EQ(ops, (std::vector<std::string>{"reduce_scatter", "all_reduce", "all_gather"}))

@@ -163,8 +163,10 @@ int Run(const PlanArgs& a) {
     char* end = nullptr;
     const double gbps = std::strtod(b.c_str(), &end);
     if (end == b.c_str() || *end != '\0' || !(gbps > 0)) {
-      std::fprintf(stderr, "genie plan: --bandwidth '%s': expected GB/s per dimension, e.g. "
-                   "200,25\n", a.bandwidth.c_str());
+      std::fprintf(stderr,
+                   "genie plan: --bandwidth '%s': expected GB/s per dimension, e.g. "
+                   "200,25\n",
+                   a.bandwidth.c_str());
       return 2;
     }
     o.dim_bandwidth.push_back(gbps);

@@ -213,8 +213,8 @@ TEST(Hierarchy, AllGatherRunsTheLastDimensionFirstAsAstraSim) {
   // ASTRA-sim's generate_collective reverses the dimension map for all-gather: on 4x2x3 with
   // S per rank, the dim-2 phase gathers S from 2 peers, dim 1 then 3S from 1 peer, dim 0 last
   // 6S from 3 peers (ring: each message is what one member holds).
-  CollectiveSpec s = Spec(CollectiveType::kAllGather, {4, 2, 3}, {Algorithm::kRing},
-                          Optimization::kBaseline, 100);
+  CollectiveSpec s =
+      Spec(CollectiveType::kAllGather, {4, 2, 3}, {Algorithm::kRing}, Optimization::kBaseline, 100);
   s.options.chunks = 1;
   auto one = Plan(s, 7);
   ASSERT_TRUE(one.ok());
