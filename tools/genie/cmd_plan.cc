@@ -1,6 +1,7 @@
 // genie plan: shows how a collective becomes point-to-point messages — every rank's schedule
 // checked symbolically, the bytes each rank sends and their total — without running anything.
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct PlanArgs {
   std::string slice = "0";
   std::string topology;
   std::string optimization = "baseline";
+  std::string inter_dim = "baseline";
+  std::string bandwidth;
   std::string involved;
   std::string custom;
   bool no_check = false;
@@ -150,6 +153,24 @@ int Run(const PlanArgs& a) {
     std::fprintf(stderr, "genie plan: --optimization must be baseline or localBWAware\n");
     return 2;
   }
+  if (a.inter_dim == "themis") {
+    o.inter_dim = collective::InterDimScheduling::kThemis;
+  } else if (a.inter_dim != "baseline") {
+    std::fprintf(stderr, "genie plan: --inter-dimension-scheduling must be baseline or themis\n");
+    return 2;
+  }
+  for (const std::string& b : SplitList(a.bandwidth, ',')) {
+    char* end = nullptr;
+    const double gbps = std::strtod(b.c_str(), &end);
+    if (end == b.c_str() || *end != '\0' || !(gbps > 0)) {
+      std::fprintf(stderr,
+                   "genie plan: --bandwidth '%s': expected GB/s per dimension, e.g. "
+                   "200,25\n",
+                   a.bandwidth.c_str());
+      return 2;
+    }
+    o.dim_bandwidth.push_back(gbps);
+  }
   o.chunks = a.chunks;
   o.channels = a.channels;
   o.slice_bytes = *slice;
@@ -239,6 +260,11 @@ GENIE_COMMAND(plan, "Show (and check) how a collective becomes point-to-point me
   app.add_option("--topology", args->topology, "Logical dimensions, dim 0 fastest, e.g. 8x4");
   app.add_option("--optimization", args->optimization, "baseline | localBWAware")
       ->capture_default_str();
+  app.add_option("--inter-dimension-scheduling", args->inter_dim,
+                 "baseline | themis (each chunk orders the dimensions by their load)")
+      ->capture_default_str();
+  app.add_option("--bandwidth", args->bandwidth,
+                 "GB/s per dimension for themis's load, e.g. 200,25 (default: all equal)");
   app.add_option("--involved-dim", args->involved, "Dimensions used, e.g. 1,0");
   app.add_option("--custom", args->custom, "Custom algorithm: MSCCL-IR XML or Chakra ET prefix");
   app.add_flag("--no-check", args->no_check, "Skip the symbolic checker");

@@ -30,6 +30,11 @@ bool ParseCollectiveOp(const std::string& text, CollectiveType* out);
 
 enum class Optimization : uint8_t { kBaseline, kLocalBwAware };
 enum class SchedulingPolicy : uint8_t { kLifo, kFifo, kExplicit };
+// system.json's inter-dimension-scheduling: the order in which a chunk visits the dimensions.
+// kBaseline: dimension 0 first (ASTRA-sim's default). kThemis: genie's implementation of the
+// Themis policy (ISCA 2022) — each chunk orders the dimensions greedily by their accumulated
+// load (docs/algorithms.md, "Themis").
+enum class InterDimScheduling : uint8_t { kBaseline, kThemis };
 
 struct PlanOptions {
   // One algorithm per dimension of `dims` (a single entry applies to every dimension).
@@ -38,6 +43,10 @@ struct PlanOptions {
   std::vector<int> dims;           // logical topology, dim 0 fastest; empty = one dim of N
   std::vector<bool> involved_dim;  // empty = all dims
   Optimization optimization = Optimization::kBaseline;
+  InterDimScheduling inter_dim = InterDimScheduling::kBaseline;
+  // GB/s per dimension of `dims`, for themis's load estimate (network.yml's bandwidth); empty
+  // or a wrong length = every dimension equally fast.
+  std::vector<double> dim_bandwidth;
   int chunks = 1;                  // preferred-dataset-splits
   int active_chunks = 1;           // active-chunks-per-dimension (0 = unlimited)
   int channels = 1;                // parallel flows per peer pair (NCCL channels)

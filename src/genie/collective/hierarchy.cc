@@ -67,13 +67,57 @@ ByteRange ChunkRegion(const Effective& e, int chunk) {
   return c;
 }
 
+// Themis (Rashidi et al., "Themis: a network bandwidth-aware collective scheduling policy",
+// ISCA 2022), genie's own implementation of the published policy: a running load per
+// dimension — the time the chunks planned so far keep it busy, bytes x (n-1)/n over its
+// bandwidth for every reduce-scatter (or mirrored all-gather) phase — and each chunk visits
+// the least loaded dimension first (that phase carries the chunk's most bytes), then the next
+// least loaded, ... Ties go to the lower dimension. Loads start at zero for every collective,
+// and every rank derives the same orders from the spec alone: no rank has to ask another.
+// Returns the reduce-scatter order of `chunk` (indices into e.spec.options.dims).
+std::vector<size_t> ThemisOrder(const Effective& e, int chunk) {
+  const std::vector<int>& dims = e.spec.options.dims;
+  const std::vector<double>& bw = e.spec.options.dim_bandwidth;
+  const size_t D = dims.size();
+  std::vector<double> load(D, 0.0);
+  std::vector<size_t> order(D);
+  for (int k = 0; k <= chunk; ++k) {
+    for (size_t d = 0; d < D; ++d) order[d] = d;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return load[a] < load[b]; });
+    double bytes = static_cast<double>(ChunkRegion(e, k).length);
+    for (size_t d : order) {
+      const double n = dims[d];
+      const double rate = bw.size() == D && bw[d] > 0 ? bw[d] : 1.0;
+      load[d] += bytes * (n - 1) / n / rate;
+      bytes /= n;
+    }
+  }
+  return order;
+}
+
+bool UsesThemis(const Effective& e) {
+  return e.spec.options.inter_dim == InterDimScheduling::kThemis && e.spec.options.dims.size() > 1;
+}
+
+// The dimensions of a chunk's phases, in the order they run: dimension 0 first (baseline), or
+// themis's order. All-gather runs it backwards, as ASTRA-sim's generate_collective reverses its
+// dimension map for all-gather: the last dimension first, dimension 0 (or themis's least loaded
+// one) last, on the most bytes.
+std::vector<size_t> PhaseOrder(const Effective& e, int chunk) {
+  const size_t D = e.spec.options.dims.size();
+  std::vector<size_t> order(D);
+  for (size_t d = 0; d < D; ++d) order[d] = d;
+  if (UsesThemis(e)) order = ThemisOrder(e, chunk);
+  if (e.spec.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
+  return order;
+}
+
 // Nesting of the blocks, outermost dimension first: reduce-scatter (and all-reduce's
-// localBWAware) cut dimension 0 first; all-gather cuts the last dimension first so that its
-// dimension-0 phase gathers the innermost, contiguous blocks.
-std::vector<size_t> NestOrder(const Effective& e) {
-  const size_t dims = e.spec.options.dims.size();
-  std::vector<size_t> order;
-  for (size_t d = 0; d < dims; ++d) order.push_back(d);
+// localBWAware) cut the dimension of the first phase first; all-gather cuts the dimension of
+// its last phase first, so that its first phase gathers the innermost, contiguous blocks.
+std::vector<size_t> NestOrder(const Effective& e, int chunk) {
+  std::vector<size_t> order = PhaseOrder(e, chunk);
   if (e.spec.type == CollectiveType::kAllGather) std::reverse(order.begin(), order.end());
   return order;
 }
@@ -132,11 +176,14 @@ Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index) {
   const std::vector<int> mine = Digits(group_index, dims);
   std::vector<int> sub_dims, ids;
   std::vector<Algorithm> sub_algs;
+  std::vector<double> sub_bw;
+  const bool have_bw = spec.options.dim_bandwidth.size() == dims.size();
   for (size_t d = 0; d < dims.size(); ++d) {
     if (!involved[d]) continue;
     sub_dims.push_back(dims[d]);
     ids.push_back(static_cast<int>(d));
     if (o.algorithms.size() > 1) sub_algs.push_back(o.algorithms[d]);
+    if (have_bw) sub_bw.push_back(spec.options.dim_bandwidth[d]);
   }
   if (o.algorithms.size() <= 1) sub_algs = o.algorithms;
   const std::vector<int> root_digits =
@@ -170,6 +217,7 @@ Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index) {
   e.index = index;
   o.dims = sub_dims;
   o.algorithms = sub_algs;
+  o.dim_bandwidth = sub_bw;
   o.involved_dim.clear();
   e.dim_ids = ids;
   e.flat = sub_dims.size() == 1 || (!o.algorithms.empty() && IsFlatName(o.algorithms[0]));
@@ -196,11 +244,14 @@ std::vector<PhaseSpec> HierarchicalPhases(const Effective& e, int chunk) {
   const size_t D = dims.size();
   const ByteRange region = ChunkRegion(e, chunk);
   const std::vector<int> mine = Digits(e.index, dims);
+  const std::vector<size_t> order = PhaseOrder(e, chunk);
   std::vector<PhaseSpec> out;
   switch (e.spec.type) {
     case CollectiveType::kAllReduce:
-      if (e.spec.options.optimization == Optimization::kBaseline || D == 1) {
-        for (size_t d = 0; d < D; ++d) {
+      // Themis always splits the all-reduce (the paper's reduce-scatter / all-gather form):
+      // whole-chunk all-reduces load every dimension alike, whatever the order.
+      if ((e.spec.options.optimization == Optimization::kBaseline && !UsesThemis(e)) || D == 1) {
+        for (size_t d : order) {
           PhaseSpec p = Base(e, d, CollectiveType::kAllReduce);
           p.region = region;
           out.push_back(p);
@@ -208,20 +259,20 @@ std::vector<PhaseSpec> HierarchicalPhases(const Effective& e, int chunk) {
       } else {
         ByteRange cur = region;
         std::vector<PhaseSpec> down;
-        for (size_t d = 0; d + 1 < D; ++d) {
+        for (size_t i = 0; i + 1 < D; ++i) {
+          const size_t d = order[i];
           PhaseSpec rs = Base(e, d, CollectiveType::kReduceScatter);
           rs.blocks = DimBlocks(e, d, cur, false);
           PhaseSpec ag = Base(e, d, CollectiveType::kAllGather);
-          ag.blocks = rs.blocks;
-          ag.order = rs.order = BlockOrder(EffectiveAlgorithm(CollectiveType::kAllReduce,
-                                                              DimAlgorithm(e, d)), dims[d]);
+          ag.order = rs.order = BlockOrder(
+              EffectiveAlgorithm(CollectiveType::kAllReduce, DimAlgorithm(e, d)), dims[d]);
           // Both halves must lay blocks out alike: the all-gather reuses the cut.
           ag.blocks = rs.blocks;
           out.push_back(rs);
           down.push_back(ag);
           cur = rs.blocks[static_cast<size_t>(mine[d])];
         }
-        PhaseSpec top = Base(e, D - 1, CollectiveType::kAllReduce);
+        PhaseSpec top = Base(e, order[D - 1], CollectiveType::kAllReduce);
         top.region = cur;
         out.push_back(top);
         for (auto it = down.rbegin(); it != down.rend(); ++it) out.push_back(*it);
@@ -234,11 +285,11 @@ std::vector<PhaseSpec> HierarchicalPhases(const Effective& e, int chunk) {
       // Walk the nesting from the outside in, recording each dimension's cut.
       std::vector<std::vector<ByteRange>> cut(D);
       ByteRange cur = region;
-      for (size_t d : NestOrder(e)) {
+      for (size_t d : NestOrder(e, chunk)) {
         cut[d] = DimBlocks(e, d, cur, gather);
         cur = cut[d][static_cast<size_t>(mine[d])];
       }
-      for (size_t d = 0; d < D; ++d) {
+      for (size_t d : order) {
         PhaseSpec p = Base(e, d, e.spec.type);
         p.blocks = cut[d];
         out.push_back(p);
@@ -256,7 +307,8 @@ ByteRange NestedBlock(const Effective& e, int g, int chunk) {
   const std::vector<int> digits = Digits(g, dims);
   const bool gather = e.spec.type == CollectiveType::kAllGather;
   ByteRange cur = ChunkRegion(e, chunk);
-  for (size_t d : NestOrder(e)) cur = DimBlocks(e, d, cur, gather)[static_cast<size_t>(digits[d])];
+  for (size_t d : NestOrder(e, chunk))
+    cur = DimBlocks(e, d, cur, gather)[static_cast<size_t>(digits[d])];
   return cur;
 }
 

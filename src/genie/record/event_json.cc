@@ -26,6 +26,17 @@ json ToJson(const OpEvent& e) {
     j["bytes_sent"] = e.bytes_sent;
     j["bytes_received"] = e.bytes_received;
   }
+  if (!e.phases.empty()) {
+    json phases = json::array();
+    for (const PhaseSpan& p : e.phases) {
+      phases.push_back({{"chunk", p.chunk},
+                        {"dim", p.dim},
+                        {"op", CollectiveName(p.op)},
+                        {"start", p.start},
+                        {"end", p.end}});
+    }
+    j["phases"] = std::move(phases);
+  }
   return j;
 }
 
@@ -73,6 +84,15 @@ void AppendOpRecord(const OpEvent& e, std::string* out) {
     if (e.peer >= 0) fmt::format_to(it, ",\"peer\":{}", e.peer);
     fmt::format_to(it, ",\"bytes_sent\":{},\"bytes_received\":{}", e.bytes_sent,
                    e.bytes_received);
+  }
+  if (!e.phases.empty()) {
+    out->append(",\"phases\":[");
+    for (size_t i = 0; i < e.phases.size(); ++i) {
+      const PhaseSpan& p = e.phases[i];
+      fmt::format_to(it, "{}{{\"chunk\":{},\"dim\":{},\"op\":\"{}\",\"start\":{},\"end\":{}}}",
+                     i ? "," : "", p.chunk, p.dim, CollectiveName(p.op), p.start, p.end);
+    }
+    out->push_back(']');
   }
   out->push_back('}');
 }

@@ -6,11 +6,22 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "genie/common/units.h"
 #include "genie/workload/op.h"
 
 namespace genie::record {
+
+// One chunk's phase of a multi-dimensional collective on this rank: which dimension it ran on,
+// what it did there, and when (same clock as OpEvent::start/end).
+struct PhaseSpan {
+  uint32_t chunk = 0;
+  uint16_t dim = 0;
+  CollectiveType op = CollectiveType::kAllReduce;
+  TimeNs start = 0;
+  TimeNs end = 0;
+};
 
 struct OpEvent {
   int rank = 0;
@@ -31,6 +42,9 @@ struct OpEvent {
   int peer = -1;               // SEND/RECV peer
   Bytes bytes_sent = 0;        // what this rank put on the wire
   Bytes bytes_received = 0;    // what this rank took off the wire
+  // Collectives on more than one dimension: each chunk's phases in the order they ended
+  // (written to the rank stream as "phases"; how chunks crossed the dimensions, e.g. themis).
+  std::vector<PhaseSpan> phases;
 
   TimeNs duration() const { return end - start; }
   bool is_comm() const {

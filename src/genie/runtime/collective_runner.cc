@@ -58,6 +58,37 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   }
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
+  record_spans_ = max_dim > 0;
+  // Chunks that visit the dimensions in different orders (themis), or a dimension twice
+  // (localBWAware's reduce-scatter and all-gather), can enter a dimension in a different order
+  // on two ranks of it when their timing differs, each then waiting for the other's chunk: a
+  // deadlock on a real network. Each dimension then admits its chunks in one order every rank
+  // knows: by the phase's position in its chunk, then by chunk (last first under LIFO). Every
+  // wait points to an earlier (position, chunk), so none can close a cycle. Simulated ranks
+  // of one order keep ASTRA-sim's arrival order (their timing is the model's, and equal).
+  bool same_order = true, repeats = false;
+  for (const Chunk& c : chunks_) {
+    same_order = same_order && c.dims == chunks_.front().dims;
+    std::vector<uint16_t> sorted = c.dims;
+    std::sort(sorted.begin(), sorted.end());
+    repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+  }
+  if (!same_order || (repeats && !backend_.modelled())) {
+    const uint32_t n = static_cast<uint32_t>(chunks_.size());
+    const bool lifo = policy_ == SchedulingPolicy::kLifo;
+    std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
+    for (uint32_t k = 0; k < n; ++k) {
+      for (size_t p = 0; p < chunks_[k].dims.size(); ++p) {
+        uses[chunks_[k].dims[p]].push_back({p, lifo ? n - 1 - k : k});
+      }
+    }
+    dim_sequence_.resize(max_dim + 1);
+    dim_next_.assign(max_dim + 1, 0);
+    for (size_t d = 0; d < uses.size(); ++d) {
+      std::sort(uses[d].begin(), uses[d].end());
+      for (const auto& [p, key] : uses[d]) dim_sequence_[d].push_back(lifo ? n - 1 - key : key);
+    }
+  }
 }
 
 CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks,
@@ -88,6 +119,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first,
   }
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
+  record_spans_ = max_dim > 0;
 }
 
 void CollectiveRunner::Prepare(Chunk& c) {
@@ -146,7 +178,18 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
   auto& waiting = waiting_in_dim_[dim];
   while (!waiting.empty() && (active_chunks_ <= 0 || active_in_dim_[dim] < active_chunks_)) {
     uint32_t chunk = waiting.front();
-    waiting.pop_front();
+    if (!dim_sequence_.empty()) {
+      // Fixed order: only the dimension's next chunk in its sequence may enter.
+      const auto& seq = dim_sequence_[dim];
+      if (dim_next_[dim] >= seq.size()) break;
+      chunk = seq[dim_next_[dim]];
+      auto it = std::find(waiting.begin(), waiting.end(), chunk);
+      if (it == waiting.end()) break;
+      waiting.erase(it);
+      ++dim_next_[dim];
+    } else {
+      waiting.pop_front();
+    }
     ++active_in_dim_[dim];
     Chunk& c = chunks_[chunk];
     if (!c.planned) {
@@ -170,6 +213,7 @@ void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
   Chunk& c = chunks_[chunk];
   const auto& phase = c.plan.phases[phase_index];
   c.phases[phase_index].started = true;
+  c.phases[phase_index].start = backend_.Now();
   if (phase.begin == phase.end) {
     CompletePhase(chunk, phase_index);
     return;
@@ -274,6 +318,9 @@ void CollectiveRunner::CompletePhase(uint32_t chunk, uint32_t p) {
   auto finish = [this, chunk, p] {
     Chunk& c = chunks_[chunk];
     const uint16_t dim = c.dims[p];
+    if (record_spans_) {
+      spans_.push_back({chunk, dim, c.plan.phases[p].op, c.phases[p].start, backend_.Now()});
+    }
     --active_in_dim_[dim];
     ++c.next;
     AdmitWaiting(dim);

@@ -20,6 +20,7 @@
 #include "genie/collective/collective_spec.h"
 #include "genie/collective/schedule.h"
 #include "genie/common/status.h"
+#include "genie/record/op_event.h"
 #include "genie/runtime/backend.h"
 
 namespace genie::runtime {
@@ -54,11 +55,15 @@ class CollectiveRunner {
   void Start();
   Bytes bytes_sent() const { return bytes_sent_; }
   Bytes bytes_received() const { return bytes_received_; }
+  // On more than one dimension: every finished phase (chunk, dim, op, start, end), in the
+  // order they finished; empty for one dimension.
+  const std::vector<record::PhaseSpan>& phase_spans() const { return spans_; }
 
  private:
   struct PhaseState {
     uint32_t remaining_steps = 0;
     bool started = false;
+    TimeNs start = 0;
   };
   // Kept together so that completing a step touches one cache line of state (a 1,024-rank
   // simulation misses the cache on nearly every step).
@@ -106,9 +111,14 @@ class CollectiveRunner {
   std::vector<Chunk> chunks_;
   std::vector<int> active_in_dim_;
   std::vector<std::deque<uint32_t>> waiting_in_dim_;  // chunks waiting to enter a dim
+  // Chunks in different dimension orders (themis): each dim admits chunks in this fixed order.
+  std::vector<std::vector<uint32_t>> dim_sequence_;  // empty: FIFO/LIFO as they arrive
+  std::vector<size_t> dim_next_;
   uint32_t chunks_left_ = 0;
   Bytes bytes_sent_ = 0;
   Bytes bytes_received_ = 0;
+  bool record_spans_ = false;  // more than one dimension
+  std::vector<record::PhaseSpan> spans_;
 };
 
 }  // namespace genie::runtime

@@ -259,7 +259,10 @@ Status Executor::IssueCollective(InFlight& f) {
   // Simulated and without payloads to verify, the runner plans each chunk when it starts
   // (chunk 0 now, so that a planning error names this node) and holds only the running
   // chunks' steps. A real run plans everything here: no planning on the loop mid-collective.
-  const bool lazy = backend_.modelled() && !config_.verify && spec.options.chunks > 1;
+  // Under themis every chunk has its own order of dimensions, which the lazy runner (it takes
+  // chunk 0's for all) cannot know before planning: plan all up front.
+  const bool lazy = backend_.modelled() && !config_.verify && spec.options.chunks > 1 &&
+                    spec.options.inter_dim == collective::InterDimScheduling::kBaseline;
   auto schedule =
       lazy ? collective::PlanChunk(spec, group_index, 0) : collective::Plan(spec, group_index);
   if (!schedule.ok()) {
@@ -416,6 +419,7 @@ void Executor::Finish(NodeId id, Bytes sent, Bytes received) {
     e.peer = op.kind == OpKind::kSend ? op.dst : (op.kind == OpKind::kRecv ? op.src : -1);
     e.bytes_sent = sent;
     e.bytes_received = received;
+    if (f->runner) e.phases = f->runner->phase_spans();
     recorder_->OnOp(e);
   }
   graph_.Complete(id);

@@ -37,6 +37,9 @@ Status ApplySystem(const config::SystemConfig& sys, RunSetup* setup) {
   e.plan.optimization = sys.collective_optimization == config::CollectiveOptimization::kLocalBwAware
                             ? collective::Optimization::kLocalBwAware
                             : collective::Optimization::kBaseline;
+  if (sys.inter_dimension_scheduling == "themis") {
+    e.plan.inter_dim = collective::InterDimScheduling::kThemis;
+  }
   switch (sys.scheduling_policy) {
     case config::SchedulingPolicy::kLifo: e.policy = collective::SchedulingPolicy::kLifo; break;
     case config::SchedulingPolicy::kFifo: e.policy = collective::SchedulingPolicy::kFifo; break;
@@ -136,6 +139,7 @@ Result<RunSetup> PrepareRun(const SetupFlags& flags) {
                             " ranks use the first ones");
     }
     e.plan.dims = setup.network->npus_count;
+    e.plan.dim_bandwidth = setup.network->bandwidth_gbps;  // themis weighs dimensions by it
     if (flags.goodput) setup.network->goodput = {*flags.goodput};
     if (flags.message_overhead_ns) {
       setup.network->message_overhead_ns = {*flags.message_overhead_ns};
@@ -170,6 +174,11 @@ Result<RunSetup> PrepareRun(const SetupFlags& flags) {
     e.plan.dims = dims;
   }
 
+  if (e.plan.inter_dim == collective::InterDimScheduling::kThemis && !setup.network) {
+    setup.notes.push_back(
+        "inter-dimension-scheduling themis without a network.yml: every "
+        "dimension counts as equally fast (pass --network to weigh them)");
+  }
   if (!flags.memory_path.empty()) {
     GENIE_ASSIGN_OR_RETURN(setup.memory, config::LoadMemoryConfig(flags.memory_path));
     e.memory = setup.memory;
@@ -190,11 +199,14 @@ nlohmann::json RunSetup::ToJson() const {
   if (system) j["system"] = system->ToJson();
   if (network) j["network"] = network->ToJson();
   if (memory) j["memory"] = memory->ToJson();
-  j["plan"] = {{"chunks", exec.plan.chunks},
-               {"active_chunks", exec.plan.active_chunks},
-               {"channels", exec.plan.channels},
-               {"slice_bytes", exec.plan.slice_bytes},
-               {"dims", exec.plan.dims}};
+  j["plan"] = {
+      {"chunks", exec.plan.chunks},
+      {"active_chunks", exec.plan.active_chunks},
+      {"channels", exec.plan.channels},
+      {"slice_bytes", exec.plan.slice_bytes},
+      {"dims", exec.plan.dims},
+      {"inter_dimension_scheduling",
+       exec.plan.inter_dim == collective::InterDimScheduling::kThemis ? "themis" : "baseline"}};
   nlohmann::json impls = nlohmann::json::object();
   for (const auto& [type, choice] : exec.implementations) {
     std::vector<std::string> names;
