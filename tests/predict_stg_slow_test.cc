@@ -11,12 +11,8 @@
 
 namespace genie::testing {
 namespace {
-using nlohmann::json;
-}  // namespace
-}  // namespace genie::testing
 
-namespace genie::testing {
-namespace {
+using nlohmann::json;
 
 // Shipped STG training steps on star:8 at 400 Mbit/s, calibrated: every measured step within
 // ±15 % of the flow model's prediction of the same workload on the testbed's network.

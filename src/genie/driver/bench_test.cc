@@ -1,6 +1,6 @@
 // genie bench's pure parts: the size sweep, nccl-tests' size vs the planner's comm_size, flag
 // resolution and the verdict; and the #wrong count it takes from runtime/verify_data.
-#include "genie/driver/bench.h"
+#include "genie/driver/bench_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -20,6 +20,7 @@
 #include <functional>
 #include <string>
 
+#include "genie/net/fabric/fabric_library.h"
 #include "genie/net/fabric/fabric_transport.h"
 
 namespace genie::net {
@@ -45,7 +46,7 @@ constexpr uint64_t kEarlyHandle = uint64_t{1} << 62;
 // Real-data payloads held for receives not yet posted before the rest wait at the sender.
 constexpr uint64_t kUnexpectedCap = uint64_t{64} << 20;
 
-inline std::string FiError(long rc) { return fi_strerror(static_cast<int>(-rc)); }
+inline std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }
 // Key of a send waiting for its clear-to-send (RMA mode): (peer, sequence number).
 inline uint64_t RmaKey(int peer, uint64_t seq) {
   return static_cast<uint64_t>(peer) << kSeqBits | (seq & kSeqMask);

@@ -178,8 +178,9 @@ void FabricTransport::OnCqError() {
   fi_cq_err_entry err{};
   if (fi_cq_readerr(cq_, &err, 0) < 0) return;
   const char* detail = fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0);
-  const std::string why = fmt::format("{}{}{}", fi_strerror(err.err), detail != nullptr ? ": " : "",
-                                      detail != nullptr ? detail : "");
+  const std::string why =
+      fmt::format("{}{}{}", fabric_library::StrError(err.err), detail != nullptr ? ": " : "",
+                  detail != nullptr ? detail : "");
   Ctx* c = static_cast<Ctx*>(err.op_context);
   if (c == nullptr || (err.flags & FI_REMOTE_WRITE) != 0) {
     ReportFatal(Status::IoError(fmt::format("rank {}: completion error on provider '{}': {}",

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "genie/net/fabric/fabric_internal.h"
+#include "genie/net/fabric/fabric_library.h"
 #include "genie/net/fabric/fabric_transport.h"
 #include "genie/net/frame.h"
 
@@ -152,6 +153,7 @@ std::string FabricTransport::name() const {
 Status FabricTransport::Open() {
   const std::string& prov = options_.fabric_provider;
   const bool rma = options_.fabric_rma;
+  GENIE_RETURN_IF_ERROR(fabric_library::Load());
   if (getenv("FI_PROVIDER") == nullptr) {
     // libfabric initialises every provider it was built with on the first fi_getinfo (psm2,
     // psm, ... probe for their hardware: ~1 s per process here); restrict it to the layers of
@@ -167,7 +169,7 @@ Status FabricTransport::Open() {
     // 0.23 s; 128 take 0.06 s and streamed as fast on loopback (docs/transports.md).
     setenv("FI_OFI_RXM_MSG_RX_SIZE", "128", 0);
   }
-  fi_info* hints = fi_allocinfo();
+  fi_info* hints = fabric_library::AllocInfo();
   if (hints == nullptr) return Status::Internal("fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
@@ -193,28 +195,28 @@ Status FabricTransport::Open() {
       options_.fabric_domain.empty()
           ? (node != nullptr ? fmt::format("on {}", node) : std::string("on any domain"))
           : fmt::format("on domain {}", options_.fabric_domain);
-  int rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
+  int rc = fabric_library::GetInfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
   if (rc == -FI_ENODATA) {
     // FI_ORDER_SAW is only for PostWrite's notice (EFA, shm order sends after sends only):
     // without it one-sided PostWrite is refused, the rest works.
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
-    rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
+    rc = fabric_library::GetInfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
   }
   if (rc == -FI_ENODATA && !rma) {
     // Two-sided mode does without RMA; one-sided writes then report the provider lacks it.
     hints->caps = FI_MSG | FI_TAGGED;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
-    rc = fi_getinfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
+    rc = fabric_library::GetInfo(FI_VERSION(1, 9), node, nullptr, flags, hints, &info_);
   }
   if (rc != 0) {
     // Find what is missing: ask again for the provider alone and compare.
     std::string missing;
-    fi_info* bare_hints = fi_allocinfo();
+    fi_info* bare_hints = fabric_library::AllocInfo();
     bare_hints->fabric_attr->prov_name = strdup(prov.c_str());
     fi_info* bare = nullptr;
-    int brc = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, bare_hints, &bare);
+    int brc = fabric_library::GetInfo(FI_VERSION(1, 9), nullptr, nullptr, 0, bare_hints, &bare);
     if (brc != 0) {
       missing =
           fmt::format("provider '{}' is not available on this host (fi_info -l lists them)", prov);
@@ -244,14 +246,14 @@ Status FabricTransport::Open() {
             "-p '{}')",
             where, prov);
       }
-      fi_freeinfo(bare);
+      fabric_library::FreeInfo(bare);
     }
-    fi_freeinfo(bare_hints);
-    fi_freeinfo(hints);
+    fabric_library::FreeInfo(bare_hints);
+    fabric_library::FreeInfo(hints);
     return Status::Unavailable(fmt::format("rank {}: libfabric provider '{}' {}: {}: {}",
                                            options_.rank, prov, where, FiError(rc), missing));
   }
-  fi_freeinfo(hints);
+  fabric_library::FreeInfo(hints);
   if (!options_.fabric_domain.empty()) {
     // Some providers (ofi_rxm over tcp) do not filter by the domain hint: pick it here.
     fi_info* match = nullptr;
@@ -264,15 +266,15 @@ Status FabricTransport::Open() {
       }
     }
     if (match == nullptr) {
-      fi_freeinfo(info_);
+      fabric_library::FreeInfo(info_);
       info_ = nullptr;
       return Status::InvalidArgument(fmt::format(
           "rank {}: libfabric provider '{}' has no domain '{}' (--fabric-domain); it offers: {} "
           "(fi_info -p '{}' lists them)",
           options_.rank, prov, options_.fabric_domain, offered, prov));
     }
-    fi_info* chosen = fi_dupinfo(match);
-    fi_freeinfo(info_);
+    fi_info* chosen = fabric_library::DupInfo(match);
+    fabric_library::FreeInfo(info_);
     info_ = chosen;
   }
   provider_ = info_->fabric_attr->prov_name;
@@ -293,7 +295,7 @@ Status FabricTransport::Open() {
     return Status::IoError(fmt::format("rank {}: {} on provider '{}' domain {}: {}", options_.rank,
                                        what, provider_, info_->domain_attr->name, FiError(r)));
   };
-  GENIE_RETURN_IF_ERROR(check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
+  GENIE_RETURN_IF_ERROR(check(fabric_library::Fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
   GENIE_RETURN_IF_ERROR(check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain"));
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
@@ -483,7 +485,7 @@ void FabricTransport::CloseAll() {
   domain_ = nullptr;
   if (fabric_ != nullptr) fi_close(&fabric_->fid);
   fabric_ = nullptr;
-  if (info_ != nullptr) fi_freeinfo(info_);
+  if (info_ != nullptr) fabric_library::FreeInfo(info_);
   info_ = nullptr;
   for (auto& [p, n] : zero_maps_) munmap(p, n);
   zero_maps_.clear();
