@@ -114,7 +114,9 @@ void FabricTransport::ArmProgressTimer() {
       if (read(progress_fd_, &n, sizeof(n)) < 0) return;
       progress_armed_ = false;
       ++stats_.timer_wakeups;
+      const uint64_t before = stats_.completions;
       Drain();
+      if (stats_.completions != before) ++stats_.timer_useful;
     });
     if (!st.ok()) {
       close(progress_fd_);

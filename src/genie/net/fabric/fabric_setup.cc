@@ -137,10 +137,11 @@ FabricTransport::~FabricTransport() {
   *alive_ = false;
   if (const char* e = getenv("GENIE_FABRIC_STATS"); e != nullptr && e[0] == '1') {
     spdlog::warn(
-        "rank {}: fabric CQ drive: {} drains ({} from the wait fd, {} from the progress timer), "
-        "{} fi_cq_read ({} empty), {} completions, fi_trywait busy {}",
-        options_.rank, stats_.drains, stats_.fd_wakeups, stats_.timer_wakeups, stats_.cq_reads,
-        stats_.empty_reads, stats_.completions, stats_.trywait_busy);
+        "rank {}: fabric CQ drive: {} drains ({} from the wait fd, {} from the progress timer, "
+        "{} of which found completions), {} fi_cq_read ({} empty), {} completions, fi_trywait "
+        "busy {}",
+        options_.rank, stats_.drains, stats_.fd_wakeups, stats_.timer_wakeups, stats_.timer_useful,
+        stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy);
   }
   StopHeartbeats();
   CloseAll();

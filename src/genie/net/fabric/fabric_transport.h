@@ -116,6 +116,7 @@ class FabricTransport final : public Transport {
     uint64_t completions = 0;    // CQ entries handled
     uint64_t fd_wakeups = 0;     // Drain() from the CQ's wait fd
     uint64_t timer_wakeups = 0;  // Drain() from the progress timer
+    uint64_t timer_useful = 0;   // ... that found completions
     uint64_t trywait_busy = 0;   // fi_trywait said: read again before blocking
   };
   const DriveStats& drive_stats() const { return stats_; }
