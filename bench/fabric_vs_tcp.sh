@@ -2,63 +2,93 @@
 # The libfabric transport beside genie's TCP transport and libfabric's own fi_pingpong, on
 # loopback, in one script (docs/transports.md has the figures):
 #  1. stream: 2 ranks, a window of 4 messages in flight (bench/p2p_bench), 4 KiB - 64 MiB:
-#     tcp, fabric (tcp;ofi_rxm, tagged), fabric --fabric-rma. Gbit/s.
-#  2. ping-pong: one message in flight, answered (p2p_bench --pingpong) beside fi_pingpong
-#     (libfabric-bin; rdm endpoint, tagged, same provider). MB/s counting both directions, as
-#     fi_pingpong prints it.
-#  3. 8-rank ring all-reduce busbw (genie run, 5 iterations) over the three transports.
+#     tcp, fabric (tcp;ofi_rxm, tagged), fabric --fabric-rma. Gbit/s, and fabric/tcp ratios.
+#  2. 8-rank ring all-reduce busbw (genie run, 5 iterations) over the three transports.
+#  3. (PINGPONG=1) ping-pong: one message in flight, answered (p2p_bench --pingpong) beside
+#     fi_pingpong (libfabric-bin; rdm endpoint, tagged, same provider). MB/s counting both
+#     directions, as fi_pingpong prints it.
+# Each figure is the median of REPS runs; within a repetition the transports run one after
+# the other (interleaved), so that load from others on a shared machine hits them alike.
+# The load average is printed before and after.
 # libfabric-bin ships fi_pingpong only (no fi_rma_bw: fabtests are not packaged in Debian), so
 # the RMA mode is compared with genie TCP and the tagged mode.
 # Usage: bench/fabric_vs_tcp.sh BUILD_DIR   Env: SIZES (bytes, space separated), TOTAL (stream
-# bytes per size, default 1GiB), ITERS (ping-pongs per size, default 200), AR_SIZE (64MiB).
+# bytes per size, default 512MiB), REPS (default 3), AR_SIZE (64MiB), PINGPONG (0),
+# ITERS (ping-pongs per size, default 100).
 set -euo pipefail
 BUILD=${1:-build/release}
 P2P="$BUILD/bench/p2p_bench"
 G="$BUILD/tools/genie/genie"
 PROV="tcp;ofi_rxm"
 SIZES=${SIZES:-"4096 65536 1048576 16777216 67108864"}
-TOTAL=${TOTAL:-1GiB}
-ITERS=${ITERS:-200}
+TOTAL=${TOTAL:-512MiB}
+REPS=${REPS:-3}
+ITERS=${ITERS:-100}
 AR_SIZE=${AR_SIZE:-64MiB}
+PINGPONG=${PINGPONG:-0}
 [ -x "$P2P" ] && [ -x "$G" ] || { echo "build $P2P and $G first"; exit 1; }
-command -v fi_pingpong >/dev/null || { echo "fi_pingpong missing (apt-get install libfabric-bin)"; exit 1; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# "p2p_gbit_per_s SIZE VALUE" -> VALUE for SIZE
-val() { awk -v s="$2" '$1=="p2p_gbit_per_s" && $2==s {print $3}' "$1"; }
+MODES=("tcp" "fabric" "fabric --fabric-rma")
+tag() { echo "${1// /_}"; }
+# "p2p_gbit_per_s SIZE VALUE" lines of every rep of one mode -> median VALUE for SIZE
+median_of() { awk -v s="$2" '$1=="p2p_gbit_per_s" && $2==s {print $3}' "$1" | sort -g |
+  awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+median_col() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
-echo "== stream, 2 ranks, window 4 (Gbit/s)"
-"$P2P" --total "$TOTAL" $SIZES >"$T/tcp" 2>&1
-"$P2P" --total "$TOTAL" --transport fabric --fabric-provider "$PROV" $SIZES >"$T/fab" 2>&1
-"$P2P" --total "$TOTAL" --transport fabric --fabric-provider "$PROV" --fabric-rma $SIZES >"$T/rma" 2>&1
+echo "load before: $(uptime)"
+echo "== stream, 2 ranks, window 4 (Gbit/s, median of $REPS, $TOTAL per size)"
+for r in $(seq "$REPS"); do
+  for mode in "${MODES[@]}"; do
+    # shellcheck disable=SC2086
+    "$P2P" --total "$TOTAL" --transport $mode --fabric-provider "$PROV" $SIZES \
+      >>"$T/stream-$(tag "$mode")" 2>/dev/null || echo "stream $mode rep $r: failed" >&2
+  done
+done
 printf "%10s %10s %10s %10s %9s %9s\n" size tcp fabric fab-rma fab/tcp rma/tcp
 for s in $SIZES; do
-  a=$(val "$T/tcp" "$s"); b=$(val "$T/fab" "$s"); c=$(val "$T/rma" "$s")
-  python3 -c "a,b,c=float('${a:-0}'),float('${b:-0}'),float('${c:-0}'); print('%10d %10.2f %10.2f %10.2f %9.2f %9.2f' % ($s,a,b,c,b/a if a else 0,c/a if a else 0))"
+  a=$(median_of "$T/stream-tcp" "$s"); b=$(median_of "$T/stream-fabric" "$s")
+  c=$(median_of "$T/stream-fabric_--fabric-rma" "$s")
+  python3 -c "a,b,c=float('$a'),float('$b'),float('$c'); print('%10d %10.2f %10.2f %10.2f %9.2f %9.2f' % ($s,a,b,c,b/a if a else 0,c/a if a else 0))"
 done
 
-echo "== ping-pong, 2 ranks (MB/s, both directions)"
-printf "%10s %10s %10s %10s %12s %10s\n" size tcp fabric fab-rma fi_pingpong fab/fi_pp
-for s in $SIZES; do
-  iters=$ITERS; [ "$s" -ge 16777216 ] && iters=$(( ITERS / 10 > 4 ? ITERS / 10 : 4 ))
-  total=$(( s * iters ))
-  pp() { "$P2P" --pingpong --total "$total" "$@" "$s" 2>/dev/null | awk '$1=="p2p_gbit_per_s" {printf "%.1f", $3*1000/8}'; }
-  a=$(pp); b=$(pp --transport fabric --fabric-provider "$PROV"); c=$(pp --transport fabric --fabric-provider "$PROV" --fabric-rma)
-  port=$(free_port)
-  fi_pingpong -p "$PROV" -e rdm -m tagged -I "$iters" -S "$s" -B "$port" >"$T/pps" 2>&1 &
-  srv=$!
-  sleep 0.3
-  d=$(fi_pingpong -p "$PROV" -e rdm -m tagged -I "$iters" -S "$s" -P "$port" 127.0.0.1 2>&1 | awk 'NR>1 && NF>=6 {print $6}' | tail -1)
-  wait "$srv" 2>/dev/null || true
-  python3 -c "a,b,c,d=float('${a:-0}'),float('${b:-0}'),float('${c:-0}'),float('${d:-0}'); print('%10d %10.1f %10.1f %10.1f %12.1f %10.2f' % ($s,a,b,c,d,b/d if d else 0))"
-done
-
-echo "== 8-rank ring all-reduce of $AR_SIZE on loopback (5 iterations)"
+echo "== 8-rank ring all-reduce of $AR_SIZE on loopback (5 iterations, median of $REPS)"
 "$G" gen collective --type all_reduce --size "$AR_SIZE" --ranks 8 -o "$T/ar" >/dev/null
-printf "%-16s %10s %10s %10s\n" transport "time(us)" algbw busbw
-for mode in "tcp" "fabric" "fabric --fabric-rma"; do
-  out="$T/out-${mode// /_}"
-  # shellcheck disable=SC2086
-  "$G" run "$T/ar" --iterations 5 --warmup 1 --transport $mode --output "$out" >/dev/null 2>&1 || { echo "$mode: failed"; continue; }
-  "$G" results show "$out/results.json" | awk -v m="$mode" '$1=="all_reduce"{printf "%-16s %10s %10s %10s\n", m, $4, $5, $6}'
+for r in $(seq "$REPS"); do
+  for mode in "${MODES[@]}"; do
+    out="$T/out-$(tag "$mode")-$r"
+    # shellcheck disable=SC2086
+    if "$G" run "$T/ar" --iterations 5 --warmup 1 --transport $mode --output "$out" >/dev/null 2>&1; then
+      "$G" results show "$out/results.json" | awk '$1=="all_reduce"{print $6}' >>"$T/ar-$(tag "$mode")"
+    else
+      echo "all-reduce $mode rep $r: failed" >&2
+    fi
+  done
 done
+printf "%-20s %12s %10s %s\n" transport "busbw(GB/s)" "x tcp" "(all reps)"
+base=$(median_col <"$T/ar-tcp")
+for mode in "${MODES[@]}"; do
+  f="$T/ar-$(tag "$mode")"; [ -f "$f" ] || { echo "$mode: no run"; continue; }
+  m=$(median_col <"$f")
+  printf "%-20s %12s %10s %s\n" "$mode" "$m" "$(python3 -c "print('%.2f' % ($m/$base if $base else 0))")" "$(tr '\n' ' ' <"$f")"
+done
+
+if [ "$PINGPONG" = 1 ]; then
+  command -v fi_pingpong >/dev/null || { echo "fi_pingpong missing (apt-get install libfabric-bin)"; exit 1; }
+  free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+  echo "== ping-pong, 2 ranks (MB/s, both directions; one run each)"
+  printf "%10s %10s %10s %10s %12s %10s\n" size tcp fabric fab-rma fi_pingpong fab/fi_pp
+  for s in $SIZES; do
+    iters=$ITERS; [ "$s" -ge 16777216 ] && iters=$(( ITERS / 10 > 4 ? ITERS / 10 : 4 ))
+    total=$(( s * iters ))
+    pp() { "$P2P" --pingpong --total "$total" "$@" "$s" 2>/dev/null | awk '$1=="p2p_gbit_per_s" {printf "%.1f", $3*1000/8}'; }
+    a=$(pp); b=$(pp --transport fabric --fabric-provider "$PROV"); c=$(pp --transport fabric --fabric-provider "$PROV" --fabric-rma)
+    port=$(free_port)
+    fi_pingpong -p "$PROV" -e rdm -m tagged -I "$iters" -S "$s" -B "$port" >"$T/pps" 2>&1 &
+    srv=$!
+    sleep 0.3
+    d=$(fi_pingpong -p "$PROV" -e rdm -m tagged -I "$iters" -S "$s" -P "$port" 127.0.0.1 2>&1 | awk 'NR>1 && NF>=6 {print $6}' | tail -1)
+    wait "$srv" 2>/dev/null || true
+    python3 -c "a,b,c,d=float('${a:-0}'),float('${b:-0}'),float('${c:-0}'),float('${d:-0}'); print('%10d %10.1f %10.1f %10.1f %12.1f %10.2f' % ($s,a,b,c,d,b/d if d else 0))"
+  done
+fi
+echo "load after: $(uptime)"

@@ -85,6 +85,30 @@ Result<std::optional<MessageMatcher::Arrived>> MessageMatcher::MatchPost(int sel
   return a;
 }
 
+Result<std::optional<MessageMatcher::Posted>> MessageMatcher::ArriveWhole(
+    int self, const MatchKey& k, const void* data, Bytes bytes, uint64_t remote_data,
+    uint64_t handle) {
+  auto posted = MatchArrival(self, k, bytes);
+  if (!posted.ok()) return posted;
+  if (const auto& p = *posted) {
+    if (p->into != nullptr && bytes > 0) {
+      if (data != nullptr) {
+        std::memcpy(p->into, data, bytes);
+      } else {
+        std::memset(p->into, 0, bytes);
+      }
+    }
+    return posted;
+  }
+  Arrived a{bytes, data != nullptr, {}, remote_data, handle};
+  if (data != nullptr && bytes > 0) {
+    a.buf = TakeBuffer(bytes);
+    std::memcpy(a.buf.get(), data, bytes);
+  }
+  AddArrived(k, std::move(a));
+  return posted;
+}
+
 void MessageMatcher::Deliver(Arrived a, void* into, Bytes bytes) {
   if (into != nullptr && bytes > 0) {
     if (a.has_data) {

@@ -94,6 +94,13 @@ class MessageMatcher {
   // The error for a receive of `posted` bytes meeting a message of `sent` bytes: names both
   // ranks, the channel, the tag and both sizes.
   static Status SizeMismatch(int self, const MatchKey& k, Bytes sent, Bytes posted);
+  // A whole message arrived with its payload in hand (`data`; nullptr: filler, zeros): copied
+  // into the receive posted for it, which is returned for the caller to complete; else kept
+  // as an arrival with a pooled copy (and `handle`). The one path for a rank's message to
+  // itself and for payloads that ride inside their header, whatever the transport.
+  Result<std::optional<Posted>> ArriveWhole(int self, const MatchKey& k, const void* data,
+                                            Bytes bytes, uint64_t remote_data,
+                                            uint64_t handle = 0);
   // Fills a receive's buffer from a held message (zeros when it carried no data) and returns
   // the message's buffer to the pool.
   void Deliver(Arrived a, void* into, Bytes bytes);

@@ -88,5 +88,42 @@ TEST(MessageMatcherTest, ASizeMismatchNamesBothRanksAndSizes) {
   EXPECT_EQ(m.arrived_count(), 0u);  // consumed, its buffer pooled again
 }
 
+TEST(MessageMatcherTest, AWholeArrivalFillsThePostedReceiveOrIsHeldWithACopy) {
+  MessageMatcher m;
+  const MatchKey k{1, 2, 7};
+  unsigned char into[8] = {};
+  m.AddPosted(k, {into, sizeof(into), 11});
+  auto p = m.ArriveWhole(0, k, "posted!", 8, 5);
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p->has_value());
+  EXPECT_EQ((*p)->cookie, 11u);
+  EXPECT_STREQ(reinterpret_cast<char*>(into), "posted!");
+  // No receive yet: a copy is held (the sender's buffer may be reused at once), with its
+  // remote data and handle; filler arrives as zeros.
+  char data[8] = "held!!!";
+  auto held = m.ArriveWhole(0, k, data, 8, 42, 3);
+  ASSERT_TRUE(held.ok());
+  EXPECT_FALSE(held->has_value());
+  data[0] = 'X';
+  auto a = m.MatchPost(0, k, 8);
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_EQ((*a)->remote_data, 42u);
+  EXPECT_EQ((*a)->handle, 3u);
+  m.Deliver(std::move(**a), into, sizeof(into));
+  EXPECT_STREQ(reinterpret_cast<char*>(into), "held!!!");
+  ASSERT_TRUE(m.ArriveWhole(0, k, nullptr, 8, 0).ok());
+  auto z = m.MatchPost(0, k, 8);
+  ASSERT_TRUE(z.ok() && z->has_value());
+  m.Deliver(std::move(**z), into, sizeof(into));
+  EXPECT_EQ(into[0], 0);
+  // A size mismatch is the same error whichever path found it.
+  m.AddPosted(k, {into, 4, 12});
+  auto bad = m.ArriveWhole(0, k, data, 8, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("rank 1 sent 8 bytes with tag 7 on channel 2"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace genie::net

@@ -1,6 +1,8 @@
 // The fabric transport's private parts, shared by its files (fabric_setup.cc: getinfo, open,
-// hello; fabric_io.cc: posting, the CQ, matching; fabric_teardown.cc: liveness, Shutdown,
-// Abort). Not for use outside net/fabric/.
+// hello; fabric_progress.cc: driving the CQ, dispatching what arrives; fabric_post.cc:
+// contexts, buffers, posting sends and writes; fabric_match.cc: matching receives to message
+// headers and receiving payloads, RMA rendezvous; fabric_watch.cc: crash detection;
+// fabric_teardown.cc: liveness, Shutdown, Abort). Not for use outside net/fabric/.
 //
 // Ctx: the context of one libfabric operation (its fi_context2 first, for providers that ask
 // for FI_CONTEXT/FI_CONTEXT2), owned by FabricTransport's stores, reused through free lists.
@@ -9,12 +11,16 @@
 // Threading: the transport's loop thread only.
 #pragma once
 
+#include <fmt/format.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "genie/net/fabric/fabric_library.h"
 #include "genie/net/fabric/fabric_transport.h"
 
 namespace genie::net {
@@ -32,6 +38,19 @@ inline uint64_t PayloadTag(int sender, uint64_t seq) {
 }
 // Remote CQ data of a one-sided PostWrite (its notice delivers it); else an RMA receive id.
 constexpr uint64_t kUserWriteData = uint64_t{1} << 31;
+// The handle of a MessageMatcher::Arrived: the payload's sequence number (it waits at the
+// sender), kInlineHandle (the payload is in the Arrived's buffer), or kEarlyHandle | Early id
+// (it is being received, or was, into an Early buffer).
+constexpr uint64_t kInlineHandle = ~uint64_t{0};
+constexpr uint64_t kEarlyHandle = uint64_t{1} << 62;
+// Real-data payloads held for receives not yet posted before the rest wait at the sender.
+constexpr uint64_t kUnexpectedCap = uint64_t{64} << 20;
+
+inline std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }
+// Key of a send waiting for its clear-to-send (RMA mode): (peer, sequence number).
+inline uint64_t RmaKey(int peer, uint64_t seq) {
+  return static_cast<uint64_t>(peer) << kSeqBits | (seq & kSeqMask);
+}
 
 enum Type : uint8_t {
   kHello = 1,
@@ -122,5 +141,40 @@ struct FabricTransport::PendingRma {
   uint64_t cookie;
   uint16_t channel;
 };
+
+namespace fabric_internal {
+constexpr size_t kSlotBytes = sizeof(FabricTransport::Header) + FabricTransport::kInlineBytes;
+static_assert(sizeof(FabricTransport::Header) == 64, "control header is 64 bytes");
+inline FabricTransport::Header* HeaderOf(FabricTransport::Ctx* s) {
+  return reinterpret_cast<FabricTransport::Header*>(s->buf);
+}
+}  // namespace fabric_internal
+
+// Calls `post` now, or queues it when the provider is busy (-FI_EAGAIN) or others wait ahead
+// (order matters: a header before its payload); the queue is retried after the CQ is read.
+template <typename F>
+void FabricTransport::Submit(F post, int peer, const char* what) {
+  if (ep_ == nullptr) return;
+  if (backlog_.empty()) {
+    long rc = post();
+    if (rc == 0) {
+      // With a wait fd, a completion the post causes wakes the loop through it; an extra CQ
+      // read per post cost ~8 syscalls a message (libfabric's own epoll_waits), so only the
+      // progress timer is armed, for progress ofi_rxm does not signal (connection setup).
+      if (cq_fd_ >= 0) {
+        ArmProgressTimer();
+      } else {
+        Kick();
+      }
+      return;
+    }
+    if (rc != -FI_EAGAIN) {
+      PeerLost(peer, fmt::format("{} failed: {}", what, fabric_internal::FiError(rc)));
+      return;
+    }
+  }
+  backlog_.emplace_back(std::function<long()>(post), peer);
+  Kick();
+}
 
 }  // namespace genie::net

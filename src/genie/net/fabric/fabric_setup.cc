@@ -26,8 +26,6 @@ using namespace fabric_internal;
 
 namespace {
 
-std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }
-
 // Capabilities by name, for the error that names the one a provider lacks.
 struct CapName {
   uint64_t bit;
@@ -137,6 +135,14 @@ FabricTransport::FabricTransport(loop::EventLoop* loop, const TransportOptions& 
 
 FabricTransport::~FabricTransport() {
   *alive_ = false;
+  if (const char* e = getenv("GENIE_FABRIC_STATS"); e != nullptr && e[0] == '1') {
+    spdlog::warn(
+        "rank {}: fabric CQ drive: {} drains ({} from the wait fd, {} from the progress timer, "
+        "{} of which found completions), {} fi_cq_read ({} empty), {} completions, fi_trywait "
+        "busy {}",
+        options_.rank, stats_.drains, stats_.fd_wakeups, stats_.timer_wakeups, stats_.timer_useful,
+        stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy);
+  }
   StopHeartbeats();
   CloseAll();
 }
@@ -327,7 +333,10 @@ Status FabricTransport::Open() {
   GENIE_RETURN_IF_ERROR(check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)"));
   GENIE_RETURN_IF_ERROR(check(fi_enable(ep_), "fi_enable"));
   if (cq_fd_ >= 0) {
-    GENIE_RETURN_IF_ERROR(loop_->AddFd(cq_fd_, EPOLLIN, [this](uint32_t) { Drain(); }));
+    GENIE_RETURN_IF_ERROR(loop_->AddFd(cq_fd_, EPOLLIN, [this](uint32_t) {
+      ++stats_.fd_wakeups;
+      Drain();
+    }));
   }
   GENIE_RETURN_IF_ERROR(PostCtrlRecvs());
   spdlog::debug("rank {}: fabric provider {} domain {} mr_mode {:#x} cq {}", options_.rank,

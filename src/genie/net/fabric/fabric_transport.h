@@ -108,6 +108,18 @@ class FabricTransport final : public Transport {
   const std::string& provider() const { return provider_; }
   // Control messages refused because their header was wrong (another job, garbage).
   uint64_t rejected_messages() const { return rejected_; }
+  // How the CQ was driven (for measurements; GENIE_FABRIC_STATS=1 logs them at the end).
+  struct DriveStats {
+    uint64_t drains = 0;         // Drain() calls
+    uint64_t cq_reads = 0;       // fi_cq_read calls
+    uint64_t empty_reads = 0;    // ... that returned nothing
+    uint64_t completions = 0;    // CQ entries handled
+    uint64_t fd_wakeups = 0;     // Drain() from the CQ's wait fd
+    uint64_t timer_wakeups = 0;  // Drain() from the progress timer
+    uint64_t timer_useful = 0;   // ... that found completions
+    uint64_t trywait_busy = 0;   // fi_trywait said: read again before blocking
+  };
+  const DriveStats& drive_stats() const { return stats_; }
 
   // Private parts shared with fabric_*.cc (defined in fabric_internal.h).
   struct Ctx;
@@ -124,7 +136,7 @@ class FabricTransport final : public Transport {
   Status PostCtrlRecvs();
   void CloseAll();
 
-  // fabric_io.cc: posting, completions, matching.
+  // fabric_progress.cc, fabric_post.cc, fabric_match.cc: the CQ, posting, matching.
   Ctx* NewCtx(int kind);
   void FreeCtx(Ctx* c);
   Ctx* NewSlotCtx();  // a control send slot (header + inline payload)
@@ -234,6 +246,7 @@ class FabricTransport final : public Transport {
   int progress_fd_ = -1;
   bool progress_armed_ = false;
   uint64_t rejected_ = 0;  // control messages from strangers (another job, garbage)
+  DriveStats stats_;
 
   std::deque<std::pair<std::function<long()>, int>> backlog_;  // (post, peer)
   bool kick_posted_ = false;

@@ -37,28 +37,15 @@ void TcpTransport::PostRecv(const RecvOp& op) {
 
 void TcpTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
   MatchKey k{options_.rank, ch, op.tag};
-  auto posted = matcher_.MatchArrival(options_.rank, k, op.bytes);
+  auto posted = matcher_.ArriveWhole(options_.rank, k, op.data, op.bytes, op.remote_data);
   if (!posted.ok()) {
     ReportFatal(posted.status());
     return;
   }
   if (const auto& p = *posted) {
-    if (p->into != nullptr && op.bytes > 0) {
-      if (op.data != nullptr) {
-        std::memcpy(p->into, op.data, op.bytes);
-      } else {
-        std::memset(p->into, 0, op.bytes);
-      }
-    }
     Complete({Completion::kRecv, options_.rank, ch, p->cookie, op.remote_data, op.bytes, 0});
-  } else {
-    MessageMatcher::Arrived a{op.bytes, op.data != nullptr, {}, op.remote_data};
-    if (a.has_data && op.bytes > 0) {
-      a.buf = matcher_.TakeBuffer(op.bytes);
-      std::memcpy(a.buf.get(), op.data, op.bytes);
-      unexpected_bytes_ += op.bytes;
-    }
-    matcher_.AddArrived(k, std::move(a));
+  } else if (op.data != nullptr) {
+    unexpected_bytes_ += op.bytes;  // held in the matcher until its receive is posted
   }
   Complete({Completion::kSend, options_.rank, ch, op.cookie, 0, op.bytes, 0});
 }
