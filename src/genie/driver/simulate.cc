@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <filesystem>
 #include <iostream>
 
@@ -33,6 +35,11 @@ int ExitCodeFor(const Status& status) {
 }  // namespace
 
 int RunSimulate(const SimulateOptions& f) {
+  // The simulator plans and drops each rank's chunks millions of times: keep freed memory in
+  // the process instead of trimming it back to the kernel and faulting it in again (page
+  // faults were 9 % of a 1,024-rank run's profile, a tenth of its CPU time in sys).
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
   auto setup = runtime::PrepareRun(f.setup);
   if (!setup.ok()) {
     std::cerr << "genie simulate: " << setup.status().message() << "\n";
