@@ -1,12 +1,14 @@
 // `genie gen`: write Chakra workloads genie and other tools can run.
 //   genie gen collective --type all_reduce --size 1MiB --ranks 8 --output DIR/all_reduce
 //   genie gen compute-chain --count 1000 --duration 1ms --ranks 1 --output DIR/chain
+//   genie gen replicate WORKLOAD --copies 128 --output DIR/workload
 // Files are <output>.<rank>.et (gzip-compressed with --gzip, same names).
 #include <iostream>
 
 #include "genie/common/units.h"
 #include "genie/workload/generator.h"
 #include "genie/workload/op.h"
+#include "genie/workload/replicate.h"
 #include "tools/genie/command.h"
 
 GENIE_COMMAND(gen, "Write Chakra workloads: one collective, or a chain of compute nodes") {
@@ -17,7 +19,8 @@ GENIE_COMMAND(gen, "Write Chakra workloads: one collective, or a chain of comput
     uint64_t count = 1000;
     std::string num_ops, tensor_size;
     bool gzip = false;
-    int which = 0;  // 1 = collective, 2 = compute-chain
+    int which = 0;  // 1 = collective, 2 = compute-chain, 3 = replicate
+    genie::workload::ReplicateOptions replicate;
   };
   auto args = std::make_shared<Args>();
   app.require_subcommand(1);
@@ -45,9 +48,24 @@ GENIE_COMMAND(gen, "Write Chakra workloads: one collective, or a chain of comput
   chain->add_flag("--gzip", args->gzip, "gzip-compress each file");
   chain->callback([args] { args->which = 2; });
 
+  CLI::App* rep = app.add_subcommand(
+      "replicate", "K independent copies of a workload as one (ranks k*N+r, comm groups renumbered)");
+  rep->add_option("workload", args->replicate.input, "Workload folder or <prefix>")->required();
+  rep->add_option("--copies,-k", args->replicate.copies, "Number of copies")->required();
+  rep->add_option("--comm-group", args->replicate.comm_group,
+                  "Comm-group JSON (default: workload.json / comm_group.json beside the traces)");
+  rep->add_option("--output,-o", args->replicate.output,
+                  "Output prefix: writes <prefix>.<rank>.et and workload.json beside them")
+      ->required();
+  rep->add_flag("--gzip", args->replicate.gzip, "gzip-compress each file");
+  rep->callback([args] { args->which = 3; });
+
   return [args]() -> int {
     genie::Result<int> written = genie::Status::InvalidArgument("choose collective or compute-chain");
-    if (args->which == 1) {
+    if (args->which == 3) {
+      written = genie::workload::Replicate(args->replicate);
+      args->output = args->replicate.output;
+    } else if (args->which == 1) {
       genie::workload::GenCollectiveOptions o;
       auto type = genie::ParseCollectiveType(args->type);
       if (!type) {
