@@ -1,5 +1,7 @@
 #include "genie/record/recorder.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -47,7 +49,16 @@ Status Recorder::Close() {
   return status_;
 }
 
+void Recorder::KeepOpsOf(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  op_ranks_ = std::move(ranks);
+}
+
 void Recorder::OnOp(const OpEvent& event) {
+  if (!op_ranks_.empty() && !std::binary_search(op_ranks_.begin(), op_ranks_.end(), event.rank)) {
+    return;
+  }
   if (keep_ops_) ops_.push_back(event);
   if (fd_ < 0) return;
   line_.clear();
