@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -196,14 +196,16 @@ std::map<int, std::string> SysLines(const std::string& output) {
 TEST_F(GenE2eTest, ReplicatedCopiesReproduceTheOriginalPerRankFigures) {
   const std::string gpt = Data("traces/generated/stg/gpt_dp2_tp2_pp2");
   const std::string world = (dir_ / "ar" / "ar").string();
-  ASSERT_EQ(Genie("gen collective --type all_reduce --size 64KiB --ranks 4 -o " + world).exit_code, 0);
+  ASSERT_EQ(Genie("gen collective --type all_reduce --size 64KiB --ranks 4 -o " + world).exit_code,
+            0);
   const std::string net = (dir_ / "sw.yml").string();
   std::ofstream(net) << "topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50.0 ]\n"
                         "latency: [ 500.0 ]\n";
   const int copies = 3;
   for (const std::string& w : {gpt, world}) {
     const std::string out = (dir_ / ("rep_" + fs::path(w).filename().string()) / "w").string();
-    CliResult g = Genie("gen replicate " + w + " --copies " + std::to_string(copies) + " -o " + out);
+    CliResult g =
+        Genie("gen replicate " + w + " --copies " + std::to_string(copies) + " -o " + out);
     ASSERT_EQ(g.exit_code, 0) << g.output;
     for (const char* model : {"aware", "unaware"}) {
       CliResult a = Genie("simulate " + w + " --network " + net + " --network-model " + model);

@@ -1,10 +1,9 @@
 #include "genie/record/recorder.h"
 
-#include <algorithm>
-
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
