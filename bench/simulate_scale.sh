@@ -2,10 +2,11 @@
 # Simulation scale: wall time, peak RSS, simulated messages per second and memory per rank of
 # `genie simulate` for a 1 MiB ring all-reduce (ASTRA-sim's Ring_4chunks.json: 4 chunks, 1
 # active) on a Switch and on a Ring of 256, 1,024 and 4,096 NPUs, both ASTRA-sim models; then
-# the 8-rank STG workloads.
+# gpt_dp2_tp2_pp2 replicated to 1,024 ranks (`genie gen replicate`, 128 copies) and the 8-rank
+# STG workloads.
 # Usage: bench/simulate_scale.sh BUILD_DIR [DATA_DIR]   (DATA_DIR: the checkout's tests/data)
-# Today a ring's memory per rank still grows with N (docs/simulation.md, "At cluster scale"):
-# 4,096 ranks need about 3.5 GiB and minutes per point.
+# Ranks whose chunk schedules are equal up to a rotation share one (docs/simulation.md, "At
+# cluster scale"): what remains per rank is a 4-byte state per step of the running chunk.
 # Environment: RANKS="256 1024" to choose the sizes (default "256 1024 4096"), REPEAT=n runs
 # per point (the minimum wall time and RSS are printed; default 1), TOPOLOGIES="Switch Ring".
 # Messages are counted, not measured: a ring all-reduce of N ranks in C chunks sends
@@ -55,6 +56,17 @@ for n in $RANKS; do
   done
   rm -rf "$T/ar$n"*
 done
+
+printf 'topology: [ Switch ]\nnpus_count: [ 1024 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' \
+  > "$T/sw1024.yml"
+"$G" gen replicate "$DATA/traces/generated/stg/gpt_dp2_tp2_pp2" --copies 128 \
+  -o "$T/gpt1024/workload" >/dev/null
+for model in unaware aware; do
+  # Messages: counted by the simulator (results' sim stats), not known up front; print 0 M/s.
+  measure "gpt_dp2_tp2_pp2 x128 = 1024 ($model)" 0 1024 \
+    "$G" simulate "$T/gpt1024" --network "$T/sw1024.yml" --network-model "$model"
+done
+rm -rf "$T/gpt1024"
 
 printf 'topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$T/sw8.yml"
 for w in gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2; do

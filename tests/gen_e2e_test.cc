@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -169,6 +171,56 @@ TEST_F(GenE2eTest, ComputeChainOf1000OneMillisecondNodes) {
   CliResult frac = Genie("gen compute-chain --count 3 --duration 1500ns --output " + out);
   EXPECT_EQ(frac.exit_code, 1);
   EXPECT_NE(frac.output.find("whole number of microseconds"), std::string::npos) << frac.output;
+}
+
+namespace replicate {
+
+// "sys[r] finished, ..." lines by rank.
+std::map<int, std::string> SysLines(const std::string& output) {
+  std::map<int, std::string> lines;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("sys[", 0) != 0) continue;
+    const size_t close = line.find(']');
+    lines[std::stoi(line.substr(4, close - 4))] = line.substr(close + 1);
+  }
+  return lines;
+}
+
+}  // namespace replicate
+
+// Each copy of a replicated workload reproduces the original's per-rank figures exactly, in
+// both ASTRA-sim models: comm groups, the world group and point-to-point peers were renumbered,
+// and the copies never talk to each other.
+TEST_F(GenE2eTest, ReplicatedCopiesReproduceTheOriginalPerRankFigures) {
+  const std::string gpt = Data("traces/generated/stg/gpt_dp2_tp2_pp2");
+  const std::string world = (dir_ / "ar" / "ar").string();
+  ASSERT_EQ(Genie("gen collective --type all_reduce --size 64KiB --ranks 4 -o " + world).exit_code,
+            0);
+  const std::string net = (dir_ / "sw.yml").string();
+  std::ofstream(net) << "topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50.0 ]\n"
+                        "latency: [ 500.0 ]\n";
+  const int copies = 3;
+  for (const std::string& w : {gpt, world}) {
+    const std::string out = (dir_ / ("rep_" + fs::path(w).filename().string()) / "w").string();
+    CliResult g =
+        Genie("gen replicate " + w + " --copies " + std::to_string(copies) + " -o " + out);
+    ASSERT_EQ(g.exit_code, 0) << g.output;
+    for (const char* model : {"aware", "unaware"}) {
+      CliResult a = Genie("simulate " + w + " --network " + net + " --network-model " + model);
+      CliResult b = Genie("simulate " + out + " --network " + net + " --network-model " + model);
+      ASSERT_EQ(a.exit_code, 0) << a.output;
+      ASSERT_EQ(b.exit_code, 0) << b.output;
+      auto orig = replicate::SysLines(a.output), rep = replicate::SysLines(b.output);
+      const int n = static_cast<int>(orig.size());
+      ASSERT_GT(n, 0) << a.output;
+      ASSERT_EQ(static_cast<int>(rep.size()), n * copies) << b.output;
+      for (int r = 0; r < n * copies; ++r) {
+        EXPECT_EQ(rep[r], orig[r % n]) << w << " (" << model << "), replicated rank " << r;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -2,12 +2,14 @@
 //   genie gen collective --type all_reduce --size 1MiB --ranks 8 --output DIR/all_reduce
 //   genie gen compute-chain --count 1000 --duration 1ms --ranks 1 --output DIR/chain
 //   genie gen remote-memory --count 4 --size 1KiB --ranks 4 [--store] --output DIR/mem
+//   genie gen replicate WORKLOAD --copies 128 --output DIR/workload
 // Files are <output>.<rank>.et (gzip-compressed with --gzip, same names).
 #include <iostream>
 
 #include "genie/common/units.h"
 #include "genie/workload/generator.h"
 #include "genie/workload/op.h"
+#include "genie/workload/replicate.h"
 #include "tools/genie/command.h"
 
 GENIE_COMMAND(gen,
@@ -20,11 +22,12 @@ GENIE_COMMAND(gen,
     uint64_t count = 1000;
     std::string num_ops, tensor_size;
     bool gzip = false;
-    int which = 0;  // 1 = collective, 2 = compute-chain, 3 = remote-memory
+    int which = 0;  // 1 = collective, 2 = compute-chain, 3 = remote-memory, 4 = replicate
     int mem_ranks = 4;
     uint64_t mem_count = 4;
     std::string mem_size = "1MiB";
     bool store = false;
+    genie::workload::ReplicateOptions replicate;
   };
   auto args = std::make_shared<Args>();
   app.require_subcommand(1);
@@ -64,10 +67,25 @@ GENIE_COMMAND(gen,
   mem->add_flag("--gzip", args->gzip, "gzip-compress each file");
   mem->callback([args] { args->which = 3; });
 
+  CLI::App* rep = app.add_subcommand(
+      "replicate", "K independent copies of a workload as one (ranks k*N+r, comm groups renumbered)");
+  rep->add_option("workload", args->replicate.input, "Workload folder or <prefix>")->required();
+  rep->add_option("--copies,-k", args->replicate.copies, "Number of copies")->required();
+  rep->add_option("--comm-group", args->replicate.comm_group,
+                  "Comm-group JSON (default: workload.json / comm_group.json beside the traces)");
+  rep->add_option("--output,-o", args->replicate.output,
+                  "Output prefix: writes <prefix>.<rank>.et and workload.json beside them")
+      ->required();
+  rep->add_flag("--gzip", args->replicate.gzip, "gzip-compress each file");
+  rep->callback([args] { args->which = 4; });
+
   return [args]() -> int {
-    genie::Result<int> written =
-        genie::Status::InvalidArgument("choose collective, compute-chain or remote-memory");
-    if (args->which == 1) {
+    genie::Result<int> written = genie::Status::InvalidArgument(
+        "choose collective, compute-chain, remote-memory or replicate");
+    if (args->which == 4) {
+      written = genie::workload::Replicate(args->replicate);
+      args->output = args->replicate.output;
+    } else if (args->which == 1) {
       genie::workload::GenCollectiveOptions o;
       auto type = genie::ParseCollectiveType(args->type);
       if (!type) {

@@ -19,6 +19,12 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
   app.add_option("--output,-o", f->output, "Write results.json into this folder");
   app.add_option("--trace-out", f->trace_out, "Write a Chrome trace (open in Perfetto)");
   app.add_flag("--quiet,-q", f->quiet, "Do not print the per-rank sys[r] lines");
+  app.add_flag("--all-ranks", f->all_ranks,
+               "Print every rank's sys[r] line (default: past 64 ranks, the first and last 16, "
+               "the ranks of interest and min/median/max)");
+  app.add_option("--ranks-of-interest", f->ranks_of_interest,
+                 "Ranks whose every op is kept in results.json and the Chrome trace, and whose "
+                 "sys[r] line is printed (e.g. 0,7,100-103; default every rank's ops)");
   app.add_option("--iterations,-n", f->iterations, "Measured iterations of the whole graph")
       ->check(CLI::PositiveNumber);
   app.add_option("--warmup", f->warmup, "Warm-up iterations (not in the statistics)")

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "genie/runtime/run_setup.h"
 
@@ -19,7 +20,14 @@ struct SimulateOptions {
   int iterations = 1;
   int warmup = 0;
   bool quiet = false;                  // no sys[r] lines
+  bool all_ranks = false;              // a sys[r] line for every rank, however many
+  // "0,7,100-103": the ranks whose every op is kept (results.json, Chrome trace) and whose
+  // sys[r] line is always printed; empty = every rank's ops.
+  std::string ranks_of_interest;
 };
+
+// Parses a rank list "0,7,100-103" (ranks < world_size); errors say which item is wrong.
+Result<std::vector<int>> ParseRankList(const std::string& text, int world_size);
 
 int RunSimulate(const SimulateOptions& options);
 

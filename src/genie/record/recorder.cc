@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -47,7 +48,16 @@ Status Recorder::Close() {
   return status_;
 }
 
+void Recorder::KeepOpsOf(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  op_ranks_ = std::move(ranks);
+}
+
 void Recorder::OnOp(const OpEvent& event) {
+  if (!op_ranks_.empty() && !std::binary_search(op_ranks_.begin(), op_ranks_.end(), event.rank)) {
+    return;
+  }
   if (keep_ops_) ops_.push_back(event);
   if (fd_ < 0) return;
   line_.clear();

@@ -41,6 +41,9 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   void OnOp(const OpEvent& event);
+  // Keeps and streams the ops of these ranks only (sorted or not; empty = every rank): a
+  // thousand-rank simulation's full detail is kept for the ranks of interest, summaries for all.
+  void KeepOpsOf(std::vector<int> ranks);
   void OnRankDone(const RankSummary& summary);
   // An auxiliary record ("clock", "traffic"): `fields` plus "record": kind, streamed only.
   void Note(const std::string& kind, nlohmann::json fields);
@@ -66,6 +69,7 @@ class Recorder {
   std::string path_;
   nlohmann::json header_;
   bool keep_ops_;
+  std::vector<int> op_ranks_;  // sorted; empty = every rank
   std::vector<OpEvent> ops_;
   std::vector<RankSummary> ranks_;
   std::string line_;  // reused for every record: no allocation per op once warm

@@ -116,6 +116,24 @@ TEST(RecorderTest, MemoryOnlyKeepsEverything) {
   EXPECT_TRUE((*r)->Close().ok());
 }
 
+TEST(RecorderTest, KeepsOnlyTheOpsOfTheRanksOfInterest) {
+  auto r = Recorder::Create("", {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  (*r)->KeepOpsOf({7, 2});
+  for (int rank : {1, 2, 3, 7, 8}) {
+    OpEvent e = Collective();
+    e.rank = rank;
+    (*r)->OnOp(e);
+    RankSummary s = Summary();
+    s.rank = rank;
+    (*r)->OnRankDone(s);
+  }
+  ASSERT_EQ((*r)->ops().size(), 2u);
+  EXPECT_EQ((*r)->ops()[0].rank, 2);
+  EXPECT_EQ((*r)->ops()[1].rank, 7);
+  EXPECT_EQ((*r)->ranks().size(), 5u);  // every rank's summary
+}
+
 TEST(RecorderTest, StreamRoundTripsAndIsFlushedPerRecord) {
   std::string path = TempPath("roundtrip.jsonl");
   auto r = Recorder::Create(path, {{"rank", 3}, {"world_size", 8}});

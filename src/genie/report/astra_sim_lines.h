@@ -17,4 +17,11 @@ namespace genie::report {
 // One line per rank, in rank order.
 void PrintAstraSimLines(std::ostream& out, const std::vector<record::RankSummary>& ranks);
 
+// At most about `max_lines` lines however many ranks: with more ranks than that, the first and
+// last few ranks' lines and those of `interest` (in rank order), then one line saying how many
+// were left out and the min / median / max of both figures across all ranks (with the ranks
+// that reach min and max). With max_lines or fewer ranks, exactly PrintAstraSimLines.
+void PrintAstraSimLinesBounded(std::ostream& out, const std::vector<record::RankSummary>& ranks,
+                               size_t max_lines, const std::vector<int>& interest);
+
 }  // namespace genie::report

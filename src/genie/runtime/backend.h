@@ -31,6 +31,7 @@ struct Message {
 };
 
 using Callback = std::function<void()>;
+class ScheduleCache;
 
 class Backend {
  public:
@@ -49,6 +50,8 @@ class Backend {
   // True when the backend models time (simulation): local costs such as endpoint delay and
   // reduction time are charged by the model; on a real backend the CPU pays them for real.
   virtual bool modelled() const = 0;
+  // Where ranks in one process share equal (rotated) chunk schedules; null: nothing shared.
+  virtual ScheduleCache* schedule_cache() { return nullptr; }
 };
 
 }  // namespace genie::runtime

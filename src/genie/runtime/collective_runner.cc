@@ -20,6 +20,8 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
                                    SchedulingPolicy policy, std::vector<uint8_t>* buffer,
                                    Callback done)
     : backend_(backend),
+      rank_(backend.rank()),
+      world_(backend.world_size()),
       tag_base_(tag_base),
       costs_(costs),
       active_chunks_(active_chunks),
@@ -31,9 +33,10 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   uint32_t count = 0;
   for (const auto& phase : schedule.phases) count = std::max(count, phase.chunk + 1);
   chunks_.resize(count);
+  std::vector<collective::Schedule> plans(count);
   for (const auto& phase : schedule.phases) {
     Chunk& c = chunks_[phase.chunk];
-    collective::Schedule& plan = c.plan;
+    collective::Schedule& plan = plans[phase.chunk];
     const uint32_t begin = static_cast<uint32_t>(plan.steps.size());
     for (uint32_t st = phase.begin; st < phase.end; ++st) {
       collective::Step step = std::move(schedule.steps[st]);
@@ -51,10 +54,12 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
     c.dims.push_back(phase.dim);
     c.planned = true;
   }
+  schedule = collective::Schedule{};
   uint16_t max_dim = 0;
-  for (Chunk& c : chunks_) {
-    Prepare(c);
-    for (uint16_t d : c.dims) max_dim = std::max(max_dim, d);
+  for (uint32_t k = 0; k < count; ++k) {
+    Prepare(chunks_[k], plans[k]);
+    plans[k] = collective::Schedule{};
+    for (uint16_t d : chunks_[k].dims) max_dim = std::max(max_dim, d);
   }
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
@@ -95,6 +100,8 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first,
                                    ChunkPlanner plan, uint64_t tag_base, const LocalCosts& costs,
                                    int active_chunks, SchedulingPolicy policy, Callback done)
     : backend_(backend),
+      rank_(backend.rank()),
+      world_(backend.world_size()),
       tag_base_(tag_base),
       costs_(costs),
       active_chunks_(active_chunks),
@@ -113,40 +120,40 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first,
   chunks_.resize(dims.empty() ? 0 : chunks);  // no phases: nothing to run in any chunk
   for (Chunk& c : chunks_) c.dims = dims;
   if (!chunks_.empty()) {
-    chunks_[0].plan = std::move(first);
     chunks_[0].planned = true;
-    Prepare(chunks_[0]);
+    Prepare(chunks_[0], first);
   }
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
   record_spans_ = max_dim > 0;
 }
 
-void CollectiveRunner::Prepare(Chunk& c) {
-  const auto& steps = c.plan.steps;
-  const uint32_t n = static_cast<uint32_t>(steps.size());
-  c.steps.assign(n + 1, StepState{});
-  for (uint32_t i = 0; i < n; ++i) {
-    c.steps[i].unmet_deps = steps[i].deps.size();
-    for (uint32_t d : steps[i].deps) {
-      GENIE_CHECK_LT(d, i) << "step dependencies must point backwards";
-      ++c.steps[d + 1].dependents_begin;
-    }
-  }
-  for (uint32_t i = 0; i < n; ++i) c.steps[i + 1].dependents_begin += c.steps[i].dependents_begin;
-  c.dependents.resize(c.steps[n].dependents_begin);
-  std::vector<uint32_t> fill(n);
-  for (uint32_t i = 0; i < n; ++i) fill[i] = c.steps[i].dependents_begin;
-  for (uint32_t i = 0; i < n; ++i) {
-    for (uint32_t d : steps[i].deps) c.dependents[fill[d]++] = i;
-  }
-  c.phases.assign(c.plan.phases.size(), PhaseState{});
-  for (uint32_t p = 0; p < c.plan.phases.size(); ++p) {
-    const auto& phase = c.plan.phases[p];
-    c.phases[p].remaining_steps = phase.end - phase.begin;
-    for (uint32_t st = phase.begin; st < phase.end; ++st) c.steps[st].phase = p;
+CollectiveRunner::~CollectiveRunner() {
+  for (Chunk& c : chunks_) Release(c);
+}
+
+void CollectiveRunner::Prepare(Chunk& c, const collective::Schedule& plan) {
+  CompactChunk compact = Compact(plan, rank_, world_, buffer_ != nullptr ? &c.ranges : nullptr);
+  ScheduleCache* cache = buffer_ == nullptr ? backend_.schedule_cache() : nullptr;
+  c.plan = cache != nullptr ? cache->Intern(std::move(compact))
+                            : std::make_shared<const CompactChunk>(std::move(compact));
+  const CompactChunk& p = *c.plan;
+  const uint32_t n = p.size();
+  c.unmet.resize(n);
+  for (uint32_t i = 0; i < n; ++i) c.unmet[i] = p.steps[i].deps;
+  c.phases.assign(p.phases.size(), PhaseState{});
+  for (uint32_t k = 0; k < p.phases.size(); ++k) {
+    c.phases[k].remaining_steps = p.phases[k].end - p.phases[k].begin;
   }
   if (buffer_ != nullptr) c.scratch.resize(n);
+}
+
+void CollectiveRunner::Release(Chunk& c) {
+  ScheduleCache* cache = backend_.schedule_cache();
+  if (cache != nullptr)
+    cache->Release(c.plan);
+  else
+    c.plan.reset();
 }
 
 void CollectiveRunner::Start() {
@@ -162,6 +169,7 @@ void CollectiveRunner::Start() {
 void CollectiveRunner::EnterNextPhase(uint32_t chunk) {
   Chunk& c = chunks_[chunk];
   if (c.next == c.dims.size()) {
+    Release(c);
     c = Chunk{};  // done: release its steps (no callback refers to them any more)
     if (--chunks_left_ == 0) backend_.After(0, std::move(done_));
     return;
@@ -197,13 +205,12 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
       // planner's bug (the chunks differ only in their byte ranges).
       auto plan = plan_(chunk);
       GENIE_CHECK(plan.ok()) << "planning chunk " << chunk << ": " << plan.status().message();
-      c.plan = std::move(plan).value();
-      GENIE_CHECK_EQ(c.plan.phases.size(), c.dims.size()) << "chunk " << chunk;
+      GENIE_CHECK_EQ(plan->phases.size(), c.dims.size()) << "chunk " << chunk;
       for (size_t p = 0; p < c.dims.size(); ++p) {
-        GENIE_CHECK_EQ(c.plan.phases[p].dim, c.dims[p]) << "chunk " << chunk << " phase " << p;
+        GENIE_CHECK_EQ(plan->phases[p].dim, c.dims[p]) << "chunk " << chunk << " phase " << p;
       }
       c.planned = true;
-      Prepare(c);
+      Prepare(c, *plan);
     }
     StartPhase(chunk, c.next);
   }
@@ -211,7 +218,7 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
 
 void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
   Chunk& c = chunks_[chunk];
-  const auto& phase = c.plan.phases[phase_index];
+  const auto& phase = c.plan->phases[phase_index];
   c.phases[phase_index].started = true;
   c.phases[phase_index].start = backend_.Now();
   if (phase.begin == phase.end) {
@@ -219,7 +226,7 @@ void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
     return;
   }
   for (uint32_t s = phase.begin; s < phase.end; ++s) {
-    if (c.steps[s].unmet_deps == 0) StartStep(chunk, s);
+    if (c.unmet[s] == 0) StartStep(chunk, s);
   }
 }
 
@@ -227,20 +234,20 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
   Chunk& c = chunks_[chunk];
   // A dependency may finish before this step's phase has begun (the planner may order steps
   // across phases); the phase start picks the step up then. Never start a step twice.
-  if (c.steps[s].started || !c.phases[c.steps[s].phase].started) return;
-  c.steps[s].started = true;
-  const auto& step = c.plan.steps[s];
+  const auto& step = c.plan->steps[s];
+  if ((c.unmet[s] & kStarted) != 0 || !c.phases[step.phase].started) return;
+  c.unmet[s] |= kStarted;
   if (!HasRecv(step.kind)) {
     SendFor(chunk, s);
     return;
   }
   Message msg;
-  msg.peer = step.recv_peer;
+  msg.peer = PeerOf(step.recv_delta);
   msg.tag = tag_base_ | step.recv_tag;
-  msg.bytes = step.recv.length;
+  msg.bytes = step.bytes;
   msg.channel = step.channel;
   if (buffer_ != nullptr) {
-    c.scratch[s] = std::make_unique_for_overwrite<uint8_t[]>(step.recv.length);
+    c.scratch[s] = std::make_unique_for_overwrite<uint8_t[]>(step.bytes);
     msg.into = c.scratch[s].get();
   }
   backend_.Recv(msg, [this, chunk, s] { OnReceived(chunk, s); });
@@ -248,22 +255,23 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
 
 void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
   Chunk& c = chunks_[chunk];
-  const auto& step = c.plan.steps[s];
-  bytes_received_ += step.recv.length;
+  const auto& step = c.plan->steps[s];
+  bytes_received_ += step.bytes;
   if (buffer_ != nullptr) {
+    const collective::ByteRange& recv = c.ranges[s].second;
     const uint8_t* incoming = c.scratch[s].get();
     if (HasReduce(step.kind))
-      Reduce(step.recv, incoming);
-    else if (step.recv.length > 0)
-      std::memcpy(buffer_->data() + step.recv.offset, incoming, step.recv.length);
+      Reduce(recv, incoming);
+    else if (recv.length > 0)
+      std::memcpy(buffer_->data() + recv.offset, incoming, recv.length);
     c.scratch[s].reset();
   }
   TimeNs cost = HasReduce(step.kind) && step.charge == collective::ReduceCharge::kOnReceive
-                    ? ReductionCost(step.recv.length)
+                    ? ReductionCost(step.bytes)
                     : 0;
   if (cost > 0) {
     backend_.After(cost, [this, chunk, s] {
-      if (HasSend(chunks_[chunk].plan.steps[s].kind))
+      if (HasSend(chunks_[chunk].plan->steps[s].kind))
         SendFor(chunk, s);
       else
         CompleteStep(chunk, s);
@@ -277,10 +285,9 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
 
 void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
   TimeNs delay = backend_.modelled() ? costs_.endpoint_delay_ns : 0;
-  const auto& step = chunks_[chunk].plan.steps[s];
+  const auto& step = chunks_[chunk].plan->steps[s];
   if (step.charge == collective::ReduceCharge::kBeforeSend) {
-    const Bytes bytes = step.kind == StepKind::kSend ? step.send.length : step.recv.length;
-    delay = SaturatingAdd(delay, ReductionCost(bytes));
+    delay = SaturatingAdd(delay, ReductionCost(step.bytes));
   }
   if (delay > 0)
     backend_.After(delay, [this, chunk, s] { Post(chunk, s); });
@@ -289,28 +296,32 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
 }
 
 void CollectiveRunner::Post(uint32_t chunk, uint32_t s) {
-  const auto& step = chunks_[chunk].plan.steps[s];
-  const collective::ByteRange& range = step.kind == StepKind::kSend ? step.send : step.recv;
+  const Chunk& c = chunks_[chunk];
+  const auto& step = c.plan->steps[s];
   Message msg;
-  msg.peer = step.send_peer;
+  msg.peer = PeerOf(step.send_delta);
   msg.tag = tag_base_ | step.send_tag;
-  msg.bytes = range.length;
+  msg.bytes = step.bytes;
   msg.channel = step.channel;
   // One flow per chunk: its slices and channels share the pair's bandwidth in simulation,
   // while concurrent chunks stay independent, as in ASTRA-sim. tag_base_'s low 32 bits are 0.
   msg.flow = tag_base_ | (uint64_t{chunk} + 1);
-  if (buffer_ != nullptr) msg.data = buffer_->data() + range.offset;
+  if (buffer_ != nullptr) {
+    const auto& [send, recv] = c.ranges[s];
+    msg.data = buffer_->data() + (step.kind == StepKind::kSend ? send : recv).offset;
+  }
   bytes_sent_ += msg.bytes;
   backend_.Send(msg, [this, chunk, s] { CompleteStep(chunk, s); });
 }
 
 void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
   Chunk& c = chunks_[chunk];
-  for (uint32_t i = c.steps[s].dependents_begin; i < c.steps[s + 1].dependents_begin; ++i) {
-    const uint32_t d = c.dependents[i];
-    if (--c.steps[d].unmet_deps == 0) StartStep(chunk, d);
+  const CompactChunk& plan = *c.plan;
+  for (uint32_t i = plan.steps[s].dependents_begin; i < plan.steps[s + 1].dependents_begin; ++i) {
+    const uint32_t d = plan.dependents[i];
+    if (--c.unmet[d] == 0) StartStep(chunk, d);
   }
-  uint32_t p = c.steps[s].phase;
+  uint32_t p = plan.steps[s].phase;
   if (--c.phases[p].remaining_steps == 0) CompletePhase(chunk, p);
 }
 

@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "genie/collective/collective_spec.h"
@@ -22,6 +23,7 @@
 #include "genie/common/status.h"
 #include "genie/record/op_event.h"
 #include "genie/runtime/backend.h"
+#include "genie/runtime/compact_chunk.h"
 
 namespace genie::runtime {
 
@@ -49,6 +51,7 @@ class CollectiveRunner {
   CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks, ChunkPlanner plan,
                    uint64_t tag_base, const LocalCosts& costs, int active_chunks,
                    collective::SchedulingPolicy policy, Callback done);
+  ~CollectiveRunner();
   CollectiveRunner(const CollectiveRunner&) = delete;
   CollectiveRunner& operator=(const CollectiveRunner&) = delete;
 
@@ -65,28 +68,30 @@ class CollectiveRunner {
     bool started = false;
     TimeNs start = 0;
   };
-  // Kept together so that completing a step touches one cache line of state (a 1,024-rank
-  // simulation misses the cache on nearly every step).
-  struct StepState {
-    uint32_t unmet_deps = 0;
-    uint32_t dependents_begin = 0;  // into Chunk::dependents; the next step's value ends it
-    uint32_t phase = 0;             // index into the chunk's phases
-    bool started = false;
-  };
-  // One chunk: its schedule (indices local to the chunk) and execution state, present while
-  // it runs. Dependents are kept as one array (CSR), not a vector per step.
+  // A step's mutable state: its unmet dependencies, and kStarted once started. The rest of
+  // the step is in the (possibly shared) CompactChunk.
+  static constexpr uint32_t kStarted = 0x80000000u;
+  // One chunk: its steps (shared with the ranks whose chunk is the same up to a rotation, in
+  // simulation) and this rank's execution state, present while it runs.
   struct Chunk {
     std::vector<uint16_t> dims;  // dimension of each phase, in order
     uint32_t next = 0;           // position in dims
     bool planned = false;
-    collective::Schedule plan;
-    std::vector<StepState> steps;  // one per step, and a last one that ends the dependents
-    std::vector<uint32_t> dependents;
+    std::shared_ptr<const CompactChunk> plan;
+    std::vector<uint32_t> unmet;  // per step
     std::vector<PhaseState> phases;
-    std::vector<std::unique_ptr<uint8_t[]>> scratch;  // per receiving step (real data)
+    // Real data only: each step's (send, recv) byte ranges and receive scratch.
+    std::vector<std::pair<collective::ByteRange, collective::ByteRange>> ranges;
+    std::vector<std::unique_ptr<uint8_t[]>> scratch;
   };
 
-  void Prepare(Chunk& c);  // builds the execution state of c.plan
+  // Builds c's compact plan (shared through the backend's cache when there are no payloads)
+  // and its execution state.
+  void Prepare(Chunk& c, const collective::Schedule& plan);
+  void Release(Chunk& c);
+  int PeerOf(uint32_t delta) const {
+    return static_cast<int>((static_cast<uint64_t>(rank_) + delta) % static_cast<uint64_t>(world_));
+  }
   void EnterNextPhase(uint32_t chunk);
   void AdmitWaiting(uint16_t dim);
   void StartPhase(uint32_t chunk, uint32_t phase_index);
@@ -100,6 +105,8 @@ class CollectiveRunner {
   TimeNs ReductionCost(Bytes bytes) const;
 
   Backend& backend_;
+  int rank_;
+  int world_;
   uint64_t tag_base_;
   LocalCosts costs_;
   int active_chunks_;

@@ -38,6 +38,7 @@ class SimBackend::RankView final : public Backend {
     sim_->Recv(rank_, msg, std::move(done));
   }
   bool modelled() const override { return true; }
+  ScheduleCache* schedule_cache() override { return &sim_->schedule_cache_; }
 
  private:
   SimBackend* sim_;

@@ -32,6 +32,7 @@
 #include "genie/common/status.h"
 #include "genie/config/network_config.h"
 #include "genie/runtime/backend.h"
+#include "genie/runtime/compact_chunk.h"
 #include "genie/sim/event_queue.h"
 #include "genie/sim/network_model.h"
 #include "genie/sim/topology.h"
@@ -76,6 +77,7 @@ class SimBackend {
   const std::vector<int>& failed_ranks() const { return failed_ranks_; }
 
   sim::EventQueue& queue() { return queue_; }
+  ScheduleCache& schedule_cache() { return schedule_cache_; }
   const sim::Topology& topology() const { return topology_; }
   sim::NetworkModel& network() { return *network_; }
   sim::NetworkModelKind model_kind() const { return network_->kind(); }
@@ -141,6 +143,7 @@ class SimBackend {
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
   std::vector<int> failed_ranks_;
+  ScheduleCache schedule_cache_;
 };
 
 }  // namespace genie::runtime

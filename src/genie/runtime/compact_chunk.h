@@ -1,0 +1,76 @@
+// CompactChunk: one chunk of a rank's collective Schedule in the form the CollectiveRunner
+// executes — without byte offsets, with peers relative to the rank (peer = (rank + delta) mod
+// world size) and dependents as one array (CSR). Ranks whose chunks are the same up to such a
+// rotation (every rank of a ring or halving-doubling over equal blocks) have equal
+// CompactChunks, so a simulation shares one between them (ScheduleCache): thousands of ranks
+// then read the same steps, which stay in the CPU cache, instead of each holding its own.
+//
+// ScheduleCache interns CompactChunks by content (hash, then full comparison: sharing never
+// depends on an assumption about the planner). Owned by SimBackend; single-threaded like it.
+// Immutable once built: any thread may read a CompactChunk.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "genie/collective/schedule.h"
+
+namespace genie::runtime {
+
+struct CompactChunk {
+  struct Step {
+    uint64_t bytes = 0;       // received (any receiving kind) or sent (kSend)
+    uint32_t send_delta = 0;  // send peer = (rank + send_delta) mod world
+    uint32_t recv_delta = 0;
+    uint32_t send_tag = 0;
+    uint32_t recv_tag = 0;
+    uint32_t dependents_begin = 0;  // into `dependents`; the next step's value ends it
+    uint32_t deps = 0;              // how many earlier steps it waits for
+    uint32_t phase = 0;             // index into `phases`
+    uint16_t channel = 0;
+    collective::StepKind kind = collective::StepKind::kSend;
+    collective::ReduceCharge charge = collective::ReduceCharge::kOnReceive;
+  };
+  static_assert(sizeof(Step) == 40 && std::has_unique_object_representations_v<Step>,
+                "Step is hashed and compared as bytes: no padding");
+  struct PhaseInfo {
+    uint32_t begin = 0;
+    uint32_t end = 0;
+    uint32_t dim = 0;
+  };
+
+  std::vector<Step> steps;  // one per step, and a last one whose dependents_begin ends the array
+  std::vector<uint32_t> dependents;
+  std::vector<PhaseInfo> phases;
+  uint64_t hash = 0;
+
+  uint32_t size() const { return static_cast<uint32_t>(steps.size()) - 1; }
+  bool operator==(const CompactChunk& o) const;
+};
+
+// Builds the compact form of `chunk` (one chunk's schedule, step indices local to it) for
+// `rank` of `world` ranks; `ranges`, when given, receives each step's (send, recv) byte ranges
+// (real payloads need them, and they are what differs between rotated ranks).
+CompactChunk Compact(const collective::Schedule& chunk, int rank, int world,
+                     std::vector<std::pair<collective::ByteRange, collective::ByteRange>>* ranges);
+
+class ScheduleCache {
+ public:
+  // The cached chunk equal to `chunk`, or `chunk` itself, now cached.
+  std::shared_ptr<const CompactChunk> Intern(CompactChunk chunk);
+  // Drops the caller's reference; the cache forgets the chunk once nobody else holds it.
+  void Release(std::shared_ptr<const CompactChunk>& chunk);
+  size_t size() const { return table_.size(); }
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+
+ private:
+  std::unordered_multimap<uint64_t, std::shared_ptr<const CompactChunk>> table_;
+  uint64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace genie::runtime
