@@ -55,8 +55,9 @@ TEST_P(SynthScale, InspectsAndSimulatesOnBothModels) {
   for (const char* model : {"unaware", "aware"}) {
     CliResult r = RunCli(GenieBinary() + " simulate " + dir + "/w --system " +
                          Data("astra-sim-configs/HGX-H100-validated.json") + " --network " + yml +
-                         " --network-model " + model);
+                         " --network-model " + model + " --all-ranks");
     ASSERT_EQ(r.exit_code, 0) << model << ":\n" << r.output.substr(0, 4000);
+    // Every rank simulated to the end (--all-ranks prints each rank's line past 64 ranks).
     EXPECT_EQ(Count(r.output, R"(sys\[\d+\] finished, \d+ cycles)"), s.ranks) << model;
   }
 }

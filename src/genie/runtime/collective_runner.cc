@@ -330,7 +330,7 @@ void CollectiveRunner::CompletePhase(uint32_t chunk, uint32_t p) {
     Chunk& c = chunks_[chunk];
     const uint16_t dim = c.dims[p];
     if (record_spans_) {
-      spans_.push_back({chunk, dim, c.plan.phases[p].op, c.phases[p].start, backend_.Now()});
+      spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op), c.phases[p].start, backend_.Now()});
     }
     --active_in_dim_[dim];
     ++c.next;

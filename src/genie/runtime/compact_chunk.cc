@@ -33,7 +33,7 @@ bool CompactChunk::operator==(const CompactChunk& o) const {
          phases.size() == o.phases.size() &&
          std::equal(phases.begin(), phases.end(), o.phases.begin(),
                     [](const PhaseInfo& a, const PhaseInfo& b) {
-                      return a.begin == b.begin && a.end == b.end && a.dim == b.dim;
+                      return a.begin == b.begin && a.end == b.end && a.dim == b.dim && a.op == b.op;
                     });
 }
 
@@ -78,7 +78,7 @@ CompactChunk Compact(const collective::Schedule& chunk, int rank, int world,
   c.phases.reserve(chunk.phases.size());
   for (uint32_t p = 0; p < chunk.phases.size(); ++p) {
     const auto& phase = chunk.phases[p];
-    c.phases.push_back({phase.begin, phase.end, phase.dim});
+    c.phases.push_back({phase.begin, phase.end, phase.dim, static_cast<uint32_t>(phase.op)});
     for (uint32_t st = phase.begin; st < phase.end; ++st) c.steps[st].phase = p;
   }
   uint64_t h = HashBytes(c.steps, n);

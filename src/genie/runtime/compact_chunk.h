@@ -41,6 +41,7 @@ struct CompactChunk {
     uint32_t begin = 0;
     uint32_t end = 0;
     uint32_t dim = 0;
+    uint32_t op = 0;  // the phase's CollectiveType on that dim (a word: hashed as bytes)
   };
 
   std::vector<Step> steps;  // one per step, and a last one whose dependents_begin ends the array
