@@ -34,8 +34,12 @@ TEST(ScheduleCache, RotatedRingChunksAreSharedAndForgottenWhenReleased) {
   // Peers are relative: +1 (send) and 7 = -1 mod 8 (receive) for every rank.
   for (uint32_t i = 0; i < held[0]->size(); ++i) {
     const CompactChunk::Step& s = held[0]->steps[i];
-    if (collective::HasSend(s.kind)) EXPECT_EQ(s.send_delta, 1u) << "step " << i;
-    if (collective::HasRecv(s.kind)) EXPECT_EQ(s.recv_delta, 7u) << "step " << i;
+    if (collective::HasSend(s.kind)) {
+      EXPECT_EQ(s.send_delta, 1u) << "step " << i;
+    }
+    if (collective::HasRecv(s.kind)) {
+      EXPECT_EQ(s.recv_delta, 7u) << "step " << i;
+    }
   }
   for (auto& h : held) cache.Release(h);
   EXPECT_EQ(cache.size(), 0u);
