@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Issue 13's benchmark: how well does the model predict a real run on a healthy network?
+# On a calibrated testbed (`genie testbed up` + `genie testbed calibrate`), every workload runs
+# for real (`genie launch --testbed -- run --predict`, one rank per host) and is set beside:
+#   - the flow model's prediction (what `--predict` prints: the calibrated description),
+#   - ASTRA-sim's congestion-aware and -unaware models on the same description
+#     (`genie simulate --network-model aware|unaware --comm-streams concurrent`, as run issues).
+# The table gives the median measured step over ITER iterations and measured / predicted for each
+# model. Workloads: the shipped STG steps, a ring all-reduce sweep SIZES, then the same on a
+# leaf-spine testbed whose spine links run at SPINE_RATE (contention the model must see), then
+# the NIC-degradation example (Figure 1) at NICDEG_HOSTS hosts: its flagged iterations and the
+# host it names.
+# Needs root (network namespaces). Everything it builds is removed on exit, also on failure.
+# Usage: bench/predict_accuracy.sh BUILD_DIR [DATA_DIR]
+#   RATE=1gbit HOSTS=8 ITER=3 NAME=pacc OUT=DIR (keep the runs' files)
+#   WORKLOADS="gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2" ("" skips)
+#   SIZES="64KiB 256KiB 1MiB 4MiB 16MiB 64MiB" ("" skips)
+#   LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips) NICDEG_HOSTS=16 ("" skips)
+#   CALIBRATE="--accept-findings" (flags for `genie testbed calibrate`: on a loaded 2-core
+#   machine its all-to-all scan may find the CPU, not the network, uneven)
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="$(cd "${1:?usage: bench/predict_accuracy.sh BUILD_DIR [DATA_DIR]}" && pwd)"
+DATA="$(cd "${2:-$HERE/tests/data}" && pwd)"
+G="$BUILD/tools/genie/genie"
+RATE=${RATE:-1gbit}
+HOSTS=${HOSTS:-8}
+ITER=${ITER:-3}
+NAME=${NAME:-pacc}
+WORKLOADS=${WORKLOADS-"gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2"}
+SIZES=${SIZES-"64KiB 256KiB 1MiB 4MiB 16MiB 64MiB"}
+LEAFSPINE=${LEAFSPINE-2x1x4}
+SPINE_RATE=${SPINE_RATE:-500mbit}
+NICDEG_HOSTS=${NICDEG_HOSTS-16}
+
+if [ "$(id -u)" -ne 0 ]; then echo "predict_accuracy: needs root (network namespaces); skipped"; exit 0; fi
+[ -x "$G" ] || { echo "predict_accuracy: no genie at $G; build it first" >&2; exit 1; }
+
+T=$(mktemp -d)
+UP=""
+cleanup() {
+  local rc=$?
+  [ -n "$UP" ] && "$G" testbed down "$UP" >/dev/null 2>&1 || true
+  if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; cp -r "$T"/. "$OUT"/ 2>/dev/null || true; fi
+  rm -rf "$T"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# testbed_up NAME ARGS...: build and calibrate; the calibration's summary goes to stderr.
+testbed_up() {
+  local name=$1; shift
+  "$G" testbed up --name "$name" "$@" >/dev/null
+  UP=$name
+  "$G" testbed calibrate "$name" ${CALIBRATE:-} >"$T/$name.calibration" 2>&1 ||
+    { echo "predict_accuracy: calibration of $name failed:" >&2; cat "$T/$name.calibration" >&2; exit 1; }
+  "$G" testbed network-yml "$name" -o "$T/$name.network.yml" >/dev/null
+  echo "# testbed $name ($*): $(grep -m1 -i 'goodput' "$T/$name.calibration" || true)"
+}
+testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
+
+# step_median DIR: the median step (ns) of a simulate or run results.json.
+step_median() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['step_time_ns']['median'])" "$1/results.json"; }
+
+printf '%-28s %10s %10s %6s %10s %6s %10s %6s\n' workload measured flow ratio aware ratio unaware ratio
+# one LABEL WORKLOAD_DIR RANKS: the real run with --predict, then the two ASTRA-sim models.
+one() {
+  local label=$1 w=$2 n=$3 d="$T/runs/$1"
+  mkdir -p "$d"
+  if ! "$G" launch --testbed "$UP" -n "$n" -- run "$w" -n "$ITER" --warmup 1 --predict \
+      -o "$d/run" >"$d/run.log" 2>&1; then
+    echo "predict_accuracy: $label failed on $UP:" >&2; tail -20 "$d/run.log" >&2; return 1
+  fi
+  local m; m=$(python3 -c "
+import json,statistics,sys
+p=json.load(open(sys.argv[1]))['prediction']
+print(int(statistics.median(i['measured_step_ns'] for i in p['iterations'])), int(p['iterations'][0]['expected_step_ns']))" "$d/run/results.json")
+  local measured=${m% *} flow=${m#* } model aware unaware
+  for model in aware unaware; do
+    "$G" simulate "$w" --network "$T/$UP.network.yml" --network-model "$model" \
+      --comm-streams concurrent -q -o "$d/$model" >"$d/$model.log" 2>&1 ||
+      { echo "predict_accuracy: simulate $label ($model) failed:" >&2; tail "$d/$model.log" >&2; return 1; }
+  done
+  aware=$(step_median "$d/aware"); unaware=$(step_median "$d/unaware")
+  python3 - "$label" "$measured" "$flow" "$aware" "$unaware" <<'EOF'
+import sys
+label, m, f, a, u = sys.argv[1], *map(float, sys.argv[2:])
+s = lambda ns: f"{ns / 1e9:.3f} s" if ns >= 1e8 else f"{ns / 1e6:.2f} ms"
+print(f"{label:<28} {s(m):>10} {s(f):>10} {m / f:6.2f} {s(a):>10} {m / a:6.2f} {s(u):>10} {m / u:6.2f}")
+EOF
+}
+
+sweep() {
+  local topo=$1 s
+  for s in $SIZES; do
+    "$G" gen collective --type all_reduce --size "$s" -n "$HOSTS" -o "$T/w/ar$s" >/dev/null
+    one "all_reduce $s ($topo)" "$T/w/ar$s" "$HOSTS"
+  done
+}
+
+if [ -n "$WORKLOADS$SIZES" ]; then
+  testbed_up "$NAME" --topology "star:$HOSTS" --rate "$RATE"
+  for w in $WORKLOADS; do one "$w" "$DATA/traces/generated/stg/$w" 8; done
+  sweep "star:$HOSTS"
+  testbed_down
+fi
+
+if [ -n "$LEAFSPINE" ]; then
+  L=${LEAFSPINE%%x*}; rest=${LEAFSPINE#*x}; H=${rest#*x}
+  HOSTS=$((L * H))
+  spine=()
+  if "$G" testbed up --help | grep -q -- --spine-rate; then spine=(--spine-rate "$SPINE_RATE"); fi
+  if [ ${#spine[@]} -eq 0 ]; then
+    echo "# leafspine: this genie has no --spine-rate; the spine links run at $RATE"
+  fi
+  testbed_up "${NAME}l" --topology "leafspine:$LEAFSPINE" --rate "$RATE" "${spine[@]}"
+  for w in $WORKLOADS; do one "$w (leafspine)" "$DATA/traces/generated/stg/$w" 8; done
+  sweep "leafspine:$LEAFSPINE"
+  testbed_down
+fi
+
+if [ -n "$NICDEG_HOSTS" ]; then
+  echo
+  echo "# Figure 1 (examples/nic-degradation) at $NICDEG_HOSTS hosts"
+  OUT="$T/nicdeg" NAME="${NAME}n" bash "$HERE/examples/nic-degradation/run.sh" "$BUILD" \
+    "$NICDEG_HOSTS" >"$T/nicdeg.log" 2>&1 ||
+    { echo "predict_accuracy: the NIC-degradation example failed:" >&2; tail -30 "$T/nicdeg.log" >&2; exit 1; }
+  python3 - "$T/nicdeg/figure.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(f"{'iter':>4} {'measured':>9} {'predicted':>9} fault flagged   (busbw GB/s)")
+for r in rows:
+    print(f"{r['iteration']:>4} {float(r['measured_busbw_gbps']):9.4f} {float(r['predicted_busbw_gbps']):9.4f} {r['fault']:>5} {r['flagged']:>7}")
+fault = [r for r in rows if r['fault'] == '1']
+ok = all(r['flagged'] == '1' for r in fault[1:]) and \
+     all(r['flagged'] == '0' for r in rows if r['fault'] == '0')
+print(f"# flagged exactly the iterations after the fault (the first one in flight may go either way): {'yes' if ok else 'NO'}")
+EOF
+  python3 - "$T/nicdeg/results/results.json" <<'EOF'
+import json, sys
+f = json.load(open(sys.argv[1])).get("localization", {}).get("findings", [])
+print("# named: " + (" ".join(x["kind"] + ":" + x.get("host", "-") for x in f) or "nothing"))
+EOF
+fi
