@@ -35,6 +35,23 @@ FabricTransport::Ctx* FabricTransport::NewCtx(int kind) {
   return c;
 }
 
+FabricTransport::Ctx* FabricTransport::NewPayloadCtx(int kind, int peer, int channel,
+                                                     uint64_t cookie, const void* src, Bytes bytes,
+                                                     uint64_t access, void** desc) {
+  Ctx* c = NewCtx(kind);
+  c->peer = peer;
+  c->channel = channel;
+  c->cookie = cookie;
+  c->bytes = bytes;
+  Status st = LocalDesc(c, src, bytes, access, desc);
+  if (!st.ok()) {
+    FreeCtx(c);
+    ReportFatal(st);
+    return nullptr;
+  }
+  return c;
+}
+
 void FabricTransport::FreeCtx(Ctx* c) {
   if (c->mr != nullptr) fi_close(&c->mr->fid);
   c->mr = nullptr;
@@ -219,19 +236,10 @@ void FabricTransport::PostSend(const SendOp& op) {
     pending_rma_[RmaKey(op.peer, seq)] = {op.data, op.bytes, op.cookie, ch};
     return;
   }
-  Ctx* c = NewCtx(kPayloadSend);
-  c->peer = op.peer;
-  c->channel = ch;
-  c->cookie = op.cookie;
-  c->bytes = op.bytes;
   const void* src = op.data != nullptr ? op.data : Zeros(op.bytes);
   void* desc = nullptr;
-  Status st = LocalDesc(c, src, op.bytes, FI_SEND, &desc);
-  if (!st.ok()) {
-    FreeCtx(c);
-    ReportFatal(st);
-    return;
-  }
+  Ctx* c = NewPayloadCtx(kPayloadSend, op.peer, ch, op.cookie, src, op.bytes, FI_SEND, &desc);
+  if (c == nullptr) return;
   ++sends_in_flight_;
   const fi_addr_t dest = fi_addr_[pi];
   const uint64_t tag = PayloadTag(options_.rank, seq);
@@ -281,19 +289,10 @@ void FabricTransport::PostWrite(const WriteOp& op) {
         options_.rank, provider_)));
     return;
   }
-  Ctx* c = NewCtx(kUserWrite);
-  c->peer = op.peer;
-  c->channel = ch;
-  c->cookie = op.cookie;
-  c->bytes = op.bytes;
   const void* src = op.data != nullptr ? op.data : Zeros(std::max<Bytes>(op.bytes, 1));
   void* desc = nullptr;
-  Status st = LocalDesc(c, src, op.bytes, FI_WRITE, &desc);
-  if (!st.ok()) {
-    FreeCtx(c);
-    ReportFatal(st);
-    return;
-  }
+  Ctx* c = NewPayloadCtx(kUserWrite, op.peer, ch, op.cookie, src, op.bytes, FI_WRITE, &desc);
+  if (c == nullptr) return;
   ++counters_[static_cast<size_t>(op.peer)].writes_sent;
   ++sends_in_flight_;
   liveness_.Sent(op.peer);

@@ -138,6 +138,10 @@ class FabricTransport final : public Transport {
 
   // fabric_progress.cc, fabric_post.cc, fabric_match.cc: the CQ, posting, matching.
   Ctx* NewCtx(int kind);
+  // A payload send's or write's context with its local descriptor for `src`; nullptr (after
+  // ReportFatal) when the buffer cannot be registered.
+  Ctx* NewPayloadCtx(int kind, int peer, int channel, uint64_t cookie, const void* src, Bytes bytes,
+                     uint64_t access, void** desc);
   void FreeCtx(Ctx* c);
   Ctx* NewSlotCtx();  // a control send slot (header + inline payload)
   void SendCtrl(int peer, Ctx* slot, Bytes payload_bytes);
