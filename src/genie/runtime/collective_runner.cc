@@ -237,6 +237,15 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
   const auto& step = c.plan->steps[s];
   if ((c.unmet[s] & kStarted) != 0 || !c.phases[step.phase].started) return;
   c.unmet[s] |= kStarted;
+  if (step.kind == StepKind::kCopy) {  // a local re-arrangement: no message, no modelled time
+    if (buffer_ != nullptr && step.bytes > 0) {
+      const auto& [from, to] = c.ranges[s];
+      std::memmove(buffer_->data() + to.offset, buffer_->data() + from.offset, to.length);
+    }
+    // Completed from the loop, never inside StartPhase's walk over the phase's steps.
+    backend_.After(0, [this, chunk, s] { CompleteStep(chunk, s); });
+    return;
+  }
   if (!HasRecv(step.kind)) {
     SendFor(chunk, s);
     return;
