@@ -166,8 +166,8 @@ struct A2aLayout {
 
 // The blocks held before the phase on dimension `stage` (stage = D: after the last), from
 // `base`, coordinate `outer` outermost and the others in natural order; slab `skip` left out.
-A2aLayout LayOut(const std::vector<int>& dims, int me, size_t stage, Bytes length,
-                 size_t outer, int skip, Bytes base) {
+A2aLayout LayOut(const std::vector<int>& dims, int me, size_t stage, Bytes length, size_t outer,
+                 int skip, Bytes base) {
   const int n = Stride(dims, dims.size());
   const int so = Stride(dims, outer), no = dims[outer];
   A2aLayout out;
@@ -200,9 +200,9 @@ std::vector<size_t> A2aPhaseDims(const std::vector<int>& dims) {
 
 // Where chunk k's areas sit in member `me`'s buffer, and their sizes.
 struct A2aChunk {
-  ByteRange input;       // the chunk's input blocks, destination order
-  Bytes x = 0;           // staging area base; areas follow back to back
-  Bytes size[4] = {};    // X, Y, Z, O
+  ByteRange input;     // the chunk's input blocks, destination order
+  Bytes x = 0;         // staging area base; areas follow back to back
+  Bytes size[4] = {};  // X, Y, Z, O
   Bytes area(int a) const {
     Bytes b = x;
     for (int i = 0; i < a; ++i) b += size[i];
@@ -212,7 +212,9 @@ struct A2aChunk {
 };
 
 // Area (1 = Y, 2 = Z, 3 = O) receiving phase q of `phases`.
-int A2aRecvArea(size_t q, size_t phases) { return q + 1 == phases ? 3 : 1 + static_cast<int>(q % 2); }
+int A2aRecvArea(size_t q, size_t phases) {
+  return q + 1 == phases ? 3 : 1 + static_cast<int>(q % 2);
+}
 
 A2aChunk A2aSizes(const Effective& e, int me, ByteRange input, Bytes base) {
   const std::vector<int>& dims = e.spec.options.dims;
@@ -269,8 +271,8 @@ std::vector<AllToAllSlot> AllToAllOutput(const Effective& e, int chunk) {
   const A2aChunk c = A2aChunkAt(e, e.index, chunk);
   const std::vector<size_t> ph = A2aPhaseDims(dims);
   const size_t last = ph.back();
-  const A2aLayout out =
-      LayOut(dims, e.index, last + 1, c.input.length, last, -1, c.area(A2aRecvArea(ph.size() - 1, ph.size())));
+  const A2aLayout out = LayOut(dims, e.index, last + 1, c.input.length, last, -1,
+                               c.area(A2aRecvArea(ph.size() - 1, ph.size())));
   // Source s's block for me sits where its flat geometry puts it: part `me` of its chunk.
   const Bytes from = c.input.offset + SplitPart({0, c.input.length}, n, e.index).offset;
   std::vector<AllToAllSlot> slots;
@@ -471,7 +473,8 @@ std::vector<PhaseSpec> AllToAllPhases(const Effective& e, int chunk) {
     const size_t t = ph[q];
     const int own = mine[t];
     const A2aLayout send = LayOut(dims, me, t, length, t, own, c.area(0));
-    const A2aLayout recv = LayOut(dims, me, t + 1, length, t, -1, c.area(A2aRecvArea(q, ph.size())));
+    const A2aLayout recv =
+        LayOut(dims, me, t + 1, length, t, -1, c.area(A2aRecvArea(q, ph.size())));
     PhaseSpec p = Base(e, t, CollectiveType::kAllToAll);
     // Copies in destination order, merged where both sides run on.
     const int so = Stride(dims, t), no = dims[t];
@@ -483,7 +486,8 @@ std::vector<PhaseSpec> AllToAllPhases(const Effective& e, int chunk) {
         if (to.length == 0) continue;
         if (!p.copies.empty()) {
           LocalCopy& l = p.copies.back();
-          if (l.from.offset + l.from.length == from.offset && l.to.offset + l.to.length == to.offset) {
+          if (l.from.offset + l.from.length == from.offset &&
+              l.to.offset + l.to.length == to.offset) {
             l.from.length += from.length;
             l.to.length += to.length;
             continue;

@@ -2,9 +2,9 @@
 // varying: group index g has digit g / (n0...n{d-1}) % nd in dimension d), as ASTRA-sim runs
 // it — one algorithm per dimension, `baseline` (all-reduce each dimension in turn) or
 // `localBWAware` (reduce-scatter up the lower dimensions, all-reduce on the top one, all-gather
-// back down), all-to-all on every dimension in turn — plus `involved_dim`, which restricts a collective to the dimensions it names
-// (independent collectives among the ranks that share the other digits). Internal to
-// genie_collective; pure functions; any thread.
+// back down), all-to-all on every dimension in turn — plus `involved_dim`, which restricts a
+// collective to the dimensions it names (independent collectives among the ranks that share the
+// other digits). Internal to genie_collective; pure functions; any thread.
 #pragma once
 
 #include <memory>

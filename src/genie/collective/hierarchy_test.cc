@@ -233,23 +233,23 @@ TEST(Hierarchy, AllGatherRunsTheLastDimensionFirstAsAstraSim) {
 // All-to-all per dimension (issue 20): shapes even and uneven, 2-D and 3-D, every per-dimension
 // algorithm that implements all-to-all, sizes that do not divide, chunks, channels and slices.
 TEST(HierarchyAllToAll, EveryShapeAlgorithmAndSizePassesTheChecker) {
-  const std::vector<std::vector<int>> shapes = {{2, 2}, {4, 2}, {2, 3}, {3, 5},
+  const std::vector<std::vector<int>> shapes = {{2, 2},    {4, 2},    {2, 3},   {3, 5},
                                                 {2, 2, 2}, {3, 2, 2}, {2, 3, 4}};
   const std::vector<Algorithm> choices = {Algorithm::kRing, Algorithm::kDirect,
                                           Algorithm::kPairwise};
   for (const auto& dims : shapes) {
     for (const auto& algs : Combos(dims.size(), choices)) {
       for (Bytes size : {Bytes{1003}, Bytes{4096}, Bytes{37}}) {
-        CollectiveSpec s = Spec(CollectiveType::kAllToAll, dims, algs, Optimization::kBaseline,
-                                size);
+        CollectiveSpec s =
+            Spec(CollectiveType::kAllToAll, dims, algs, Optimization::kBaseline, size);
         ExpectChecks(s);
       }
     }
   }
   // Channels, slices, a direct window and more chunks.
   for (const auto& dims : shapes) {
-    CollectiveSpec s = Spec(CollectiveType::kAllToAll, dims, {Algorithm::kDirect},
-                            Optimization::kBaseline, 10007);
+    CollectiveSpec s =
+        Spec(CollectiveType::kAllToAll, dims, {Algorithm::kDirect}, Optimization::kBaseline, 10007);
     s.options.chunks = 3;
     s.options.channels = 2;
     s.options.slice_bytes = 64;
@@ -296,9 +296,9 @@ TEST(HierarchyAllToAll, InvolvedDimensionsAndDimensionsOfOne) {
 // and direct n-1, each of chunk / n_d bytes.
 TEST(HierarchyAllToAll, PhasesAndMessagesFollowAstraSim) {
   const Bytes size = 24 * 1024;  // one chunk; divisible by every n_d and by 24 x 4
-  CollectiveSpec s = Spec(CollectiveType::kAllToAll, {4, 2, 3},
-                          {Algorithm::kRing, Algorithm::kDirect, Algorithm::kRing},
-                          Optimization::kBaseline, size);
+  CollectiveSpec s =
+      Spec(CollectiveType::kAllToAll, {4, 2, 3},
+           {Algorithm::kRing, Algorithm::kDirect, Algorithm::kRing}, Optimization::kBaseline, size);
   s.options.chunks = 1;
   for (int g : {0, 7, 23}) {
     auto one = Plan(s, g);
@@ -323,9 +323,9 @@ TEST(HierarchyAllToAll, PhasesAndMessagesFollowAstraSim) {
 }
 
 TEST(HierarchyAllToAll, AlgorithmsWithoutAnAllToAllAreErrors) {
-  CollectiveSpec s = Spec(CollectiveType::kAllToAll, {2, 4},
-                          {Algorithm::kRing, Algorithm::kHalvingDoubling},
-                          Optimization::kBaseline, 4096);
+  CollectiveSpec s =
+      Spec(CollectiveType::kAllToAll, {2, 4}, {Algorithm::kRing, Algorithm::kHalvingDoubling},
+           Optimization::kBaseline, 4096);
   auto r = Plan(s, 0);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("dimension 1"), std::string::npos) << r.status().message();

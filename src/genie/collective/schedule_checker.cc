@@ -143,7 +143,11 @@ Status CheckRaces(const Schedule& s, const CheckOptions& opt) {
     }
     // Sweep the phase's byte accesses in offset order; compare only overlapping ones. A step
     // writes what it receives (or copies into) and reads what it sends (or copies from).
-    struct Access { ByteRange r; size_t step; bool write; };
+    struct Access {
+      ByteRange r;
+      size_t step;
+      bool write;
+    };
     std::vector<Access> acc;
     for (size_t i = 0; i < m; ++i) {
       const Step& a = s.steps[p.begin + i];
