@@ -331,6 +331,35 @@ TEST(HierarchyAllToAll, AlgorithmsWithoutAnAllToAllAreErrors) {
   EXPECT_NE(r.status().message().find("dimension 1"), std::string::npos) << r.status().message();
 }
 
+// Broadcast, reduce, gather, scatter and barrier: ASTRA-sim builds nothing per dimension for
+// them (broadcast waits out the node's runtime, the others are not issued), so genie plans them
+// flat over the (involved) group with the first dimension's algorithm. Every type, root and
+// algorithm on 2-D and 3-D shapes, even and uneven, passes the checker.
+TEST(HierarchyFlatTypes, EveryTypeRootAndAlgorithmOnTwoAndThreeDimensions) {
+  const std::vector<std::vector<int>> shapes = {{2, 2}, {4, 2},    {2, 3},
+                                                {3, 5}, {2, 2, 2}, {3, 2, 2}};
+  for (const auto& dims : shapes) {
+    const int n = Product(dims);
+    for (Algorithm first : {Algorithm::kRing, Algorithm::kDirect, Algorithm::kHalvingDoubling,
+                            Algorithm::kDoubleBinaryTree}) {
+      std::vector<Algorithm> algs(dims.size(), Algorithm::kRing);
+      algs[0] = first;
+      for (CollectiveType t :
+           {CollectiveType::kBroadcast, CollectiveType::kReduce, CollectiveType::kGather,
+            CollectiveType::kScatter, CollectiveType::kBarrier}) {
+        for (int root : {0, n - 1, n / 2}) {
+          CollectiveSpec s = Spec(t, dims, algs, Optimization::kBaseline, 1003);
+          s.root = root;
+          ExpectChecks(s);
+          s.size = 4096;
+          s.options.channels = 2;
+          ExpectChecks(s);
+        }
+      }
+    }
+  }
+}
+
 // Themis: every shape (uneven ones too), per-dimension algorithm, collective and bandwidth
 // weighting passes the checker; the chunks' orders differ, so their blocks nest differently.
 TEST(Themis, EveryShapeCollectiveAlgorithmAndBandwidth) {
