@@ -193,7 +193,7 @@ TEST(AllToAllMultiDimRun, ThreeDimensionsVerifiedOnLoopback) {
   const std::string out = dir + "/out";
   CliResult r =
       RunCli(GenieBinary() + " run " + w + " --peer-timeout 30s --verify --system " +
-             System(dir + "/s.json", R"("direct", "ring", "pairwise")", 3) + " --network " +
+             System(dir + "/s.json", R"("direct", "ring", "direct1")", 3) + " --network " +
              Network(dir + "/net.yml", "FullyConnected, Ring, Switch", "3, 2, 2", "100, 100, 50",
                      "500, 500, 500") +
              " --output " + out);

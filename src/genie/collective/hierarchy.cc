@@ -236,12 +236,22 @@ A2aChunk A2aSizes(const Effective& e, int me, ByteRange input, Bytes base) {
 
 A2aChunk A2aChunkAt(const Effective& e, int me, int chunk) {
   const int chunks = std::max(1, e.spec.options.chunks);
+  // Chunks come in at most two lengths: size their areas once per length, not per chunk (a
+  // lazily planned chunk would otherwise cost chunks x dims x ranks).
   Bytes base = e.spec.size;
-  for (int k = 0;; ++k) {
-    const A2aChunk c = A2aSizes(e, me, SplitPart({0, e.spec.size}, chunks, k), base);
-    if (k == chunk) return c;
-    base = c.end();
+  Bytes length[2] = {~Bytes{0}, ~Bytes{0}}, span[2] = {0, 0};
+  for (int k = 0; k < chunk; ++k) {
+    const ByteRange in = SplitPart({0, e.spec.size}, chunks, k);
+    int i = in.length == length[0] ? 0 : in.length == length[1] ? 1 : -1;
+    if (i < 0) {
+      i = length[0] == ~Bytes{0} ? 0 : 1;
+      length[i] = in.length;
+      const A2aChunk c = A2aSizes(e, me, in, 0);
+      span[i] = c.end();
+    }
+    base += span[i];
   }
+  return A2aSizes(e, me, SplitPart({0, e.spec.size}, chunks, chunk), base);
 }
 
 bool MultiDimAllToAll(const Effective& e) {

@@ -71,6 +71,10 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   // knows: by the phase's position in its chunk, then by chunk (last first under LIFO). Every
   // wait points to an earlier (position, chunk), so none can close a cycle. Simulated ranks
   // of one order keep ASTRA-sim's arrival order (their timing is the model's, and equal).
+  // On a real network one order is not enough either once a chunk crosses two dimensions:
+  // the two ranks of a later dimension get their chunks from different groups of the earlier
+  // one, at different times, and LIFO admits whichever arrived last (a 3-D all-reduce or
+  // all-to-all in 4 chunks deadlocked).
   bool same_order = true, repeats = false;
   for (const Chunk& c : chunks_) {
     same_order = same_order && c.dims == chunks_.front().dims;
@@ -78,7 +82,8 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
     std::sort(sorted.begin(), sorted.end());
     repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
   }
-  if (!same_order || (repeats && !backend_.modelled())) {
+  const bool crosses = !chunks_.empty() && chunks_.front().dims.size() > 1;
+  if (!same_order || ((repeats || crosses) && !backend_.modelled())) {
     const uint32_t n = static_cast<uint32_t>(chunks_.size());
     const bool lifo = policy_ == SchedulingPolicy::kLifo;
     std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
