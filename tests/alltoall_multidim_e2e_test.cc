@@ -201,5 +201,25 @@ TEST(AllToAllMultiDimRun, ThreeDimensionsVerifiedOnLoopback) {
   ExpectPhasesInDimensionOrder(out, 12, 3, {0, 1, 2});
 }
 
+// The runner's admission order on a real network: a baseline all-reduce on 3-D in 4 chunks
+// under LIFO used to deadlock (two ranks of dimension 1 each admitting a different chunk).
+TEST(MultiDimRun, BaselineAllReduceInFourChunksUnderLifoCompletes) {
+  const std::string dir = FreshDir("ar-3d-run");
+  CliResult g = RunCli(GenieBinary() + " gen collective --type all_reduce --size 100004 --ranks " +
+                       "12 -o " + dir + "/ar");
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  const std::string sys = WriteFile(
+      dir + "/s.json", R"({"scheduling-policy": "LIFO", "active-chunks-per-dimension": 1,
+                          "preferred-dataset-splits": 4,
+                          "all-reduce-implementation": ["direct", "ring", "direct1"]})");
+  const std::string out = dir + "/out";
+  CliResult r = RunCli(GenieBinary() + " run " + dir + "/ar --peer-timeout 30s --verify --system " +
+                       sys + " --network " +
+                       Network(dir + "/net.yml", "FullyConnected, Ring, Switch", "3, 2, 2",
+                               "100, 100, 50", "500, 500, 500") +
+                       " --output " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace genie::testing
