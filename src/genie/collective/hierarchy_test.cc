@@ -322,6 +322,36 @@ TEST(HierarchyAllToAll, PhasesAndMessagesFollowAstraSim) {
   ExpectChecks(s);
 }
 
+// The simulator plans chunks one at a time: each chunk's staging areas must sit where Plan
+// puts them (5 chunks of two lengths).
+TEST(HierarchyAllToAll, PlanChunkEqualsThatChunkOfPlan) {
+  CollectiveSpec s = Spec(CollectiveType::kAllToAll, {3, 2, 2},
+                          {Algorithm::kRing, Algorithm::kDirect, Algorithm::kRing},
+                          Optimization::kBaseline, 10004);
+  s.options.chunks = 5;
+  for (int r = 0; r < 12; ++r) {
+    auto whole = Plan(s, r);
+    ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+    uint32_t at = 0;
+    for (int k = 0; k < 5; ++k) {
+      auto part = PlanChunk(s, r, k);
+      ASSERT_TRUE(part.ok()) << part.status().ToString();
+      EXPECT_EQ(part->buffer_bytes, whole->buffer_bytes);
+      for (size_t i = 0; i < part->steps.size(); ++i, ++at) {
+        const Step& x = whole->steps[at];
+        const Step& y = part->steps[i];
+        EXPECT_EQ(x.kind, y.kind);
+        EXPECT_EQ(x.send, y.send) << "rank index " << r << " chunk " << k << " step " << i;
+        EXPECT_EQ(x.recv, y.recv) << "rank index " << r << " chunk " << k << " step " << i;
+        EXPECT_EQ(x.send_tag, y.send_tag);
+        EXPECT_EQ(x.recv_tag, y.recv_tag);
+      }
+    }
+    EXPECT_EQ(at, whole->steps.size());
+  }
+  ExpectChecks(s);
+}
+
 TEST(HierarchyAllToAll, AlgorithmsWithoutAnAllToAllAreErrors) {
   CollectiveSpec s =
       Spec(CollectiveType::kAllToAll, {2, 4}, {Algorithm::kRing, Algorithm::kHalvingDoubling},
