@@ -8,7 +8,9 @@
 // blocks through local copies between phases) and records the phases in dimension order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
