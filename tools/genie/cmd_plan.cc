@@ -65,7 +65,10 @@ void PrintSteps(const Schedule& s) {
     for (uint32_t i = p.begin; i < p.end; ++i) {
       const collective::Step& st = s.steps[i];
       const bool rx = collective::HasRecv(st.kind), tx = collective::HasSend(st.kind);
-      const collective::ByteRange r = rx ? st.recv : st.send;
+      // A local copy shows where it writes, then "<" where it reads.
+      const bool copy = st.kind == collective::StepKind::kCopy;
+      const collective::ByteRange r = rx || copy ? st.recv : st.send;
+      const std::string range = copy ? Range(r) + "<" + Range(st.send) : Range(r);
       std::string deps;
       for (size_t d = 0; d < st.deps.size(); ++d) {
         if (d == 8) {
@@ -77,7 +80,7 @@ void PrintSteps(const Schedule& s) {
       std::printf("  %5u %5u %4u %3u  %-17s %6s %6s %-24s %10llu %5s %5s  %s\n", i, p.chunk, p.dim,
                   st.channel, collective::StepKindName(st.kind),
                   rx ? std::to_string(st.recv_peer).c_str() : "-",
-                  tx ? std::to_string(st.send_peer).c_str() : "-", Range(r).c_str(),
+                  tx ? std::to_string(st.send_peer).c_str() : "-", range.c_str(),
                   static_cast<unsigned long long>(r.length),
                   rx ? std::to_string(st.recv_tag).c_str() : "-",
                   tx ? std::to_string(st.send_tag).c_str() : "-", deps.c_str());

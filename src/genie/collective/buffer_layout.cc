@@ -35,7 +35,7 @@ BufferLayout Layout(const CollectiveSpec& asked, int asked_index) {
   const int me = spec.group[static_cast<size_t>(group_index)];
   const int root = spec.group[static_cast<size_t>(std::clamp(spec.root, 0, n - 1))];
   const bool is_root = group_index == spec.root;
-  out.buffer_bytes = internal::BufferBytes(spec, group_index);
+  out.buffer_bytes = internal::EffectiveBufferBytes(e);
   const ByteRange whole{0, spec.size};
   const int chunks = std::max(1, spec.options.chunks);
   switch (spec.type) {
@@ -88,6 +88,16 @@ BufferLayout Layout(const CollectiveSpec& asked, int asked_index) {
       break;
     case CollectiveType::kAllToAll: {
       out.initial.push_back(Own(me, whole));
+      if (internal::Hierarchical(e)) {
+        // On several dimensions: every source's block (this rank's own too) in source order.
+        for (int k = 0; k < chunks; ++k) {
+          for (const internal::AllToAllSlot& s : internal::AllToAllOutput(e, k)) {
+            out.final.push_back(
+                {s.range, {{spec.group[static_cast<size_t>(s.source)], s.source_offset}}});
+          }
+        }
+        break;
+      }
       for (int k = 0; k < chunks; ++k) {
         const ChunkGeometry g = Geometry(spec, group_index, k);
         for (int j = 0; j < n; ++j) {

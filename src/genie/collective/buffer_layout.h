@@ -9,7 +9,9 @@
 // out chunk-major so each chunk's traffic is contiguous):
 //   all-reduce, reduce, broadcast: S bytes.  reduce-scatter, scatter: S bytes, N blocks per chunk.
 //   all-gather, gather: N*S bytes (S per rank).  all-to-all: S bytes of input followed by the
-//   output slots (member j's block for this rank).  barrier: 0 bytes.
+//   output slots (member j's block for this rank); on several dimensions, per chunk, staging
+//   areas and then the output slots of every member, this rank included (hierarchy.cc).
+//   barrier: 0 bytes.
 #pragma once
 
 #include <array>

@@ -2,9 +2,9 @@
 // varying: group index g has digit g / (n0...n{d-1}) % nd in dimension d), as ASTRA-sim runs
 // it — one algorithm per dimension, `baseline` (all-reduce each dimension in turn) or
 // `localBWAware` (reduce-scatter up the lower dimensions, all-reduce on the top one, all-gather
-// back down) — plus `involved_dim`, which restricts a collective to the dimensions it names
-// (independent collectives among the ranks that share the other digits). Internal to
-// genie_collective; pure functions; any thread.
+// back down), all-to-all on every dimension in turn — plus `involved_dim`, which restricts a
+// collective to the dimensions it names (independent collectives among the ranks that share the
+// other digits). Internal to genie_collective; pure functions; any thread.
 #pragma once
 
 #include <memory>
@@ -27,12 +27,27 @@ struct Effective {
 };
 Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index);
 
-// True when `op` is planned dimension by dimension (all-reduce, reduce-scatter, all-gather);
-// every other collective runs flat over the (involved) group.
-bool Hierarchical(CollectiveType op);
+// True when e's collective is planned dimension by dimension (all-reduce, reduce-scatter,
+// all-gather; all-to-all on more than one dimension of more than one member); every other
+// collective, and a custom algorithm, runs flat over the (involved) group.
+bool Hierarchical(const Effective& e);
 
-// The phases of one chunk for all-reduce / reduce-scatter / all-gather (any number of dims).
+// The phases of one chunk for all-reduce / reduce-scatter / all-gather / all-to-all (any
+// number of dims; an all-to-all's phases start with the local copies that re-arrange it).
 std::vector<PhaseSpec> HierarchicalPhases(const Effective& e, int chunk);
+
+// The working buffer of e's rank: BufferBytes, but for an all-to-all on several dimensions
+// the input followed, per chunk, by its staging areas and output (hierarchy.cc).
+Bytes EffectiveBufferBytes(const Effective& e);
+
+// All-to-all on several dimensions: where source `source` (group index)'s block for e's rank
+// lands in chunk `chunk`, and where it started in the source's buffer.
+struct AllToAllSlot {
+  int source = 0;
+  ByteRange range;
+  Bytes source_offset = 0;
+};
+std::vector<AllToAllSlot> AllToAllOutput(const Effective& e, int chunk);
 
 // Member g's final block of a reduce-scatter, or its own block of an all-gather, in chunk k.
 ByteRange NestedBlock(const Effective& e, int g, int chunk);

@@ -17,6 +17,12 @@
 
 namespace genie::collective::internal {
 
+// A local re-arrangement at the start of a phase: `from` copied to `to` in this rank's buffer.
+struct LocalCopy {
+  ByteRange from;
+  ByteRange to;
+};
+
 struct PhaseSpec {
   CollectiveType op = CollectiveType::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
@@ -28,6 +34,8 @@ struct PhaseSpec {
   std::vector<ByteRange> blocks;       // per member (see ChunkGeometry)
   std::vector<ByteRange> recv_blocks;  // all-to-all output slots
   std::vector<int> order;              // position -> member of `blocks` in the buffer
+  std::vector<LocalCopy> copies;       // run first; the algorithm's steps follow (hazards
+                                       // order them after the copies of the bytes they touch)
   uint16_t dim = 0;
   std::shared_ptr<const trace::CustomAlgorithm> custom;  // Algorithm::kCustom
   int n() const { return static_cast<int>(members.size()); }
@@ -91,5 +99,9 @@ void TreeBroadcast(const TreeShape& t, int me, ByteRange r, PhaseBuilder* b,
                    PhaseBuilder::Deps after = {});
 
 Status UnsupportedFor(const PhaseSpec& p);
+
+// Puts kCopy steps for `copies` before `steps` (an algorithm's logical steps of one phase),
+// shifting their dependencies.
+void PrependCopies(const std::vector<LocalCopy>& copies, std::vector<LogicalStep>* steps);
 
 }  // namespace genie::collective::internal

@@ -54,6 +54,24 @@ Status BuildPhase(const PhaseSpec& p, PhaseBuilder* b) {
   }
 }
 
+void PrependCopies(const std::vector<LocalCopy>& copies, std::vector<LogicalStep>* steps) {
+  const uint32_t k = static_cast<uint32_t>(copies.size());
+  for (LogicalStep& s : *steps) {
+    for (uint32_t& d : s.deps) d += k;
+  }
+  std::vector<LogicalStep> out;
+  out.reserve(steps->size() + k);
+  for (const LocalCopy& c : copies) {
+    LogicalStep s;
+    s.kind = StepKind::kCopy;
+    s.send = c.from;
+    s.recv = c.to;
+    out.push_back(s);
+  }
+  out.insert(out.end(), steps->begin(), steps->end());
+  *steps = std::move(out);
+}
+
 namespace {
 
 Status Validate(const CollectiveSpec& spec, int group_index) {
@@ -108,7 +126,9 @@ std::vector<Piece> Pieces(ByteRange r, int channels, Bytes slice) {
   return out;
 }
 
-ByteRange Touched(const LogicalStep& s) { return HasRecv(s.kind) ? s.recv : s.send; }
+ByteRange Touched(const LogicalStep& s) {
+  return HasRecv(s.kind) || s.kind == StepKind::kCopy ? s.recv : s.send;
+}
 
 bool Overlap(ByteRange a, ByteRange b) {
   return a.offset < b.offset + b.length && b.offset < a.offset + a.length;
@@ -205,8 +225,11 @@ class Lowerer {
     std::vector<uint32_t> deps;  // reused: one allocation per phase, not per step
     for (size_t i = 0; i < steps.size(); ++i) {
       const LogicalStep& s = steps[i];
-      pieces[i] = Pieces(Touched(s), s.channel >= 0 ? 1 : spec_.options.channels,
-                         spec_.options.slice_bytes);
+      const bool copy = s.kind == StepKind::kCopy;
+      // A local copy is one step whatever the channels and slices: no message carries it.
+      pieces[i] = copy ? std::vector<Piece>{{s.recv, 0}}
+                       : Pieces(Touched(s), s.channel >= 0 ? 1 : spec_.options.channels,
+                                spec_.options.slice_bytes);
       if (s.channel >= 0) {
         for (Piece& pc : pieces[i]) pc.channel = static_cast<uint16_t>(s.channel);
       }
@@ -231,6 +254,11 @@ class Lowerer {
         deps.clear();
         for (uint32_t d : s.deps) AddDeps(pc, q, pieces[d], first[d], count[d], &deps);
         const uint32_t self = static_cast<uint32_t>(out_->steps.size()) - phase.begin;
+        if (copy) {
+          st.send = s.send;
+          st.recv = s.recv;
+          hazards.Touch(s.send, Hazards::Access::kRead, self, &deps);
+        }
         switch (s.kind) {
           case StepKind::kSend:
             hazards.Touch(pc.range, Hazards::Access::kRead, self, &deps);
@@ -305,7 +333,7 @@ class Lowerer {
 
 std::vector<PhaseSpec> ChunkPhases(const Effective& e, int chunk) {
   const CollectiveSpec& spec = e.spec;
-  if (Hierarchical(spec.type) && !e.custom) return HierarchicalPhases(e, chunk);
+  if (Hierarchical(e)) return HierarchicalPhases(e, chunk);
   // Everything else runs over the (involved) group as one dimension.
   const ChunkGeometry g = Geometry(spec, e.index, chunk);
   PhaseSpec p;
@@ -335,7 +363,7 @@ Result<Schedule> PlanChunks(const CollectiveSpec& spec, int group_index, int fir
   Schedule out;
   out.rank = spec.group[static_cast<size_t>(group_index)];
   out.group_index = group_index;
-  out.buffer_bytes = internal::BufferBytes(e.spec, e.index);
+  out.buffer_bytes = internal::EffectiveBufferBytes(e);
   out.channels = spec.options.channels;
   if (e.custom) out.channels = std::max(out.channels, e.custom->channels);
   internal::PhaseBuilder b;
@@ -344,6 +372,7 @@ Result<Schedule> PlanChunks(const CollectiveSpec& spec, int group_index, int fir
     for (const internal::PhaseSpec& p : internal::ChunkPhases(e, k)) {
       b.mutable_steps().clear();
       Status st = internal::BuildPhase(p, &b);
+      if (st.ok() && !p.copies.empty()) internal::PrependCopies(p.copies, &b.mutable_steps());
       if (st.ok()) st = lower.Lower(p, b.steps());
       if (!st.ok()) {
         return st.WithContext(std::string("planning ") + CollectiveOpName(spec.type) +

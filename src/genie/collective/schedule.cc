@@ -11,6 +11,7 @@ const char* StepKindName(StepKind kind) {
     case StepKind::kRecvReduce: return "recv-reduce";
     case StepKind::kRecvReduceSend: return "recv-reduce-send";
     case StepKind::kRecvCopySend: return "recv-copy-send";
+    case StepKind::kCopy: return "copy";
   }
   return "?";
 }

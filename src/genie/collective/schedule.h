@@ -13,6 +13,8 @@
 //    has arrived (and been reduced/copied); a send-only step completes when its message is sent.
 //  - Sends and receives match by (sender, receiver, tag); tags are unique per ordered rank pair
 //    within one collective, so matching never depends on arrival order.
+//  - A kCopy step moves bytes inside the rank's own buffer (an all-to-all on several dimensions
+//    re-arranges the blocks it forwards between phases); it costs no modelled time.
 #pragma once
 
 #include <algorithm>
@@ -39,12 +41,13 @@ enum class StepKind : uint8_t {
   kRecvReduce,      // receive from recv_peer and reduce (sum) into `recv` range
   kRecvReduceSend,  // receive+reduce into `recv`, then send that same range to send_peer
   kRecvCopySend,    // receive into `recv`, then forward that same range to send_peer
+  kCopy,            // local: copy this rank's `send` range into its `recv` range (no message)
 };
 const char* StepKindName(StepKind kind);
 inline bool HasSend(StepKind k) {
   return k == StepKind::kSend || k == StepKind::kRecvReduceSend || k == StepKind::kRecvCopySend;
 }
-inline bool HasRecv(StepKind k) { return k != StepKind::kSend; }
+inline bool HasRecv(StepKind k) { return k != StepKind::kSend && k != StepKind::kCopy; }
 inline bool HasReduce(StepKind k) {
   return k == StepKind::kRecvReduce || k == StepKind::kRecvReduceSend;
 }

@@ -37,6 +37,7 @@ std::string StepName(const Schedule& s, size_t i) {
   const Step& st = s.steps[i];
   std::string out = "rank " + std::to_string(s.rank) + " step " + std::to_string(i) + " (" +
                     StepKindName(st.kind);
+  if (st.kind == StepKind::kCopy) out += " " + R(st.send) + " into " + R(st.recv);
   if (HasRecv(st.kind)) {
     out += " from " + std::to_string(st.recv_peer) + " tag " + std::to_string(st.recv_tag) +
            " into " + R(st.recv);
@@ -100,8 +101,13 @@ Status CheckStructure(const CollectiveSpec& spec, const std::vector<Schedule>& a
                                          "it receives");
         }
       }
+      if (st.kind == StepKind::kCopy && st.send.length != st.recv.length) {
+        return Status::InvalidArgument(StepName(s, i) + " copies " + R(st.send) + " into " +
+                                       R(st.recv) + ", a range of another length");
+      }
       const ByteRange r = HasRecv(st.kind) ? st.recv : st.send;
-      if (r.offset + r.length > s.buffer_bytes) {
+      const ByteRange also = st.kind == StepKind::kCopy ? st.recv : r;
+      if (r.offset + r.length > s.buffer_bytes || also.offset + also.length > s.buffer_bytes) {
         return Status::InvalidArgument(StepName(s, i) + " reaches past the " +
                                        std::to_string(s.buffer_bytes) + "-byte buffer");
       }
@@ -135,13 +141,24 @@ Status CheckRaces(const Schedule& s, const CheckOptions& opt) {
         anc[i * words + di / 64] |= uint64_t{1} << (di % 64);
       }
     }
-    // Sweep the phase's byte accesses in offset order; compare only overlapping ones.
-    struct Access { ByteRange r; size_t step; };
+    // Sweep the phase's byte accesses in offset order; compare only overlapping ones. A step
+    // writes what it receives (or copies into) and reads what it sends (or copies from).
+    struct Access {
+      ByteRange r;
+      size_t step;
+      bool write;
+    };
     std::vector<Access> acc;
     for (size_t i = 0; i < m; ++i) {
       const Step& a = s.steps[p.begin + i];
-      if (HasRecv(a.kind) && a.recv.length > 0) acc.push_back({a.recv, i});
-      else if (HasSend(a.kind) && a.send.length > 0) acc.push_back({a.send, i});
+      if (a.kind == StepKind::kCopy) {
+        if (a.send.length > 0) acc.push_back({a.send, i, false});
+        if (a.recv.length > 0) acc.push_back({a.recv, i, true});
+      } else if (HasRecv(a.kind) && a.recv.length > 0) {
+        acc.push_back({a.recv, i, true});
+      } else if (HasSend(a.kind) && a.send.length > 0) {
+        acc.push_back({a.send, i, false});
+      }
     }
     std::sort(acc.begin(), acc.end(), [](const Access& a, const Access& b) {
       return a.r.offset < b.r.offset;
@@ -157,13 +174,8 @@ Status CheckRaces(const Schedule& s, const CheckOptions& opt) {
         if (anc[j * words + i / 64] & (uint64_t{1} << (i % 64))) continue;
         const Step& a = s.steps[p.begin + i];
         const Step& b = s.steps[p.begin + j];
-        const bool aw = HasRecv(a.kind), bw = HasRecv(b.kind);
         const bool both_reduce = a.kind == StepKind::kRecvReduce && b.kind == StepKind::kRecvReduce;
-        bool race = false;
-        if (aw && bw && !both_reduce && Overlap(a.recv, b.recv)) race = true;
-        if (aw && HasSend(b.kind) && Overlap(a.recv, b.send)) race = true;
-        if (bw && HasSend(a.kind) && Overlap(b.recv, a.send)) race = true;
-        if (race) {
+        if ((other.write || cur.write) && !both_reduce && Overlap(other.r, cur.r)) {
           return Status::InvalidArgument("schedule check: " + StepName(s, p.begin + i) + " and " +
                                          StepName(s, p.begin + j) +
                                          " touch the same bytes with nothing ordering them");
@@ -177,8 +189,8 @@ Status CheckRaces(const Schedule& s, const CheckOptions& opt) {
   for (const Phase& p : s.phases) {
     for (uint32_t i = p.begin; i < p.end; ++i) {
       const Step& st = s.steps[i];
-      if (HasRecv(st.kind)) spans.push_back({st.recv, p.chunk});
-      if (HasSend(st.kind)) spans.push_back({st.send, p.chunk});
+      if (HasRecv(st.kind) || st.kind == StepKind::kCopy) spans.push_back({st.recv, p.chunk});
+      if (HasSend(st.kind) || st.kind == StepKind::kCopy) spans.push_back({st.send, p.chunk});
     }
   }
   std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
@@ -352,6 +364,11 @@ Status CheckSchedules(const CollectiveSpec& spec, const std::vector<Schedule>& a
     const Step& s = sch.steps[i];
     if (s.kind == StepKind::kSend) {
       if (!post(r, i, buf[r].Read(s.send))) break;
+      complete(r, i);
+      continue;
+    }
+    if (s.kind == StepKind::kCopy) {
+      buf[r].Write(s.recv, buf[r].Read(s.send));
       complete(r, i);
       continue;
     }

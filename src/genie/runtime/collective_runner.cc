@@ -71,6 +71,10 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   // knows: by the phase's position in its chunk, then by chunk (last first under LIFO). Every
   // wait points to an earlier (position, chunk), so none can close a cycle. Simulated ranks
   // of one order keep ASTRA-sim's arrival order (their timing is the model's, and equal).
+  // On a real network one order is not enough either once a chunk crosses two dimensions:
+  // the two ranks of a later dimension get their chunks from different groups of the earlier
+  // one, at different times, and LIFO admits whichever arrived last (a 3-D all-reduce or
+  // all-to-all in 4 chunks deadlocked).
   bool same_order = true, repeats = false;
   for (const Chunk& c : chunks_) {
     same_order = same_order && c.dims == chunks_.front().dims;
@@ -78,7 +82,8 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
     std::sort(sorted.begin(), sorted.end());
     repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
   }
-  if (!same_order || (repeats && !backend_.modelled())) {
+  const bool crosses = !chunks_.empty() && chunks_.front().dims.size() > 1;
+  if (!same_order || ((repeats || crosses) && !backend_.modelled())) {
     const uint32_t n = static_cast<uint32_t>(chunks_.size());
     const bool lifo = policy_ == SchedulingPolicy::kLifo;
     std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
@@ -237,6 +242,15 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
   const auto& step = c.plan->steps[s];
   if ((c.unmet[s] & kStarted) != 0 || !c.phases[step.phase].started) return;
   c.unmet[s] |= kStarted;
+  if (step.kind == StepKind::kCopy) {  // a local re-arrangement: no message, no modelled time
+    if (buffer_ != nullptr && step.bytes > 0) {
+      const auto& [from, to] = c.ranges[s];
+      std::memmove(buffer_->data() + to.offset, buffer_->data() + from.offset, to.length);
+    }
+    // Completed from the loop, never inside StartPhase's walk over the phase's steps.
+    backend_.After(0, [this, chunk, s] { CompleteStep(chunk, s); });
+    return;
+  }
   if (!HasRecv(step.kind)) {
     SendFor(chunk, s);
     return;
