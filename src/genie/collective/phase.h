@@ -29,6 +29,7 @@ struct PhaseSpec {
   std::vector<ByteRange> recv_blocks;  // all-to-all output slots
   std::vector<int> order;              // position -> member of `blocks` in the buffer
   uint16_t dim = 0;
+  uint32_t stream = 0;  // ASTRA-sim stream of this chunk (PlanOptions::tree_stream + chunk)
   std::shared_ptr<const trace::CustomAlgorithm> custom;  // Algorithm::kCustom
   int n() const { return static_cast<int>(members.size()); }
   int Peer(int offset) const { return ((me + offset) % n() + n()) % n(); }
