@@ -328,6 +328,36 @@ TEST(SimulateErrors, UnmatchedReceiveIsADeadlockReportNamingThePeer) {
   EXPECT_NE(r.output.find("rank 0 node"), std::string::npos) << r.output;
 }
 
+// results.json and the Chrome trace are written from the op stream with bounded sorts
+// (report/streamed_outputs.h): peak RSS must not follow the number of ops. 32 ranks of
+// gpt_dp2_tp2_pp2, 1 and 16 iterations (about 3 and 48 MB of output): the in-memory writers
+// grew by about 4 bytes of RSS per output byte (190 MB here); the streamed ones stay within
+// their 32 MiB sort budget.
+TEST(SimulateOutputs, PeakMemoryDoesNotGrowWithTheOpsWritten) {
+  if (!std::filesystem::exists("/usr/bin/time")) {
+    GTEST_SKIP() << "needs /usr/bin/time (Debian package time) to measure peak RSS";
+  }
+  const std::string dir = FreshDir("stream-rss");
+  CliResult gen = RunCli(GenieBinary() + " gen replicate " +
+                         Data("traces/generated/stg/gpt_dp2_tp2_pp2") + " --copies 4 -o " + dir +
+                         "/w/workload");
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  auto peak_kb = [&](int iterations) -> long long {
+    const std::string out = dir + "/out" + std::to_string(iterations);
+    CliResult r = RunCli("/usr/bin/time -f 'peak-rss-kb %M' " +
+                         Simulate(dir + "/w --network " + SwitchNetwork(32) + " --iterations " +
+                                  std::to_string(iterations) + " -q --output " + out +
+                                  " --trace-out " + out + "/trace.json"));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(r.output, m, std::regex(R"(peak-rss-kb (\d+))"))) << r.output;
+    EXPECT_TRUE(std::filesystem::exists(out + "/simulate.jsonl"));
+    return m.empty() ? 0 : std::stoll(m[1]);
+  };
+  const long long one = peak_kb(1), sixteen = peak_kb(16);
+  EXPECT_LT(sixteen, one + 48 * 1024) << "1 iteration: " << one << " KiB, 16: " << sixteen;
+}
+
 TEST(SimulateOutputs, ChromeTraceAndResultsAreWellFormed) {
   const std::string dir = FreshDir("stg-trace");
   CliResult r = RunCli(Simulate(Data("traces/generated/stg/llama_fsdp_dp4_tp2") + " --network " +

@@ -1,9 +1,9 @@
 // ExternalSorter: sorts records (a fixed-size key and a text payload) in bounded memory, so that
 // an output ordered unlike its input — results.json by (iteration, rank, node), the Chrome trace
 // by (rank, track, start) — can be written from millions of ops without holding them. Records
-// stay in memory up to about `memory_bytes`; past that each batch is sorted and appended to a scratch
-// file as one run, and Finish() merges the runs (one buffered reader per run). Equal keys come
-// out in the order they were added. The scratch file is removed when the sorter is destroyed.
+// stay in memory up to about `memory_bytes`; past that each batch is sorted and appended to a
+// scratch file as one run, and Finish() merges the runs (one buffered reader per run). Equal
+// keys come out in the order they were added. The scratch file is removed when the sorter is destroyed.
 // Owned by one writer; not thread-safe.
 #pragma once
 
