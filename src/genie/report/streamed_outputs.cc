@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -61,6 +62,79 @@ Result<record::OpEvent> ParseOp(const json& j, const std::string& where) {
   return record::OpEventFromJson(j, where, "the stream is damaged; rerun to write it again");
 }
 
+// The sorts carry each op in a compact binary form, so that it is parsed from JSON once (when
+// the stream is read), not again for every output. Fixed fields, then the two strings and the
+// phases, each with its length.
+struct Fixed {
+  int64_t group, start, end;
+  uint64_t node, size, bytes_sent, bytes_received;
+  int32_t rank, iteration, group_size, peer;
+  uint32_t name_len, algorithm_len, phases;
+  uint8_t kind, coll_type, is_cpu_op;
+};
+
+template <typename T>
+void Put(std::string* out, const T& v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void Encode(const record::OpEvent& e, std::string* out) {
+  out->clear();
+  Fixed f{};
+  f.group = e.group;
+  f.start = e.start;
+  f.end = e.end;
+  f.node = e.node;
+  f.size = e.size;
+  f.bytes_sent = e.bytes_sent;
+  f.bytes_received = e.bytes_received;
+  f.rank = e.rank;
+  f.iteration = e.iteration;
+  f.group_size = e.group_size;
+  f.peer = e.peer;
+  f.name_len = static_cast<uint32_t>(e.name.size());
+  f.algorithm_len = static_cast<uint32_t>(e.algorithm.size());
+  f.phases = static_cast<uint32_t>(e.phases.size());
+  f.kind = static_cast<uint8_t>(e.kind);
+  f.coll_type = static_cast<uint8_t>(e.coll_type);
+  f.is_cpu_op = e.is_cpu_op ? 1 : 0;
+  Put(out, f);
+  out->append(e.name);
+  out->append(e.algorithm);
+  for (const record::PhaseSpan& p : e.phases) Put(out, p);
+}
+
+record::OpEvent Decode(std::string_view in) {
+  Fixed f;
+  std::memcpy(&f, in.data(), sizeof f);
+  in.remove_prefix(sizeof f);
+  record::OpEvent e;
+  e.group = f.group;
+  e.start = f.start;
+  e.end = f.end;
+  e.node = f.node;
+  e.size = f.size;
+  e.bytes_sent = f.bytes_sent;
+  e.bytes_received = f.bytes_received;
+  e.rank = f.rank;
+  e.iteration = f.iteration;
+  e.group_size = f.group_size;
+  e.peer = f.peer;
+  e.kind = static_cast<OpKind>(f.kind);
+  e.coll_type = static_cast<CollectiveType>(f.coll_type);
+  e.is_cpu_op = f.is_cpu_op != 0;
+  e.name.assign(in.substr(0, f.name_len));
+  in.remove_prefix(f.name_len);
+  e.algorithm.assign(in.substr(0, f.algorithm_len));
+  in.remove_prefix(f.algorithm_len);
+  e.phases.resize(f.phases);
+  for (record::PhaseSpan& p : e.phases) {
+    std::memcpy(&p, in.data(), sizeof p);
+    in.remove_prefix(sizeof p);
+  }
+  return e;
+}
+
 }  // namespace
 
 Result<StreamedOutputsStats> WriteStreamedOutputs(const std::string& stream_path,
@@ -89,7 +163,7 @@ Result<StreamedOutputsStats> WriteStreamedOutputs(const std::string& stream_path
   TypeTableAccumulator types;
   std::map<int, std::pair<int, int>> iterations_of;  // rank -> lowest, highest iteration
 
-  std::string line;
+  std::string line, packed;
   size_t number = 0;
   while (std::getline(in, line)) {
     ++number;
@@ -114,22 +188,17 @@ Result<StreamedOutputsStats> WriteStreamedOutputs(const std::string& stream_path
       it->second.first = std::min(it->second.first, e.iteration);
       it->second.second = std::max(it->second.second, e.iteration);
     }
+    Encode(e, &packed);
     if (want_results && e.is_comm()) {
-      GENIE_RETURN_IF_ERROR(by_result.Add({e.iteration, e.rank, e.node, e.start}, line));
+      GENIE_RETURN_IF_ERROR(by_result.Add({e.iteration, e.rank, e.node, e.start}, packed));
     }
     if (want_trace) {
       if (auto track = ChromeTraceTrack(e)) {
         GENIE_RETURN_IF_ERROR(
-            by_trace.Add({e.rank, *track, e.start, e.end, e.iteration, e.node}, line));
+            by_trace.Add({e.rank, *track, e.start, e.end, e.iteration, e.node}, packed));
       }
     }
   }
-
-  auto parse = [&](std::string_view text) -> Result<record::OpEvent> {
-    json j = json::parse(text, nullptr, false);
-    if (j.is_discarded()) return Status::Internal("a sorted op record does not parse back");
-    return ParseOp(j, stream_path);
-  };
 
   if (want_results) {
     // Completeness needs only which ranks and iterations have ops: two stand-ins per rank.
@@ -159,7 +228,7 @@ Result<StreamedOutputsStats> WriteStreamedOutputs(const std::string& stream_path
       }
       bool any = false;
       GENIE_RETURN_IF_ERROR(by_result.Finish([&](const ResultsKey&, std::string_view text) {
-        GENIE_ASSIGN_OR_RETURN(record::OpEvent e, parse(text));
+        const record::OpEvent e = Decode(text);
         GENIE_RETURN_IF_ERROR(file->Append(any ? ",\n  " : "[\n  "));
         any = true;
         return file->Append(Nested(CollectiveEntry(e), 2));
@@ -185,8 +254,7 @@ Result<StreamedOutputsStats> WriteStreamedOutputs(const std::string& stream_path
       }
     });
     GENIE_RETURN_IF_ERROR(by_trace.Finish([&](const TraceKey&, std::string_view text) {
-      GENIE_ASSIGN_OR_RETURN(record::OpEvent e, parse(text));
-      events.Add(e);
+      events.Add(Decode(text));
       return written;
     }));
     GENIE_RETURN_IF_ERROR(file->Append(any ? "\n]}\n" : "]}\n"));

@@ -47,6 +47,10 @@ class StreamedOutputsTest : public ::testing::Test {
       e.start = (i * 7919) % 100000;
       e.end = e.start + (i % 13) * 1000;
       e.name = i % 3 == 0 ? "" : "op \"" + std::to_string(i) + "\"";
+      if (i % 5 == 0 && e.kind == OpKind::kCollective) {
+        e.phases = {{1, 0, CollectiveType::kReduceScatter, e.start, e.start + 10},
+                    {1, 1, CollectiveType::kAllReduce, e.start + 10, e.end}};
+      }
       ops.push_back(e);
     }
     return ops;
