@@ -227,12 +227,13 @@ Result<StreamedOutputsStats> WriteStreamedOutputs(const std::string& stream_path
         continue;
       }
       bool any = false;
-      GENIE_RETURN_IF_ERROR(by_result.Finish([&](const ResultsKey&, std::string_view text) {
+      const Status merged = by_result.Finish([&](const ResultsKey&, std::string_view text) {
         const record::OpEvent e = Decode(text);
-        GENIE_RETURN_IF_ERROR(file->Append(any ? ",\n  " : "[\n  "));
+        Status st = file->Append(any ? ",\n  " : "[\n  ");
         any = true;
-        return file->Append(Nested(CollectiveEntry(e), 2));
-      }));
+        return st.ok() ? file->Append(Nested(CollectiveEntry(e), 2)) : st;
+      });
+      GENIE_RETURN_IF_ERROR(merged);
       GENIE_RETURN_IF_ERROR(file->Append(any ? "\n ]" : "[]"));
     }
     GENIE_RETURN_IF_ERROR(file->Append("\n}\n"));
