@@ -338,9 +338,9 @@ TEST(SimulateOutputs, PeakMemoryDoesNotGrowWithTheOpsWritten) {
     GTEST_SKIP() << "needs /usr/bin/time (Debian package time) to measure peak RSS";
   }
   const std::string dir = FreshDir("stream-rss");
-  CliResult gen = RunCli(GenieBinary() + " gen replicate " +
-                         Data("traces/generated/stg/gpt_dp2_tp2_pp2") + " --copies 4 -o " + dir +
-                         "/w/workload");
+  CliResult gen =
+      RunCli(GenieBinary() + " gen replicate " + Data("traces/generated/stg/gpt_dp2_tp2_pp2") +
+             " --copies 4 -o " + dir + "/w/workload");
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
   auto peak_kb = [&](int iterations) -> long long {
     const std::string out = dir + "/out" + std::to_string(iterations);

@@ -124,9 +124,11 @@ int Run(const PlanArgs& a) {
     Algorithm alg;
     int window = 0;
     if (!collective::ParseAlgorithm(name, &alg, &window)) {
-      std::fprintf(stderr, "genie plan: unknown algorithm '%s' (ring, direct, directK, "
+      std::fprintf(stderr,
+                   "genie plan: unknown algorithm '%s' (ring, direct, directK, "
                    "halvingDoubling, doubleBinaryTree, ncclDoubleBinaryTree, tree, pairwise, "
-                   "oneRing, oneDirect, oneHalvingDoubling)\n", name.c_str());
+                   "oneRing, oneDirect, oneHalvingDoubling)\n",
+                   name.c_str());
       return 2;
     }
     if (window > 0) o.direct_window = window;

@@ -467,19 +467,23 @@ TEST(DoubleBinaryTree, AstraSimTreesAlternatePerStream) {
     }
     return p;
   };
-  const std::map<int, Peers> max = {{7, {{3}, {3}}},       {3, {{1, 5, 7}, {7, 1, 5}}},
-                                    {1, {{0, 2, 3}, {3, 0, 2}}}, {0, {{1}, {1}}},
+  const std::map<int, Peers> max = {{7, {{3}, {3}}},
+                                    {3, {{1, 5, 7}, {7, 1, 5}}},
+                                    {1, {{0, 2, 3}, {3, 0, 2}}},
+                                    {0, {{1}, {1}}},
                                     {6, {{5}, {5}}}};
-  const std::map<int, Peers> min = {{0, {{4}, {4}}},       {4, {{2, 6, 0}, {0, 2, 6}}},
-                                    {6, {{5, 7, 4}, {4, 5, 7}}}, {7, {{6}, {6}}},
+  const std::map<int, Peers> min = {{0, {{4}, {4}}},
+                                    {4, {{2, 6, 0}, {0, 2, 6}}},
+                                    {6, {{5, 7, 4}, {4, 5, 7}}},
+                                    {7, {{6}, {6}}},
                                     {3, {{2}, {2}}}};
   for (uint32_t base : {0u, 1u, 6u}) {
     spec.options.tree_stream = base;
     for (int chunk = 0; chunk < 2; ++chunk) {
       const bool is_max = (base + static_cast<uint32_t>(chunk)) % 2 == 0;
       for (const auto& [rank, want] : is_max ? max : min) {
-        EXPECT_EQ(peers(rank, chunk), want) << "rank " << rank << " chunk " << chunk << " base "
-                                            << base;
+        EXPECT_EQ(peers(rank, chunk), want)
+            << "rank " << rank << " chunk " << chunk << " base " << base;
       }
     }
     ExpectChecks(spec);

@@ -143,8 +143,7 @@ int RunSimulate(const SimulateOptions& f) {
     if (!f.output.empty()) out.results_path = f.output + "/results.json";
     out.trace_path = f.trace_out;
     if (st.ok()) {
-      auto written =
-          report::WriteStreamedOutputs(stream_path, run_info, (*recorder)->ranks(), out);
+      auto written = report::WriteStreamedOutputs(stream_path, run_info, (*recorder)->ranks(), out);
       st = written.status();
       if (written.ok()) {
         spdlog::debug("outputs: {} ops, {} sorted runs spilled", written->ops,

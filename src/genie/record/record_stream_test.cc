@@ -2,12 +2,12 @@
 // naming the file, the line and the field — never an exception or a crash.
 #include "genie/record/record_stream.h"
 
-#include "genie/record/event_json.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "genie/record/event_json.h"
 
 namespace genie::record {
 namespace {

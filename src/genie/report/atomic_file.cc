@@ -73,9 +73,10 @@ Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Open(const std::stri
       fmt::format(".{}.tmp-{}-{}", target.filename().string(), getpid(), counter.fetch_add(1));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return Status::IoError(fmt::format("cannot write {}: creating {} ({}); check that the "
-                                       "folder exists, is writable and has space",
-                                       path, tmp.string(), std::strerror(errno)));
+    return Status::IoError(
+        fmt::format("cannot write {}: creating {} ({}); check that the "
+                    "folder exists, is writable and has space",
+                    path, tmp.string(), std::strerror(errno)));
   }
   return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(path, tmp.string(), fd));
 }
@@ -89,9 +90,10 @@ AtomicFileWriter::~AtomicFileWriter() {
 
 Status AtomicFileWriter::Fail(const char* what) {
   const int err = errno;
-  Status s = Status::IoError(fmt::format("cannot write {}: {} {} ({}); check that the folder "
-                                         "exists, is writable and has space",
-                                         path_, what, tmp_, std::strerror(err)));
+  Status s =
+      Status::IoError(fmt::format("cannot write {}: {} {} ({}); check that the folder "
+                                  "exists, is writable and has space",
+                                  path_, what, tmp_, std::strerror(err)));
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   ::unlink(tmp_.c_str());
@@ -127,17 +129,18 @@ Status AtomicFileWriter::Commit() {
   fd_ = -1;
   if (::close(fd) != 0) {
     fd_ = -1;
-    Status s = Status::IoError(fmt::format("cannot write {}: closing {} ({})", path_, tmp_,
-                                           std::strerror(errno)));
+    Status s = Status::IoError(
+        fmt::format("cannot write {}: closing {} ({})", path_, tmp_, std::strerror(errno)));
     ::unlink(tmp_.c_str());
     return s;
   }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_.c_str());
-    return Status::IoError(fmt::format("cannot write {}: renaming {} over it failed ({}); check "
-                                       "that {} is not a folder",
-                                       path_, tmp_, std::strerror(err), path_));
+    return Status::IoError(
+        fmt::format("cannot write {}: renaming {} over it failed ({}); check "
+                    "that {} is not a folder",
+                    path_, tmp_, std::strerror(err), path_));
   }
   return Status::Ok();
 }

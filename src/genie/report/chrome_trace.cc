@@ -91,10 +91,9 @@ void ChromeTraceEvents::Add(const record::OpEvent& op) {
   if (lane == lane_end_.size()) {
     lane_end_.push_back(e->end);
     int tid = track * kLaneStride + static_cast<int>(lane);
-    std::string tname = lane == 0 ? TrackName(static_cast<TraceTrack>(track))
-                                  : fmt::format("{} #{}", TrackName(static_cast<TraceTrack>(
-                                                              track)),
-                                                lane + 1);
+    std::string tname =
+        lane == 0 ? TrackName(static_cast<TraceTrack>(track))
+                  : fmt::format("{} #{}", TrackName(static_cast<TraceTrack>(track)), lane + 1);
     emit_(Meta("thread_name", rank, tid, {{"name", tname}}));
     emit_(Meta("thread_sort_index", rank, tid, {{"sort_index", tid}}));
   }
@@ -116,8 +115,7 @@ void ChromeTraceEvents::Add(const record::OpEvent& op) {
     name = e->is_comm() ? fmt::format("{} {}", CommTypeName(*e), e->node)
                         : fmt::format("node {}", e->node);
   }
-  std::string cat =
-      e->kind == OpKind::kCollective ? CommTypeName(*e) : record::KindName(e->kind);
+  std::string cat = e->kind == OpKind::kCollective ? CommTypeName(*e) : record::KindName(e->kind);
   emit_({{"ph", "X"},
          {"name", std::move(name)},
          {"cat", std::move(cat)},

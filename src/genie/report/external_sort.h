@@ -3,8 +3,8 @@
 // by (rank, track, start) — can be written from millions of ops without holding them. Records
 // stay in memory up to about `memory_bytes`; past that each batch is sorted and appended to a
 // scratch file as one run, and Finish() merges the runs (one buffered reader per run). Equal
-// keys come out in the order they were added. The scratch file is removed when the sorter is destroyed.
-// Owned by one writer; not thread-safe.
+// keys come out in the order they were added. The scratch file is removed when the sorter is
+// destroyed. Owned by one writer; not thread-safe.
 #pragma once
 
 #include <fmt/format.h>
@@ -50,8 +50,8 @@ class ExternalSorter {
       arena_.reserve(memory_bytes_ / 4 * 3);
       recs_.reserve(std::max<size_t>(1, memory_bytes_ / 4 / sizeof(Rec)));
     }
-    if (!recs_.empty() && (recs_.size() == recs_.capacity() ||
-                           arena_.size() + payload.size() > arena_.capacity())) {
+    if (!recs_.empty() &&
+        (recs_.size() == recs_.capacity() || arena_.size() + payload.size() > arena_.capacity())) {
       GENIE_RETURN_IF_ERROR(Spill());
     }
     recs_.push_back({key, seq_++, arena_.size(), payload.size()});

@@ -26,9 +26,9 @@ json SpreadJson(const Spread& s) {
 }  // namespace
 
 json ResultsJsonWithoutCollectives(const json& run_info, const std::vector<TypeRow>& types,
-                                  const Completeness& completeness,
-                                  const std::vector<record::RankSummary>& ranks,
-                                  const json& clock_offsets_ns) {
+                                   const Completeness& completeness,
+                                   const std::vector<record::RankSummary>& ranks,
+                                   const json& clock_offsets_ns) {
   json doc;
   doc["format"] = kResultsFormat;
   doc["version"] = kResultsVersion;
@@ -107,8 +107,7 @@ json CollectiveEntry(const record::OpEvent& e) {
 }
 
 json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& ops,
-                      const std::vector<record::RankSummary>& ranks,
-                      const json& clock_offsets_ns) {
+                      const std::vector<record::RankSummary>& ranks, const json& clock_offsets_ns) {
   json doc = ResultsJsonWithoutCollectives(
       run_info, CollectiveTypeTable(ops),
       CheckCompleteness(run_info, ops, ranks, /*truncated=*/false), ranks, clock_offsets_ns);

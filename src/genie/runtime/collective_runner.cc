@@ -287,9 +287,9 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
   TimeNs delay = backend_.modelled() ? costs_.endpoint_delay_ns : 0;
   const auto& step = chunks_[chunk].plan->steps[s];
   const bool detach = step.charge == collective::ReduceCharge::kBeforeSendDetached;
-  const TimeNs reduce =
-      step.charge == collective::ReduceCharge::kBeforeSend || detach ? ReductionCost(step.bytes)
-                                                                      : 0;
+  const TimeNs reduce = step.charge == collective::ReduceCharge::kBeforeSend || detach
+                            ? ReductionCost(step.bytes)
+                            : 0;
   delay = SaturatingAdd(delay, reduce);
   // Detached only without payloads: the receiver reads the sender's buffer on delivery.
   const bool detached = detach && backend_.modelled() && buffer_ == nullptr;
