@@ -127,9 +127,11 @@ int Run(const PlanArgs& a) {
     Algorithm alg;
     int window = 0;
     if (!collective::ParseAlgorithm(name, &alg, &window)) {
-      std::fprintf(stderr, "genie plan: unknown algorithm '%s' (ring, direct, directK, "
-                   "halvingDoubling, doubleBinaryTree, tree, pairwise, oneRing, oneDirect, "
-                   "oneHalvingDoubling)\n", name.c_str());
+      std::fprintf(stderr,
+                   "genie plan: unknown algorithm '%s' (ring, direct, directK, "
+                   "halvingDoubling, doubleBinaryTree, ncclDoubleBinaryTree, tree, pairwise, "
+                   "oneRing, oneDirect, oneHalvingDoubling)\n",
+                   name.c_str());
       return 2;
     }
     if (window > 0) o.direct_window = window;
@@ -243,8 +245,9 @@ GENIE_COMMAND(plan, "Show (and check) how a collective becomes point-to-point me
                  "gather | scatter | barrier")
       ->capture_default_str();
   app.add_option("--algorithm,-a", args->algorithm,
-                 "ring | direct | directK | halvingDoubling | doubleBinaryTree | tree | pairwise "
-                 "| oneRing | oneDirect | oneHalvingDoubling; comma list = one per dimension")
+                 "ring | direct | directK | halvingDoubling | doubleBinaryTree | "
+                 "ncclDoubleBinaryTree | tree | pairwise | oneRing | oneDirect | "
+                 "oneHalvingDoubling; comma list = one per dimension")
       ->capture_default_str();
   app.add_option("--ranks,-n", args->ranks,
                  "Number of ranks, group 0..N-1 (default: the topology's size, else 8)");

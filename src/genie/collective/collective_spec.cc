@@ -17,6 +17,7 @@ const char* AlgorithmName(Algorithm a) {
     case Algorithm::kOneDirect: return "oneDirect";
     case Algorithm::kOneHalvingDoubling: return "oneHalvingDoubling";
     case Algorithm::kCustom: return "custom";
+    case Algorithm::kNcclDoubleBinaryTree: return "ncclDoubleBinaryTree";
   }
   return "?";
 }
@@ -42,6 +43,8 @@ bool ParseAlgorithm(const std::string& text, Algorithm* out, int* direct_window)
       {"hd", Algorithm::kHalvingDoubling},
       {"doublebinarytree", Algorithm::kDoubleBinaryTree},
       {"dbt", Algorithm::kDoubleBinaryTree},
+      {"nccldoublebinarytree", Algorithm::kNcclDoubleBinaryTree},
+      {"nccldbt", Algorithm::kNcclDoubleBinaryTree},
       {"pairwise", Algorithm::kPairwise},
       {"pairwiseexchange", Algorithm::kPairwise},
       {"tree", Algorithm::kTree},

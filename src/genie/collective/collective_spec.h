@@ -19,6 +19,8 @@ namespace genie::collective {
 enum class Algorithm : uint8_t {
   kRing, kDirect, kHalvingDoubling, kDoubleBinaryTree, kPairwise, kTree,
   kOneRing, kOneDirect, kOneHalvingDoubling, kCustom,
+  // NCCL's double tree (ncclGetDtree, half the data per tree); doubleBinaryTree is ASTRA-sim's.
+  kNcclDoubleBinaryTree,
 };
 const char* AlgorithmName(Algorithm a);          // "ring", "direct", "halvingDoubling", ...
 bool ParseAlgorithm(const std::string& text, Algorithm* out, int* direct_window);
@@ -54,6 +56,10 @@ struct PlanOptions {
   // Algorithm::kCustom: the algorithm, loaded once by the caller (trace/custom_files.h) and
   // shared by every spec that runs it.
   std::shared_ptr<const trace::CustomAlgorithm> custom;
+  // doubleBinaryTree: ASTRA-sim hands its two trees to successive streams (chunks) of a rank's
+  // all-reduces in turn; this is how many such streams came before this collective, so chunk
+  // k runs tree (tree_stream + k) mod 2. The executor sets it from the program order.
+  uint32_t tree_stream = 0;
 };
 
 struct CollectiveSpec {

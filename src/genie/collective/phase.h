@@ -37,6 +37,7 @@ struct PhaseSpec {
   std::vector<LocalCopy> copies;       // run first; the algorithm's steps follow (hazards
                                        // order them after the copies of the bytes they touch)
   uint16_t dim = 0;
+  uint32_t stream = 0;  // ASTRA-sim stream of this chunk (PlanOptions::tree_stream + chunk)
   std::shared_ptr<const trace::CustomAlgorithm> custom;  // Algorithm::kCustom
   int n() const { return static_cast<int>(members.size()); }
   int Peer(int offset) const { return ((me + offset) % n() + n()) % n(); }

@@ -29,7 +29,8 @@ Algorithm EffectiveAlgorithm(CollectiveType op, Algorithm a) {
       return Algorithm::kDirect;
     case CollectiveType::kBroadcast:
     case CollectiveType::kReduce:
-      if (a == Algorithm::kHalvingDoubling || a == Algorithm::kDoubleBinaryTree) {
+      if (a == Algorithm::kHalvingDoubling || a == Algorithm::kDoubleBinaryTree ||
+          a == Algorithm::kNcclDoubleBinaryTree) {
         return Algorithm::kTree;
       }
       if (a == Algorithm::kPairwise) return Algorithm::kDirect;
@@ -46,7 +47,8 @@ Status BuildPhase(const PhaseSpec& p, PhaseBuilder* b) {
     case Algorithm::kRing: return BuildRing(p, b);
     case Algorithm::kDirect: return BuildDirect(p, b);
     case Algorithm::kHalvingDoubling: return BuildHalvingDoubling(p, b);
-    case Algorithm::kDoubleBinaryTree: return BuildDoubleBinaryTree(p, b);
+    case Algorithm::kDoubleBinaryTree:
+    case Algorithm::kNcclDoubleBinaryTree: return BuildDoubleBinaryTree(p, b);
     case Algorithm::kPairwise: return BuildPairwise(p, b);
     case Algorithm::kTree: return BuildTree(p, b);
     case Algorithm::kCustom: return BuildCustom(p, b);
@@ -369,7 +371,8 @@ Result<Schedule> PlanChunks(const CollectiveSpec& spec, int group_index, int fir
   internal::PhaseBuilder b;
   for (int k = first; k < last; ++k) {
     internal::Lowerer lower(spec, &out, static_cast<uint32_t>(k));
-    for (const internal::PhaseSpec& p : internal::ChunkPhases(e, k)) {
+    for (internal::PhaseSpec& p : internal::ChunkPhases(e, k)) {
+      p.stream = spec.options.tree_stream + static_cast<uint32_t>(k);
       b.mutable_steps().clear();
       Status st = internal::BuildPhase(p, &b);
       if (st.ok() && !p.copies.empty()) internal::PrependCopies(p.copies, &b.mutable_steps());

@@ -440,3 +440,89 @@ TEST(PlanChunk, EqualsThatChunkOfPlan) {
 
 }  // namespace
 }  // namespace genie::collective
+
+namespace genie::collective {
+namespace {
+
+// ASTRA-sim's doubleBinaryTree (double_binary_tree.cc): for 8 members, tree "max" is
+// 7 <- 3 <- {1 <- {0, 2}, 5 <- {4, 6}} and "min" is 0 <- 4 <- {2 <- {1, 3}, 6 <- {5, 7}}; chunk k
+// of a collective whose tree_stream is t takes max when t + k is even. Each peer set below is
+// (received from, sent to), whole chunk each time.
+TEST(DoubleBinaryTree, AstraSimTreesAlternatePerStream) {
+  CollectiveSpec spec;
+  spec.type = CollectiveType::kAllReduce;
+  spec.size = 8000;
+  spec.group = {0, 1, 2, 3, 4, 5, 6, 7};
+  spec.options.algorithms = {Algorithm::kDoubleBinaryTree};
+  spec.options.chunks = 2;
+  using Peers = std::pair<std::multiset<int>, std::multiset<int>>;
+  auto peers = [&](int rank, int chunk) {
+    auto s = PlanChunk(spec, rank, chunk);
+    EXPECT_TRUE(s.ok());
+    Peers p;
+    for (const Step& st : s->steps) {
+      if (HasRecv(st.kind)) p.first.insert(st.recv_peer);
+      if (HasSend(st.kind)) p.second.insert(st.send_peer);
+      EXPECT_EQ(HasRecv(st.kind) ? st.recv.length : st.send.length, 4000u);
+    }
+    return p;
+  };
+  const std::map<int, Peers> max = {{7, {{3}, {3}}},
+                                    {3, {{1, 5, 7}, {7, 1, 5}}},
+                                    {1, {{0, 2, 3}, {3, 0, 2}}},
+                                    {0, {{1}, {1}}},
+                                    {6, {{5}, {5}}}};
+  const std::map<int, Peers> min = {{0, {{4}, {4}}},
+                                    {4, {{2, 6, 0}, {0, 2, 6}}},
+                                    {6, {{5, 7, 4}, {4, 5, 7}}},
+                                    {7, {{6}, {6}}},
+                                    {3, {{2}, {2}}}};
+  for (uint32_t base : {0u, 1u, 6u}) {
+    spec.options.tree_stream = base;
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      const bool is_max = (base + static_cast<uint32_t>(chunk)) % 2 == 0;
+      for (const auto& [rank, want] : is_max ? max : min) {
+        EXPECT_EQ(peers(rank, chunk), want)
+            << "rank " << rank << " chunk " << chunk << " base " << base;
+      }
+    }
+    ExpectChecks(spec);
+  }
+  // The root and inner nodes' last sends do not wait for delivery; the leaves' do.
+  spec.options.tree_stream = 0;
+  auto root = PlanChunk(spec, 7, 0);
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(root->steps.back().charge, ReduceCharge::kBeforeSendDetached);
+  auto leaf = PlanChunk(spec, 0, 0);
+  ASSERT_TRUE(leaf.ok());
+  for (const Step& st : leaf->steps) EXPECT_EQ(st.charge, ReduceCharge::kOnReceive);
+}
+
+// NCCL's double tree stays available by name: half the data on each of two trees.
+TEST(DoubleBinaryTree, NcclShapeByItsOwnNameAndForOtherGroupSizes) {
+  Algorithm a;
+  ASSERT_TRUE(ParseAlgorithm("ncclDoubleBinaryTree", &a, nullptr));
+  EXPECT_EQ(a, Algorithm::kNcclDoubleBinaryTree);
+  EXPECT_STREQ(AlgorithmName(a), "ncclDoubleBinaryTree");
+  for (Algorithm alg : {Algorithm::kNcclDoubleBinaryTree, Algorithm::kDoubleBinaryTree}) {
+    for (int n : {2, 3, 5, 6, 8}) {
+      CollectiveSpec spec;
+      spec.type = CollectiveType::kAllReduce;
+      spec.size = 4096;
+      spec.group = Scattered(n);
+      spec.options.algorithms = {alg};
+      ExpectChecks(spec);
+      const bool astra = alg == Algorithm::kDoubleBinaryTree && (n & (n - 1)) == 0;
+      auto s = Plan(spec, 0);
+      ASSERT_TRUE(s.ok());
+      Bytes largest = 0;
+      for (const Step& st : s->steps) {
+        largest = std::max(largest, HasRecv(st.kind) ? st.recv.length : st.send.length);
+      }
+      EXPECT_EQ(largest, astra ? 4096u : 2048u) << AlgorithmName(alg) << " n=" << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace genie::collective

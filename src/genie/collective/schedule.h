@@ -60,6 +60,11 @@ enum class ReduceCharge : uint8_t {
   kOnReceive,   // a reducing receive costs its received bytes (the default)
   kNone,        // a reducing receive that costs nothing
   kBeforeSend,  // a sending step first costs a reduction of the bytes it sends
+  // kBeforeSend, and in a payload-free simulation the step completes once that reduction is
+  // charged, without waiting for delivery: ASTRA-sim's double binary tree ends a rank's phase
+  // when it hands its last message to the network, and the phase's closing endpoint-delay is
+  // that message's own endpoint-delay, so the phase ends the instant the message leaves.
+  kBeforeSendDetached,
 };
 
 // A step's dependencies: a small vector of step indices that keeps up to two inline. Nearly

@@ -13,6 +13,7 @@
 #include "genie/report/chrome_trace.h"
 #include "genie/report/provenance.h"
 #include "genie/report/results_json.h"
+#include "genie/report/streamed_outputs.h"
 
 namespace genie::driver {
 
@@ -112,9 +113,21 @@ int RunSimulate(const SimulateOptions& f) {
     interest = std::move(parsed).value();
     run_info["ranks_of_interest"] = interest;
   }
-  // Ops are kept only for an output that shows them, and then only the ranks of interest's.
-  const bool keep_ops = !f.output.empty() || !f.trace_out.empty();
-  auto recorder = record::Recorder::Create("", run_info, keep_ops);
+  // Ops go only to an output that shows them, and then only the ranks of interest's. They are
+  // not held in memory: each is streamed as it finishes (one JSON line), and results.json and
+  // the Chrome trace are written from that stream at the end (report/streamed_outputs.h) —
+  // also when the run fails part-way; a run killed part-way leaves the stream, which
+  // `genie results show` reads.
+  const bool outputs = !f.output.empty() || !f.trace_out.empty();
+  std::string stream_path;
+  if (!f.output.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.output, ec);
+    stream_path = f.output + "/simulate.jsonl";
+  } else if (outputs) {
+    stream_path = f.trace_out + ".jsonl";  // scratch, removed once the trace is written
+  }
+  auto recorder = record::Recorder::Create(stream_path, run_info, /*keep_ops=*/false);
   if (!recorder.ok()) {
     std::cerr << "genie simulate: " << recorder.status().message() << "\n";
     return 1;
@@ -122,7 +135,35 @@ int RunSimulate(const SimulateOptions& f) {
   if (!interest.empty()) (*recorder)->KeepOpsOf(interest);
   auto stats = Simulate(*setup, *setup->network, *model, recorder->get(),
                         SimulatedIterations(f.iterations, f.warmup));
+  // Written also when the simulation failed: what ran until then.
+  auto write_outputs = [&]() -> int {
+    if (!outputs) return 0;
+    Status st = (*recorder)->Close();
+    report::StreamedOutputs out;
+    if (!f.output.empty()) out.results_path = f.output + "/results.json";
+    out.trace_path = f.trace_out;
+    if (st.ok()) {
+      auto written = report::WriteStreamedOutputs(stream_path, run_info, (*recorder)->ranks(), out);
+      st = written.status();
+      if (written.ok()) {
+        spdlog::debug("outputs: {} ops, {} sorted runs spilled", written->ops,
+                      written->spilled_runs);
+      }
+    }
+    std::error_code ec;
+    if (f.output.empty()) std::filesystem::remove(stream_path, ec);
+    if (!st.ok()) {
+      std::cerr << "genie simulate: " << st.message() << "\n";
+      return 1;
+    }
+    if (!out.results_path.empty()) {
+      spdlog::info("results written to {}{}", out.results_path,
+                   stats.ok() ? "" : " (up to the failure)");
+    }
+    return 0;
+  };
   if (!stats.ok()) {
+    write_outputs();
     std::cerr << "genie simulate: " << stats.status().message() << "\n";
     return ExitCodeFor(stats.status());
   }
@@ -137,25 +178,7 @@ int RunSimulate(const SimulateOptions& f) {
                  stats->memory_waited, config::MemoryTypeName(setup->exec.memory->type),
                  stats->memory_wait_ns);
   }
-  if (!f.output.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.output, ec);
-    const std::string path = f.output + "/results.json";
-    Status st = report::WriteResultsJson(path, run_info, (*recorder)->ops(), (*recorder)->ranks());
-    if (!st.ok()) {
-      std::cerr << "genie simulate: " << st.message() << "\n";
-      return 1;
-    }
-    spdlog::info("results written to {}", path);
-  }
-  if (!f.trace_out.empty()) {
-    Status st = report::WriteChromeTrace(f.trace_out, (*recorder)->ops());
-    if (!st.ok()) {
-      std::cerr << "genie simulate: " << st.message() << "\n";
-      return 1;
-    }
-  }
-  return 0;
+  return write_outputs();
 }
 
 }  // namespace genie::driver

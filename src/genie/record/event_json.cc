@@ -148,6 +148,33 @@ Result<OpEvent> OpEventFromJson(const json& j, const std::string& where,
     if (!t) r.FailField("type", fmt::format("is \"{}\", not a collective genie knows", type));
     if (t) e.coll_type = *t;
   }
+  // A multi-dimensional collective's phases (ToJson writes them), read back so that a stream
+  // turned into results.json keeps them.
+  auto phases = j.find("phases");
+  if (r.ok() && phases != j.end()) {
+    if (!phases->is_array()) r.FailField("phases", "should be an array");
+    for (size_t i = 0; r.ok() && phases->is_array() && i < phases->size(); ++i) {
+      FieldReader pr((*phases)[i], fmt::format("{} phases[{}]", where, i), remedy);
+      int64_t chunk = 0, dim = 0;
+      std::string op;
+      PhaseSpan p;
+      pr.Required("chunk", &chunk)
+          .Required("dim", &dim)
+          .Required("op", &op)
+          .Optional("start", &p.start)
+          .Optional("end", &p.end);
+      if (!pr.ok()) return pr.status();
+      auto t = ParseCollective(op);
+      if (chunk < 0 || chunk > UINT32_MAX || dim < 0 || dim > UINT16_MAX || !t) {
+        r.FailField("phases", fmt::format("entry {} has a chunk, dim or op out of range", i));
+        break;
+      }
+      p.chunk = static_cast<uint32_t>(chunk);
+      p.dim = static_cast<uint16_t>(dim);
+      p.op = *t;
+      e.phases.push_back(p);
+    }
+  }
   if (!r.ok()) return r.status();
   return e;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "genie/record/event_json.h"
+
 namespace genie::record {
 namespace {
 
@@ -38,6 +40,11 @@ TEST(RecordStreamRobustnessTest, WrongTypesAndShapesAreErrorsNamingLineAndField)
       {kHeader + "{\"record\":\"traffic\",\"peers\":[{\"network_bytes_sent\":-1}]}\n",
        {"line 2", "peers[0]", "\"network_bytes_sent\""}},
       {kHeader + "{\"record\":\"traffic\",\"peers\":7}\n", {"line 2", "\"peers\""}},
+      {kHeader + "{\"record\":\"op\",\"kind\":\"collective\",\"rank\":0,\"phases\":7}\n",
+       {"line 2", "\"phases\"", "array"}},
+      {kHeader + "{\"record\":\"op\",\"kind\":\"collective\",\"rank\":0,\"phases\":[{\"chunk\":0,"
+                 "\"dim\":1,\"op\":\"no_such\"}]}\n",
+       {"line 2", "\"phases\"", "entry 0"}},
       {kHeader + kHeader, {"line 2", "header after other records"}},
       {"[1,2,3]\n", {"line 1", "should be a JSON object, found an array"}},
       {"\"text\"\n{\"record\":\"op\"}\n", {"line 1"}},
@@ -69,6 +76,32 @@ TEST(RecordStreamRobustnessTest, EmptyAndHeaderOnlyStreamsReadAsNoRecords) {
     EXPECT_TRUE(s->ops.empty());
     EXPECT_TRUE(s->ranks.empty());
   }
+}
+
+}  // namespace
+}  // namespace genie::record
+
+namespace genie::record {
+namespace {
+
+// A multi-dimensional collective's phases survive the stream (a simulation's results.json is
+// written from it).
+TEST(RecordStreamTest, PhasesReadBack) {
+  OpEvent e;
+  e.kind = OpKind::kCollective;
+  e.rank = 3;
+  e.start = 5;
+  e.end = 90;
+  e.phases = {{2, 1, CollectiveType::kReduceScatter, 5, 40},
+              {2, 0, CollectiveType::kAllGather, 40, 90}};
+  std::string line;
+  AppendOpRecord(e, &line);
+  auto back = OpEventFromJson(nlohmann::json::parse(line), "x");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(ToJson(*back), ToJson(e));
+  ASSERT_EQ(back->phases.size(), 2u);
+  EXPECT_EQ(back->phases[1].op, CollectiveType::kAllGather);
+  EXPECT_EQ(back->phases[0].dim, 1);
 }
 
 }  // namespace

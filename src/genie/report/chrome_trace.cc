@@ -57,71 +57,85 @@ json Meta(const char* name, int pid, int tid, json args) {
 
 }  // namespace
 
+std::optional<int> ChromeTraceTrack(const record::OpEvent& e) {
+  auto t = TrackOf(e);
+  if (!t) return std::nullopt;
+  return static_cast<int>(*t);
+}
+
+bool ChromeTraceOrder(const record::OpEvent& a, const record::OpEvent& b) {
+  const int ta = ChromeTraceTrack(a).value_or(0), tb = ChromeTraceTrack(b).value_or(0);
+  return std::tie(a.rank, ta, a.start, a.end, a.iteration, a.node) <
+         std::tie(b.rank, tb, b.start, b.end, b.iteration, b.node);
+}
+
+void ChromeTraceEvents::Add(const record::OpEvent& op) {
+  const std::optional<int> t = ChromeTraceTrack(op);
+  if (!t) return;
+  const record::OpEvent* e = &op;
+  const int rank = e->rank, track = *t;
+  if (!started_ || rank != rank_ || track != track_) {
+    // A new (rank, track): its lanes start empty; a new rank names its process first.
+    if (!started_ || rank != rank_) {
+      emit_(Meta("process_name", rank, 0, {{"name", fmt::format("rank {}", rank)}}));
+      emit_(Meta("process_sort_index", rank, 0, {{"sort_index", rank}}));
+    }
+    started_ = true;
+    rank_ = rank;
+    track_ = track;
+    lane_end_.clear();
+  }
+  // Each op goes on the first lane already free at its start.
+  size_t lane = 0;
+  while (lane < lane_end_.size() && lane_end_[lane] > e->start) ++lane;
+  if (lane == lane_end_.size()) {
+    lane_end_.push_back(e->end);
+    int tid = track * kLaneStride + static_cast<int>(lane);
+    std::string tname =
+        lane == 0 ? TrackName(static_cast<TraceTrack>(track))
+                  : fmt::format("{} #{}", TrackName(static_cast<TraceTrack>(track)), lane + 1);
+    emit_(Meta("thread_name", rank, tid, {{"name", tname}}));
+    emit_(Meta("thread_sort_index", rank, tid, {{"sort_index", tid}}));
+  }
+  lane_end_[lane] = std::max(e->end, e->start);
+  json args = {{"node", e->node}, {"iteration", e->iteration}};
+  if (e->is_comm()) {
+    args["size"] = e->size;
+    args["group"] = e->group;
+    args["group_size"] = e->group_size;
+    if (!e->algorithm.empty()) args["algorithm"] = e->algorithm;
+    if (e->peer >= 0) args["peer"] = e->peer;
+    args["bytes_sent"] = e->bytes_sent;
+    args["bytes_received"] = e->bytes_received;
+    args["algbw_gbps"] = AlgBw(*e);
+    args["busbw_gbps"] = BusBw(*e);
+  }
+  std::string name = e->name;
+  if (name.empty()) {
+    name = e->is_comm() ? fmt::format("{} {}", CommTypeName(*e), e->node)
+                        : fmt::format("node {}", e->node);
+  }
+  std::string cat = e->kind == OpKind::kCollective ? CommTypeName(*e) : record::KindName(e->kind);
+  emit_({{"ph", "X"},
+         {"name", std::move(name)},
+         {"cat", std::move(cat)},
+         {"pid", rank},
+         {"tid", track * kLaneStride + static_cast<int>(lane)},
+         {"ts", Us(e->start)},
+         {"dur", Us(std::max<TimeNs>(0, e->duration()))},
+         {"args", std::move(args)}});
+}
+
 json BuildChromeTrace(const std::vector<record::OpEvent>& events) {
-  // Group by (rank, track), then place each op on the first lane already free at its start.
-  std::map<std::pair<int, int>, std::vector<const record::OpEvent*>> tracks;
+  std::vector<const record::OpEvent*> sorted;
   for (const auto& e : events) {
-    auto t = TrackOf(e);
-    if (t) tracks[{e.rank, static_cast<int>(*t)}].push_back(&e);
+    if (ChromeTraceTrack(e)) sorted.push_back(&e);
   }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto* a, const auto* b) { return ChromeTraceOrder(*a, *b); });
   json out = json::array();
-  std::vector<int> ranks_seen;
-  for (auto& [key, list] : tracks) {
-    auto [rank, track] = key;
-    if (ranks_seen.empty() || ranks_seen.back() != rank) {
-      ranks_seen.push_back(rank);
-      out.push_back(Meta("process_name", rank, 0, {{"name", fmt::format("rank {}", rank)}}));
-      out.push_back(Meta("process_sort_index", rank, 0, {{"sort_index", rank}}));
-    }
-    std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
-      return std::tie(a->start, a->end, a->iteration, a->node) <
-             std::tie(b->start, b->end, b->iteration, b->node);
-    });
-    std::vector<TimeNs> lane_end;
-    std::vector<json> slices;
-    for (const record::OpEvent* e : list) {
-      size_t lane = 0;
-      while (lane < lane_end.size() && lane_end[lane] > e->start) ++lane;
-      if (lane == lane_end.size()) {
-        lane_end.push_back(e->end);
-        int tid = track * kLaneStride + static_cast<int>(lane);
-        std::string tname = lane == 0 ? TrackName(static_cast<TraceTrack>(track))
-                                      : fmt::format("{} #{}", TrackName(static_cast<TraceTrack>(
-                                                                  track)),
-                                                    lane + 1);
-        out.push_back(Meta("thread_name", rank, tid, {{"name", tname}}));
-        out.push_back(Meta("thread_sort_index", rank, tid, {{"sort_index", tid}}));
-      }
-      lane_end[lane] = std::max(e->end, e->start);
-      json args = {{"node", e->node}, {"iteration", e->iteration}};
-      if (e->is_comm()) {
-        args["size"] = e->size;
-        args["group"] = e->group;
-        args["group_size"] = e->group_size;
-        if (!e->algorithm.empty()) args["algorithm"] = e->algorithm;
-        if (e->peer >= 0) args["peer"] = e->peer;
-        args["bytes_sent"] = e->bytes_sent;
-        args["bytes_received"] = e->bytes_received;
-        args["algbw_gbps"] = AlgBw(*e);
-        args["busbw_gbps"] = BusBw(*e);
-      }
-      std::string name = e->name;
-      if (name.empty()) {
-        name = e->is_comm() ? fmt::format("{} {}", CommTypeName(*e), e->node)
-                            : fmt::format("node {}", e->node);
-      }
-      std::string cat = e->kind == OpKind::kCollective ? CommTypeName(*e)
-                                                       : record::KindName(e->kind);
-      out.push_back({{"ph", "X"},
-                     {"name", std::move(name)},
-                     {"cat", std::move(cat)},
-                     {"pid", rank},
-                     {"tid", track * kLaneStride + static_cast<int>(lane)},
-                     {"ts", Us(e->start)},
-                     {"dur", Us(std::max<TimeNs>(0, e->duration()))},
-                     {"args", std::move(args)}});
-    }
-  }
+  ChromeTraceEvents trace([&out](json event) { out.push_back(std::move(event)); });
+  for (const record::OpEvent* e : sorted) trace.Add(*e);
   // No "displayTimeUnit": some Perfetto versions take it as the unit of ts, not of display.
   return {{"traceEvents", std::move(out)}};
 }

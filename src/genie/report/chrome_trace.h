@@ -8,6 +8,8 @@
 // Pure apart from the file write; any thread.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,24 @@ namespace genie::report {
 // Tracks; a lane's tid is track * kLaneStride + lane (lane 0 first).
 enum class TraceTrack : int { kCompute = 1, kCpu = 2, kComm = 3, kRecv = 4, kMemory = 5 };
 inline constexpr int kLaneStride = 100;
+
+// The trace's events one op at a time, for a writer that streams them (streamed_outputs.h):
+// ops must come in ChromeTraceOrder (rank, track, start, end, iteration, node); each event
+// (metadata and slices, as BuildChromeTrace lists them) goes to `emit`. Ops without a track
+// (METADATA, INVALID) are skipped.
+std::optional<int> ChromeTraceTrack(const record::OpEvent& e);  // TraceTrack, or none
+bool ChromeTraceOrder(const record::OpEvent& a, const record::OpEvent& b);
+class ChromeTraceEvents {
+ public:
+  explicit ChromeTraceEvents(std::function<void(nlohmann::json)> emit) : emit_(std::move(emit)) {}
+  void Add(const record::OpEvent& e);
+
+ private:
+  std::function<void(nlohmann::json)> emit_;
+  bool started_ = false;
+  int rank_ = 0, track_ = 0;
+  std::vector<TimeNs> lane_end_;  // per lane of the current (rank, track)
+};
 
 nlohmann::json BuildChromeTrace(const std::vector<record::OpEvent>& events);
 Status WriteChromeTrace(const std::string& path, const std::vector<record::OpEvent>& events);

@@ -25,17 +25,17 @@ json SpreadJson(const Spread& s) {
 
 }  // namespace
 
-json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& ops,
-                      const std::vector<record::RankSummary>& ranks,
-                      const json& clock_offsets_ns) {
+json ResultsJsonWithoutCollectives(const json& run_info, const std::vector<TypeRow>& types,
+                                   const Completeness& completeness,
+                                   const std::vector<record::RankSummary>& ranks,
+                                   const json& clock_offsets_ns) {
   json doc;
   doc["format"] = kResultsFormat;
   doc["version"] = kResultsVersion;
   doc["provenance"] = run_info;
   doc["clock_offsets_ns"] = clock_offsets_ns.is_null() ? json::object() : clock_offsets_ns;
   // Whether every rank and iteration the run was started with is in here (completeness.h).
-  doc["completeness"] =
-      CompletenessJson(CheckCompleteness(run_info, ops, ranks, /*truncated=*/false));
+  doc["completeness"] = CompletenessJson(completeness);
 
   // Per rank: totals over measured iterations, then each iteration (warm-ups included, marked
   // by a negative iteration number).
@@ -72,25 +72,8 @@ json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& 
     step_ns.push_back(s.step_ns());
   }
 
-  std::vector<const record::OpEvent*> comm;
-  for (const auto& e : ops) {
-    if (e.is_comm()) comm.push_back(&e);
-  }
-  std::sort(comm.begin(), comm.end(), [](const auto* a, const auto* b) {
-    return std::tie(a->iteration, a->rank, a->node, a->start) <
-           std::tie(b->iteration, b->rank, b->node, b->start);
-  });
-  json coll_list = json::array();
-  for (const auto* e : comm) {
-    json j = record::ToJson(*e);
-    j["duration_ns"] = e->duration();
-    j["algbw_gbps"] = AlgBw(*e);
-    j["busbw_gbps"] = BusBw(*e);
-    coll_list.push_back(std::move(j));
-  }
-
   json type_list = json::array();
-  for (const TypeRow& r : CollectiveTypeTable(ops)) {
+  for (const TypeRow& r : types) {
     type_list.push_back({{"type", r.type},
                          {"count", r.count},
                          {"bytes", r.bytes},
@@ -107,6 +90,35 @@ json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& 
   doc["iterations"] = std::move(iter_list);
   doc["ranks"] = std::move(rank_list);
   doc["collective_types"] = std::move(type_list);
+  return doc;
+}
+
+bool ResultsOrder(const record::OpEvent& a, const record::OpEvent& b) {
+  return std::tie(a.iteration, a.rank, a.node, a.start) <
+         std::tie(b.iteration, b.rank, b.node, b.start);
+}
+
+json CollectiveEntry(const record::OpEvent& e) {
+  json j = record::ToJson(e);
+  j["duration_ns"] = e.duration();
+  j["algbw_gbps"] = AlgBw(e);
+  j["busbw_gbps"] = BusBw(e);
+  return j;
+}
+
+json BuildResultsJson(const json& run_info, const std::vector<record::OpEvent>& ops,
+                      const std::vector<record::RankSummary>& ranks, const json& clock_offsets_ns) {
+  json doc = ResultsJsonWithoutCollectives(
+      run_info, CollectiveTypeTable(ops),
+      CheckCompleteness(run_info, ops, ranks, /*truncated=*/false), ranks, clock_offsets_ns);
+  std::vector<const record::OpEvent*> comm;
+  for (const auto& e : ops) {
+    if (e.is_comm()) comm.push_back(&e);
+  }
+  std::sort(comm.begin(), comm.end(),
+            [](const auto* a, const auto* b) { return ResultsOrder(*a, *b); });
+  json coll_list = json::array();
+  for (const auto* e : comm) coll_list.push_back(CollectiveEntry(*e));
   doc["collectives"] = std::move(coll_list);
   return doc;
 }

@@ -15,6 +15,8 @@
 #include "genie/common/status.h"
 #include "genie/record/op_event.h"
 #include "genie/record/rank_summary.h"
+#include "genie/report/completeness.h"
+#include "genie/report/statistics.h"
 
 namespace genie::report {
 
@@ -27,6 +29,17 @@ nlohmann::json BuildResultsJson(const nlohmann::json& run_info,
                                 const std::vector<record::OpEvent>& ops,
                                 const std::vector<record::RankSummary>& ranks,
                                 const nlohmann::json& clock_offsets_ns = nlohmann::json::object());
+
+// The pieces of BuildResultsJson, for a writer that streams "collectives" from ops it does not
+// hold (streamed_outputs.h): the document without "collectives", given the ops' type table and
+// completeness; the order of "collectives"; one entry of it.
+nlohmann::json ResultsJsonWithoutCollectives(const nlohmann::json& run_info,
+                                             const std::vector<TypeRow>& types,
+                                             const Completeness& completeness,
+                                             const std::vector<record::RankSummary>& ranks,
+                                             const nlohmann::json& clock_offsets_ns);
+bool ResultsOrder(const record::OpEvent& a, const record::OpEvent& b);
+nlohmann::json CollectiveEntry(const record::OpEvent& e);
 
 Status WriteResultsJson(const std::string& path, const nlohmann::json& run_info,
                         const std::vector<record::OpEvent>& ops,

@@ -74,35 +74,29 @@ std::string CommTypeName(const record::OpEvent& e) {
   }
 }
 
-std::vector<TypeRow> CollectiveTypeTable(const std::vector<record::OpEvent>& ops) {
-  // Key orders rows: collectives by Chakra number, then send (100), recv (101).
-  struct Acc {
-    TypeRow row;
-    double s = 0;
-    double bus_s = 0;
-  };
-  std::map<int, Acc> rows;
-  for (const auto& e : ops) {
-    if (!e.is_comm() || e.iteration < 0) continue;
-    int key = e.kind == OpKind::kCollective ? static_cast<int>(e.coll_type)
-              : e.kind == OpKind::kSend     ? 100
-                                            : 101;
-    Acc& a = rows[key];
-    a.row.type = CommTypeName(e);
-    ++a.row.count;
-    a.row.bytes += e.size;
-    a.row.total_ns += e.duration();
-    if (e.kind == OpKind::kCollective) {
-      double s = NcclBytes(e.coll_type, e.size, e.group_size);
-      a.s += s;
-      a.bus_s += s * BusBwFactor(e.coll_type, e.group_size);
-    } else {
-      a.s += static_cast<double>(e.size);
-      a.bus_s += static_cast<double>(e.size);
-    }
+void TypeTableAccumulator::Add(const record::OpEvent& e) {
+  if (!e.is_comm() || e.iteration < 0) return;
+  int key = e.kind == OpKind::kCollective ? static_cast<int>(e.coll_type)
+            : e.kind == OpKind::kSend     ? 100
+                                          : 101;
+  Acc& a = rows_[key];
+  a.row.type = CommTypeName(e);
+  ++a.row.count;
+  a.row.bytes += e.size;
+  a.row.total_ns += e.duration();
+  if (e.kind == OpKind::kCollective) {
+    double s = NcclBytes(e.coll_type, e.size, e.group_size);
+    a.s += s;
+    a.bus_s += s * BusBwFactor(e.coll_type, e.group_size);
+  } else {
+    a.s += static_cast<double>(e.size);
+    a.bus_s += static_cast<double>(e.size);
   }
+}
+
+std::vector<TypeRow> TypeTableAccumulator::Rows() const {
   std::vector<TypeRow> out;
-  for (auto& [key, a] : rows) {
+  for (const auto& [key, a] : rows_) {
     TypeRow r = a.row;
     r.mean_ns = static_cast<double>(r.total_ns) / static_cast<double>(r.count);
     if (r.total_ns > 0) {
@@ -112,6 +106,12 @@ std::vector<TypeRow> CollectiveTypeTable(const std::vector<record::OpEvent>& ops
     out.push_back(r);
   }
   return out;
+}
+
+std::vector<TypeRow> CollectiveTypeTable(const std::vector<record::OpEvent>& ops) {
+  TypeTableAccumulator acc;
+  for (const auto& e : ops) acc.Add(e);
+  return acc.Rows();
 }
 
 }  // namespace genie::report

@@ -3,6 +3,7 @@
 // count; warm-ups (negative iterations) are recorded but left out. Pure; any thread.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,21 @@ struct TypeRow {
 };
 // Rows in collective-type order, then send, recv.
 std::vector<TypeRow> CollectiveTypeTable(const std::vector<record::OpEvent>& ops);
+// The same, one op at a time (a streamed output sees each op once): Add in the ops' order gives
+// exactly CollectiveTypeTable's rows.
+class TypeTableAccumulator {
+ public:
+  void Add(const record::OpEvent& e);
+  std::vector<TypeRow> Rows() const;
+
+ private:
+  struct Acc {
+    TypeRow row;
+    double s = 0;
+    double bus_s = 0;
+  };
+  std::map<int, Acc> rows_;  // collectives by Chakra number, then send (100), recv (101)
+};
 
 // "all_reduce" for collectives, "send"/"recv" for point-to-point, "" otherwise.
 std::string CommTypeName(const record::OpEvent& event);

@@ -300,16 +300,23 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
 void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
   TimeNs delay = backend_.modelled() ? costs_.endpoint_delay_ns : 0;
   const auto& step = chunks_[chunk].plan->steps[s];
-  if (step.charge == collective::ReduceCharge::kBeforeSend) {
-    delay = SaturatingAdd(delay, ReductionCost(step.bytes));
-  }
+  const bool detach = step.charge == collective::ReduceCharge::kBeforeSendDetached;
+  const TimeNs reduce = step.charge == collective::ReduceCharge::kBeforeSend || detach
+                            ? ReductionCost(step.bytes)
+                            : 0;
+  delay = SaturatingAdd(delay, reduce);
+  // Detached only without payloads: the receiver reads the sender's buffer on delivery.
+  const bool detached = detach && backend_.modelled() && buffer_ == nullptr;
   if (delay > 0)
-    backend_.After(delay, [this, chunk, s] { Post(chunk, s); });
+    backend_.After(delay, [this, chunk, s, detached] { Post(chunk, s, detached); });
   else
-    Post(chunk, s);
+    Post(chunk, s, detached);
+  // Completes after the reduction, as an event of its own (never inside the caller's loop). The
+  // phase's endpoint-delay then ends it as the message leaves, after the Post scheduled above.
+  if (detached) backend_.After(reduce, [this, chunk, s] { CompleteStep(chunk, s); });
 }
 
-void CollectiveRunner::Post(uint32_t chunk, uint32_t s) {
+void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
   const Chunk& c = chunks_[chunk];
   const auto& step = c.plan->steps[s];
   Message msg;
@@ -325,7 +332,10 @@ void CollectiveRunner::Post(uint32_t chunk, uint32_t s) {
     msg.data = buffer_->data() + (step.kind == StepKind::kSend ? send : recv).offset;
   }
   bytes_sent_ += msg.bytes;
-  backend_.Send(msg, [this, chunk, s] { CompleteStep(chunk, s); });
+  if (detached)
+    backend_.Send(msg, [] {});
+  else
+    backend_.Send(msg, [this, chunk, s] { CompleteStep(chunk, s); });
 }
 
 void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {

@@ -98,7 +98,9 @@ class CollectiveRunner {
   void StartStep(uint32_t chunk, uint32_t step_index);
   void OnReceived(uint32_t chunk, uint32_t step_index);
   void SendFor(uint32_t chunk, uint32_t step_index);
-  void Post(uint32_t chunk, uint32_t step_index);
+  // `detached`: the step already completed (ReduceCharge::kBeforeSendDetached); delivery
+  // calls nothing back.
+  void Post(uint32_t chunk, uint32_t step_index, bool detached = false);
   void CompleteStep(uint32_t chunk, uint32_t step_index);
   void CompletePhase(uint32_t chunk, uint32_t phase_index);
   void Reduce(const collective::ByteRange& range, const uint8_t* incoming);

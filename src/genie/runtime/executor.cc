@@ -212,11 +212,13 @@ Result<std::vector<int>> Executor::GroupMembers(const Op& op) const {
 Status Executor::IndexCommunication() {
   using Key = std::tuple<int, int64_t, int64_t>;  // (kind, group or peer, tag)
   std::map<Key, std::vector<NodeId>> by_key;
+  std::map<int64_t, std::vector<NodeId>> all_reduces;  // per group
   for (NodeId id : graph_.ids()) {
     GENIE_ASSIGN_OR_RETURN(Op op, graph_.Load(id));
     switch (op.kind) {
       case OpKind::kCollective:
         by_key[{0, op.group, 0}].push_back(id);
+        if (op.coll_type == CollectiveType::kAllReduce) all_reduces[op.group].push_back(id);
         break;
       case OpKind::kSend:
         by_key[{1, op.dst, op.tag}].push_back(id);
@@ -231,6 +233,12 @@ Status Executor::IndexCommunication() {
   for (const auto& [key, ids] : by_key) {
     for (uint32_t i = 0; i < ids.size(); ++i) {
       ordinal_[ids[i]] = Ordinal{i, static_cast<uint32_t>(ids.size())};
+    }
+  }
+  for (const auto& [group, ids] : all_reduces) {
+    for (uint32_t i = 0; i < ids.size(); ++i) {
+      ordinal_[ids[i]].all_reduce_index = i;
+      ordinal_[ids[i]].all_reduces_per_iteration = static_cast<uint32_t>(ids.size());
     }
   }
   indexed_ = true;
@@ -253,6 +261,14 @@ Status Executor::IssueCollective(InFlight& f) {
   const Op& op = f.op;
   GENIE_ASSIGN_OR_RETURN(CollectivePlan plan,
                          SpecCollective(op, config_, graph_.metadata_groups(), rank_));
+  if (op.coll_type == CollectiveType::kAllReduce) {
+    // Program order, not issue order: every rank of the group picks the same tree.
+    const Ordinal& o = ordinal_.at(op.id);
+    const uint64_t seq =
+        static_cast<uint64_t>(starts_ - 1) * o.all_reduces_per_iteration + o.all_reduce_index;
+    plan.spec.options.tree_stream =
+        static_cast<uint32_t>(seq * static_cast<uint64_t>(std::max(1, plan.spec.options.chunks)));
+  }
   const std::vector<int>& members = plan.members;
   const collective::CollectiveSpec& spec = plan.spec;
   const int group_index = plan.group_index;

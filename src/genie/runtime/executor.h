@@ -123,6 +123,10 @@ class Executor {
   struct Ordinal {
     uint32_t index = 0;          // position among the key's operations
     uint32_t per_iteration = 0;  // how many operations the key has per iteration
+    // All-reduces alone, likewise: ASTRA-sim's doubleBinaryTree alternates its trees over
+    // them (PlanOptions::tree_stream).
+    uint32_t all_reduce_index = 0;
+    uint32_t all_reduces_per_iteration = 0;
   };
   std::map<NodeId, Ordinal> ordinal_;
   bool indexed_ = false;
