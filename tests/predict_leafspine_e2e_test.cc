@@ -99,36 +99,50 @@ class PredictLeafSpine : public ::testing::Test {
 
 TEST_F(PredictLeafSpine, TheFlowModelSeesTheSharedUplink) {
   const std::string two_d = TwoDimensional();
-  // 8 MiB ring all-reduce: the ring crosses the fabric twice (h3 -> h4, h7 -> h0), each
-  // direction of the one spine carrying one flow at half the host rate. 4 MiB all-to-all: 16
-  // messages of 512 KiB leave each leaf through its one 200 Mbit/s uplink.
-  for (const auto& [type, size] :
-       {std::pair{"all_reduce", "8MiB"}, std::pair{"all_to_all", "4MiB"}}) {
-    const std::string w = Gen(type, size);
-    const json fabric = Run(w, std::string(type) + "-ls", "");
-    const json flat = Run(w, std::string(type) + "-2d", "--network " + two_d + " --topology 8");
-    ASSERT_FALSE(fabric.is_null()) << type;
-    ASSERT_FALSE(flat.is_null()) << type;
+  // Direct all-to-all (every message at once): the 4 hosts of a leaf each send 4 messages to
+  // the other leaf, 16 at once through the leaf's one uplink — the sharing the model must see.
+  // ASTRA-sim's defaults otherwise (ring for the others, one chunk, LIFO).
+  const std::string system = dir_ + "/direct.json";
+  std::ofstream(system) << R"({"scheduling-policy": "LIFO", "endpoint-delay": 10,
+    "active-chunks-per-dimension": 1, "preferred-dataset-splits": 1,
+    "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
+    "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["direct"],
+    "collective-optimization": "baseline", "local-mem-bw": 50, "boost-mode": 0})";
+  struct Case {
+    const char* type;
+    const char* size;
+    std::string args;
+  };
+  // 16 MiB ring all-reduce: the ring crosses the fabric twice (h3 -> h4, h7 -> h0), one flow on
+  // each direction of the spine at half the host rate; the 2-D description gives that flow a
+  // quarter of the uplink (each rank's share), four times too slow. 4 MiB direct all-to-all:
+  // 16 messages leave each leaf at once through its 200 Mbit/s uplink; dimension-order routing
+  // happens to spread them evenly over the 2-D description's per-rank links, so that one
+  // predicts the same there (printed, not judged).
+  for (const Case& c :
+       {Case{"all_reduce", "16MiB", ""}, Case{"all_to_all", "4MiB", "--system " + system}}) {
+    const std::string w = Gen(c.type, c.size);
+    const json fabric = Run(w, std::string(c.type) + "-ls", c.args);
+    const json flat =
+        Run(w, std::string(c.type) + "-2d", c.args + " --network " + two_d + " --topology 8");
+    ASSERT_FALSE(fabric.is_null()) << c.type;
+    ASSERT_FALSE(flat.is_null()) << c.type;
     EXPECT_NE(fabric.value("source", std::string()).find("flow model on testbed " + name_),
               std::string::npos)
         << fabric.dump(1);
     const double ls = MedianRatio(fabric), old = MedianRatio(flat);
     const json& it = fabric["iterations"][0];
     const json& it2 = flat["iterations"][0];
-    std::cout << "leafspine:2x1x4, 400 Mbit/s hosts, 200 Mbit/s spine links, " << type << " "
-              << size << ": measured " << it["measured_step_ns"].get<double>() / 1e6
-              << " ms; leaf-spine flow model " << it["expected_step_ns"].get<double>() / 1e6
-              << " ms (measured / predicted " << ls << "); 2-D description "
-              << it2["expected_step_ns"].get<double>() / 1e6 << " ms (measured "
-              << it2["measured_step_ns"].get<double>() / 1e6 << " ms, ratio " << old << ")\n";
+    std::cout << "leafspine:2x1x4, 400 Mbit/s hosts, 200 Mbit/s leaf-spine links, " << c.type << " "
+              << c.size << ": measured " << it["measured_step_ns"].get<double>() / 1e6
+              << " ms, leaf-spine flow model " << it["expected_step_ns"].get<double>() / 1e6
+              << " ms (median measured / predicted " << ls << "); 2-D description "
+              << it2["expected_step_ns"].get<double>() / 1e6 << " ms (its run measured "
+              << it2["measured_step_ns"].get<double>() / 1e6 << " ms, median ratio " << old
+              << ")\n";
     EXPECT_GT(ls, 0.85) << fabric.dump(1);
     EXPECT_LT(ls, 1.15) << fabric.dump(1);
-    if (std::string(type) == "all_reduce") {
-      // The 2-D description gives each rank a quarter of the uplink: it predicts a ring far
-      // slower than the fabric runs it.
-      EXPECT_LT(old, 0.6) << flat.dump(1);
-    }
-    EXPECT_LE(std::fabs(std::log(ls)), std::fabs(std::log(old)) + 0.05) << type;
+    if (std::string(c.type) == "all_reduce") EXPECT_LT(old, 0.6) << flat.dump(1);
   }
 }
 

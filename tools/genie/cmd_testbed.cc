@@ -105,9 +105,13 @@ int Up(const TestbedArgs& a) {
   if (!layout.ok()) return Fail("up", layout.status());
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("testbed {}: {} hosts ({}), {} links at {}, {} NIC(s) per host, up in {:.1f} s\n",
+  fmt::print("testbed {}: {} hosts ({}), {} links at {}{}, {} NIC(s) per host, up in {:.1f} s\n",
              spec.name, layout->hosts.size(), spec.TopologyText(), layout->links.size(),
-             genie::FormatBitRate(spec.rate_bps), spec.nics, secs);
+             genie::FormatBitRate(spec.rate_bps),
+             spec.spine_rate_bps
+                 ? " (leaf-spine links at " + genie::FormatBitRate(*spec.spine_rate_bps) + ")"
+                 : std::string(),
+             spec.nics, secs);
   fmt::print("  hosts: {}-h0 .. {}-h{} (h0 at {}); description: {}\n", spec.name, spec.name,
              layout->hosts.size() - 1, layout->RendezvousAddress(), tb::DescriptionPath(spec.name));
   fmt::print("  run on it: genie launch --testbed {} -n {} -- run WORKLOAD\n", spec.name,
