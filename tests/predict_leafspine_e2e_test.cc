@@ -1,6 +1,6 @@
 // `genie run --predict` on a leaf-spine testbed, as root: leafspine:2x1x4 at 400 Mbit/s with
-// the leaf-spine links at half that (--spine-rate 200mbit), so the hosts of a leaf contend for
-// their leaf's one uplink — contention the flow model must see. An all-reduce and an
+// the leaf-spine links at half that (--spine-rate 200mbit, 16 MB queues), so the hosts of a leaf
+// contend for their leaf's one uplink — contention the flow model must see. An all-reduce and an
 // all-to-all are measured beside the flow model on the testbed's description (the fabric keys:
 // spines, spine_bandwidth, ...) and must be within ±15 %; the same run predicted on the old
 // 2-D description (ASTRA-sim's [Switch 4, Switch 2], dimension 1 the uplink's share per rank,
@@ -25,7 +25,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kIterations = 4;
+constexpr int kIterations = 6;
 
 class PredictLeafSpine : public ::testing::Test {
  protected:
@@ -37,8 +37,12 @@ class PredictLeafSpine : public ::testing::Test {
     if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
     name_ = "p" + std::to_string(getpid());
     dir_ = FreshDir("predict-ls-" + name_);
+    // Queues of 16 MB: with the default 2 MB (80 ms at 200 Mbit/s) the all-to-all's 16 flows
+    // into one uplink overflow it and retransmit (~8 % of h7's segments), and TCP's loss
+    // recovery, which the model leaves out, adds 10-25 %; with room they share it as modelled.
     CliResult up = RunCli(Genie("testbed up --name " + name_ +
-                                " --topology leafspine:2x1x4 --rate 400mbit --spine-rate 200mbit"));
+                                " --topology leafspine:2x1x4 --rate 400mbit --spine-rate 200mbit "
+                                "--queue 16MB"));
     ASSERT_EQ(up.exit_code, 0) << up.output;
   }
   void TearDown() override {
@@ -72,7 +76,7 @@ class PredictLeafSpine : public ::testing::Test {
     for (const auto& it : comparison["iterations"]) r.push_back(it["ratio"].get<double>());
     if (r.empty()) return 0;
     std::sort(r.begin(), r.end());
-    return r[r.size() / 2];
+    return (r[(r.size() - 1) / 2] + r[r.size() / 2]) / 2;
   }
 
   std::string Gen(const std::string& type, const std::string& size) {
