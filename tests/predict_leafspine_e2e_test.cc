@@ -146,7 +146,9 @@ TEST_F(PredictLeafSpine, TheFlowModelSeesTheSharedUplink) {
               << ")\n";
     EXPECT_GT(ls, 0.85) << fabric.dump(1);
     EXPECT_LT(ls, 1.15) << fabric.dump(1);
-    if (std::string(c.type) == "all_reduce") EXPECT_LT(old, 0.6) << flat.dump(1);
+    if (std::string(c.type) == "all_reduce") {
+      EXPECT_LT(old, 0.6) << flat.dump(1);
+    }
   }
 }
 

@@ -215,11 +215,11 @@ TEST(FlowModelTest, DisjointFlowsAreRecomputedAlone) {
 // Leaf-spine, 2 leaves x 4 hosts: hosts at 1 B/ns, each leaf-spine link at half that, no
 // latency, goodput 1, no overhead. Ranks 0-3 are leaf 0, 4-7 leaf 1.
 config::NetworkConfig LeafSpine(int spines) {
-  config::NetworkConfig c{"",
-                          {TopologyKind::kSwitch, TopologyKind::kSwitch},
-                          {4, 2},
-                          {kOneBytePerNs, kOneBytePerNs},
-                          {0, 0}};
+  config::NetworkConfig c;
+  c.topology = {TopologyKind::kSwitch, TopologyKind::kSwitch};
+  c.npus_count = {4, 2};
+  c.bandwidth_gbps = {kOneBytePerNs, kOneBytePerNs};
+  c.latency_ns = {0, 0};
   c.goodput = {1.0};
   c.message_overhead_ns = {0.0};
   c.leaf_spine.spines = spines;
@@ -275,7 +275,9 @@ TEST(FlowModelTest, LeafSpineIntraLeafTrafficStaysOffTheUplinks) {
   EXPECT_EQ(h.Run(), (std::vector<TimeNs>{36000, 36000, 36000, 6000, 6000 + 1200}));
   for (const LinkStats& l : h.model().link_stats()) {
     const std::string name = h.topology().LinkName(l.link);
-    if (name.find("spine") != std::string::npos) EXPECT_EQ(l.messages, 3u) << name;
+    if (name.find("spine") != std::string::npos) {
+      EXPECT_EQ(l.messages, 3u) << name;
+    }
   }
 }
 
