@@ -29,6 +29,7 @@ struct TestbedArgs {
   std::string name = "genie";
   std::string topology;
   std::string rate;
+  std::string spine_rate;
   std::string queue;
   int mtu = 0;
   int nics = 0;
@@ -79,6 +80,11 @@ int Up(const TestbedArgs& a) {
     if (!r.ok()) return Fail("up", r.status());
     spec.rate_bps = *r;
   }
+  if (!a.spine_rate.empty()) {
+    auto r = genie::ParseBitRate(a.spine_rate);
+    if (!r.ok()) return Fail("up", r.status());
+    spec.spine_rate_bps = *r;
+  }
   if (!a.queue.empty()) {
     auto q = genie::ParseBytes(a.queue);
     if (!q.ok()) return Fail("up", q.status());
@@ -99,9 +105,13 @@ int Up(const TestbedArgs& a) {
   if (!layout.ok()) return Fail("up", layout.status());
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("testbed {}: {} hosts ({}), {} links at {}, {} NIC(s) per host, up in {:.1f} s\n",
+  fmt::print("testbed {}: {} hosts ({}), {} links at {}{}, {} NIC(s) per host, up in {:.1f} s\n",
              spec.name, layout->hosts.size(), spec.TopologyText(), layout->links.size(),
-             genie::FormatBitRate(spec.rate_bps), spec.nics, secs);
+             genie::FormatBitRate(spec.rate_bps),
+             spec.spine_rate_bps
+                 ? " (leaf-spine links at " + genie::FormatBitRate(*spec.spine_rate_bps) + ")"
+                 : std::string(),
+             spec.nics, secs);
   fmt::print("  hosts: {}-h0 .. {}-h{} (h0 at {}); description: {}\n", spec.name, spec.name,
              layout->hosts.size() - 1, layout->RendezvousAddress(), tb::DescriptionPath(spec.name));
   fmt::print("  run on it: genie launch --testbed {} -n {} -- run WORKLOAD\n", spec.name,
@@ -305,6 +315,8 @@ GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, 
   CLI::App* up = app.add_subcommand("up", "Build a testbed: hosts as network namespaces, shaped links");
   up->add_option("--topology", a->topology, "star:H (H hosts on one switch) or leafspine:LxSxH");
   up->add_option("--rate", a->rate, "Rate of every link, both directions (e.g. 1gbit, 400mbit)");
+  up->add_option("--spine-rate", a->spine_rate,
+                 "leafspine: rate of every leaf-spine link, both directions (default: --rate)");
   up->add_option("--queue", a->queue, "tbf queue limit per link end (default: 20 ms of the rate, >= 2 MB)");
   up->add_option("--mtu", a->mtu, "MTU of every link")->check(genie::cli::IntIn(576, 65000));
   up->add_option("--nics", a->nics, "NICs per host, NIC k on rail k")->check(genie::cli::IntIn(1, 8));

@@ -21,5 +21,8 @@ inline constexpr double kMaxPeakTflops = 1e9;
 inline constexpr int kMaxDatasetSplits = 4096;
 // NPUs in a network (product of npus_count) or named by a memory.json.
 inline constexpr int kMaxNpus = 1 << 24;
+// Spines of a leaf-spine fabric (network.yml `spines`): each message between leaves is that
+// many sub-flows in the flow model.
+inline constexpr int kMaxSpines = 4096;
 
 }  // namespace genie::config

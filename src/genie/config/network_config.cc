@@ -47,6 +47,65 @@ Status ReadList(const YAML::Node& root, const char* key, const std::string& orig
   return Status::Ok();
 }
 
+// One scalar of type T under `key`, into `out`.
+template <typename T>
+Status ReadScalar(const YAML::Node& root, const char* key, const std::string& origin, T* out) {
+  const YAML::Node node = root[key];
+  if (!node.IsScalar()) {
+    return Status::InvalidArgument(Where(origin, key) + ": expected one value, like " + key +
+                                   ": 2");
+  }
+  try {
+    *out = node.as<T>();
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(Where(origin, key) + ": " + e.msg + " (line " +
+                                   std::to_string(e.mark.line + 1) + ")");
+  }
+  return Status::Ok();
+}
+
+// The flow model's leaf-spine keys: `spines` turns them on and then needs `spine_bandwidth`
+// and `spine_latency`; `ecmp` is optional (split, the only mode).
+Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, LeafSpineConfig* ls) {
+  if (!root["spines"]) {
+    for (const char* key : {"spine_bandwidth", "spine_latency", "ecmp"}) {
+      if (root[key]) {
+        return Status::InvalidArgument(Where(origin, key) +
+                                       " describes a leaf-spine fabric but \"spines\" is "
+                                       "missing; give spines: S (the number of spines)");
+      }
+    }
+    return Status::Ok();
+  }
+  GENIE_RETURN_IF_ERROR(ReadScalar(root, "spines", origin, &ls->spines));
+  if (ls->spines < 1) {
+    return Status::InvalidArgument(Where(origin, "spines") + ": " + std::to_string(ls->spines) +
+                                   " is out of range; give 1 or more spines");
+  }
+  for (const char* key : {"spine_bandwidth", "spine_latency"}) {
+    if (!root[key]) {
+      return Status::InvalidArgument(Where(origin, key) +
+                                     " is missing: a leaf-spine fabric (spines) needs "
+                                     "spine_bandwidth (GB/s per leaf-spine link) and "
+                                     "spine_latency (ns per leaf-spine link)");
+    }
+  }
+  GENIE_RETURN_IF_ERROR(ReadScalar(root, "spine_bandwidth", origin, &ls->bandwidth_gbps));
+  GENIE_RETURN_IF_ERROR(ReadScalar(root, "spine_latency", origin, &ls->latency_ns));
+  if (root["ecmp"]) {
+    std::string mode;
+    GENIE_RETURN_IF_ERROR(ReadScalar(root, "ecmp", origin, &mode));
+    if (mode != "split") {
+      return Status::InvalidArgument(
+          Where(origin, "ecmp") + ": unknown mode \"" + mode +
+          "\" (use split: every message spread evenly over the spines, as when the testbed's "
+          "hash is unknown)");
+    }
+    ls->ecmp = EcmpMode::kSplit;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const char* TopologyKindName(TopologyKind kind) {
@@ -91,6 +150,12 @@ nlohmann::json NetworkConfig::ToJson() const {
   }
   j["goodput"] = g;
   j["message_overhead"] = o;
+  if (leaf_spine.present()) {
+    j["spines"] = leaf_spine.spines;
+    j["spine_bandwidth"] = leaf_spine.bandwidth_gbps;
+    j["spine_latency"] = leaf_spine.latency_ns;
+    j["ecmp"] = "split";
+  }
   j["total_npus"] = total_npus();
   return j;
 }
@@ -129,6 +194,35 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
                                      " is out of range; give ns per message between 0 and " +
                                      Number(kMaxDelayNs) + " (1,000 s)");
     }
+  }
+  if (c.leaf_spine.present()) {
+    const LeafSpineConfig& ls = c.leaf_spine;
+    if (c.dims() < 2 || c.topology[0] != TopologyKind::kSwitch ||
+        c.topology[1] != TopologyKind::kSwitch) {
+      return Status::InvalidArgument(
+          Where(o, "spines") + ": a leaf-spine fabric needs dimension 0 (the hosts of a leaf) "
+          "and dimension 1 (the leaves) to be Switch; give topology: [ Switch, Switch ] or drop "
+          "the spine keys");
+    }
+    if (ls.spines > kMaxSpines) {
+      return Status::InvalidArgument(Where(o, "spines") + ": " + std::to_string(ls.spines) +
+                                     " is out of range; give 1 to " +
+                                     std::to_string(kMaxSpines) + " spines");
+    }
+    if (!(ls.bandwidth_gbps >= kMinBandwidthGbps && ls.bandwidth_gbps <= kMaxBandwidthGbps)) {
+      return Status::InvalidArgument(Where(o, "spine_bandwidth") + ": " +
+                                     Number(ls.bandwidth_gbps) +
+                                     " is out of range; give GB/s per leaf-spine link between " +
+                                     Number(kMinBandwidthGbps) + " and " +
+                                     Number(kMaxBandwidthGbps));
+    }
+    if (!(ls.latency_ns >= 0 && ls.latency_ns <= kMaxDelayNs)) {
+      return Status::InvalidArgument(Where(o, "spine_latency") + ": " + Number(ls.latency_ns) +
+                                     " is out of range; give ns per leaf-spine link between 0 "
+                                     "and " + Number(kMaxDelayNs) + " (1,000 s)");
+    }
+  } else if (c.leaf_spine.spines < 0) {
+    return Status::InvalidArgument(Where(o, "spines") + ": give 1 or more spines");
   }
   int64_t total = 1;
   for (size_t d = 0; d < c.topology.size(); ++d) {
@@ -195,15 +289,18 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
   if (root["message_overhead"]) {
     GENIE_RETURN_IF_ERROR(ReadList(root, "message_overhead", origin, &c.message_overhead_ns));
   }
+  GENIE_RETURN_IF_ERROR(ParseLeafSpine(root, origin, &c.leaf_spine));
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   for (const auto& item : root) {
     const std::string k = item.first.as<std::string>("");
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
-        k != "goodput" && k != "message_overhead") {
+        k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
+        k != "spine_latency" && k != "ecmp") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
-          "bandwidth, latency, goodput and message_overhead)",
+          "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
+          "spine_latency and ecmp)",
           origin, k);
     }
   }

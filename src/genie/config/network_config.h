@@ -7,6 +7,12 @@
 // transport really gets (TCP over Ethernet: headers, framing), and `message_overhead`, the
 // software cost in ns a host adds to every message. Either is one value per dimension or a
 // single value for all; absent, the documented defaults below apply.
+// Four more keys, also genie's own and read only by the flow model, make dimension 1 a
+// leaf–spine fabric (docs/simulation.md, "Leaf–spine and ECMP"): `spines` (S), `spine_bandwidth`
+// (GB/s per leaf–spine link per direction), `spine_latency` (ns per leaf–spine link) and `ecmp`
+// (`split`: the hash is unknown, every message is spread evenly over the S spines). Dimension 0
+// is then the hosts of a leaf, dimension 1 the leaves (both Switch); ASTRA-sim (and genie's
+// aware and unaware models) keep reading the same file as `[Switch, Switch, ...]`.
 // Value type, built once at start-up; any thread may read it.
 #pragma once
 
@@ -27,6 +33,18 @@ const char* TopologyKindName(TopologyKind kind);  // "Ring", "FullyConnected", "
 inline constexpr double kDefaultGoodput = 0.94;
 inline constexpr double kDefaultMessageOverheadNs = 5000;
 
+// How the flow model spreads a message between leaves over the spines.
+enum class EcmpMode { kSplit };  // hash unknown: S equal sub-flows, one per spine
+
+// Dimension 1 as a leaf–spine fabric (flow model only); spines == 0: absent.
+struct LeafSpineConfig {
+  int spines = 0;
+  double bandwidth_gbps = 0;  // per leaf–spine link, per direction
+  double latency_ns = 0;      // per leaf–spine link
+  EcmpMode ecmp = EcmpMode::kSplit;
+  bool present() const { return spines > 0; }
+};
+
 struct NetworkConfig {
   std::string path;  // where it was read from ("" when built in code)
   std::vector<TopologyKind> topology;
@@ -36,6 +54,8 @@ struct NetworkConfig {
   // Flow model only; empty = default, one entry = every dimension, else one per dimension.
   std::vector<double> goodput = {};
   std::vector<double> message_overhead_ns = {};
+  // Flow model only: dimension 1's Switch as leaves joined by spines.
+  LeafSpineConfig leaf_spine = {};
   // Keys the file set that genie does not read (logged when parsed).
   std::vector<std::string> ignored_keys;
 

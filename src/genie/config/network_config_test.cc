@@ -83,6 +83,54 @@ TEST(NetworkConfigTest, FlowModelKeys) {
   }
 }
 
+// The leaf-spine keys (flow model only): read, recorded, and checked with errors naming the
+// file and the key; without them the file reads as before.
+TEST(NetworkConfigTest, LeafSpineKeys) {
+  const std::string base =
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 1, 1 ]\n"
+      "latency: [ 1, 1 ]\n";
+  auto plain = ParseNetworkConfig(base, "p.yml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->leaf_spine.present());
+  EXPECT_FALSE(plain->ToJson().contains("spines"));
+
+  auto ls = ParseNetworkConfig(
+      base + "spines: 2\nspine_bandwidth: 0.5\nspine_latency: 30\necmp: split\n", "ls.yml");
+  ASSERT_TRUE(ls.ok()) << ls.status().ToString();
+  EXPECT_EQ(ls->leaf_spine.spines, 2);
+  EXPECT_EQ(ls->leaf_spine.bandwidth_gbps, 0.5);
+  EXPECT_EQ(ls->leaf_spine.latency_ns, 30);
+  EXPECT_TRUE(ls->ignored_keys.empty());
+  EXPECT_EQ(ls->ToJson()["spines"], 2);
+  EXPECT_EQ(ls->ToJson()["ecmp"], "split");
+  // ASTRA-sim's keys read the same.
+  EXPECT_EQ(ls->npus_count, plain->npus_count);
+  EXPECT_EQ(ls->bandwidth_gbps, plain->bandwidth_gbps);
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"spines: 2\nspine_latency: 1\n", "spine_bandwidth"},
+      {"spines: 2\nspine_bandwidth: 1\n", "spine_latency"},
+      {"spine_bandwidth: 1\n", "spine_bandwidth"},  // names the missing "spines" too
+      {"spines: 0\nspine_bandwidth: 1\nspine_latency: 1\n", "spines"},
+      {"spines: [ 1, 2 ]\nspine_bandwidth: 1\nspine_latency: 1\n", "spines"},
+      {"spines: 2\nspine_bandwidth: 0\nspine_latency: 1\n", "spine_bandwidth"},
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: -1\n", "spine_latency"},
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp: hash\n", "ecmp"},
+  };
+  for (const auto& [keys, key] : bad) {
+    auto r = ParseNetworkConfig(base + keys, "b.yml");
+    ASSERT_FALSE(r.ok()) << keys;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("b.yml: key \"" + key + "\""), std::string::npos) << m;
+  }
+  auto ring = ParseNetworkConfig(
+      "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 1, 1 ]\n"
+      "latency: [ 1, 1 ]\nspines: 1\nspine_bandwidth: 1\nspine_latency: 1\n",
+      "r.yml");
+  ASSERT_FALSE(ring.ok());
+  EXPECT_NE(ring.status().message().find("Switch"), std::string::npos) << ring.status().message();
+}
+
 TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   auto unknown = ParseNetworkConfig(
       "topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "n.yml");

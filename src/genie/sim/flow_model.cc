@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "genie/common/check.h"
 #include "genie/common/checked_math.h"
@@ -33,15 +34,41 @@ struct Later {
 FlowModel::FlowModel(const Topology* topology, EventQueue* queue)
     : topology_(topology), queue_(queue), links_(topology->num_links()) {
   for (int id = 0; id < topology->num_links(); ++id) {
-    const int dim = topology->link(id).dim;
-    links_[id].capacity = topology->bytes_per_ns(dim) * topology->goodput(dim);
-    links_[id].latency_ns = topology->latency_ns(dim);
-    links_[id].overhead_ns = topology->message_overhead_ns(dim);
+    links_[id].capacity = topology->link_bytes_per_ns(id) * topology->link_goodput(id);
+    links_[id].latency_ns = topology->link_latency_ns(id);
+    links_[id].overhead_ns = topology->link_message_overhead_ns(id);
   }
 }
 
 void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
                          std::function<void()> delivered) {
+  const int paths = topology_->FlowPaths(src, dst);
+  if (paths == 1) {
+    Start(src, dst, 0, bytes, std::move(delivered), nullptr);
+    return;
+  }
+  // ECMP with the hash unknown: one sub-flow per spine, bytes / paths each (the first
+  // bytes % paths one more); the message is delivered when the last of them is.
+  struct Pending {
+    int left;
+    std::function<void()> delivered;
+  };
+  auto pending = std::make_shared<Pending>(Pending{paths, std::move(delivered)});
+  for (int p = 0; p < paths; ++p) {
+    const Bytes part = bytes / paths + (static_cast<Bytes>(p) < bytes % paths ? 1 : 0);
+    Start(
+        src, dst, p, part,
+        [pending] {
+          if (--pending->left == 0) pending->delivered();
+        },
+        p == 0 ? nullptr : &first_route_);
+    if (p == 0) first_route_ = flows_[last_started_].route;
+    if (queue_->failed()) return;
+  }
+}
+
+void FlowModel::Start(int src, int dst, int path, Bytes bytes, std::function<void()> delivered,
+                      const std::vector<int>* counted) {
   int f;
   if (free_flows_.empty()) {
     f = static_cast<int>(flows_.size());
@@ -50,8 +77,9 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
     f = free_flows_.back();
     free_flows_.pop_back();
   }
+  last_started_ = f;
   Flow& flow = flows_[f];
-  topology_->Route(src, dst, &flow.route);
+  topology_->FlowRoute(src, dst, path, &flow.route);
   flow.src = src;
   flow.dst = dst;
   flow.bytes = bytes;
@@ -79,7 +107,11 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
     link.flows.push_back(f);
     if (link.flows.size() == 1) link.busy_since = now;
     link.max_flows = std::max(link.max_flows, static_cast<uint32_t>(link.flows.size()));
-    ++link.messages;
+    // A message split over the spines counts once on the links its sub-flows share.
+    if (counted == nullptr ||
+        std::find(counted->begin(), counted->end(), flow.route[i]) == counted->end()) {
+      ++link.messages;
+    }
     link.bytes = SaturatingAdd(link.bytes, bytes);
   }
   Touch(flow.route);

@@ -13,6 +13,10 @@
 // message, plus the message's software overhead (the largest `message_overhead` of the dimensions
 // it crosses; it delays delivery, it does not occupy a link).
 //
+// Leaf-spine (Topology::FlowRoute): a message between leaves is split evenly over the S
+// spines, S sub-flows (bytes / S each) sharing like any flows, delivered when the last of them
+// is — ECMP with the hash unknown, its expectation. Sub-flows count as flows in max_queue.
+//
 // Rounding: rates and remaining bytes are doubles; a flow ends at the first whole ns at or
 // after its exact end (never faster than the link), and is delivered at the first whole ns at
 // or after exact end + latency + overhead. The `flow` id of Transmit is not needed: messages of
@@ -77,6 +81,10 @@ class FlowModel final : public NetworkModel {
     std::function<void()> delivered;
   };
 
+  // Starts one flow of `bytes` on path `path` of src -> dst. `counted`: the route of a sibling
+  // sub-flow already counted in the links' message statistics (nullptr: none).
+  void Start(int src, int dst, int path, Bytes bytes, std::function<void()> delivered,
+             const std::vector<int>* counted);
   // Marks `links` as touched by a start or end now; schedules one Settle() for this ns.
   void Touch(const std::vector<int>& links);
   void Settle();
@@ -101,7 +109,9 @@ class FlowModel final : public NetworkModel {
   uint64_t recomputations_ = 0;
   uint64_t flows_recomputed_ = 0;
   // Scratch, kept to avoid allocation per recomputation.
-  std::vector<int> pending_;  // links touched since the last Settle()
+  std::vector<int> pending_;      // links touched since the last Settle()
+  std::vector<int> first_route_;  // of a split message's first sub-flow
+  int last_started_ = -1;         // flow index Start() used
   bool settle_scheduled_ = false;
   std::vector<int> stack_, comp_links_, comp_flows_, seeds_;
   struct Share {

@@ -212,6 +212,111 @@ TEST(FlowModelTest, DisjointFlowsAreRecomputedAlone) {
   EXPECT_EQ(h.model().flows_recomputed(), 64u);
 }
 
+// Leaf-spine, 2 leaves x 4 hosts: hosts at 1 B/ns, each leaf-spine link at half that, no
+// latency, goodput 1, no overhead. Ranks 0-3 are leaf 0, 4-7 leaf 1.
+config::NetworkConfig LeafSpine(int spines) {
+  config::NetworkConfig c;
+  c.topology = {TopologyKind::kSwitch, TopologyKind::kSwitch};
+  c.npus_count = {4, 2};
+  c.bandwidth_gbps = {kOneBytePerNs, kOneBytePerNs};
+  c.latency_ns = {0, 0};
+  c.goodput = {1.0};
+  c.message_overhead_ns = {0.0};
+  c.leaf_spine.spines = spines;
+  c.leaf_spine.bandwidth_gbps = kOneBytePerNs / 2;
+  c.leaf_spine.latency_ns = 0;
+  return c;
+}
+
+// The 4 hosts of leaf 0 each send 8,000 B to a host of leaf 1: through one spine at half the
+// host rate they share leaf 0's uplink, 1/8 of the host rate each (64,000 ns); with two spines
+// twice that (each message split in two, 4 sub-flows on each uplink: 32,000 ns). The 2-D
+// description without spines (ASTRA-sim's [Switch 4, Switch 2], dimension 1 at the host rate)
+// sees no sharing at all: 8,000 ns.
+TEST(FlowModelTest, LeafSpineHostsOfALeafShareItsUplinks) {
+  for (auto [spines, expected] : {std::pair{1, TimeNs{64000}}, std::pair{2, TimeNs{32000}}}) {
+    Harness h(LeafSpine(spines));
+    for (int j = 0; j < 4; ++j) h.Send(j, 4 + j, 8000);
+    EXPECT_EQ(h.Run(), std::vector<TimeNs>(4, expected)) << spines << " spine(s)";
+    // Each uplink carried the 4 messages (sub-flows), 32,000 B / spines.
+    int uplinks = 0;
+    for (const LinkStats& l : h.model().link_stats()) {
+      const std::string name = h.topology().LinkName(l.link);
+      if (name.rfind("spines: leaf 0 -> spine", 0) != 0) continue;
+      ++uplinks;
+      EXPECT_EQ(l.messages, 4u) << name;
+      EXPECT_EQ(l.bytes, static_cast<Bytes>(32000 / spines)) << name;
+      EXPECT_EQ(l.busy_ns, expected) << name;
+    }
+    EXPECT_EQ(uplinks, spines);
+    // A host's NIC counts each message once, though it carries one sub-flow per spine.
+    for (const LinkStats& l : h.model().link_stats()) {
+      if (h.topology().LinkName(l.link) == "dim 0: npu 0 -> switch 8 (dim 0)") {
+        EXPECT_EQ(l.messages, 1u);
+        EXPECT_EQ(l.bytes, 8000u);
+      }
+    }
+  }
+  config::NetworkConfig flat = LeafSpine(1);
+  flat.leaf_spine = {};
+  Harness two_d(flat);
+  for (int j = 0; j < 4; ++j) two_d.Send(j, 4 + j, 8000);
+  EXPECT_EQ(two_d.Run(), std::vector<TimeNs>(4, 8000));
+}
+
+// Intra-leaf traffic never touches the uplinks: while leaf 0's hosts 0-2 saturate the one
+// spine (1/6 of the host rate each), host 3 -> host 0 and host 7 -> host 5 run at the full host
+// rate, and no spine link sees them.
+TEST(FlowModelTest, LeafSpineIntraLeafTrafficStaysOffTheUplinks) {
+  Harness h(LeafSpine(1));
+  for (int j = 0; j < 3; ++j) h.Send(j, 4 + j, 6000);
+  h.Send(3, 0, 6000);
+  h.Send(7, 5, 6000);  // host 5 also receives from host 1: its NIC gives 1/6 to that flow
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{36000, 36000, 36000, 6000, 6000 + 1200}));
+  for (const LinkStats& l : h.model().link_stats()) {
+    const std::string name = h.topology().LinkName(l.link);
+    if (name.find("spine") != std::string::npos) {
+      EXPECT_EQ(l.messages, 3u) << name;
+    }
+  }
+}
+
+// Split evenly with the remainder on the first spines; the message is delivered when its last
+// sub-flow is, the path's latency paid once (host link, two spine links, host link).
+TEST(FlowModelTest, LeafSpineSplitEndsWithTheLastSubFlow) {
+  config::NetworkConfig c = LeafSpine(2);
+  c.latency_ns = {10, 10};
+  c.leaf_spine.latency_ns = 100;
+  Harness h(c);
+  h.Send(0, 4, 1001);  // 501 B and 500 B at 0.5 B/ns each (the host link gives 1 in total)
+  h.Send(1, 2, 3);     // intra-leaf: 2 x 10 + 3
+  h.Send(5, 1, 1);     // the other way, 1 B and 0 B: the empty half waits only the latency
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1002 + 220, 23, 2 + 220}));
+  EXPECT_EQ(h.model().active_flows(), 0u);
+}
+
+// ASTRA-sim's models read the same file as [Switch 4, Switch 2]: the spine keys change nothing.
+TEST(FlowModelTest, LeafSpineKeysDoNotChangeTheAstraSimModels) {
+  for (NetworkModelKind kind :
+       {NetworkModelKind::kCongestionAware, NetworkModelKind::kCongestionUnaware}) {
+    std::vector<std::vector<TimeNs>> runs;
+    for (int spines : {0, 2}) {
+      config::NetworkConfig c = LeafSpine(spines == 0 ? 1 : spines);
+      if (spines == 0) c.leaf_spine = {};
+      Topology t = *Topology::Create(c);
+      EventQueue q;
+      auto m = MakeNetworkModel(kind, &t, &q);
+      std::vector<TimeNs> done(8, -1);
+      for (int r = 0; r < 8; ++r) {
+        m->Transmit(r, (r + 5) % 8, 4000, 0, [&done, &q, r] { done[r] = q.Now(); });
+      }
+      q.Run();
+      runs.push_back(done);
+    }
+    EXPECT_EQ(runs[0], runs[1]) << NetworkModelName(kind);
+  }
+}
+
 TEST(FlowModelTest, DelayPastTheEndOfTimeIsAnErrorNamingTheMessage) {
   config::NetworkConfig slow{"slow.yml", {TopologyKind::kSwitch}, {4}, {1e-6}, {500.0}};
   Harness h(slow);

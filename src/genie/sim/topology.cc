@@ -49,8 +49,20 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
     t.dims_.push_back(dim);
     stride *= dim.size;
   }
+  if (config.leaf_spine.present()) {
+    const config::LeafSpineConfig& ls = config.leaf_spine;
+    t.spines_ = ls.spines;
+    t.spine_link_offset_ = static_cast<int>(links);
+    links += 2 * int64_t{config.npus_count[1]} * ls.spines;
+    if (links > (int64_t{1} << 30)) {
+      return Status::InvalidArgument(config.path + ": the topology has more than 2^30 links");
+    }
+    t.spine_device_offset_ = t.npus_ + switches;
+    t.spine_latency_ns_ = ls.latency_ns;
+    t.spine_bytes_per_ns_ = ls.bandwidth_gbps * (1 << 30) / (1'000'000'000);
+  }
   t.num_links_ = static_cast<int>(links);
-  t.num_devices_ = t.npus_ + switches;
+  t.num_devices_ = t.npus_ + switches + t.spines_;
   return t;
 }
 
@@ -128,6 +140,15 @@ int Topology::MemberOf(int group, int dim, int coord) const {
 
 Topology::LinkInfo Topology::link(int id) const {
   GENIE_CHECK(id >= 0 && id < num_links_) << "link id " << id;
+  if (IsSpineLink(id)) {
+    const int rel = id - spine_link_offset_;
+    const int leaf = rel / 2 / spines_, spine = rel / 2 % spines_;
+    // The leaf is dimension 0's switch of the leaf's first group (its ranks on host slot 0).
+    const int leaf_device = dims_[0].switch_offset + leaf;
+    const int spine_device = spine_device_offset_ + spine;
+    const bool up = rel % 2 == 0;
+    return LinkInfo{1, up ? leaf_device : spine_device, up ? spine_device : leaf_device};
+  }
   int dim = dims() - 1;
   while (dims_[dim].link_offset > id) --dim;
   const Dim& d = dims_[dim];
@@ -170,12 +191,21 @@ Topology::LinkInfo Topology::link(int id) const {
 
 std::string Topology::DeviceName(int device) const {
   if (device < npus_) return "npu " + std::to_string(device);
+  if (spines_ > 0 && device >= spine_device_offset_) {
+    return "spine " + std::to_string(device - spine_device_offset_);
+  }
   int dim = dims() - 1;
   while (dims_[dim].kind != TopologyKind::kSwitch || dims_[dim].switch_offset > device) --dim;
   return "switch " + std::to_string(device) + " (dim " + std::to_string(dim) + ")";
 }
 
 std::string Topology::LinkName(int id) const {
+  if (IsSpineLink(id)) {
+    const int rel = id - spine_link_offset_;
+    const std::string leaf = "leaf " + std::to_string(rel / 2 / spines_);
+    const std::string spine = "spine " + std::to_string(rel / 2 % spines_);
+    return "spines: " + (rel % 2 == 0 ? leaf + " -> " + spine : spine + " -> " + leaf);
+  }
   LinkInfo l = link(id);
   return "dim " + std::to_string(l.dim) + ": " + DeviceName(l.from_device) + " -> " +
          DeviceName(l.to_device);
@@ -183,8 +213,44 @@ std::string Topology::LinkName(int id) const {
 
 void Topology::Route(int src, int dst, std::vector<int>* links) const {
   links->clear();
-  int cur = src;
-  for (int dim = 0; dim < dims(); ++dim) {
+  RouteFrom(src, dst, 0, links);
+}
+
+int Topology::FlowPaths(int src, int dst) const {
+  return CrossesSpines(src, dst) ? spines_ : 1;
+}
+
+void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) const {
+  if (!CrossesSpines(src, dst)) {
+    Route(src, dst, links);
+    return;
+  }
+  GENIE_CHECK(path >= 0 && path < spines_) << "path " << path;
+  links->clear();
+  const Dim& d0 = dims_[0];
+  const Dim& d1 = dims_[1];
+  const int leaf = Coordinate(src, 1), to_leaf = Coordinate(dst, 1);
+  // The host of dst, reached with src's coordinates on the dimensions above (ranks of a host).
+  const int mid =
+      src + (Coordinate(dst, 0) - Coordinate(src, 0)) * d0.stride + (to_leaf - leaf) * d1.stride;
+  links->push_back(d0.link_offset + Group(src, 0) * d0.links_per_group + Coordinate(src, 0));
+  links->push_back(spine_link_offset_ + 2 * (leaf * spines_ + path));
+  links->push_back(spine_link_offset_ + 2 * (to_leaf * spines_ + path) + 1);
+  links->push_back(d0.link_offset + Group(mid, 0) * d0.links_per_group + d0.size +
+                   Coordinate(mid, 0));
+  RouteFrom(mid, dst, 2, links);
+}
+
+double Topology::link_bytes_per_ns(int id) const {
+  return IsSpineLink(id) ? spine_bytes_per_ns_ : dims_[link(id).dim].bytes_per_ns;
+}
+
+double Topology::link_latency_ns(int id) const {
+  return IsSpineLink(id) ? spine_latency_ns_ : dims_[link(id).dim].latency_ns;
+}
+
+void Topology::RouteFrom(int cur, int dst, int first_dim, std::vector<int>* links) const {
+  for (int dim = first_dim; dim < dims(); ++dim) {
     const Dim& d = dims_[dim];
     int from = Coordinate(cur, dim);
     int to = Coordinate(dst, dim);

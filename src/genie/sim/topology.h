@@ -8,6 +8,11 @@
 //   Switch          one switch device per group; links npu->switch and switch->npu; 2 hops
 // Links are unidirectional and numbered densely [0, num_links()) so models can keep per-link
 // state in flat arrays; devices are the NPUs [0, npus()) then the switches.
+// With a leaf-spine fabric (network.yml `spines`, read by the flow model only), dimension 0's
+// switches are the leaves (the hosts of a leaf), dimension 1 the leaves' coordinate, and after
+// every dimension's links come, per leaf l and spine s, the links leaf l -> spine s and
+// spine s -> leaf l; the spines are the last devices. Route() ignores them (ASTRA-sim's route,
+// for the aware and unaware models); FlowRoute() takes them.
 // Immutable after Create(); any thread may read it.
 #pragma once
 
@@ -69,6 +74,26 @@ class Topology {
   // dimension by dimension from dim 0 up (ASTRA-sim's multi-dimensional route).
   void Route(int src, int dst, std::vector<int>* links) const;
 
+  // The physical network the flow model routes over. Without a leaf-spine fabric it is
+  // Route()'s, one path. With one, a message between ranks of different leaves takes one of
+  // FlowPaths() == spines equal paths: src's link into its leaf, leaf -> spine `path`,
+  // spine -> the destination's leaf, that leaf's link to the host of dst, then (ranks of one
+  // host) the higher dimensions as Route() goes; within a leaf it is Route()'s path (the
+  // uplinks are never touched).
+  bool leaf_spine() const { return spines_ > 0; }
+  int spines() const { return spines_; }
+  int FlowPaths(int src, int dst) const;
+  void FlowRoute(int src, int dst, int path, std::vector<int>* links) const;
+  // A link's bytes/ns (ASTRA-sim's conversion), latency, and the flow model's goodput and
+  // message overhead: its dimension's, or for a leaf-spine link spine_bandwidth /
+  // spine_latency with dimension 1's goodput and overhead.
+  double link_bytes_per_ns(int id) const;
+  double link_latency_ns(int id) const;
+  double link_goodput(int id) const { return dims_[link(id).dim].goodput; }
+  double link_message_overhead_ns(int id) const {
+    return dims_[link(id).dim].message_overhead_ns;
+  }
+
  private:
   struct Dim {
     config::TopologyKind kind;
@@ -86,12 +111,24 @@ class Topology {
   };
   int Group(int rank, int dim) const;
   int MemberOf(int group, int dim, int coord) const;  // rank of `coord` in building block
+  // Appends the links from `cur` to `dst` over dimensions first_dim.. (ASTRA-sim's order).
+  void RouteFrom(int cur, int dst, int first_dim, std::vector<int>* links) const;
+  bool IsSpineLink(int id) const { return spines_ > 0 && id >= spine_link_offset_; }
+  bool CrossesSpines(int src, int dst) const {
+    return spines_ > 0 && Coordinate(src, 1) != Coordinate(dst, 1);
+  }
 
   std::vector<Dim> dims_;
   std::string path_;  // the network.yml, for errors
   int npus_ = 0;
   int num_links_ = 0;
   int num_devices_ = 0;
+  // Leaf-spine fabric (0 spines: none).
+  int spines_ = 0;
+  int spine_link_offset_ = 0;    // leaf l -> spine s is +2(l*spines+s), spine s -> leaf l +1
+  int spine_device_offset_ = 0;  // spine s is device +s
+  double spine_latency_ns_ = 0;
+  double spine_bytes_per_ns_ = 0;
 };
 
 }  // namespace genie::sim

@@ -61,6 +61,82 @@ TEST(TopologyTest, LinkAndDeviceCounts) {
   EXPECT_EQ(two->num_devices(), 10);
 }
 
+// 2 leaves x 4 hosts and 2 spines: dimension 0 is the hosts of a leaf, dimension 1 the leaves.
+NetworkConfig LeafSpine(int spines, std::vector<int> n = {4, 2}) {
+  NetworkConfig c = Net(std::vector<TopologyKind>(n.size(), TopologyKind::kSwitch), n);
+  c.leaf_spine.spines = spines;
+  c.leaf_spine.bandwidth_gbps = 25;
+  c.leaf_spine.latency_ns = 100;
+  return c;
+}
+
+std::vector<std::string> Names(const Topology& t, const std::vector<int>& links) {
+  std::vector<std::string> out;
+  for (int l : links) out.push_back(t.LinkName(l));
+  return out;
+}
+
+// Between leaves, one path per spine: host -> leaf -> spine s -> leaf -> host. Within a leaf,
+// ASTRA-sim's route, no uplink. Route() (the aware and unaware models) never sees the spines.
+TEST(TopologyTest, LeafSpineRoutesOverEverySpine) {
+  auto t = Topology::Create(LeafSpine(2));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->leaf_spine());
+  // 2 dims of Switch links (2 x 8 + 4 x 4) + 2 leaves x 2 spines x 2 directions.
+  EXPECT_EQ(t->num_links(), 16 + 16 + 8);
+  EXPECT_EQ(t->num_devices(), 8 + 2 + 4 + 2);
+  EXPECT_EQ(t->FlowPaths(1, 6), 2);
+  EXPECT_EQ(t->FlowPaths(1, 3), 1);
+  std::vector<int> route;
+  t->FlowRoute(1, 6, 1, &route);
+  EXPECT_EQ(
+      Names(*t, route),
+      (std::vector<std::string>{"dim 0: npu 1 -> switch 8 (dim 0)", "spines: leaf 0 -> spine 1",
+                                "spines: spine 1 -> leaf 1", "dim 0: switch 9 (dim 0) -> npu 6"}));
+  EXPECT_EQ(t->link(route[1]).dim, 1);
+  EXPECT_EQ(t->DeviceName(t->link(route[1]).to_device), "spine 1");
+  EXPECT_EQ(t->DeviceName(t->link(route[1]).from_device), "switch 8 (dim 0)");
+  EXPECT_EQ(t->link_bytes_per_ns(route[1]), 25.0 * (1 << 30) / 1e9);
+  EXPECT_EQ(t->link_latency_ns(route[1]), 100);
+  EXPECT_EQ(t->link_latency_ns(route[0]), 500);
+  t->FlowRoute(1, 6, 0, &route);
+  EXPECT_EQ(t->LinkName(route[1]), "spines: leaf 0 -> spine 0");
+  // Intra-leaf: the leaf's switch only.
+  t->FlowRoute(1, 3, 0, &route);
+  EXPECT_EQ(Names(*t, route), (std::vector<std::string>{"dim 0: npu 1 -> switch 8 (dim 0)",
+                                                        "dim 0: switch 8 (dim 0) -> npu 3"}));
+  for (int a = 0; a < 8; ++a) {
+    for (int b = 0; b < 8; ++b) {
+      t->Route(a, b, &route);
+      std::vector<int> plain;
+      auto p = Topology::Create(Net({TopologyKind::kSwitch, TopologyKind::kSwitch}, {4, 2}));
+      p->Route(a, b, &plain);
+      EXPECT_EQ(route, plain) << a << " -> " << b;
+      if (a / 4 == b / 4) {
+        t->FlowRoute(a, b, 0, &route);
+        for (int l : route) EXPECT_EQ(t->LinkName(l).find("spine"), std::string::npos);
+      }
+    }
+  }
+}
+
+// With ranks per host as a third dimension (genie testbed network-yml), the leaf is still the
+// coordinate on dimension 1: the fabric part reaches dst's host, then the host's own dimension.
+TEST(TopologyTest, LeafSpineWithRanksPerHost) {
+  auto t = Topology::Create(LeafSpine(1, {2, 2, 2}));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<int> route;
+  t->FlowRoute(0, 7, 0, &route);  // (0,0,0) -> (1,1,1) via (1,1,0) = npu 3
+  EXPECT_EQ(Names(*t, route),
+            (std::vector<std::string>{
+                "dim 0: npu 0 -> switch 8 (dim 0)", "spines: leaf 0 -> spine 0",
+                "spines: spine 0 -> leaf 1", "dim 0: switch 9 (dim 0) -> npu 3",
+                "dim 2: npu 3 -> switch 19 (dim 2)", "dim 2: switch 19 (dim 2) -> npu 7"}));
+  // A rank of leaf 0 on its second host slot shares the same leaf uplinks.
+  t->FlowRoute(5, 2, 0, &route);  // (1,0,1) -> (0,1,0)
+  EXPECT_EQ(t->LinkName(route[1]), "spines: leaf 0 -> spine 0");
+}
+
 TEST(TopologyTest, SwitchRouteGoesThroughTheSwitch) {
   auto t = Topology::Create(Net({TopologyKind::kSwitch}, {8}));
   std::vector<int> route;

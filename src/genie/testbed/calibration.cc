@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,43 @@
 #include "genie/testbed/control.h"
 
 namespace genie::testbed {
+namespace {
+
+// On a leaf-spine, the median goodput of the pairs of hosts on one leaf (their path is two
+// host links, what `goodput` is relative to; a pair across leaves may be held by slower
+// leaf-spine links); 0 when it cannot be had (a star, one host per leaf, no matrix).
+double IntraLeafMedianGbps(const Layout& layout, const nlohmann::json& doctor) {
+  const TestbedSpec& s = layout.spec;
+  if (s.kind != TopologyKind::kLeafSpine || s.hosts_per_leaf < 2) return 0;
+  if (!doctor.contains("hosts") || !doctor.contains("pairwise")) return 0;
+  const nlohmann::json& hosts = doctor["hosts"];
+  const nlohmann::json gbps = doctor["pairwise"].value("gbps", nlohmann::json());
+  if (!hosts.is_array() || !gbps.is_array() || gbps.size() != hosts.size()) return 0;
+  auto leaf_of = [&](const nlohmann::json& name) {
+    if (!name.is_string()) return -1;
+    for (size_t i = 0; i < layout.hosts.size(); ++i) {
+      if (layout.hosts[i].name == name.get<std::string>()) {
+        return static_cast<int>(i) / s.hosts_per_leaf;
+      }
+    }
+    return -1;
+  };
+  std::vector<double> v;
+  for (size_t a = 0; a < hosts.size(); ++a) {
+    if (!gbps[a].is_array() || gbps[a].size() != hosts.size()) return 0;
+    for (size_t b = 0; b < hosts.size(); ++b) {
+      const int la = leaf_of(hosts[a]);
+      if (a == b || la < 0 || la != leaf_of(hosts[b]) || !gbps[a][b].is_number()) continue;
+      v.push_back(gbps[a][b].get<double>());
+    }
+  }
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
 
 nlohmann::json Calibration::ToJson() const {
   return {{"goodput", goodput},
@@ -39,6 +77,8 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
   }
   Calibration c;
   c.median_gbps = doctor["reference_gbps"].get<double>();
+  const double leaf_median = IntraLeafMedianGbps(layout, doctor);
+  if (leaf_median > 0) c.median_gbps = leaf_median;
   c.median_rtt_us = doctor["reference_rtt_us"].get<double>();
   if (!(c.median_gbps > 0) || !(c.median_rtt_us > 0)) {
     return Status::InvalidArgument("the doctor's scan measured no transfer or round trip");

@@ -4,7 +4,8 @@
 // model predicts with (ToNetworkYml, `genie run --predict` on the testbed) carries the measured
 // goodput and per-message cost instead of defaults:
 //  * goodput = the median pair's goodput (one direction, alone on its path) / the host links'
-//    rate: what TCP and genie's transport get of a link;
+//    rate: what TCP and genie's transport get of a link (on a leaf-spine, the median of the
+//    pairs within a leaf: pairs across leaves may be held by slower leaf-spine links);
 //  * message_overhead = half the median small-message round trip: the per-message cost of the
 //    kernel stack, the namespaces' veth and bridge and genie's event loop, which on a testbed
 //    is all software (the per-link latency is left at 1 ns; a leaf-spine's extra hops are not

@@ -38,6 +38,33 @@ TEST(Calibration, GoodputIsTheMedianPairOverTheLinkRateAndOverheadHalfTheRoundTr
   EXPECT_FALSE(c->measured.empty());
 }
 
+// On a leaf-spine whose spines are at half the host rate, pairs across leaves read half; the
+// goodput of the host links is the median of the pairs within a leaf.
+TEST(Calibration, OnALeafSpineGoodputComesFromPairsWithinALeaf) {
+  TestbedSpec s;
+  s.name = "ls";
+  ASSERT_TRUE(ParseTopology("leafspine:2x1x2", &s).ok());
+  s.rate_bps = 400'000'000;
+  s.spine_rate_bps = 200'000'000;
+  auto layout = LayOut(s);
+  ASSERT_TRUE(layout.ok());
+  nlohmann::json scan = Scan(0.024, 40.0);  // the median pair crosses the spine
+  scan["hosts"] = {"h0", "h1", "h2", "h3"};
+  const nlohmann::json x;  // not measured
+  scan["pairwise"]["gbps"] = {{x, 0.047, 0.024, 0.024},
+                              {0.048, x, 0.024, 0.023},
+                              {0.024, 0.024, x, 0.046},
+                              {0.024, 0.024, 0.049, x}};
+  auto c = CalibrationFromDoctor(*layout, scan);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_NEAR(c->median_gbps, 0.0475, 1e-9);  // median of 0.046, 0.047, 0.048, 0.049
+  EXPECT_NEAR(c->goodput, 0.0475e9 / 50e6, 1e-9);
+  // Without the matrix, the scan's median pair.
+  auto plain = CalibrationFromDoctor(*layout, Scan(0.0475, 40.0));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NEAR(plain->goodput, 0.0475e9 / 50e6, 1e-9);
+}
+
 TEST(Calibration, AScanWithFindingsIsRefusedUnlessAccepted) {
   const auto found = nlohmann::json::array({{{"text", "h2: transmit side slow"}}});
   auto c = CalibrationFromDoctor(Star4("tb"), Scan(0.0475, 40.0, found));

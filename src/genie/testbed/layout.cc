@@ -105,6 +105,10 @@ Result<Layout> LayOut(const TestbedSpec& spec) {
     l.mtu = spec.mtu;
     out.links.push_back(std::move(l));
   };
+  auto make_spine_link = [&](std::string id, LinkEnd a, LinkEnd b) {
+    make_link(std::move(id), std::move(a), std::move(b));
+    if (spec.spine_rate_bps) out.links.back().rate_bps = *spec.spine_rate_bps;
+  };
   if (spec.kind == TopologyKind::kStar) {
     out.switches.push_back({"sw", name + "-sw", "bridge"});
     for (int i = 0; i < spec.hosts; ++i) {
@@ -138,11 +142,11 @@ Result<Layout> LayOut(const TestbedSpec& spec) {
         out.hosts.push_back(std::move(h));
       }
       for (int s = 0; s < spec.spines; ++s) {
-        make_link(fmt::format("l{}-s{}", l, s),
-                  {leaf, leaf_ns, fmt::format("s{}", s), "", fmt::format("10.255.{}.{}", l, 2 * s),
-                   31},
-                  {fmt::format("s{}", s), fmt::format("{}-s{}", name, s), fmt::format("l{}", l), "",
-                   fmt::format("10.255.{}.{}", l, 2 * s + 1), 31});
+        make_spine_link(
+            fmt::format("l{}-s{}", l, s),
+            {leaf, leaf_ns, fmt::format("s{}", s), "", fmt::format("10.255.{}.{}", l, 2 * s), 31},
+            {fmt::format("s{}", s), fmt::format("{}-s{}", name, s), fmt::format("l{}", l), "",
+             fmt::format("10.255.{}.{}", l, 2 * s + 1), 31});
       }
     }
   }
@@ -266,11 +270,21 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
         "{:.6g}", network ? std::round(measured->message_overhead_ns)
                           : config::kDefaultMessageOverheadNs));
   };
+  double spine_gbps = 0;  // leafspine: the slowest leaf-spine link, per direction
   if (s.kind == TopologyKind::kStar) {
     dim("Switch", s.hosts, host_gbps, lat);
   } else {
-    // Cross-leaf traffic of a leaf's hosts shares the leaf's uplinks (S spines).
-    const double uplink = static_cast<double>(s.rate_bps) / 8 / kGiB * s.spines;
+    uint64_t spine_bps = 0;
+    for (const Link& l : layout.links) {
+      if (l.id.find('-') != std::string::npos && (spine_bps == 0 || l.rate_bps < spine_bps)) {
+        spine_bps = l.rate_bps;
+      }
+    }
+    if (spine_bps == 0) spine_bps = s.rate_bps;
+    spine_gbps = static_cast<double>(spine_bps) / 8 / kGiB;
+    // ASTRA-sim's view: cross-leaf traffic of a leaf's hosts shares the leaf's uplinks (S
+    // spines), each rank's share as its own dimension-1 link.
+    const double uplink = spine_gbps * s.spines;
     const double per_host = std::min(host_gbps, uplink / (s.hosts_per_leaf * r));
     dim("Switch", s.hosts_per_leaf, host_gbps, lat);
     dim("Switch", s.leaves, per_host, 2 * lat);
@@ -294,6 +308,18 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
         "# Measured by genie testbed calibrate (the flow model's keys; ASTRA-sim ignores them).\n"
         "goodput: {}\nmessage_overhead: {}\n",
         list(goodput), list(overhead));
+  }
+  if (s.kind == TopologyKind::kLeafSpine) {
+    // The flow model routes over the real fabric instead of dimension 1's per-rank links:
+    // every host of a leaf shares its uplinks. The testbed's ECMP hash (l4: ephemeral ports;
+    // l3: a per-boot seed) is unknown, so every message is spread over the spines.
+    text += fmt::format(
+        "# The leaf-spine fabric, for genie's flow model (ASTRA-sim ignores these keys): "
+        "dimension 1 is {} leaves joined by {} spine(s), each leaf-spine link {} per direction; "
+        "ECMP hash {} unknown to the model: split.\n"
+        "spines: {}\nspine_bandwidth: {:.6g}\nspine_latency: {:.6g}\necmp: split\n",
+        s.leaves, s.spines, FormatBitRate(static_cast<uint64_t>(spine_gbps * kGiB * 8 + 0.5)),
+        s.hash == EcmpHash::kL3 ? "l3" : "l4", s.spines, spine_gbps, lat);
   }
   return text;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "genie/config/network_config.h"
 #include "genie/testbed/commands.h"
 #include "genie/testbed/spec.h"
 
@@ -164,6 +165,66 @@ TEST(TestbedLayout, NetworkYmlIsWhatAstraSimReads) {
   // Two ranks per host share the NIC; the ranks of a host are the last dimension.
   const std::string two = ToNetworkYml(*l, 2, 30000);
   EXPECT_NE(two.find("npus_count: [ 8, 2 ]\nbandwidth: [ 0.0582077, 2 ]"), std::string::npos) << two;
+}
+
+// A leaf-spine testbed as the models read it: ASTRA-sim's [Switch hosts of a leaf, Switch
+// leaves] unchanged in form, plus the flow model's fabric keys with the leaf-spine links' own
+// rate (--spine-rate / spine_rate, or the slowest per-link override), calibration carried.
+TEST(TestbedLayout, LeafSpineNetworkYmlDescribesTheFabric) {
+  TestbedSpec s;
+  ASSERT_TRUE(ParseSpecYaml("name: ls\ntopology: leafspine:2x1x4\nrate: 400mbit\n"
+                            "spine_rate: 200mbit\n",
+                            "ls.yml", &s)
+                  .ok());
+  ASSERT_EQ(s.spine_rate_bps, 200'000'000u);
+  auto l = LayOut(s);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->FindLink("l0-s0")->rate_bps, 200'000'000u);
+  EXPECT_EQ(l->FindLink("l1-s0")->rate_bps, 200'000'000u);
+  EXPECT_EQ(l->FindLink("h3")->rate_bps, 400'000'000u);
+  const std::string yml = ToNetworkYml(*l, 1, 30000);
+  auto net = config::ParseNetworkConfig(yml, "ls");
+  ASSERT_TRUE(net.ok()) << net.status().ToString() << "\n" << yml;
+  EXPECT_EQ(net->npus_count, (std::vector<int>{4, 2}));
+  const double host = 400e6 / 8 / (1 << 30), spine = 200e6 / 8 / (1 << 30);
+  EXPECT_NEAR(net->bandwidth_gbps[0], host, 1e-6);
+  EXPECT_NEAR(net->bandwidth_gbps[1], spine / 4, 1e-6);  // the uplink's share per host
+  EXPECT_EQ(net->leaf_spine.spines, 1);
+  EXPECT_NEAR(net->leaf_spine.bandwidth_gbps, spine, 1e-6);
+  EXPECT_EQ(net->leaf_spine.latency_ns, 30000);
+  EXPECT_TRUE(net->ignored_keys.empty());
+  EXPECT_NE(yml.find("ecmp: split"), std::string::npos) << yml;
+
+  // Calibrated: goodput and overhead on both fabric dimensions (the spine links use dim 1's).
+  const MeasuredCosts costs{0.95, 40000};
+  auto cal = config::ParseNetworkConfig(ToNetworkYml(*l, 2, 1, &costs), "cal");
+  ASSERT_TRUE(cal.ok()) << cal.status().ToString();
+  EXPECT_EQ(cal->npus_count, (std::vector<int>{4, 2, 2}));
+  EXPECT_EQ(cal->GoodputOf(1), 0.95);
+  EXPECT_EQ(cal->MessageOverheadNsOf(1), 40000);
+  EXPECT_EQ(cal->leaf_spine.latency_ns, 1);
+  EXPECT_NEAR(cal->leaf_spine.bandwidth_gbps, spine, 1e-6);  // per link, not per rank
+
+  // Without --spine-rate, the leaf-spine links run at the rate; a per-link override that slows
+  // one is the fabric's rate in the description (the model has one spine bandwidth).
+  TestbedSpec u = Spec("leafspine:2x2x4");
+  u.rate_bps = 400'000'000;
+  u.links.push_back({"l1-s1", 100'000'000, std::nullopt, std::nullopt});
+  auto ul = LayOut(u);
+  ASSERT_TRUE(ul.ok());
+  EXPECT_EQ(ul->FindLink("l0-s0")->rate_bps, 400'000'000u);
+  auto un = config::ParseNetworkConfig(ToNetworkYml(*ul, 1, 30000), "u");
+  ASSERT_TRUE(un.ok());
+  EXPECT_EQ(un->leaf_spine.spines, 2);
+  EXPECT_NEAR(un->leaf_spine.bandwidth_gbps, 100e6 / 8 / (1 << 30), 1e-6);
+
+  // A star has no spines: no fabric keys, and --spine-rate is refused.
+  TestbedSpec star = Spec("star:4");
+  EXPECT_EQ(ToNetworkYml(*LayOut(star), 1, 30000).find("spines"), std::string::npos);
+  star.spine_rate_bps = 100'000'000;
+  auto refused = LayOut(star);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("spine_rate"), std::string::npos);
 }
 
 }  // namespace

@@ -69,14 +69,16 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
     return Bad(origin, std::string("not YAML: ") + e.what());
   }
   if (!root.IsMap()) return Bad(origin, "expected a mapping of keys (topology, rate, links, ...)");
-  static const char* kKeys[] = {"name", "topology", "rate", "queue", "mtu", "nics", "hash", "links"};
+  static const char* kKeys[] = {"name", "topology", "rate",  "spine_rate", "queue",
+                                "mtu",  "nics",     "hash", "links"};
   for (const auto& kv : root) {
     std::string key = Scalar(kv.first);
     bool known = false;
     for (const char* k : kKeys) known = known || key == k;
     if (!known) {
       return Bad(origin, "unknown key '" + key +
-                             "' (known: name, topology, rate, queue, mtu, nics, hash, links)");
+                             "' (known: name, topology, rate, spine_rate, queue, mtu, nics, "
+                             "hash, links)");
     }
   }
   auto str = [&](const char* key) { return Scalar(root[key]); };
@@ -87,6 +89,11 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
       auto r = ParseBitRate(str("rate"));
       if (!r.ok()) return Bad(origin, "rate: " + r.status().message());
       spec->rate_bps = *r;
+    }
+    if (root["spine_rate"]) {
+      auto r = ParseBitRate(str("spine_rate"));
+      if (!r.ok()) return Bad(origin, "spine_rate: " + r.status().message());
+      spec->spine_rate_bps = *r;
     }
     if (root["queue"]) {
       auto q = ParseBytes(str("queue"));
@@ -165,6 +172,16 @@ Status ValidateSpec(const TestbedSpec& s) {
     return Status::InvalidArgument("rate: " + FormatBitRate(s.rate_bps) +
                                    " is outside 1mbit..100gbit (this machine shapes 100mbit-1gbit "
                                    "well; see docs/testbed.md)");
+  }
+  if (s.spine_rate_bps) {
+    if (s.kind != TopologyKind::kLeafSpine) {
+      return Status::InvalidArgument("spine_rate: " + s.TopologyText() +
+                                     " has no spines; use it with leafspine:LxSxH");
+    }
+    if (*s.spine_rate_bps < 1'000'000 || *s.spine_rate_bps > 100'000'000'000ull) {
+      return Status::InvalidArgument("spine_rate: " + FormatBitRate(*s.spine_rate_bps) +
+                                     " is outside 1mbit..100gbit");
+    }
   }
   for (const auto& l : s.links) {
     if (l.mtu && !mtu_ok(*l.mtu)) return Status::InvalidArgument("links: " + l.link + ": mtu: use 576 to 65000");

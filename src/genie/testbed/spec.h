@@ -36,6 +36,8 @@ struct TestbedSpec {
   int hosts_per_leaf = 0;
   int nics = 1;  // per host; NIC k of every host is on rail k (its own bridge / subnet)
   uint64_t rate_bps = 1'000'000'000;
+  // leafspine: the rate of every leaf-spine link (default: rate_bps); `links` still override.
+  std::optional<uint64_t> spine_rate_bps;
   Bytes queue_bytes = 0;  // 0: enough for TCP at the rate (layout.h)
   int mtu = 1500;
   EcmpHash hash = EcmpHash::kL4;
