@@ -364,7 +364,12 @@ TEST_F(NetDelay, JitterSpreadsTheRoundTripsAroundTheDelay) {
   const double jitter_spread = Quantile(jittery, 0.75) - Quantile(jittery, 0.25);
   // Uniform over ±5 ms: the quartiles are 5 ms apart.
   EXPECT_GT(jitter_spread, 3.5) << Join(jittery);
-  EXPECT_GT(jitter_spread, steady_spread + 1.5) << "steady " << Join(steady);
+  // The jitter is the helper's, not the machine's: load only ever adds delay (the steady run's
+  // spread grew to 6–8 ms on two loaded cores), so only jitter puts round trips below the
+  // delay — a quarter of them by 2.5 ms or more.
+  EXPECT_GE(Quantile(steady, 0.0), 19.9) << "steady " << Join(steady);
+  EXPECT_LT(Quantile(jittery, 0.25), 19.0)
+      << "steady " << Join(steady) << "\njittery " << Join(jittery);
   EXPECT_GE(Quantile(jittery, 0.0), 15.0) << Join(jittery);
   EXPECT_GT(Median(jittery), 17.0) << Join(jittery);
   EXPECT_LT(Median(jittery), 30.0) << Join(jittery);  // late only by scheduling, as above
