@@ -96,8 +96,32 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   }
 }
 
+namespace {
+
+// The compact form of `plan` for the backend's rank, shared through its cache when it has one.
+std::shared_ptr<const CompactChunk> Share(Backend& backend, const collective::Schedule& plan) {
+  CompactChunk compact = Compact(plan, backend.rank(), backend.world_size(), nullptr);
+  ScheduleCache* cache = backend.schedule_cache();
+  return cache != nullptr ? cache->Intern(std::move(compact))
+                          : std::make_shared<const CompactChunk>(std::move(compact));
+}
+
+}  // namespace
+
 CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks,
                                    ChunkPlanner plan, uint64_t tag_base, const LocalCosts& costs,
+                                   int active_chunks, SchedulingPolicy policy, Callback done)
+    : CollectiveRunner(
+          backend, Share(backend, first), chunks,
+          [&backend, plan = std::move(plan)](uint32_t chunk) {
+            auto p = plan(chunk);
+            GENIE_CHECK(p.ok()) << "planning chunk " << chunk << ": " << p.status().message();
+            return Share(backend, *p);
+          },
+          tag_base, costs, active_chunks, policy, std::move(done)) {}
+
+CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t chunks,
+                                   CompactPlanner plan, uint64_t tag_base, const LocalCosts& costs,
                                    int active_chunks, SchedulingPolicy policy, Callback done)
     : backend_(backend),
       rank_(backend.rank()),
@@ -112,16 +136,18 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first,
   GENIE_CHECK(chunks >= 1) << "a collective of no chunks";
   std::vector<uint16_t> dims;
   uint16_t max_dim = 0;
-  for (const auto& phase : first.phases) {
-    GENIE_CHECK_EQ(phase.chunk, 0u) << "the first plan must be chunk 0 alone";
-    dims.push_back(phase.dim);
-    max_dim = std::max(max_dim, phase.dim);
+  for (const auto& phase : first->phases) {
+    dims.push_back(static_cast<uint16_t>(phase.dim));
+    max_dim = std::max(max_dim, static_cast<uint16_t>(phase.dim));
   }
   chunks_.resize(dims.empty() ? 0 : chunks);  // no phases: nothing to run in any chunk
   for (Chunk& c : chunks_) c.dims = dims;
   if (!chunks_.empty()) {
     chunks_[0].planned = true;
-    Prepare(chunks_[0], first);
+    Adopt(chunks_[0], std::move(first));
+  } else {
+    ScheduleCache* cache = backend_.schedule_cache();
+    if (cache != nullptr) cache->Release(first);
   }
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
@@ -135,8 +161,12 @@ CollectiveRunner::~CollectiveRunner() {
 void CollectiveRunner::Prepare(Chunk& c, const collective::Schedule& plan) {
   CompactChunk compact = Compact(plan, rank_, world_, buffer_ != nullptr ? &c.ranges : nullptr);
   ScheduleCache* cache = buffer_ == nullptr ? backend_.schedule_cache() : nullptr;
-  c.plan = cache != nullptr ? cache->Intern(std::move(compact))
-                            : std::make_shared<const CompactChunk>(std::move(compact));
+  Adopt(c, cache != nullptr ? cache->Intern(std::move(compact))
+                            : std::make_shared<const CompactChunk>(std::move(compact)));
+}
+
+void CollectiveRunner::Adopt(Chunk& c, SharedChunk plan) {
+  c.plan = std::move(plan);
   const CompactChunk& p = *c.plan;
   const uint32_t n = p.size();
   c.unmet.resize(n);
@@ -203,14 +233,13 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
     if (!c.planned) {
       // Chunk 0 was planned when the collective was issued, so a failure here is the
       // planner's bug (the chunks differ only in their byte ranges).
-      auto plan = plan_(chunk);
-      GENIE_CHECK(plan.ok()) << "planning chunk " << chunk << ": " << plan.status().message();
+      SharedChunk plan = plan_(chunk);
       GENIE_CHECK_EQ(plan->phases.size(), c.dims.size()) << "chunk " << chunk;
       for (size_t p = 0; p < c.dims.size(); ++p) {
-        GENIE_CHECK_EQ(plan->phases[p].dim, c.dims[p]) << "chunk " << chunk << " phase " << p;
+        GENIE_CHECK_EQ(plan->phases[p].dim, uint32_t{c.dims[p]}) << "chunk " << chunk << " phase " << p;
       }
       c.planned = true;
-      Prepare(c, *plan);
+      Adopt(c, std::move(plan));
     }
     StartPhase(chunk, c.next);
   }

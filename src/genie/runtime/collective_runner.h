@@ -36,6 +36,9 @@ class CollectiveRunner {
  public:
   // Plans chunk k (collective::PlanChunk): steps and phases of that chunk alone, indices from 0.
   using ChunkPlanner = std::function<Result<collective::Schedule>(uint32_t chunk)>;
+  // Gives chunk k in compact form (PlanShared: shared between ranks, planned once per class).
+  using SharedChunk = std::shared_ptr<const CompactChunk>;
+  using CompactPlanner = std::function<SharedChunk(uint32_t chunk)>;
 
   // tag_base is OR-ed into every step tag so concurrent collectives never match each other.
   // `buffer` (optional) is the rank's working buffer of schedule.buffer_bytes; when given,
@@ -49,6 +52,11 @@ class CollectiveRunner {
   // ASTRA-sim's 4 chunks, 1 active). Every chunk runs on the dimensions of chunk 0's phases,
   // as the planner lays them out. No payloads (buffer = null).
   CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks, ChunkPlanner plan,
+                   uint64_t tag_base, const LocalCosts& costs, int active_chunks,
+                   collective::SchedulingPolicy policy, Callback done);
+  // The same, with chunks already compact: `first` is chunk 0, `plan(k)` gives chunk k (and
+  // aborts on a planning error: chunk 0 was planned, the others differ only in byte ranges).
+  CollectiveRunner(Backend& backend, SharedChunk first, uint32_t chunks, CompactPlanner plan,
                    uint64_t tag_base, const LocalCosts& costs, int active_chunks,
                    collective::SchedulingPolicy policy, Callback done);
   ~CollectiveRunner();
@@ -88,6 +96,8 @@ class CollectiveRunner {
   // Builds c's compact plan (shared through the backend's cache when there are no payloads)
   // and its execution state.
   void Prepare(Chunk& c, const collective::Schedule& plan);
+  // Sets up c's execution state for its compact plan `plan`.
+  void Adopt(Chunk& c, SharedChunk plan);
   void Release(Chunk& c);
   int PeerOf(uint32_t delta) const {
     return static_cast<int>((static_cast<uint64_t>(rank_) + delta) % static_cast<uint64_t>(world_));
@@ -113,7 +123,7 @@ class CollectiveRunner {
   collective::SchedulingPolicy policy_;
   std::vector<uint8_t>* buffer_;
   Callback done_;
-  ChunkPlanner plan_;  // null: every chunk was given up front
+  CompactPlanner plan_;  // null: every chunk was given up front
 
   std::vector<Chunk> chunks_;
   std::vector<int> active_in_dim_;
