@@ -105,11 +105,27 @@ bool SharesByRotation(const collective::CollectiveSpec& spec, int chunk) {
   return units % static_cast<Bytes>(n) == 0;
 }
 
+std::shared_ptr<const PlanKey> ScheduleCache::InternKey(std::shared_ptr<const PlanKey> key) {
+  if (key == nullptr) return key;
+  auto [begin, end] = keys_.equal_range(key->hash);
+  for (auto it = begin; it != end; ++it) {
+    std::shared_ptr<const PlanKey> have = it->second.lock();
+    if (have != nullptr && *have == *key) return have;
+  }
+  if (keys_.size() >= sweep_keys_at_) {
+    std::erase_if(keys_, [](const auto& entry) { return entry.second.expired(); });
+    sweep_keys_at_ = std::max<size_t>(256, 2 * keys_.size());
+  }
+  keys_.emplace(key->hash, key);
+  return key;
+}
+
 std::shared_ptr<const CompactChunk> ScheduleCache::Find(const PlanKey& key, uint32_t chunk) {
   const uint64_t h = key.hash ^ (uint64_t{chunk} * 0x9e3779b97f4a7c15ULL);
   auto [begin, end] = keyed_.equal_range(h);
   for (auto it = begin; it != end; ++it) {
-    if (it->second.chunk != chunk || !(*it->second.key == key)) continue;
+    if (it->second.chunk != chunk) continue;
+    if (it->second.key.get() != &key && !(*it->second.key == key)) continue;
     std::shared_ptr<const CompactChunk> plan = it->second.plan.lock();
     if (plan == nullptr) {
       keyed_.erase(it);  // every rank that held it has finished it

@@ -96,6 +96,9 @@ class ScheduleCache {
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
 
+  // The cached key equal to `key` (ranks of one class then hold one copy: a key is as long as
+  // the group), or `key` itself; null stays null.
+  std::shared_ptr<const PlanKey> InternKey(std::shared_ptr<const PlanKey> key);
   // The chunk planned for an equal key and the same chunk index while some rank holds it, else
   // null. Remember() records `plan` for (key, chunk); the record lapses with the chunk.
   std::shared_ptr<const CompactChunk> Find(const PlanKey& key, uint32_t chunk);
@@ -112,6 +115,8 @@ class ScheduleCache {
   std::unordered_multimap<uint64_t, std::shared_ptr<const CompactChunk>> table_;
   std::unordered_multimap<uint64_t, Keyed> keyed_;
   size_t sweep_at_ = 256;  // keyed_ size at which lapsed records are dropped
+  std::unordered_multimap<uint64_t, std::weak_ptr<const PlanKey>> keys_;
+  size_t sweep_keys_at_ = 256;
   uint64_t hits_ = 0, misses_ = 0, plans_skipped_ = 0;
 };
 

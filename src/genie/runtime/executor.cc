@@ -273,7 +273,7 @@ Status Executor::IssueCollective(InFlight& f) {
   std::shared_ptr<const CompactChunk> first;
   Result<collective::Schedule> schedule = collective::Schedule{};
   if (shared) {
-    key = RotationKey(spec, group_index, backend_.world_size());
+    key = cache->InternKey(RotationKey(spec, group_index, backend_.world_size()));
     auto planned = PlanShared(spec, group_index, backend_.world_size(), 0, key, *cache);
     if (planned.ok()) {
       first = std::move(planned).value();

@@ -129,6 +129,20 @@ class SimBackend {
   void Send(int rank, const Message& msg, Callback done);
   void Recv(int rank, const Message& msg, Callback done);
   void Delivered(const Key& key, uint64_t seq);
+  // Deliveries come back from the network model as (handler, token) events, token = an index
+  // into in_flight_: no closure per message.
+  struct InFlight {
+    Key key;
+    uint64_t seq;
+  };
+  class Delivery final : public sim::EventQueue::Handler {
+   public:
+    explicit Delivery(SimBackend* sim) : sim_(sim) {}
+    void OnEvent(uint64_t token) override;
+
+   private:
+    SimBackend* sim_;
+  };
   Slot& SlotAt(Channel& ch, uint64_t seq);
   void Retire(const Key& key, Channel& ch);  // drops finished slots, and the channel if empty
   // Fails the simulation when a receive's size differs from its send's; true if it did.
@@ -140,6 +154,9 @@ class SimBackend {
   std::unique_ptr<sim::NetworkModel> network_;
   std::vector<std::unique_ptr<RankView>> ranks_;
   std::unordered_map<Key, Channel, KeyHash> channels_;
+  Delivery delivery_{this};
+  std::vector<InFlight> in_flight_;
+  std::vector<uint32_t> free_in_flight_;
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
   std::vector<int> failed_ranks_;
