@@ -32,6 +32,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   // Split the schedule by chunk; each chunk's steps and phases are renumbered from 0.
   uint32_t count = 0;
   for (const auto& phase : schedule.phases) count = std::max(count, phase.chunk + 1);
+  GENIE_CHECK(count < (1u << 28)) << count << " chunks: events number at most 2^28";
   chunks_.resize(count);
   std::vector<collective::Schedule> plans(count);
   for (const auto& phase : schedule.phases) {
@@ -134,6 +135,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t
       done_(std::move(done)),
       plan_(std::move(plan)) {
   GENIE_CHECK(chunks >= 1) << "a collective of no chunks";
+  GENIE_CHECK(chunks < (1u << 28)) << chunks << " chunks: events number at most 2^28";
   std::vector<uint16_t> dims;
   uint16_t max_dim = 0;
   for (const auto& phase : first->phases) {
@@ -279,7 +281,32 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
     c.scratch[s] = std::make_unique_for_overwrite<uint8_t[]>(step.bytes);
     msg.into = c.scratch[s].get();
   }
-  backend_.Recv(msg, [this, chunk, s] { OnReceived(chunk, s); });
+  backend_.RecvEvent(msg, this, Encode(Ev::kReceived, chunk, s));
+}
+
+void CollectiveRunner::OnEvent(uint64_t arg) {
+  const auto chunk = static_cast<uint32_t>((arg >> 32) & 0x0fffffffu);
+  const auto index = static_cast<uint32_t>(arg);
+  switch (static_cast<Ev>(arg >> 60)) {
+    case Ev::kReceived:
+      OnReceived(chunk, index);
+      break;
+    case Ev::kReduced:
+      if (HasSend(chunks_[chunk].plan->steps[index].kind))
+        SendFor(chunk, index);
+      else
+        CompleteStep(chunk, index);
+      break;
+    case Ev::kPost:
+      Post(chunk, index);
+      break;
+    case Ev::kSent:
+      CompleteStep(chunk, index);
+      break;
+    case Ev::kPhaseDone:
+      FinishPhase(chunk, index);
+      break;
+  }
 }
 
 void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
@@ -299,12 +326,7 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
                     ? ReductionCost(step.bytes)
                     : 0;
   if (cost > 0) {
-    backend_.After(cost, [this, chunk, s] {
-      if (HasSend(chunks_[chunk].plan->steps[s].kind))
-        SendFor(chunk, s);
-      else
-        CompleteStep(chunk, s);
-    });
+    backend_.AfterEvent(cost, this, Encode(Ev::kReduced, chunk, s));
   } else if (HasSend(step.kind)) {
     SendFor(chunk, s);
   } else {
@@ -319,7 +341,7 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
     delay = SaturatingAdd(delay, ReductionCost(step.bytes));
   }
   if (delay > 0)
-    backend_.After(delay, [this, chunk, s] { Post(chunk, s); });
+    backend_.AfterEvent(delay, this, Encode(Ev::kPost, chunk, s));
   else
     Post(chunk, s);
 }
@@ -340,7 +362,7 @@ void CollectiveRunner::Post(uint32_t chunk, uint32_t s) {
     msg.data = buffer_->data() + (step.kind == StepKind::kSend ? send : recv).offset;
   }
   bytes_sent_ += msg.bytes;
-  backend_.Send(msg, [this, chunk, s] { CompleteStep(chunk, s); });
+  backend_.SendEvent(msg, this, Encode(Ev::kSent, chunk, s));
 }
 
 void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
@@ -355,21 +377,22 @@ void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
 }
 
 void CollectiveRunner::CompletePhase(uint32_t chunk, uint32_t p) {
-  auto finish = [this, chunk, p] {
-    Chunk& c = chunks_[chunk];
-    const uint16_t dim = c.dims[p];
-    if (record_spans_) {
-      spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op), c.phases[p].start, backend_.Now()});
-    }
-    --active_in_dim_[dim];
-    ++c.next;
-    AdmitWaiting(dim);
-    EnterNextPhase(chunk);
-  };
   if (backend_.modelled() && costs_.endpoint_delay_ns > 0)
-    backend_.After(costs_.endpoint_delay_ns, finish);
+    backend_.AfterEvent(costs_.endpoint_delay_ns, this, Encode(Ev::kPhaseDone, chunk, p));
   else
-    finish();
+    FinishPhase(chunk, p);
+}
+
+void CollectiveRunner::FinishPhase(uint32_t chunk, uint32_t p) {
+  Chunk& c = chunks_[chunk];
+  const uint16_t dim = c.dims[p];
+  if (record_spans_) {
+    spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op), c.phases[p].start, backend_.Now()});
+  }
+  --active_in_dim_[dim];
+  ++c.next;
+  AdmitWaiting(dim);
+  EnterNextPhase(chunk);
 }
 
 TimeNs CollectiveRunner::ReductionCost(Bytes bytes) const {

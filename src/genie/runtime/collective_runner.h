@@ -32,7 +32,7 @@ struct LocalCosts {
   double local_mem_bw = 0;       // GB/s (1e9 B/s) for reductions; 0 = free
 };
 
-class CollectiveRunner {
+class CollectiveRunner final : private EventHandler {
  public:
   // Plans chunk k (collective::PlanChunk): steps and phases of that chunk alone, indices from 0.
   using ChunkPlanner = std::function<Result<collective::Schedule>(uint32_t chunk)>;
@@ -102,6 +102,14 @@ class CollectiveRunner {
   int PeerOf(uint32_t delta) const {
     return static_cast<int>((static_cast<uint64_t>(rank_) + delta) % static_cast<uint64_t>(world_));
   }
+  // Its own completions and timers come back as events: arg = kind << 60 | chunk << 32 | step
+  // (or phase), no closure per step.
+  enum class Ev : uint64_t { kReceived, kReduced, kPost, kSent, kPhaseDone };
+  static uint64_t Encode(Ev ev, uint32_t chunk, uint32_t index) {
+    return (static_cast<uint64_t>(ev) << 60) | (uint64_t{chunk} << 32) | index;
+  }
+  void OnEvent(uint64_t arg) override;
+  void FinishPhase(uint32_t chunk, uint32_t phase_index);
   void EnterNextPhase(uint32_t chunk);
   void AdmitWaiting(uint16_t dim);
   void StartPhase(uint32_t chunk, uint32_t phase_index);

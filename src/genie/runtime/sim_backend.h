@@ -107,6 +107,12 @@ class SimBackend {
       return std::hash<uint64_t>()(h);
     }
   };
+  // A completion: handler->OnEvent(arg), or nothing. Closures are kept by the queue
+  // (EventQueue::Hold) and come back as such a pair.
+  struct Done {
+    EventHandler* handler = nullptr;
+    uint64_t arg = 0;
+  };
   // The k-th send and the k-th receive of one (src, dst, tag).
   struct Slot {
     bool sent = false, posted = false, arrived = false, done = false;
@@ -114,7 +120,7 @@ class SimBackend {
     const void* data = nullptr;
     void* into = nullptr;
     std::vector<uint8_t> held;  // payload of a message that arrived before its Recv
-    Callback send_done, recv_done;
+    Done send_done, recv_done;
   };
   // Usually holds one slot (tags are unique per step), so a vector with a moving head
   // rather than a deque (whose first node alone is 512 bytes).
@@ -124,10 +130,42 @@ class SimBackend {
     size_t head = 0;
     std::vector<Slot> slots;
   };
+  // (src, dst, tag) -> Channel: open addressing, linear probing, backward-shift deletion. Tags
+  // are unique per step, so nearly every message opens a channel and closes it on delivery;
+  // here that allocates nothing (a closed channel's slot vector is kept for the next one).
+  class ChannelTable {
+   public:
+    Channel* Find(const Key& key);
+    Channel& Get(const Key& key);  // opens an empty channel when there is none
+    void Erase(const Key& key);    // invalidates every Channel reference
+    size_t size() const { return size_; }
+    template <typename F>
+    void ForEach(F&& f) const {
+      for (const Entry& e : entries_) {
+        if (e.used) f(e.key, e.ch);
+      }
+    }
+
+   private:
+    struct Entry {
+      Key key{};
+      bool used = false;
+      Channel ch;
+    };
+    size_t Home(const Key& key) const {
+      return static_cast<size_t>((KeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+    }
+    void Grow();
+    std::vector<Entry> entries_;
+    int shift_ = 64;
+    size_t size_ = 0;
+    std::vector<std::vector<Slot>> spare_;  // emptied slot vectors, capacity kept
+  };
 
   SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size);
-  void Send(int rank, const Message& msg, Callback done);
-  void Recv(int rank, const Message& msg, Callback done);
+  void Send(int rank, const Message& msg, Done done);
+  void Recv(int rank, const Message& msg, Done done);
+  Done Hold(Callback fn);
   void Delivered(const Key& key, uint64_t seq);
   // Deliveries come back from the network model as (handler, token) events, token = an index
   // into in_flight_: no closure per message.
@@ -153,7 +191,7 @@ class SimBackend {
   sim::Topology topology_;
   std::unique_ptr<sim::NetworkModel> network_;
   std::vector<std::unique_ptr<RankView>> ranks_;
-  std::unordered_map<Key, Channel, KeyHash> channels_;
+  ChannelTable channels_;
   Delivery delivery_{this};
   std::vector<InFlight> in_flight_;
   std::vector<uint32_t> free_in_flight_;

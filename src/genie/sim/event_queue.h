@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "genie/common/event_handler.h"
 #include "genie/common/status.h"
 #include "genie/common/units.h"
 
@@ -33,13 +34,7 @@ class EventQueue {
   using Fn = std::function<void()>;
   // Receives events scheduled with a 64-bit argument: no closure, no allocation. Must outlive
   // its pending events (owners live as long as the queue's run).
-  class Handler {
-   public:
-    virtual void OnEvent(uint64_t arg) = 0;
-
-   protected:
-    ~Handler() = default;
-  };
+  using Handler = EventHandler;
 
   EventQueue();
   EventQueue(const EventQueue&) = delete;
