@@ -171,13 +171,27 @@ void CollectiveRunner::Adopt(Chunk& c, SharedChunk plan) {
   c.plan = std::move(plan);
   const CompactChunk& p = *c.plan;
   const uint32_t n = p.size();
-  c.unmet.resize(n);
-  for (uint32_t i = 0; i < n; ++i) c.unmet[i] = p.steps[i].deps;
+  c.steps.Init(p);
   c.phases.assign(p.phases.size(), PhaseState{});
   for (uint32_t k = 0; k < p.phases.size(); ++k) {
     c.phases[k].remaining_steps = p.phases[k].end - p.phases[k].begin;
   }
   if (buffer_ != nullptr) c.scratch.resize(n);
+}
+
+void CollectiveRunner::StepStates::Init(const CompactChunk& plan) {
+  const uint32_t n = plan.size();
+  uint32_t most = 0;
+  for (uint32_t i = 0; i < n; ++i) most = std::max(most, plan.steps[i].deps);
+  narrow_.clear();
+  wide_.clear();
+  if (most < kNarrowStarted) {
+    narrow_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) narrow_[i] = static_cast<uint8_t>(plan.steps[i].deps);
+  } else {
+    wide_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) wide_[i] = plan.steps[i].deps;
+  }
 }
 
 void CollectiveRunner::Release(Chunk& c) {
@@ -257,7 +271,7 @@ void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
     return;
   }
   for (uint32_t s = phase.begin; s < phase.end; ++s) {
-    if (c.unmet[s] == 0) StartStep(chunk, s);
+    if (c.steps.Ready(s)) StartStep(chunk, s);
   }
 }
 
@@ -266,8 +280,7 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
   // A dependency may finish before this step's phase has begun (the planner may order steps
   // across phases); the phase start picks the step up then. Never start a step twice.
   const auto& step = c.plan->steps[s];
-  if ((c.unmet[s] & kStarted) != 0 || !c.phases[step.phase].started) return;
-  c.unmet[s] |= kStarted;
+  if (!c.phases[step.phase].started || !c.steps.Start(s)) return;
   if (!HasRecv(step.kind)) {
     SendFor(chunk, s);
     return;
@@ -370,7 +383,7 @@ void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
   const CompactChunk& plan = *c.plan;
   for (uint32_t i = plan.steps[s].dependents_begin; i < plan.steps[s + 1].dependents_begin; ++i) {
     const uint32_t d = plan.dependents[i];
-    if (--c.unmet[d] == 0) StartStep(chunk, d);
+    if (c.steps.Satisfy(d)) StartStep(chunk, d);
   }
   uint32_t p = plan.steps[s].phase;
   if (--c.phases[p].remaining_steps == 0) CompletePhase(chunk, p);

@@ -76,18 +76,45 @@ class CollectiveRunner final : private EventHandler {
     bool started = false;
     TimeNs start = 0;
   };
-  // A step's mutable state: its unmet dependencies, and kStarted once started. The rest of
-  // the step is in the (possibly shared) CompactChunk.
-  static constexpr uint32_t kStarted = 0x80000000u;
+  // Each step's mutable state: its unmet dependencies and a started bit; the rest of the step
+  // is in the (possibly shared) CompactChunk. One byte per step when every step of the chunk
+  // waits for fewer than 128 others (a ring step waits for one), else four: a rank's 8,190-step
+  // chunk then costs 8 KiB, not 32, and a cache line holds 64 steps.
+  class StepStates {
+   public:
+    void Init(const CompactChunk& plan);
+    // No unmet dependency and not started.
+    bool Ready(uint32_t s) const { return wide_.empty() ? narrow_[s] == 0 : wide_[s] == 0; }
+    // Marks s started; false when it already was.
+    bool Start(uint32_t s) {
+      if (wide_.empty()) {
+        if ((narrow_[s] & kNarrowStarted) != 0) return false;
+        narrow_[s] |= kNarrowStarted;
+      } else {
+        if ((wide_[s] & kWideStarted) != 0) return false;
+        wide_[s] |= kWideStarted;
+      }
+      return true;
+    }
+    // One dependency of s is done; true when none is left (s cannot have started yet).
+    bool Satisfy(uint32_t s) { return wide_.empty() ? --narrow_[s] == 0 : --wide_[s] == 0; }
+
+   private:
+    static constexpr uint8_t kNarrowStarted = 0x80;
+    static constexpr uint32_t kWideStarted = 0x80000000u;
+    std::vector<uint8_t> narrow_;
+    std::vector<uint32_t> wide_;
+  };
   // One chunk: its steps (shared with the ranks whose chunk is the same up to a rotation, in
-  // simulation) and this rank's execution state, present while it runs.
+  // simulation) and this rank's execution state, present while it runs. The fields every step
+  // touches come first (one cache line).
   struct Chunk {
+    std::shared_ptr<const CompactChunk> plan;
+    StepStates steps;
+    std::vector<PhaseState> phases;
     std::vector<uint16_t> dims;  // dimension of each phase, in order
     uint32_t next = 0;           // position in dims
     bool planned = false;
-    std::shared_ptr<const CompactChunk> plan;
-    std::vector<uint32_t> unmet;  // per step
-    std::vector<PhaseState> phases;
     // Real data only: each step's (send, recv) byte ranges and receive scratch.
     std::vector<std::pair<collective::ByteRange, collective::ByteRange>> ranges;
     std::vector<std::unique_ptr<uint8_t[]>> scratch;
