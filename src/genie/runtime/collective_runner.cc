@@ -252,7 +252,8 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
       SharedChunk plan = plan_(chunk);
       GENIE_CHECK_EQ(plan->phases.size(), c.dims.size()) << "chunk " << chunk;
       for (size_t p = 0; p < c.dims.size(); ++p) {
-        GENIE_CHECK_EQ(plan->phases[p].dim, uint32_t{c.dims[p]}) << "chunk " << chunk << " phase " << p;
+        GENIE_CHECK_EQ(plan->phases[p].dim, uint32_t{c.dims[p]})
+            << "chunk " << chunk << " phase " << p;
       }
       c.planned = true;
       Adopt(c, std::move(plan));
@@ -400,7 +401,8 @@ void CollectiveRunner::FinishPhase(uint32_t chunk, uint32_t p) {
   Chunk& c = chunks_[chunk];
   const uint16_t dim = c.dims[p];
   if (record_spans_) {
-    spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op), c.phases[p].start, backend_.Now()});
+    spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op),
+                      c.phases[p].start, backend_.Now()});
   }
   --active_in_dim_[dim];
   ++c.next;

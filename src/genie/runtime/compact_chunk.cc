@@ -32,8 +32,8 @@ uint32_t Delta(int peer, int rank, int world) {
 
 }  // namespace
 
-std::shared_ptr<const PlanKey> RotationKey(const collective::CollectiveSpec& spec,
-                                           int group_index, int world) {
+std::shared_ptr<const PlanKey> RotationKey(const collective::CollectiveSpec& spec, int group_index,
+                                           int world) {
   using collective::Algorithm;
   const collective::PlanOptions& o = spec.options;
   const int n = static_cast<int>(spec.group.size());
@@ -148,8 +148,7 @@ void ScheduleCache::Remember(std::shared_ptr<const PlanKey> key, uint32_t chunk,
 }
 
 Result<std::shared_ptr<const CompactChunk>> PlanShared(const collective::CollectiveSpec& spec,
-                                                       int group_index, int world,
-                                                       uint32_t chunk,
+                                                       int group_index, int world, uint32_t chunk,
                                                        const std::shared_ptr<const PlanKey>& key,
                                                        ScheduleCache& cache) {
   const bool shared = key != nullptr && SharesByRotation(spec, static_cast<int>(chunk));

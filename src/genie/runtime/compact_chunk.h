@@ -9,13 +9,13 @@
 // depends on an assumption about the planner). It also skips planning: PlanShared() looks a
 // chunk up by the planner's inputs made relative to the rank (PlanKey) and plans only on a miss,
 // so a ring of N ranks plans each chunk once instead of N times. That rests on one property,
-// checked for every case it covers by compact_chunk_test (RotationKeyedChunksEqualEachRanksOwnPlan):
-// for a spec that RotationKey() accepts and a chunk that SharesByRotation() accepts, member i's
-// chunk with peers written as group-index offsets from i is the same for every i. Ranks with
-// equal keys also map those offsets to the same rank deltas, so their CompactChunks are equal.
-// Anything else (other algorithms, several dimensions, unequal blocks, custom algorithms) is
-// planned per rank as before. Owned by SimBackend; single-threaded like it.
-// Immutable once built: any thread may read a CompactChunk.
+// checked for every case it covers by compact_chunk_test
+// (RotationKeyedChunksEqualEachRanksOwnPlan): for a spec that RotationKey() accepts and a chunk
+// that SharesByRotation() accepts, member i's chunk with peers written as group-index offsets from
+// i is the same for every i. Ranks with equal keys also map those offsets to the same rank deltas,
+// so their CompactChunks are equal. Anything else (other algorithms, several dimensions, unequal
+// blocks, custom algorithms) is planned per rank as before. Owned by SimBackend; single-threaded
+// like it. Immutable once built: any thread may read a CompactChunk.
 #pragma once
 
 #include <cstddef>
@@ -80,8 +80,8 @@ struct PlanKey {
 // The key of member `group_index` of `spec` (ranks of `world`), or null when the spec is not
 // one whose plans are equal up to a rotation: one dimension, ring or direct (also as the
 // rooted and one-* variants), no custom algorithm, baseline inter-dimension scheduling.
-std::shared_ptr<const PlanKey> RotationKey(const collective::CollectiveSpec& spec,
-                                           int group_index, int world);
+std::shared_ptr<const PlanKey> RotationKey(const collective::CollectiveSpec& spec, int group_index,
+                                           int world);
 // Whether chunk `chunk` of such a spec is shared: its bytes split into equal blocks, one per
 // member (unequal blocks make the plan depend on the member's position).
 bool SharesByRotation(const collective::CollectiveSpec& spec, int chunk);
@@ -124,8 +124,7 @@ class ScheduleCache {
 // `world` ranks, shared through `cache`: found by `key` (RotationKey; may be null) when the
 // chunk SharesByRotation, else planned (collective::PlanChunk), compacted and interned.
 Result<std::shared_ptr<const CompactChunk>> PlanShared(const collective::CollectiveSpec& spec,
-                                                       int group_index, int world,
-                                                       uint32_t chunk,
+                                                       int group_index, int world, uint32_t chunk,
                                                        const std::shared_ptr<const PlanKey>& key,
                                                        ScheduleCache& cache);
 

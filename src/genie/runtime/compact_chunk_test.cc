@@ -72,7 +72,7 @@ TEST(PlanShared, RotationKeyedChunksEqualEachRanksOwnPlan) {
       std::vector<int> group;
       for (int j = 0; j < n; ++j) {
         if (layout == 0) group.push_back(j);
-        if (layout == 1) group.push_back(2 * j);            // every other rank of 2n
+        if (layout == 1) group.push_back(2 * j);              // every other rank of 2n
         if (layout == 2) group.push_back((j + 3) % (n + 2));  // mid-world, wrapping
       }
       if (layout == 1) world = 2 * n;
@@ -94,7 +94,8 @@ TEST(PlanShared, RotationKeyedChunksEqualEachRanksOwnPlan) {
                 spec.options.channels = variant & 1 ? 2 : 1;
                 spec.options.slice_bytes = variant & 2 ? 64 : 0;
                 if (variant == 3) spec.options.dims = {n};
-                if (variant >= 2) spec.options.optimization = collective::Optimization::kLocalBwAware;
+                if (variant >= 2)
+                  spec.options.optimization = collective::Optimization::kLocalBwAware;
                 spec.root = variant % 2 == 0 ? 0 : n - 1;
                 ScheduleCache cache;
                 std::vector<std::shared_ptr<const CompactChunk>> held;

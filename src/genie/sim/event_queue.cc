@@ -94,10 +94,10 @@ void EventQueue::After(TimeNs delay, Fn fn) {
 void EventQueue::After(TimeNs delay, Handler* handler, uint64_t arg) {
   GENIE_CHECK(delay >= 0) << "event scheduled with a negative delay " << delay;
   if (!Fits(delay)) {
-    Fail(Status::InvalidArgument(
-        "simulated time overflows: an event " + std::to_string(delay) + " ns after t=" +
-        std::to_string(now_) + " ns lies past 2^63-1 ns (about 292 years); an input "
-        "(bandwidth, latency, size or duration) is out of range"));
+    Fail(Status::InvalidArgument("simulated time overflows: an event " + std::to_string(delay) +
+                                 " ns after t=" + std::to_string(now_) +
+                                 " ns lies past 2^63-1 ns (about 292 years); an input "
+                                 "(bandwidth, latency, size or duration) is out of range"));
     return;
   }
   At(now_ + delay, handler, arg);
