@@ -267,7 +267,10 @@ void SimBackend::Delivered(const Key& key, uint64_t seq) {
     slot.held.assign(p, p + slot.send_bytes);  // the sender may reuse its buffer after done
   }
   if (send_done.handler != nullptr) send_done.handler->OnEvent(send_done.arg);
-  if (recv_done.handler != nullptr) recv_done.handler->OnEvent(recv_done.arg);
+  // If the send's completion failed the simulation, the queue dropped held closures: stop.
+  if (recv_done.handler != nullptr && !queue_.failed()) {
+    recv_done.handler->OnEvent(recv_done.arg);
+  }
 }
 
 void SimBackend::Recv(int rank, const Message& msg, Done done) {

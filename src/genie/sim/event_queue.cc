@@ -121,6 +121,8 @@ void EventQueue::Fail(Status status) {
 }
 
 void EventQueue::FnHandler::OnEvent(uint64_t slot) {
+  // A closure held (Hold) and invoked directly after the queue failed: Fail dropped it.
+  if (slot >= q_->fns_.size() || !q_->fns_[slot]) return;
   Fn fn = std::move(q_->fns_[slot]);
   q_->fns_[slot] = nullptr;
   q_->free_fns_.push_back(static_cast<uint32_t>(slot));
