@@ -91,9 +91,9 @@ SimBackend::Channel* SimBackend::ChannelTable::Find(const Key& key) {
   if (entries_.empty()) return nullptr;
   const size_t mask = entries_.size() - 1;
   for (size_t i = Home(key);; i = (i + 1) & mask) {
-    Entry& e = entries_[i];
-    if (!e.used) return nullptr;
-    if (e.key == key) return &e.ch;
+    const Entry& e = entries_[i];
+    if (e.index == kEmpty) return nullptr;
+    if (e.key == key) return &channels_[e.index];
   }
 }
 
@@ -102,17 +102,18 @@ SimBackend::Channel& SimBackend::ChannelTable::Get(const Key& key) {
   const size_t mask = entries_.size() - 1;
   for (size_t i = Home(key);; i = (i + 1) & mask) {
     Entry& e = entries_[i];
-    if (e.used && e.key == key) return e.ch;
-    if (!e.used) {
-      e.used = true;
-      e.key = key;
-      e.ch = Channel{};
-      if (!spare_.empty()) {
-        e.ch.slots = std::move(spare_.back());
-        spare_.pop_back();
+    if (e.index != kEmpty && e.key == key) return channels_[e.index];
+    if (e.index == kEmpty) {
+      if (free_.empty()) {
+        e.index = static_cast<uint32_t>(channels_.size());
+        channels_.emplace_back();
+      } else {
+        e.index = free_.back();
+        free_.pop_back();
       }
+      e.key = key;
       ++size_;
-      return e.ch;
+      return channels_[e.index];
     }
   }
 }
@@ -122,39 +123,39 @@ void SimBackend::ChannelTable::Erase(const Key& key) {
   const size_t mask = entries_.size() - 1;
   size_t i = Home(key);
   while (true) {
-    if (!entries_[i].used) return;
+    if (entries_[i].index == kEmpty) return;
     if (entries_[i].key == key) break;
     i = (i + 1) & mask;
   }
-  std::vector<Slot> slots = std::move(entries_[i].ch.slots);
-  slots.clear();
-  if (spare_.size() < 64) spare_.push_back(std::move(slots));
+  Channel& ch = channels_[entries_[i].index];
+  ch.base = ch.next_send = ch.next_recv = 0;
+  ch.head = 0;
+  ch.slots.clear();  // keeps the capacity for the next channel
+  free_.push_back(entries_[i].index);
   // Backward shift: pull later entries of the probe run into the hole when their home
   // position does not lie cyclically in (hole, their position].
-  for (size_t j = (i + 1) & mask; entries_[j].used; j = (j + 1) & mask) {
+  for (size_t j = (i + 1) & mask; entries_[j].index != kEmpty; j = (j + 1) & mask) {
     const size_t home = Home(entries_[j].key);
     const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
     if (stays) continue;
-    entries_[i] = std::move(entries_[j]);
+    entries_[i] = entries_[j];
     i = j;
   }
-  entries_[i].used = false;
-  entries_[i].ch = Channel{};
+  entries_[i].index = kEmpty;
   --size_;
 }
 
 void SimBackend::ChannelTable::Grow() {
   std::vector<Entry> old = std::move(entries_);
   const size_t capacity = old.empty() ? 1024 : 2 * old.size();
-  entries_.clear();
-  entries_.resize(capacity);
+  entries_.assign(capacity, Entry{});
   shift_ = 64 - std::countr_zero(capacity);
   const size_t mask = capacity - 1;
-  for (Entry& e : old) {
-    if (!e.used) continue;
+  for (const Entry& e : old) {
+    if (e.index == kEmpty) continue;
     size_t i = Home(e.key);
-    while (entries_[i].used) i = (i + 1) & mask;
-    entries_[i] = std::move(e);
+    while (entries_[i].index != kEmpty) i = (i + 1) & mask;
+    entries_[i] = e;
   }
 }
 

@@ -130,27 +130,29 @@ class SimBackend {
     size_t head = 0;
     std::vector<Slot> slots;
   };
-  // (src, dst, tag) -> Channel: open addressing, linear probing, backward-shift deletion. Tags
-  // are unique per step, so nearly every message opens a channel and closes it on delivery;
-  // here that allocates nothing (a closed channel's slot vector is kept for the next one).
+  // (src, dst, tag) -> Channel: open addressing, linear probing, backward-shift deletion over
+  // 24-byte (key, index) entries, the channels in a pool beside them. Tags are unique per step,
+  // so nearly every message opens a channel and closes it on delivery; here that allocates
+  // nothing (a closed channel keeps its slot vector for the next one) and the probed table
+  // stays small enough for the cache.
   class ChannelTable {
    public:
     Channel* Find(const Key& key);
     Channel& Get(const Key& key);  // opens an empty channel when there is none
-    void Erase(const Key& key);    // invalidates every Channel reference
+    void Erase(const Key& key);    // the channel's reference may be reused from here on
     size_t size() const { return size_; }
     template <typename F>
     void ForEach(F&& f) const {
       for (const Entry& e : entries_) {
-        if (e.used) f(e.key, e.ch);
+        if (e.index != kEmpty) f(e.key, channels_[e.index]);
       }
     }
 
    private:
+    static constexpr uint32_t kEmpty = 0xffffffffu;
     struct Entry {
       Key key{};
-      bool used = false;
-      Channel ch;
+      uint32_t index = kEmpty;  // into channels_
     };
     size_t Home(const Key& key) const {
       return static_cast<size_t>((KeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
@@ -159,7 +161,8 @@ class SimBackend {
     std::vector<Entry> entries_;
     int shift_ = 64;
     size_t size_ = 0;
-    std::vector<std::vector<Slot>> spare_;  // emptied slot vectors, capacity kept
+    std::vector<Channel> channels_;  // a channel's index never changes while it is open
+    std::vector<uint32_t> free_;
   };
 
   SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size);
