@@ -1,6 +1,7 @@
 #include "genie/sim/congestion_unaware_model.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace genie::sim {
 
@@ -22,12 +23,8 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
     queue_->After(delay, handler, token);
     return;
   }
-  if (flows_.size() >= sweep_at_) {
-    std::erase_if(flows_, [](const auto& entry) { return entry.second.in_flight == 0; });
-    sweep_at_ = std::max<size_t>(4096, 2 * flows_.size());
-  }
-  Flow& f = flows_[FlowKey{src, dst, flow}];
-  if (f.in_flight == 0) f = Flow{};  // idle: exactly a new flow
+  const uint32_t index = FlowFor(FlowKey{src, dst, flow});
+  Flow& f = pool_[index];
   // Same formula as Topology::UnawareDelay: hops * latency + bytes / bw on dimension `dim`.
   const double latency =
       topology_->Hops(dim, topology_->Coordinate(src, dim), topology_->Coordinate(dst, dim)) *
@@ -43,19 +40,70 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
   uint32_t a;
   if (free_arrivals_.empty()) {
     a = static_cast<uint32_t>(arrivals_.size());
-    arrivals_.push_back(Arrival{&f, handler, token});
+    arrivals_.push_back(Arrival{index, handler, token});
   } else {
     a = free_arrivals_.back();
     free_arrivals_.pop_back();
-    arrivals_[a] = Arrival{&f, handler, token};
+    arrivals_[a] = Arrival{index, handler, token};
   }
   queue_->After(t.arrival_delay, this, a);
+}
+
+uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
+  if (2 * (used_ + 1) > table_.size()) Rebuild();
+  const size_t mask = table_.size() - 1;
+  for (size_t i = Home(key);; i = (i + 1) & mask) {
+    Entry& e = table_[i];
+    if (e.index == kEmpty) {
+      if (free_flows_.empty()) {
+        e.index = static_cast<uint32_t>(pool_.size());
+        pool_.emplace_back();
+      } else {
+        e.index = free_flows_.back();
+        free_flows_.pop_back();
+        pool_[e.index] = Flow{};
+      }
+      e.key = key;
+      ++used_;
+      return e.index;
+    }
+    if (e.key == key) {
+      if (pool_[e.index].in_flight == 0) pool_[e.index] = Flow{};  // idle: exactly a new flow
+      return e.index;
+    }
+  }
+}
+
+void CongestionUnawareModel::Rebuild() {
+  std::vector<Entry> old = std::move(table_);
+  size_t live = 0;
+  for (const Entry& e : old) {
+    if (e.index == kEmpty) continue;
+    if (pool_[e.index].in_flight > 0) {
+      ++live;
+    } else {
+      free_flows_.push_back(e.index);  // idle: the same as absent
+    }
+  }
+  size_t capacity = 1024;
+  while (capacity < 4 * (live + 1)) capacity *= 2;
+  table_.assign(capacity, Entry{});
+  shift_ = 64 - std::countr_zero(capacity);
+  used_ = 0;
+  const size_t mask = capacity - 1;
+  for (const Entry& e : old) {
+    if (e.index == kEmpty || pool_[e.index].in_flight == 0) continue;
+    size_t i = Home(e.key);
+    while (table_[i].index != kEmpty) i = (i + 1) & mask;
+    table_[i] = e;
+    ++used_;
+  }
 }
 
 void CongestionUnawareModel::OnEvent(uint64_t arrival) {
   const Arrival a = arrivals_[arrival];
   free_arrivals_.push_back(static_cast<uint32_t>(arrival));
-  --a.flow->in_flight;
+  --pool_[a.flow].in_flight;
   a.handler->OnEvent(a.token);
 }
 

@@ -7,11 +7,11 @@
 // cutting a message into k slices sent at once would make it k times faster. A message that
 // finds its flow idle costs exactly ASTRA-sim's delay. Single-threaded.
 // A flow with nothing in flight is as good as a new one (it is reset when used again), so
-// flows are kept in a hash map and swept in bulk rather than erased and re-inserted per message;
-// in-flight messages are 24-byte records, delivered without closures.
+// flows are never erased one by one: they sit in a pool, found through an open-addressing table
+// of 24-byte (key, index) entries that is rebuilt without the idle flows when it fills up.
+// In-flight messages are 24-byte records, delivered without closures.
 #pragma once
 
-#include <unordered_map>
 #include <vector>
 
 #include "genie/sim/network_model.h"
@@ -48,18 +48,33 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
       return std::hash<uint64_t>()(h * 0xff51afd7ed558ccdULL);
     }
   };
-  // A message of a flow in flight (unordered_map nodes do not move).
+  // A message of a flow in flight.
   struct Arrival {
-    Flow* flow;
+    uint32_t flow;  // into pool_
     EventQueue::Handler* handler;
     uint64_t token;
   };
+  static constexpr uint32_t kEmpty = 0xffffffffu;
+  struct Entry {
+    FlowKey key{};
+    uint32_t index = kEmpty;  // into pool_
+  };
   void OnEvent(uint64_t arrival) override;
+  // The flow of `key` in pool_ (a new one if absent or idle).
+  uint32_t FlowFor(const FlowKey& key);
+  // Rebuilds the table with the flows that have something in flight, sized for them.
+  void Rebuild();
+  size_t Home(const FlowKey& key) const {
+    return static_cast<size_t>((FlowKeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
 
   const Topology* topology_;
   EventQueue* queue_;
-  std::unordered_map<FlowKey, Flow, FlowKeyHash> flows_;
-  size_t sweep_at_ = 4096;  // flows_ size at which flows with nothing in flight are dropped
+  std::vector<Entry> table_;
+  int shift_ = 64;
+  size_t used_ = 0;  // entries in table_
+  std::vector<Flow> pool_;
+  std::vector<uint32_t> free_flows_;
   std::vector<Arrival> arrivals_;
   std::vector<uint32_t> free_arrivals_;
 };
