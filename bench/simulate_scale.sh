@@ -2,8 +2,9 @@
 # Simulation scale: wall time, peak RSS, simulated messages per second and memory per rank of
 # `genie simulate` for a 1 MiB ring all-reduce (ASTRA-sim's Ring_4chunks.json: 4 chunks, 1
 # active) on a Switch and on a Ring of 256, 1,024 and 4,096 NPUs, both ASTRA-sim models; then
-# gpt_dp2_tp2_pp2 replicated to 1,024 ranks (`genie gen replicate`, 128 copies) and the 8-rank
-# STG workloads.
+# gpt_dp2_tp2_pp2 replicated to 1,024 ranks (`genie gen replicate`, 128 copies), 8-rank ring
+# all-reduces replicated to the same sizes (memory per rank, flat in N), and the 8-rank STG
+# workloads.
 # Usage: bench/simulate_scale.sh BUILD_DIR [DATA_DIR]   (DATA_DIR: the checkout's tests/data)
 # Ranks whose chunk schedules are equal up to a rotation share one (docs/simulation.md, "At
 # cluster scale"): what remains per rank is a 4-byte state per step of the running chunk.
@@ -67,6 +68,30 @@ for model in unaware aware; do
     "$G" simulate "$T/gpt1024" --network "$T/sw1024.yml" --network-model "$model"
 done
 rm -rf "$T/gpt1024"
+
+# Memory per rank, flat in N: an 8-rank ring all-reduce (neighbour sends only) replicated to N
+# ranks, so that each rank's traffic does not grow with N. `extra/rank` is the growth of the
+# peak RSS per added rank from the smallest N (the fixed cost of the process cancels out).
+"$G" gen collective --type all_reduce --size 1MiB --ranks 8 -o "$T/ring8/ar" >/dev/null
+first_n="" first_kb=""
+for n in $RANKS; do
+  printf 'topology: [ Switch ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' \
+    "$n" > "$T/net.yml"
+  "$G" gen replicate "$T/ring8" --copies $((n / 8)) -o "$T/rings$n/workload" >/dev/null
+  messages=$((n * CHUNKS * 2 * 7))
+  line=$(measure "8-rank rings x$((n / 8)) = $n (unaware)" "$messages" "$n" \
+    "$G" simulate "$T/rings$n" --system "$SYSTEM" --network "$T/net.yml" --network-model unaware)
+  kb=$(/usr/bin/time -f "%M" "$G" simulate "$T/rings$n" --system "$SYSTEM" --network "$T/net.yml" \
+    --network-model unaware -q 2>&1 >/dev/null | tail -1)
+  extra="-"
+  if [ -z "$first_n" ]; then
+    first_n=$n first_kb=$kb
+  elif [ "$n" -gt "$first_n" ]; then
+    extra=$(printf "%.2f KiB" "$(echo "($kb - $first_kb) / ($n - $first_n)" | bc -l)")
+  fi
+  printf "%s   extra/rank %s\n" "$line" "$extra"
+  rm -rf "$T/rings$n"
+done
 
 printf 'topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$T/sw8.yml"
 for w in gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2; do

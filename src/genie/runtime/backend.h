@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "genie/common/event_handler.h"
 #include "genie/common/units.h"
 
 namespace genie::runtime {
@@ -50,6 +51,18 @@ class Backend {
   // True when the backend models time (simulation): local costs such as endpoint delay and
   // reduction time are charged by the model; on a real backend the CPU pays them for real.
   virtual bool modelled() const = 0;
+  // The same three with a (handler, arg) pair in place of the callback: handler->OnEvent(arg)
+  // runs where the callback would. The defaults wrap the pair in a closure (16 bytes, kept in
+  // std::function's own storage); SimBackend passes the pair along without one.
+  virtual void AfterEvent(TimeNs delay, EventHandler* handler, uint64_t arg) {
+    After(delay, [handler, arg] { handler->OnEvent(arg); });
+  }
+  virtual void SendEvent(const Message& msg, EventHandler* handler, uint64_t arg) {
+    Send(msg, [handler, arg] { handler->OnEvent(arg); });
+  }
+  virtual void RecvEvent(const Message& msg, EventHandler* handler, uint64_t arg) {
+    Recv(msg, [handler, arg] { handler->OnEvent(arg); });
+  }
   // Where ranks in one process share equal (rotated) chunk schedules; null: nothing shared.
   virtual ScheduleCache* schedule_cache() { return nullptr; }
 };

@@ -32,6 +32,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   // Split the schedule by chunk; each chunk's steps and phases are renumbered from 0.
   uint32_t count = 0;
   for (const auto& phase : schedule.phases) count = std::max(count, phase.chunk + 1);
+  GENIE_CHECK(count < (1u << 28)) << count << " chunks: events number at most 2^28";
   chunks_.resize(count);
   std::vector<collective::Schedule> plans(count);
   for (const auto& phase : schedule.phases) {
@@ -101,8 +102,32 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   }
 }
 
+namespace {
+
+// The compact form of `plan` for the backend's rank, shared through its cache when it has one.
+std::shared_ptr<const CompactChunk> Share(Backend& backend, const collective::Schedule& plan) {
+  CompactChunk compact = Compact(plan, backend.rank(), backend.world_size(), nullptr);
+  ScheduleCache* cache = backend.schedule_cache();
+  return cache != nullptr ? cache->Intern(std::move(compact))
+                          : std::make_shared<const CompactChunk>(std::move(compact));
+}
+
+}  // namespace
+
 CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks,
                                    ChunkPlanner plan, uint64_t tag_base, const LocalCosts& costs,
+                                   int active_chunks, SchedulingPolicy policy, Callback done)
+    : CollectiveRunner(
+          backend, Share(backend, first), chunks,
+          [&backend, plan = std::move(plan)](uint32_t chunk) {
+            auto p = plan(chunk);
+            GENIE_CHECK(p.ok()) << "planning chunk " << chunk << ": " << p.status().message();
+            return Share(backend, *p);
+          },
+          tag_base, costs, active_chunks, policy, std::move(done)) {}
+
+CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t chunks,
+                                   CompactPlanner plan, uint64_t tag_base, const LocalCosts& costs,
                                    int active_chunks, SchedulingPolicy policy, Callback done)
     : backend_(backend),
       rank_(backend.rank()),
@@ -115,18 +140,21 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule first,
       done_(std::move(done)),
       plan_(std::move(plan)) {
   GENIE_CHECK(chunks >= 1) << "a collective of no chunks";
+  GENIE_CHECK(chunks < (1u << 28)) << chunks << " chunks: events number at most 2^28";
   std::vector<uint16_t> dims;
   uint16_t max_dim = 0;
-  for (const auto& phase : first.phases) {
-    GENIE_CHECK_EQ(phase.chunk, 0u) << "the first plan must be chunk 0 alone";
-    dims.push_back(phase.dim);
-    max_dim = std::max(max_dim, phase.dim);
+  for (const auto& phase : first->phases) {
+    dims.push_back(static_cast<uint16_t>(phase.dim));
+    max_dim = std::max(max_dim, static_cast<uint16_t>(phase.dim));
   }
   chunks_.resize(dims.empty() ? 0 : chunks);  // no phases: nothing to run in any chunk
   for (Chunk& c : chunks_) c.dims = dims;
   if (!chunks_.empty()) {
     chunks_[0].planned = true;
-    Prepare(chunks_[0], first);
+    Adopt(chunks_[0], std::move(first));
+  } else {
+    ScheduleCache* cache = backend_.schedule_cache();
+    if (cache != nullptr) cache->Release(first);
   }
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
@@ -140,17 +168,35 @@ CollectiveRunner::~CollectiveRunner() {
 void CollectiveRunner::Prepare(Chunk& c, const collective::Schedule& plan) {
   CompactChunk compact = Compact(plan, rank_, world_, buffer_ != nullptr ? &c.ranges : nullptr);
   ScheduleCache* cache = buffer_ == nullptr ? backend_.schedule_cache() : nullptr;
-  c.plan = cache != nullptr ? cache->Intern(std::move(compact))
-                            : std::make_shared<const CompactChunk>(std::move(compact));
+  Adopt(c, cache != nullptr ? cache->Intern(std::move(compact))
+                            : std::make_shared<const CompactChunk>(std::move(compact)));
+}
+
+void CollectiveRunner::Adopt(Chunk& c, SharedChunk plan) {
+  c.plan = std::move(plan);
   const CompactChunk& p = *c.plan;
   const uint32_t n = p.size();
-  c.unmet.resize(n);
-  for (uint32_t i = 0; i < n; ++i) c.unmet[i] = p.steps[i].deps;
+  c.steps.Init(p);
   c.phases.assign(p.phases.size(), PhaseState{});
   for (uint32_t k = 0; k < p.phases.size(); ++k) {
     c.phases[k].remaining_steps = p.phases[k].end - p.phases[k].begin;
   }
   if (buffer_ != nullptr) c.scratch.resize(n);
+}
+
+void CollectiveRunner::StepStates::Init(const CompactChunk& plan) {
+  const uint32_t n = plan.size();
+  uint32_t most = 0;
+  for (uint32_t i = 0; i < n; ++i) most = std::max(most, plan.steps[i].deps);
+  narrow_.clear();
+  wide_.clear();
+  if (most < kNarrowStarted) {
+    narrow_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) narrow_[i] = static_cast<uint8_t>(plan.steps[i].deps);
+  } else {
+    wide_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) wide_[i] = plan.steps[i].deps;
+  }
 }
 
 void CollectiveRunner::Release(Chunk& c) {
@@ -208,14 +254,14 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
     if (!c.planned) {
       // Chunk 0 was planned when the collective was issued, so a failure here is the
       // planner's bug (the chunks differ only in their byte ranges).
-      auto plan = plan_(chunk);
-      GENIE_CHECK(plan.ok()) << "planning chunk " << chunk << ": " << plan.status().message();
+      SharedChunk plan = plan_(chunk);
       GENIE_CHECK_EQ(plan->phases.size(), c.dims.size()) << "chunk " << chunk;
       for (size_t p = 0; p < c.dims.size(); ++p) {
-        GENIE_CHECK_EQ(plan->phases[p].dim, c.dims[p]) << "chunk " << chunk << " phase " << p;
+        GENIE_CHECK_EQ(plan->phases[p].dim, uint32_t{c.dims[p]})
+            << "chunk " << chunk << " phase " << p;
       }
       c.planned = true;
-      Prepare(c, *plan);
+      Adopt(c, std::move(plan));
     }
     StartPhase(chunk, c.next);
   }
@@ -231,7 +277,7 @@ void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
     return;
   }
   for (uint32_t s = phase.begin; s < phase.end; ++s) {
-    if (c.unmet[s] == 0) StartStep(chunk, s);
+    if (c.steps.Ready(s)) StartStep(chunk, s);
   }
 }
 
@@ -240,15 +286,14 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
   // A dependency may finish before this step's phase has begun (the planner may order steps
   // across phases); the phase start picks the step up then. Never start a step twice.
   const auto& step = c.plan->steps[s];
-  if ((c.unmet[s] & kStarted) != 0 || !c.phases[step.phase].started) return;
-  c.unmet[s] |= kStarted;
+  if (!c.phases[step.phase].started || !c.steps.Start(s)) return;
   if (step.kind == StepKind::kCopy) {  // a local re-arrangement: no message, no modelled time
     if (buffer_ != nullptr && step.bytes > 0) {
       const auto& [from, to] = c.ranges[s];
       std::memmove(buffer_->data() + to.offset, buffer_->data() + from.offset, to.length);
     }
     // Completed from the loop, never inside StartPhase's walk over the phase's steps.
-    backend_.After(0, [this, chunk, s] { CompleteStep(chunk, s); });
+    backend_.AfterEvent(0, this, Encode(Ev::kSent, chunk, s));
     return;
   }
   if (!HasRecv(step.kind)) {
@@ -264,7 +309,35 @@ void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
     c.scratch[s] = std::make_unique_for_overwrite<uint8_t[]>(step.bytes);
     msg.into = c.scratch[s].get();
   }
-  backend_.Recv(msg, [this, chunk, s] { OnReceived(chunk, s); });
+  backend_.RecvEvent(msg, this, Encode(Ev::kReceived, chunk, s));
+}
+
+void CollectiveRunner::OnEvent(uint64_t arg) {
+  const auto chunk = static_cast<uint32_t>((arg >> 32) & 0x0fffffffu);
+  const auto index = static_cast<uint32_t>(arg);
+  switch (static_cast<Ev>(arg >> 60)) {
+    case Ev::kReceived:
+      OnReceived(chunk, index);
+      break;
+    case Ev::kReduced:
+      if (HasSend(chunks_[chunk].plan->steps[index].kind))
+        SendFor(chunk, index);
+      else
+        CompleteStep(chunk, index);
+      break;
+    case Ev::kPost:
+      Post(chunk, index);
+      break;
+    case Ev::kPostDetached:
+      Post(chunk, index, /*detached=*/true);
+      break;
+    case Ev::kSent:
+      CompleteStep(chunk, index);
+      break;
+    case Ev::kPhaseDone:
+      FinishPhase(chunk, index);
+      break;
+  }
 }
 
 void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
@@ -284,12 +357,7 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
                     ? ReductionCost(step.bytes)
                     : 0;
   if (cost > 0) {
-    backend_.After(cost, [this, chunk, s] {
-      if (HasSend(chunks_[chunk].plan->steps[s].kind))
-        SendFor(chunk, s);
-      else
-        CompleteStep(chunk, s);
-    });
+    backend_.AfterEvent(cost, this, Encode(Ev::kReduced, chunk, s));
   } else if (HasSend(step.kind)) {
     SendFor(chunk, s);
   } else {
@@ -308,12 +376,12 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
   // Detached only without payloads: the receiver reads the sender's buffer on delivery.
   const bool detached = detach && backend_.modelled() && buffer_ == nullptr;
   if (delay > 0)
-    backend_.After(delay, [this, chunk, s, detached] { Post(chunk, s, detached); });
+    backend_.AfterEvent(delay, this, Encode(detached ? Ev::kPostDetached : Ev::kPost, chunk, s));
   else
     Post(chunk, s, detached);
   // Completes after the reduction, as an event of its own (never inside the caller's loop). The
   // phase's endpoint-delay then ends it as the message leaves, after the Post scheduled above.
-  if (detached) backend_.After(reduce, [this, chunk, s] { CompleteStep(chunk, s); });
+  if (detached) backend_.AfterEvent(reduce, this, Encode(Ev::kSent, chunk, s));
 }
 
 void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
@@ -335,7 +403,7 @@ void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
   if (detached)
     backend_.Send(msg, [] {});
   else
-    backend_.Send(msg, [this, chunk, s] { CompleteStep(chunk, s); });
+    backend_.SendEvent(msg, this, Encode(Ev::kSent, chunk, s));
 }
 
 void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
@@ -343,28 +411,30 @@ void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
   const CompactChunk& plan = *c.plan;
   for (uint32_t i = plan.steps[s].dependents_begin; i < plan.steps[s + 1].dependents_begin; ++i) {
     const uint32_t d = plan.dependents[i];
-    if (--c.unmet[d] == 0) StartStep(chunk, d);
+    if (c.steps.Satisfy(d)) StartStep(chunk, d);
   }
   uint32_t p = plan.steps[s].phase;
   if (--c.phases[p].remaining_steps == 0) CompletePhase(chunk, p);
 }
 
 void CollectiveRunner::CompletePhase(uint32_t chunk, uint32_t p) {
-  auto finish = [this, chunk, p] {
-    Chunk& c = chunks_[chunk];
-    const uint16_t dim = c.dims[p];
-    if (record_spans_) {
-      spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op), c.phases[p].start, backend_.Now()});
-    }
-    --active_in_dim_[dim];
-    ++c.next;
-    AdmitWaiting(dim);
-    EnterNextPhase(chunk);
-  };
   if (backend_.modelled() && costs_.endpoint_delay_ns > 0)
-    backend_.After(costs_.endpoint_delay_ns, finish);
+    backend_.AfterEvent(costs_.endpoint_delay_ns, this, Encode(Ev::kPhaseDone, chunk, p));
   else
-    finish();
+    FinishPhase(chunk, p);
+}
+
+void CollectiveRunner::FinishPhase(uint32_t chunk, uint32_t p) {
+  Chunk& c = chunks_[chunk];
+  const uint16_t dim = c.dims[p];
+  if (record_spans_) {
+    spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op),
+                      c.phases[p].start, backend_.Now()});
+  }
+  --active_in_dim_[dim];
+  ++c.next;
+  AdmitWaiting(dim);
+  EnterNextPhase(chunk);
 }
 
 TimeNs CollectiveRunner::ReductionCost(Bytes bytes) const {

@@ -32,10 +32,13 @@ struct LocalCosts {
   double local_mem_bw = 0;       // GB/s (1e9 B/s) for reductions; 0 = free
 };
 
-class CollectiveRunner {
+class CollectiveRunner final : private EventHandler {
  public:
   // Plans chunk k (collective::PlanChunk): steps and phases of that chunk alone, indices from 0.
   using ChunkPlanner = std::function<Result<collective::Schedule>(uint32_t chunk)>;
+  // Gives chunk k in compact form (PlanShared: shared between ranks, planned once per class).
+  using SharedChunk = std::shared_ptr<const CompactChunk>;
+  using CompactPlanner = std::function<SharedChunk(uint32_t chunk)>;
 
   // tag_base is OR-ed into every step tag so concurrent collectives never match each other.
   // `buffer` (optional) is the rank's working buffer of schedule.buffer_bytes; when given,
@@ -49,6 +52,11 @@ class CollectiveRunner {
   // ASTRA-sim's 4 chunks, 1 active). Every chunk runs on the dimensions of chunk 0's phases,
   // as the planner lays them out. No payloads (buffer = null).
   CollectiveRunner(Backend& backend, collective::Schedule first, uint32_t chunks, ChunkPlanner plan,
+                   uint64_t tag_base, const LocalCosts& costs, int active_chunks,
+                   collective::SchedulingPolicy policy, Callback done);
+  // The same, with chunks already compact: `first` is chunk 0, `plan(k)` gives chunk k (and
+  // aborts on a planning error: chunk 0 was planned, the others differ only in byte ranges).
+  CollectiveRunner(Backend& backend, SharedChunk first, uint32_t chunks, CompactPlanner plan,
                    uint64_t tag_base, const LocalCosts& costs, int active_chunks,
                    collective::SchedulingPolicy policy, Callback done);
   ~CollectiveRunner();
@@ -68,18 +76,45 @@ class CollectiveRunner {
     bool started = false;
     TimeNs start = 0;
   };
-  // A step's mutable state: its unmet dependencies, and kStarted once started. The rest of
-  // the step is in the (possibly shared) CompactChunk.
-  static constexpr uint32_t kStarted = 0x80000000u;
+  // Each step's mutable state: its unmet dependencies and a started bit; the rest of the step
+  // is in the (possibly shared) CompactChunk. One byte per step when every step of the chunk
+  // waits for fewer than 128 others (a ring step waits for one), else four: a rank's 8,190-step
+  // chunk then costs 8 KiB, not 32, and a cache line holds 64 steps.
+  class StepStates {
+   public:
+    void Init(const CompactChunk& plan);
+    // No unmet dependency and not started.
+    bool Ready(uint32_t s) const { return wide_.empty() ? narrow_[s] == 0 : wide_[s] == 0; }
+    // Marks s started; false when it already was.
+    bool Start(uint32_t s) {
+      if (wide_.empty()) {
+        if ((narrow_[s] & kNarrowStarted) != 0) return false;
+        narrow_[s] |= kNarrowStarted;
+      } else {
+        if ((wide_[s] & kWideStarted) != 0) return false;
+        wide_[s] |= kWideStarted;
+      }
+      return true;
+    }
+    // One dependency of s is done; true when none is left (s cannot have started yet).
+    bool Satisfy(uint32_t s) { return wide_.empty() ? --narrow_[s] == 0 : --wide_[s] == 0; }
+
+   private:
+    static constexpr uint8_t kNarrowStarted = 0x80;
+    static constexpr uint32_t kWideStarted = 0x80000000u;
+    std::vector<uint8_t> narrow_;
+    std::vector<uint32_t> wide_;
+  };
   // One chunk: its steps (shared with the ranks whose chunk is the same up to a rotation, in
-  // simulation) and this rank's execution state, present while it runs.
+  // simulation) and this rank's execution state, present while it runs. The fields every step
+  // touches come first (one cache line).
   struct Chunk {
+    std::shared_ptr<const CompactChunk> plan;
+    StepStates steps;
+    std::vector<PhaseState> phases;
     std::vector<uint16_t> dims;  // dimension of each phase, in order
     uint32_t next = 0;           // position in dims
     bool planned = false;
-    std::shared_ptr<const CompactChunk> plan;
-    std::vector<uint32_t> unmet;  // per step
-    std::vector<PhaseState> phases;
     // Real data only: each step's (send, recv) byte ranges and receive scratch.
     std::vector<std::pair<collective::ByteRange, collective::ByteRange>> ranges;
     std::vector<std::unique_ptr<uint8_t[]>> scratch;
@@ -88,10 +123,20 @@ class CollectiveRunner {
   // Builds c's compact plan (shared through the backend's cache when there are no payloads)
   // and its execution state.
   void Prepare(Chunk& c, const collective::Schedule& plan);
+  // Sets up c's execution state for its compact plan `plan`.
+  void Adopt(Chunk& c, SharedChunk plan);
   void Release(Chunk& c);
   int PeerOf(uint32_t delta) const {
     return static_cast<int>((static_cast<uint64_t>(rank_) + delta) % static_cast<uint64_t>(world_));
   }
+  // Its own completions and timers come back as events: arg = kind << 60 | chunk << 32 | step
+  // (or phase), no closure per step.
+  enum class Ev : uint64_t { kReceived, kReduced, kPost, kPostDetached, kSent, kPhaseDone };
+  static uint64_t Encode(Ev ev, uint32_t chunk, uint32_t index) {
+    return (static_cast<uint64_t>(ev) << 60) | (uint64_t{chunk} << 32) | index;
+  }
+  void OnEvent(uint64_t arg) override;
+  void FinishPhase(uint32_t chunk, uint32_t phase_index);
   void EnterNextPhase(uint32_t chunk);
   void AdmitWaiting(uint16_t dim);
   void StartPhase(uint32_t chunk, uint32_t phase_index);
@@ -115,7 +160,7 @@ class CollectiveRunner {
   collective::SchedulingPolicy policy_;
   std::vector<uint8_t>* buffer_;
   Callback done_;
-  ChunkPlanner plan_;  // null: every chunk was given up front
+  CompactPlanner plan_;  // null: every chunk was given up front
 
   std::vector<Chunk> chunks_;
   std::vector<int> active_in_dim_;

@@ -1,8 +1,12 @@
 #include "genie/runtime/compact_chunk.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string_view>
 
+#include "genie/collective/geometry.h"
+#include "genie/collective/planner.h"
 #include "genie/common/check.h"
 
 namespace genie::runtime {
@@ -27,6 +31,137 @@ uint32_t Delta(int peer, int rank, int world) {
 }
 
 }  // namespace
+
+std::shared_ptr<const PlanKey> RotationKey(const collective::CollectiveSpec& spec, int group_index,
+                                           int world) {
+  using collective::Algorithm;
+  const collective::PlanOptions& o = spec.options;
+  const int n = static_cast<int>(spec.group.size());
+  if (n == 0 || group_index < 0 || group_index >= n || world <= 0) return nullptr;
+  if (o.custom != nullptr || o.algorithms.size() != 1 || o.dims.size() > 1 ||
+      o.inter_dim != collective::InterDimScheduling::kBaseline) {
+    return nullptr;
+  }
+  for (bool involved : o.involved_dim) {
+    if (!involved) return nullptr;
+  }
+  using genie::CollectiveType;
+  switch (spec.type) {
+    case CollectiveType::kAllReduce:
+    case CollectiveType::kReduceScatter:
+    case CollectiveType::kReduceScatterBlock:
+    case CollectiveType::kAllGather:
+    case CollectiveType::kAllToAll:
+    case CollectiveType::kBroadcast:
+    case CollectiveType::kReduce:
+      break;
+    default:
+      return nullptr;
+  }
+  const Algorithm a = collective::internal::EffectiveAlgorithm(spec.type, o.algorithms[0]);
+  if (a != Algorithm::kRing && a != Algorithm::kDirect) return nullptr;
+  auto key = std::make_shared<PlanKey>();
+  std::vector<uint64_t>& w = key->words;
+  w.reserve(24 + static_cast<size_t>(n));
+  w.push_back(static_cast<uint64_t>(spec.type));
+  w.push_back(spec.size);
+  w.push_back(static_cast<uint64_t>(n));
+  // The root, relative to the member, for the rooted collectives (the others ignore it).
+  const bool rooted =
+      spec.type == CollectiveType::kBroadcast || spec.type == CollectiveType::kReduce;
+  w.push_back(rooted ? static_cast<uint64_t>(((spec.root - group_index) % n + n) % n) : 0);
+  w.push_back(spec.collective_id);
+  w.push_back(static_cast<uint64_t>(o.algorithms[0]));
+  w.push_back(static_cast<uint64_t>(o.direct_window));
+  w.push_back(o.dims.size());
+  for (int d : o.dims) w.push_back(static_cast<uint64_t>(d));
+  w.push_back(o.involved_dim.size());
+  w.push_back(static_cast<uint64_t>(o.optimization));
+  w.push_back(o.dim_bandwidth.size());
+  for (double b : o.dim_bandwidth) w.push_back(std::bit_cast<uint64_t>(b));
+  w.push_back(static_cast<uint64_t>(o.chunks));
+  w.push_back(static_cast<uint64_t>(o.active_chunks));
+  w.push_back(static_cast<uint64_t>(o.channels));
+  w.push_back(o.slice_bytes);
+  const int rank = spec.group[static_cast<size_t>(group_index)];
+  for (int j = 0; j < n; ++j) {
+    const int member = spec.group[static_cast<size_t>((group_index + j) % n)];
+    if (member < 0 || member >= world) return nullptr;  // the planner reports it
+    w.push_back(Delta(member, rank, world));
+  }
+  key->hash = HashBytes(w, static_cast<uint64_t>(n));
+  return key;
+}
+
+bool SharesByRotation(const collective::CollectiveSpec& spec, int chunk) {
+  const int n = static_cast<int>(spec.group.size());
+  const int chunks = std::max(1, spec.options.chunks);
+  if (n == 0 || chunk < 0 || chunk >= chunks) return false;
+  const collective::ByteRange c = collective::internal::SplitPart({0, spec.size}, chunks, chunk);
+  // SplitPart cuts whole float32 elements when it can, else bytes: equal parts either way.
+  const Bytes units = c.length % collective::internal::kElementBytes == 0
+                          ? c.length / collective::internal::kElementBytes
+                          : c.length;
+  return units % static_cast<Bytes>(n) == 0;
+}
+
+std::shared_ptr<const PlanKey> ScheduleCache::InternKey(std::shared_ptr<const PlanKey> key) {
+  if (key == nullptr) return key;
+  auto [begin, end] = keys_.equal_range(key->hash);
+  for (auto it = begin; it != end; ++it) {
+    std::shared_ptr<const PlanKey> have = it->second.lock();
+    if (have != nullptr && *have == *key) return have;
+  }
+  if (keys_.size() >= sweep_keys_at_) {
+    std::erase_if(keys_, [](const auto& entry) { return entry.second.expired(); });
+    sweep_keys_at_ = std::max<size_t>(256, 2 * keys_.size());
+  }
+  keys_.emplace(key->hash, key);
+  return key;
+}
+
+std::shared_ptr<const CompactChunk> ScheduleCache::Find(const PlanKey& key, uint32_t chunk) {
+  const uint64_t h = key.hash ^ (uint64_t{chunk} * 0x9e3779b97f4a7c15ULL);
+  auto [begin, end] = keyed_.equal_range(h);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second.chunk != chunk) continue;
+    if (it->second.key.get() != &key && !(*it->second.key == key)) continue;
+    std::shared_ptr<const CompactChunk> plan = it->second.plan.lock();
+    if (plan == nullptr) {
+      keyed_.erase(it);  // every rank that held it has finished it
+      return nullptr;
+    }
+    ++plans_skipped_;
+    return plan;
+  }
+  return nullptr;
+}
+
+void ScheduleCache::Remember(std::shared_ptr<const PlanKey> key, uint32_t chunk,
+                             const std::shared_ptr<const CompactChunk>& plan) {
+  if (keyed_.size() >= sweep_at_) {
+    std::erase_if(keyed_, [](const auto& entry) { return entry.second.plan.expired(); });
+    sweep_at_ = std::max<size_t>(256, 2 * keyed_.size());
+  }
+  const uint64_t h = key->hash ^ (uint64_t{chunk} * 0x9e3779b97f4a7c15ULL);
+  keyed_.emplace(h, Keyed{std::move(key), chunk, plan});
+}
+
+Result<std::shared_ptr<const CompactChunk>> PlanShared(const collective::CollectiveSpec& spec,
+                                                       int group_index, int world, uint32_t chunk,
+                                                       const std::shared_ptr<const PlanKey>& key,
+                                                       ScheduleCache& cache) {
+  const bool shared = key != nullptr && SharesByRotation(spec, static_cast<int>(chunk));
+  if (shared) {
+    if (auto plan = cache.Find(*key, chunk)) return plan;
+  }
+  GENIE_ASSIGN_OR_RETURN(collective::Schedule s,
+                         collective::PlanChunk(spec, group_index, static_cast<int>(chunk)));
+  std::shared_ptr<const CompactChunk> plan =
+      cache.Intern(Compact(s, spec.group[static_cast<size_t>(group_index)], world, nullptr));
+  if (shared) cache.Remember(key, chunk, plan);
+  return plan;
+}
 
 bool CompactChunk::operator==(const CompactChunk& o) const {
   return hash == o.hash && SameBytes(steps, o.steps) && SameBytes(dependents, o.dependents) &&

@@ -6,8 +6,16 @@
 // then read the same steps, which stay in the CPU cache, instead of each holding its own.
 //
 // ScheduleCache interns CompactChunks by content (hash, then full comparison: sharing never
-// depends on an assumption about the planner). Owned by SimBackend; single-threaded like it.
-// Immutable once built: any thread may read a CompactChunk.
+// depends on an assumption about the planner). It also skips planning: PlanShared() looks a
+// chunk up by the planner's inputs made relative to the rank (PlanKey) and plans only on a miss,
+// so a ring of N ranks plans each chunk once instead of N times. That rests on one property,
+// checked for every case it covers by compact_chunk_test
+// (RotationKeyedChunksEqualEachRanksOwnPlan): for a spec that RotationKey() accepts and a chunk
+// that SharesByRotation() accepts, member i's chunk with peers written as group-index offsets from
+// i is the same for every i. Ranks with equal keys also map those offsets to the same rank deltas,
+// so their CompactChunks are equal. Anything else (other algorithms, several dimensions, unequal
+// blocks, custom algorithms) is planned per rank as before. Owned by SimBackend; single-threaded
+// like it. Immutable once built: any thread may read a CompactChunk.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +25,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "genie/collective/collective_spec.h"
 #include "genie/collective/schedule.h"
+#include "genie/common/status.h"
 
 namespace genie::runtime {
 
@@ -59,6 +69,23 @@ struct CompactChunk {
 CompactChunk Compact(const collective::Schedule& chunk, int rank, int world,
                      std::vector<std::pair<collective::ByteRange, collective::ByteRange>>* ranges);
 
+// A member's planner inputs made relative to it: every option, the root and the group as
+// offsets from the member's index, and the group's ranks as deltas (mod world) from its rank.
+struct PlanKey {
+  std::vector<uint64_t> words;
+  uint64_t hash = 0;
+  bool operator==(const PlanKey& o) const { return hash == o.hash && words == o.words; }
+};
+
+// The key of member `group_index` of `spec` (ranks of `world`), or null when the spec is not
+// one whose plans are equal up to a rotation: one dimension, ring or direct (also as the
+// rooted and one-* variants), no custom algorithm, baseline inter-dimension scheduling.
+std::shared_ptr<const PlanKey> RotationKey(const collective::CollectiveSpec& spec, int group_index,
+                                           int world);
+// Whether chunk `chunk` of such a spec is shared: its bytes split into equal blocks, one per
+// member (unequal blocks make the plan depend on the member's position).
+bool SharesByRotation(const collective::CollectiveSpec& spec, int chunk);
+
 class ScheduleCache {
  public:
   // The cached chunk equal to `chunk`, or `chunk` itself, now cached.
@@ -69,9 +96,36 @@ class ScheduleCache {
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
 
+  // The cached key equal to `key` (ranks of one class then hold one copy: a key is as long as
+  // the group), or `key` itself; null stays null.
+  std::shared_ptr<const PlanKey> InternKey(std::shared_ptr<const PlanKey> key);
+  // The chunk planned for an equal key and the same chunk index while some rank holds it, else
+  // null. Remember() records `plan` for (key, chunk); the record lapses with the chunk.
+  std::shared_ptr<const CompactChunk> Find(const PlanKey& key, uint32_t chunk);
+  void Remember(std::shared_ptr<const PlanKey> key, uint32_t chunk,
+                const std::shared_ptr<const CompactChunk>& plan);
+  uint64_t plans_skipped() const { return plans_skipped_; }
+
  private:
+  struct Keyed {
+    std::shared_ptr<const PlanKey> key;
+    uint32_t chunk;
+    std::weak_ptr<const CompactChunk> plan;
+  };
   std::unordered_multimap<uint64_t, std::shared_ptr<const CompactChunk>> table_;
-  uint64_t hits_ = 0, misses_ = 0;
+  std::unordered_multimap<uint64_t, Keyed> keyed_;
+  size_t sweep_at_ = 256;  // keyed_ size at which lapsed records are dropped
+  std::unordered_multimap<uint64_t, std::weak_ptr<const PlanKey>> keys_;
+  size_t sweep_keys_at_ = 256;
+  uint64_t hits_ = 0, misses_ = 0, plans_skipped_ = 0;
 };
+
+// Chunk `chunk` of member `group_index`'s plan of `spec` in compact form for a world of
+// `world` ranks, shared through `cache`: found by `key` (RotationKey; may be null) when the
+// chunk SharesByRotation, else planned (collective::PlanChunk), compacted and interned.
+Result<std::shared_ptr<const CompactChunk>> PlanShared(const collective::CollectiveSpec& spec,
+                                                       int group_index, int world, uint32_t chunk,
+                                                       const std::shared_ptr<const PlanKey>& key,
+                                                       ScheduleCache& cache);
 
 }  // namespace genie::runtime

@@ -279,8 +279,27 @@ Status Executor::IssueCollective(InFlight& f) {
   // chunk 0's for all) cannot know before planning: plan all up front.
   const bool lazy = backend_.modelled() && !config_.verify && spec.options.chunks > 1 &&
                     spec.options.inter_dim == collective::InterDimScheduling::kBaseline;
-  auto schedule =
-      lazy ? collective::PlanChunk(spec, group_index, 0) : collective::Plan(spec, group_index);
+  // A simulation's schedule cache also skips planning: ranks whose chunks are equal up to a
+  // rotation plan each chunk once between them (compact_chunk.h, PlanShared). One chunk is
+  // planned the same way (PlanChunk of the only chunk is Plan).
+  ScheduleCache* cache = backend_.schedule_cache();
+  const bool shared = cache != nullptr && backend_.modelled() && !config_.verify &&
+                      spec.options.inter_dim == collective::InterDimScheduling::kBaseline;
+  std::shared_ptr<const PlanKey> key;
+  std::shared_ptr<const CompactChunk> first;
+  Result<collective::Schedule> schedule = collective::Schedule{};
+  if (shared) {
+    key = cache->InternKey(RotationKey(spec, group_index, backend_.world_size()));
+    auto planned = PlanShared(spec, group_index, backend_.world_size(), 0, key, *cache);
+    if (planned.ok()) {
+      first = std::move(planned).value();
+    } else {
+      schedule = planned.status();
+    }
+  } else {
+    schedule =
+        lazy ? collective::PlanChunk(spec, group_index, 0) : collective::Plan(spec, group_index);
+  }
   if (!schedule.ok()) {
     return schedule.status().WithContext("rank " + std::to_string(rank_) + ", node " +
                                          std::to_string(op.id) + " (" + op.name + ")");
@@ -337,7 +356,17 @@ Status Executor::IssueCollective(InFlight& f) {
     }
     Finish(id, fl.runner->bytes_sent(), fl.runner->bytes_received());
   };
-  if (lazy) {
+  if (shared) {
+    const int world = backend_.world_size();
+    f.runner = std::make_unique<CollectiveRunner>(
+        backend_, std::move(first), static_cast<uint32_t>(std::max(1, spec.options.chunks)),
+        [spec, group_index, world, key, cache](uint32_t chunk) {
+          auto c = PlanShared(spec, group_index, world, chunk, key, *cache);
+          GENIE_CHECK(c.ok()) << "planning chunk " << chunk << ": " << c.status().message();
+          return std::move(c).value();
+        },
+        tag, config_.costs, config_.plan.active_chunks, config_.policy, std::move(done));
+  } else if (lazy) {
     f.runner = std::make_unique<CollectiveRunner>(
         backend_, std::move(schedule).value(), static_cast<uint32_t>(spec.options.chunks),
         [spec, group_index](uint32_t chunk) {

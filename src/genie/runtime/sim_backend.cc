@@ -1,6 +1,7 @@
 #include "genie/runtime/sim_backend.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 
@@ -31,11 +32,25 @@ class SimBackend::RankView final : public Backend {
     }
     sim_->queue_.After(delay, std::move(fn));
   }
+  void AfterEvent(TimeNs delay, EventHandler* handler, uint64_t arg) override {
+    GENIE_CHECK(delay >= 0) << "rank " << rank_ << ": After() with negative delay " << delay;
+    if (!sim_->queue_.Fits(delay)) {
+      After(delay, [handler, arg] { handler->OnEvent(arg); });  // reports the overflow
+      return;
+    }
+    sim_->queue_.After(delay, handler, arg);
+  }
   void Send(const Message& msg, Callback done) override {
-    sim_->Send(rank_, msg, std::move(done));
+    sim_->Send(rank_, msg, sim_->Hold(std::move(done)));
   }
   void Recv(const Message& msg, Callback done) override {
-    sim_->Recv(rank_, msg, std::move(done));
+    sim_->Recv(rank_, msg, sim_->Hold(std::move(done)));
+  }
+  void SendEvent(const Message& msg, EventHandler* handler, uint64_t arg) override {
+    sim_->Send(rank_, msg, Done{handler, arg});
+  }
+  void RecvEvent(const Message& msg, EventHandler* handler, uint64_t arg) override {
+    sim_->Recv(rank_, msg, Done{handler, arg});
   }
   bool modelled() const override { return true; }
   ScheduleCache* schedule_cache() override { return &sim_->schedule_cache_; }
@@ -72,6 +87,78 @@ Backend& SimBackend::ForRank(int rank) {
   return *ranks_[rank];
 }
 
+SimBackend::Channel* SimBackend::ChannelTable::Find(const Key& key) {
+  if (entries_.empty()) return nullptr;
+  const size_t mask = entries_.size() - 1;
+  for (size_t i = Home(key);; i = (i + 1) & mask) {
+    const Entry& e = entries_[i];
+    if (e.index == kEmpty) return nullptr;
+    if (e.key == key) return &channels_[e.index];
+  }
+}
+
+SimBackend::Channel& SimBackend::ChannelTable::Get(const Key& key) {
+  if (2 * (size_ + 1) > entries_.size()) Grow();
+  const size_t mask = entries_.size() - 1;
+  for (size_t i = Home(key);; i = (i + 1) & mask) {
+    Entry& e = entries_[i];
+    if (e.index != kEmpty && e.key == key) return channels_[e.index];
+    if (e.index == kEmpty) {
+      if (free_.empty()) {
+        e.index = static_cast<uint32_t>(channels_.size());
+        channels_.emplace_back();
+      } else {
+        e.index = free_.back();
+        free_.pop_back();
+      }
+      e.key = key;
+      ++size_;
+      return channels_[e.index];
+    }
+  }
+}
+
+void SimBackend::ChannelTable::Erase(const Key& key) {
+  if (entries_.empty()) return;
+  const size_t mask = entries_.size() - 1;
+  size_t i = Home(key);
+  while (true) {
+    if (entries_[i].index == kEmpty) return;
+    if (entries_[i].key == key) break;
+    i = (i + 1) & mask;
+  }
+  Channel& ch = channels_[entries_[i].index];
+  ch.base = ch.next_send = ch.next_recv = 0;
+  ch.head = 0;
+  ch.slots.clear();  // keeps the capacity for the next channel
+  free_.push_back(entries_[i].index);
+  // Backward shift: pull later entries of the probe run into the hole when their home
+  // position does not lie cyclically in (hole, their position].
+  for (size_t j = (i + 1) & mask; entries_[j].index != kEmpty; j = (j + 1) & mask) {
+    const size_t home = Home(entries_[j].key);
+    const bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (stays) continue;
+    entries_[i] = entries_[j];
+    i = j;
+  }
+  entries_[i].index = kEmpty;
+  --size_;
+}
+
+void SimBackend::ChannelTable::Grow() {
+  std::vector<Entry> old = std::move(entries_);
+  const size_t capacity = old.empty() ? 1024 : 2 * old.size();
+  entries_.assign(capacity, Entry{});
+  shift_ = 64 - std::countr_zero(capacity);
+  const size_t mask = capacity - 1;
+  for (const Entry& e : old) {
+    if (e.index == kEmpty) continue;
+    size_t i = Home(e.key);
+    while (entries_[i].index != kEmpty) i = (i + 1) & mask;
+    entries_[i] = e;
+  }
+}
+
 SimBackend::Slot& SimBackend::SlotAt(Channel& ch, uint64_t seq) {
   GENIE_CHECK(seq >= ch.base) << "slot " << seq << " already retired";
   size_t i = ch.head + (seq - ch.base);
@@ -86,7 +173,7 @@ void SimBackend::Retire(const Key& key, Channel& ch) {
     ++ch.base;
   }
   if (ch.head == ch.slots.size()) {
-    channels_.erase(key);  // both counters equal base: the same as a fresh channel
+    channels_.Erase(key);  // both counters equal base: the same as a fresh channel
   } else if (ch.head >= 16 && ch.head * 2 >= ch.slots.size()) {
     ch.slots.erase(ch.slots.begin(), ch.slots.begin() + static_cast<std::ptrdiff_t>(ch.head));
     ch.head = 0;
@@ -113,32 +200,52 @@ bool SimBackend::SizeMismatch(const Key& key, Bytes sent, Bytes posted) {
   return true;
 }
 
-void SimBackend::Send(int rank, const Message& msg, Callback done) {
+SimBackend::Done SimBackend::Hold(Callback fn) {
+  if (!fn) return Done{};
+  auto [handler, arg] = queue_.Hold(std::move(fn));
+  return Done{handler, arg};
+}
+
+void SimBackend::Send(int rank, const Message& msg, Done done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " sends to rank " << msg.peer << " of " << world_size();
   Key key{rank, msg.peer, msg.tag};
-  Channel& ch = channels_[key];
+  Channel& ch = channels_.Get(key);
   uint64_t seq = ch.next_send++;
   Slot& slot = SlotAt(ch, seq);
   slot.sent = true;
   slot.send_bytes = msg.bytes;
   slot.data = msg.data;
-  slot.send_done = std::move(done);
+  slot.send_done = done;
   ++counters_.messages_sent;
   counters_.bytes_sent = SaturatingAdd(counters_.bytes_sent, msg.bytes);
   ++rank_counters_[rank].messages_sent;
   rank_counters_[rank].bytes_sent = SaturatingAdd(rank_counters_[rank].bytes_sent, msg.bytes);
   const bool was_failed = queue_.failed();
-  network_->Transmit(rank, msg.peer, msg.bytes, msg.flow,
-                     [this, key, seq] { Delivered(key, seq); });
+  uint32_t token;
+  if (free_in_flight_.empty()) {
+    token = static_cast<uint32_t>(in_flight_.size());
+    in_flight_.push_back(InFlight{key, seq});
+  } else {
+    token = free_in_flight_.back();
+    free_in_flight_.pop_back();
+    in_flight_[token] = InFlight{key, seq};
+  }
+  network_->TransmitTo(rank, msg.peer, msg.bytes, msg.flow, &delivery_, token);
   // The model refuses a delay past the end of time by failing the queue (it names the message).
   if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }
 
+void SimBackend::Delivery::OnEvent(uint64_t token) {
+  const InFlight m = sim_->in_flight_[token];
+  sim_->free_in_flight_.push_back(static_cast<uint32_t>(token));
+  sim_->Delivered(m.key, m.seq);
+}
+
 void SimBackend::Delivered(const Key& key, uint64_t seq) {
-  auto it = channels_.find(key);
-  GENIE_CHECK(it != channels_.end()) << "delivery without a channel";
-  Channel& ch = it->second;
+  Channel* found = channels_.Find(key);
+  GENIE_CHECK(found != nullptr) << "delivery without a channel";
+  Channel& ch = *found;
   Slot& slot = SlotAt(ch, seq);
   slot.arrived = true;
   ++counters_.messages_delivered;
@@ -146,13 +253,13 @@ void SimBackend::Delivered(const Key& key, uint64_t seq) {
   rank_counters_[key.dst].bytes_received =
       SaturatingAdd(rank_counters_[key.dst].bytes_received, slot.send_bytes);
   if (slot.posted && SizeMismatch(key, slot.send_bytes, slot.recv_bytes)) return;
-  Callback send_done = std::move(slot.send_done);
-  Callback recv_done;
+  const Done send_done = slot.send_done;
+  Done recv_done;
   if (slot.posted) {
     if (slot.data != nullptr && slot.into != nullptr) {
       std::memcpy(slot.into, slot.data, std::min(slot.send_bytes, slot.recv_bytes));
     }
-    recv_done = std::move(slot.recv_done);
+    recv_done = slot.recv_done;
     slot.done = true;
     ++counters_.recvs_completed;
     Retire(key, ch);  // `slot` and `ch` may be gone from here on
@@ -160,15 +267,18 @@ void SimBackend::Delivered(const Key& key, uint64_t seq) {
     const auto* p = static_cast<const uint8_t*>(slot.data);
     slot.held.assign(p, p + slot.send_bytes);  // the sender may reuse its buffer after done
   }
-  if (send_done) send_done();
-  if (recv_done) recv_done();
+  if (send_done.handler != nullptr) send_done.handler->OnEvent(send_done.arg);
+  // If the send's completion failed the simulation, the queue dropped held closures: stop.
+  if (recv_done.handler != nullptr && !queue_.failed()) {
+    recv_done.handler->OnEvent(recv_done.arg);
+  }
 }
 
-void SimBackend::Recv(int rank, const Message& msg, Callback done) {
+void SimBackend::Recv(int rank, const Message& msg, Done done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " receives from rank " << msg.peer << " of " << world_size();
   Key key{msg.peer, rank, msg.tag};
-  Channel& ch = channels_[key];
+  Channel& ch = channels_.Get(key);
   uint64_t seq = ch.next_recv++;
   Slot& slot = SlotAt(ch, seq);
   slot.posted = true;
@@ -176,7 +286,7 @@ void SimBackend::Recv(int rank, const Message& msg, Callback done) {
   ++counters_.recvs_posted;
   if (!slot.arrived) {
     slot.into = msg.into;
-    slot.recv_done = std::move(done);
+    slot.recv_done = done;
     return;
   }
   // Arrived earlier and held: complete at the current time, as a new event (ASTRA-sim
@@ -188,7 +298,7 @@ void SimBackend::Recv(int rank, const Message& msg, Callback done) {
   slot.done = true;
   ++counters_.recvs_completed;
   Retire(key, ch);
-  queue_.After(0, std::move(done));
+  if (done.handler != nullptr) queue_.After(0, done.handler, done.arg);
 }
 
 SimCounters SimBackend::counters() const {
@@ -200,7 +310,7 @@ SimCounters SimBackend::counters() const {
 Status SimBackend::CheckAllMatched() const {
   std::vector<std::string> problems;
   size_t total = 0;
-  for (const auto& [key, ch] : channels_) {
+  channels_.ForEach([&](const Key& key, const Channel& ch) {
     for (size_t i = ch.head; i < ch.slots.size(); ++i) {
       const Slot& s = ch.slots[i];
       if (s.done) continue;
@@ -219,11 +329,14 @@ Status SimBackend::CheckAllMatched() const {
       } else {
         continue;
       }
-      if (++total <= 20) problems.push_back(what);
+      ++total;
+      problems.push_back(what);
     }
-  }
+  });
   if (total == 0) return Status::Ok();
-  std::sort(problems.begin(), problems.end());  // hash order is not stable across runs
+  // Table order is not the order of the trace: list the first 20 in sorted order.
+  std::sort(problems.begin(), problems.end());
+  if (problems.size() > 20) problems.resize(20);
   std::string msg = std::to_string(total) + " unmatched point-to-point operation(s) at t=" +
                     std::to_string(Now()) + " ns (check the trace's SEND/RECV pairs):";
   for (const std::string& p : problems) msg += "\n  " + p;

@@ -107,6 +107,12 @@ class SimBackend {
       return std::hash<uint64_t>()(h);
     }
   };
+  // A completion: handler->OnEvent(arg), or nothing. Closures are kept by the queue
+  // (EventQueue::Hold) and come back as such a pair.
+  struct Done {
+    EventHandler* handler = nullptr;
+    uint64_t arg = 0;
+  };
   // The k-th send and the k-th receive of one (src, dst, tag).
   struct Slot {
     bool sent = false, posted = false, arrived = false, done = false;
@@ -114,7 +120,7 @@ class SimBackend {
     const void* data = nullptr;
     void* into = nullptr;
     std::vector<uint8_t> held;  // payload of a message that arrived before its Recv
-    Callback send_done, recv_done;
+    Done send_done, recv_done;
   };
   // Usually holds one slot (tags are unique per step), so a vector with a moving head
   // rather than a deque (whose first node alone is 512 bytes).
@@ -124,11 +130,60 @@ class SimBackend {
     size_t head = 0;
     std::vector<Slot> slots;
   };
+  // (src, dst, tag) -> Channel: open addressing, linear probing, backward-shift deletion over
+  // 24-byte (key, index) entries, the channels in a pool beside them. Tags are unique per step,
+  // so nearly every message opens a channel and closes it on delivery; here that allocates
+  // nothing (a closed channel keeps its slot vector for the next one) and the probed table
+  // stays small enough for the cache.
+  class ChannelTable {
+   public:
+    Channel* Find(const Key& key);
+    Channel& Get(const Key& key);  // opens an empty channel when there is none
+    void Erase(const Key& key);    // the channel's reference may be reused from here on
+    size_t size() const { return size_; }
+    template <typename F>
+    void ForEach(F&& f) const {
+      for (const Entry& e : entries_) {
+        if (e.index != kEmpty) f(e.key, channels_[e.index]);
+      }
+    }
+
+   private:
+    static constexpr uint32_t kEmpty = 0xffffffffu;
+    struct Entry {
+      Key key{};
+      uint32_t index = kEmpty;  // into channels_
+    };
+    size_t Home(const Key& key) const {
+      return static_cast<size_t>((KeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+    }
+    void Grow();
+    std::vector<Entry> entries_;
+    int shift_ = 64;
+    size_t size_ = 0;
+    std::vector<Channel> channels_;  // a channel's index never changes while it is open
+    std::vector<uint32_t> free_;
+  };
 
   SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size);
-  void Send(int rank, const Message& msg, Callback done);
-  void Recv(int rank, const Message& msg, Callback done);
+  void Send(int rank, const Message& msg, Done done);
+  void Recv(int rank, const Message& msg, Done done);
+  Done Hold(Callback fn);
   void Delivered(const Key& key, uint64_t seq);
+  // Deliveries come back from the network model as (handler, token) events, token = an index
+  // into in_flight_: no closure per message.
+  struct InFlight {
+    Key key;
+    uint64_t seq;
+  };
+  class Delivery final : public sim::EventQueue::Handler {
+   public:
+    explicit Delivery(SimBackend* sim) : sim_(sim) {}
+    void OnEvent(uint64_t token) override;
+
+   private:
+    SimBackend* sim_;
+  };
   Slot& SlotAt(Channel& ch, uint64_t seq);
   void Retire(const Key& key, Channel& ch);  // drops finished slots, and the channel if empty
   // Fails the simulation when a receive's size differs from its send's; true if it did.
@@ -139,7 +194,10 @@ class SimBackend {
   sim::Topology topology_;
   std::unique_ptr<sim::NetworkModel> network_;
   std::vector<std::unique_ptr<RankView>> ranks_;
-  std::unordered_map<Key, Channel, KeyHash> channels_;
+  ChannelTable channels_;
+  Delivery delivery_{this};
+  std::vector<InFlight> in_flight_;
+  std::vector<uint32_t> free_in_flight_;
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
   std::vector<int> failed_ranks_;

@@ -10,8 +10,14 @@ namespace genie::sim {
 CongestionAwareModel::CongestionAwareModel(const Topology* topology, EventQueue* queue)
     : topology_(topology), queue_(queue), links_(topology->num_links()) {}
 
-void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
+void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes, uint64_t flow,
                                     std::function<void()> delivered) {
+  auto [handler, token] = queue_->Hold(std::move(delivered));
+  TransmitTo(src, dst, bytes, flow, handler, token);
+}
+
+void CongestionAwareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t /*flow*/,
+                                      EventQueue::Handler* handler, uint64_t token) {
   int f;
   if (free_flights_.empty()) {
     f = static_cast<int>(flights_.size());
@@ -27,9 +33,10 @@ void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*fl
   flight.dst = dst;
   flight.bytes = bytes;
   flight.next = -1;
-  flight.delivered = std::move(delivered);
+  flight.handler = handler;
+  flight.token = token;
   if (flight.route.empty()) {  // src == dst: nothing crosses the network
-    queue_->After(0, [this, f] { Arrived(f); });
+    queue_->After(0, this, static_cast<uint64_t>(f) << 1);
     return;
   }
   Offer(f);
@@ -70,8 +77,8 @@ void CongestionAwareModel::Start(int f) {
   ++link.messages;
   link.bytes = SaturatingAdd(link.bytes, flight.bytes);
   link.busy_ns = SaturatingAdd(link.busy_ns, t.free_delay);
-  queue_->After(t.arrival_delay, [this, f] { Arrived(f); });
-  queue_->After(t.free_delay, [this, id] { Freed(id); });
+  queue_->After(t.arrival_delay, this, static_cast<uint64_t>(f) << 1);
+  queue_->After(t.free_delay, this, (static_cast<uint64_t>(id) << 1) | 1);
 }
 
 void CongestionAwareModel::Arrived(int f) {
@@ -81,10 +88,18 @@ void CongestionAwareModel::Arrived(int f) {
     Offer(f);
     return;
   }
-  std::function<void()> delivered = std::move(flight.delivered);
-  flight.delivered = nullptr;
+  EventQueue::Handler* handler = flight.handler;
+  const uint64_t token = flight.token;
   free_flights_.push_back(f);
-  delivered();
+  handler->OnEvent(token);
+}
+
+void CongestionAwareModel::OnEvent(uint64_t event) {
+  if ((event & 1) != 0) {
+    Freed(static_cast<int>(event >> 1));
+  } else {
+    Arrived(static_cast<int>(event >> 1));
+  }
 }
 
 void CongestionAwareModel::Freed(int id) {

@@ -18,12 +18,14 @@
 
 namespace genie::sim {
 
-class CongestionAwareModel final : public NetworkModel {
+class CongestionAwareModel final : public NetworkModel, private EventQueue::Handler {
  public:
   CongestionAwareModel(const Topology* topology, EventQueue* queue);
   NetworkModelKind kind() const override { return NetworkModelKind::kCongestionAware; }
   void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
                 std::function<void()> delivered) override;
+  void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, EventQueue::Handler* handler,
+                  uint64_t token) override;
   std::vector<LinkStats> link_stats() const override;
 
  private:
@@ -46,8 +48,11 @@ class CongestionAwareModel final : public NetworkModel {
     Bytes bytes = 0;
     TimeNs enqueued_at = 0;
     int next = -1;
-    std::function<void()> delivered;
+    EventQueue::Handler* handler = nullptr;  // delivery
+    uint64_t token = 0;
   };
+  // Events carry (index << 1) | kind: a flight's arrival at its hop's end, or a link freed.
+  void OnEvent(uint64_t event) override;
 
   void Offer(int flight);   // hand the flight to the link of its current hop
   void Start(int flight);   // the link is free: serialize it now

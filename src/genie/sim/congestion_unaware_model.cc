@@ -1,9 +1,18 @@
 #include "genie/sim/congestion_unaware_model.h"
 
+#include <algorithm>
+#include <bit>
+
 namespace genie::sim {
 
 void CongestionUnawareModel::Transmit(int src, int dst, Bytes bytes, uint64_t flow,
                                       std::function<void()> delivered) {
+  auto [handler, token] = queue_->Hold(std::move(delivered));
+  TransmitTo(src, dst, bytes, flow, handler, token);
+}
+
+void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t flow,
+                                        EventQueue::Handler* handler, uint64_t token) {
   const int dim = topology_->FirstDifferingDim(src, dst);
   if (flow == 0 || dim < 0) {
     const TimeNs delay = topology_->UnawareDelay(src, dst, bytes);
@@ -11,11 +20,11 @@ void CongestionUnawareModel::Transmit(int src, int dst, Bytes bytes, uint64_t fl
       queue_->Fail(topology_->OverflowError(src, dst, bytes, dim < 0 ? 0 : dim));
       return;
     }
-    queue_->After(delay, std::move(delivered));
+    queue_->After(delay, handler, token);
     return;
   }
-  const FlowKey key{src, dst, flow};
-  Flow& f = flows_[key];
+  const uint32_t index = FlowFor(FlowKey{src, dst, flow});
+  Flow& f = pool_[index];
   // Same formula as Topology::UnawareDelay: hops * latency + bytes / bw on dimension `dim`.
   const double latency =
       topology_->Hops(dim, topology_->Coordinate(src, dim), topology_->Coordinate(dst, dim)) *
@@ -23,17 +32,79 @@ void CongestionUnawareModel::Transmit(int src, int dst, Bytes bytes, uint64_t fl
   const double serialization = static_cast<double>(bytes) / topology_->bytes_per_ns(dim);
   const Wire::Times t = f.wire.Serialize(queue_->Now(), latency, serialization);
   if (!queue_->Fits(t.arrival_delay)) {
-    if (f.in_flight == 0) flows_.erase(key);
     queue_->Fail(topology_->OverflowError(src, dst, bytes, dim));
     return;
   }
   f.wire.Put(t);
   ++f.in_flight;
-  queue_->After(t.arrival_delay, [this, key, delivered = std::move(delivered)] {
-    auto it = flows_.find(key);
-    if (--it->second.in_flight == 0) flows_.erase(it);
-    delivered();
-  });
+  uint32_t a;
+  if (free_arrivals_.empty()) {
+    a = static_cast<uint32_t>(arrivals_.size());
+    arrivals_.push_back(Arrival{index, handler, token});
+  } else {
+    a = free_arrivals_.back();
+    free_arrivals_.pop_back();
+    arrivals_[a] = Arrival{index, handler, token};
+  }
+  queue_->After(t.arrival_delay, this, a);
+}
+
+uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
+  if (2 * (used_ + 1) > table_.size()) Rebuild();
+  const size_t mask = table_.size() - 1;
+  for (size_t i = Home(key);; i = (i + 1) & mask) {
+    Entry& e = table_[i];
+    if (e.index == kEmpty) {
+      if (free_flows_.empty()) {
+        e.index = static_cast<uint32_t>(pool_.size());
+        pool_.emplace_back();
+      } else {
+        e.index = free_flows_.back();
+        free_flows_.pop_back();
+        pool_[e.index] = Flow{};
+      }
+      e.key = key;
+      ++used_;
+      return e.index;
+    }
+    if (e.key == key) {
+      if (pool_[e.index].in_flight == 0) pool_[e.index] = Flow{};  // idle: exactly a new flow
+      return e.index;
+    }
+  }
+}
+
+void CongestionUnawareModel::Rebuild() {
+  std::vector<Entry> old = std::move(table_);
+  size_t live = 0;
+  for (const Entry& e : old) {
+    if (e.index == kEmpty) continue;
+    if (pool_[e.index].in_flight > 0) {
+      ++live;
+    } else {
+      free_flows_.push_back(e.index);  // idle: the same as absent
+    }
+  }
+  size_t capacity = 1024;
+  while (capacity < 4 * (live + 1)) capacity *= 2;
+  table_.assign(capacity, Entry{});
+  shift_ = 64 - std::countr_zero(capacity);
+  used_ = 0;
+  const size_t mask = capacity - 1;
+  for (const Entry& e : old) {
+    if (e.index == kEmpty || pool_[e.index].in_flight == 0) continue;
+    size_t i = Home(e.key);
+    while (table_[i].index != kEmpty) i = (i + 1) & mask;
+    table_[i] = e;
+    ++used_;
+  }
+}
+
+void CongestionUnawareModel::OnEvent(uint64_t arrival) {
+  const Arrival a = arrivals_[arrival];
+  free_arrivals_.push_back(static_cast<uint32_t>(arrival));
+  --pool_[a.flow].in_flight;
+  a.handler->OnEvent(a.token);
 }
 
 }  // namespace genie::sim

@@ -6,34 +6,77 @@
 // bytes, serialized one after the other on a Wire at that dimension's bandwidth. Otherwise
 // cutting a message into k slices sent at once would make it k times faster. A message that
 // finds its flow idle costs exactly ASTRA-sim's delay. Single-threaded.
+// A flow with nothing in flight is as good as a new one (it is reset when used again), so
+// flows are never erased one by one: they sit in a pool, found through an open-addressing table
+// of 24-byte (key, index) entries that is rebuilt without the idle flows when it fills up.
+// In-flight messages are 24-byte records, delivered without closures.
 #pragma once
 
-#include <map>
-#include <tuple>
+#include <vector>
 
 #include "genie/sim/network_model.h"
 #include "genie/sim/wire.h"
 
 namespace genie::sim {
 
-class CongestionUnawareModel final : public NetworkModel {
+class CongestionUnawareModel final : public NetworkModel, private EventQueue::Handler {
  public:
   CongestionUnawareModel(const Topology* topology, EventQueue* queue)
       : topology_(topology), queue_(queue) {}
   NetworkModelKind kind() const override { return NetworkModelKind::kCongestionUnaware; }
   void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
                 std::function<void()> delivered) override;
+  void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, EventQueue::Handler* handler,
+                  uint64_t token) override;
 
  private:
   struct Flow {
     Wire wire;
-    uint64_t in_flight = 0;  // dropped when nothing is in flight (the map stays small)
+    uint64_t in_flight = 0;  // none: the flow is new (reset on use, swept when many)
   };
-  using FlowKey = std::tuple<int, int, uint64_t>;  // src, dst, flow id
+  struct FlowKey {
+    int src;
+    int dst;
+    uint64_t flow;
+    bool operator==(const FlowKey&) const = default;
+  };
+  struct FlowKeyHash {
+    size_t operator()(const FlowKey& k) const {
+      uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(k.src)) << 32) |
+                   static_cast<uint32_t>(k.dst);
+      h ^= k.flow + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      return std::hash<uint64_t>()(h * 0xff51afd7ed558ccdULL);
+    }
+  };
+  // A message of a flow in flight.
+  struct Arrival {
+    uint32_t flow;  // into pool_
+    EventQueue::Handler* handler;
+    uint64_t token;
+  };
+  static constexpr uint32_t kEmpty = 0xffffffffu;
+  struct Entry {
+    FlowKey key{};
+    uint32_t index = kEmpty;  // into pool_
+  };
+  void OnEvent(uint64_t arrival) override;
+  // The flow of `key` in pool_ (a new one if absent or idle).
+  uint32_t FlowFor(const FlowKey& key);
+  // Rebuilds the table with the flows that have something in flight, sized for them.
+  void Rebuild();
+  size_t Home(const FlowKey& key) const {
+    return static_cast<size_t>((FlowKeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
+  }
 
   const Topology* topology_;
   EventQueue* queue_;
-  std::map<FlowKey, Flow> flows_;
+  std::vector<Entry> table_;
+  int shift_ = 64;
+  size_t used_ = 0;  // entries in table_
+  std::vector<Flow> pool_;
+  std::vector<uint32_t> free_flows_;
+  std::vector<Arrival> arrivals_;
+  std::vector<uint32_t> free_arrivals_;
 };
 
 }  // namespace genie::sim

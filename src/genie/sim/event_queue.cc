@@ -7,15 +7,21 @@
 
 namespace genie::sim {
 
-void EventQueue::At(TimeNs when, Fn fn) {
+EventQueue::EventQueue() { buckets_.emplace_back(); }
+
+bool EventQueue::Validate(TimeNs when) {
   GENIE_CHECK(when >= now_) << "event scheduled in the past: " << when << " < now " << now_;
-  if (failed()) return;
+  if (failed()) return false;
   if (when == kMaxTimeNs) {
     Fail(Status::InvalidArgument(
         "simulated time overflows: an event is due at or past 2^63-1 ns (about 292 years); an "
         "input (bandwidth, latency, size or duration) is out of range"));
-    return;
+    return false;
   }
+  return true;
+}
+
+std::pair<EventQueue::Handler*, uint64_t> EventQueue::Hold(Fn fn) {
   uint32_t slot;
   if (free_fns_.empty()) {
     slot = static_cast<uint32_t>(fns_.size());
@@ -25,8 +31,47 @@ void EventQueue::At(TimeNs when, Fn fn) {
     free_fns_.pop_back();
     fns_[slot] = std::move(fn);
   }
-  heap_.push_back(Entry{when, next_seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), Later());
+  return {&fn_handler_, slot};
+}
+
+void EventQueue::At(TimeNs when, Fn fn) {
+  if (!Validate(when)) return;
+  auto [handler, slot] = Hold(std::move(fn));
+  Push(when, Event{handler, slot});
+}
+
+void EventQueue::At(TimeNs when, Handler* handler, uint64_t arg) {
+  if (!Validate(when)) return;
+  Push(when, Event{handler, arg});
+}
+
+uint32_t EventQueue::NewBucket() {
+  if (!free_buckets_.empty()) {
+    const uint32_t b = free_buckets_.back();
+    free_buckets_.pop_back();
+    return b;
+  }
+  buckets_.emplace_back();
+  return static_cast<uint32_t>(buckets_.size() - 1);
+}
+
+void EventQueue::Push(TimeNs when, Event ev) {
+  ++pending_;
+  if (when == now_) {  // after every event already due now: the end of the current bucket
+    buckets_[current_].events.push_back(ev);
+    return;
+  }
+  if (when != last_when_) {
+    auto [it, inserted] = bucket_at_.try_emplace(when, 0);
+    if (inserted) {
+      it->second = NewBucket();
+      heap_.push_back(Due{when, it->second});
+      std::push_heap(heap_.begin(), heap_.end(), Later());
+    }
+    last_when_ = when;
+    last_bucket_ = it->second;
+  }
+  buckets_[last_bucket_].events.push_back(ev);
 }
 
 bool EventQueue::Fits(TimeNs delay) const {
@@ -46,26 +91,69 @@ void EventQueue::After(TimeNs delay, Fn fn) {
   At(now_ + delay, std::move(fn));
 }
 
+void EventQueue::After(TimeNs delay, Handler* handler, uint64_t arg) {
+  GENIE_CHECK(delay >= 0) << "event scheduled with a negative delay " << delay;
+  if (!Fits(delay)) {
+    Fail(Status::InvalidArgument("simulated time overflows: an event " + std::to_string(delay) +
+                                 " ns after t=" + std::to_string(now_) +
+                                 " ns lies past 2^63-1 ns (about 292 years); an input "
+                                 "(bandwidth, latency, size or duration) is out of range"));
+    return;
+  }
+  At(now_ + delay, handler, arg);
+}
+
 void EventQueue::Fail(Status status) {
   GENIE_CHECK(!status.ok()) << "EventQueue::Fail with an OK status";
   if (failed()) return;
   status_ = std::move(status);
-  heap_.clear();  // the callbacks may hold the only references to state: release them now
+  // The callbacks may hold the only references to state: release them now.
+  for (Bucket& b : buckets_) {
+    b.events.clear();
+    b.head = 0;
+  }
+  heap_.clear();
+  bucket_at_.clear();
+  last_when_ = -1;
+  pending_ = 0;
   fns_.clear();
   free_fns_.clear();
 }
 
-bool EventQueue::RunOne() {
-  if (heap_.empty() || failed()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), Later());
-  Entry ev = heap_.back();
-  heap_.pop_back();
-  Fn fn = std::move(fns_[ev.fn]);
-  fns_[ev.fn] = nullptr;
-  free_fns_.push_back(ev.fn);
-  now_ = ev.when;
-  ++executed_;
+void EventQueue::FnHandler::OnEvent(uint64_t slot) {
+  // A closure held (Hold) and invoked directly after the queue failed: Fail dropped it.
+  if (slot >= q_->fns_.size() || !q_->fns_[slot]) return;
+  Fn fn = std::move(q_->fns_[slot]);
+  q_->fns_[slot] = nullptr;
+  q_->free_fns_.push_back(static_cast<uint32_t>(slot));
   fn();
+}
+
+bool EventQueue::RunOne() {
+  if (failed()) return false;
+  Bucket* b = &buckets_[current_];
+  if (b->head == b->events.size()) {
+    if (heap_.empty()) return false;
+    b->events.clear();
+    b->head = 0;
+    free_buckets_.push_back(current_);
+    std::pop_heap(heap_.begin(), heap_.end(), Later());
+    const Due next = heap_.back();
+    heap_.pop_back();
+    bucket_at_.erase(next.when);
+    if (last_when_ == next.when) last_when_ = -1;
+    current_ = next.bucket;
+    now_ = next.when;
+    b = &buckets_[current_];
+  } else if (b->head >= 4096 && b->head * 2 >= b->events.size()) {
+    // A long cascade at one time: drop what has run so that the bucket stays bounded.
+    b->events.erase(b->events.begin(), b->events.begin() + static_cast<std::ptrdiff_t>(b->head));
+    b->head = 0;
+  }
+  const Event ev = b->events[b->head++];
+  --pending_;
+  ++executed_;
+  ev.handler->OnEvent(ev.arg);
   return true;
 }
 

@@ -8,13 +8,22 @@
 // the first error (status()), runs no more events, and its owner reports the error instead of
 // a wrapped, negative clock. Models that know which input overflowed call Fail() themselves
 // with a message naming it.
+//
+// Layout (a simulation of thousands of ranks runs millions of events, most of them at a few
+// timestamps): an event is a 16-byte record (a Handler and a 64-bit argument; a std::function
+// event is a record pointing at its slot). Events due at one time sit in one FIFO bucket in the
+// order they were scheduled; a heap orders the distinct future times only. Scheduling at the
+// current time or at the time last scheduled is an append, with no heap or hash operation.
 // Owned by SimBackend; single-threaded (the thread that calls Run()).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "genie/common/event_handler.h"
 #include "genie/common/status.h"
 #include "genie/common/units.h"
 
@@ -23,12 +32,24 @@ namespace genie::sim {
 class EventQueue {
  public:
   using Fn = std::function<void()>;
+  // Receives events scheduled with a 64-bit argument: no closure, no allocation. Must outlive
+  // its pending events (owners live as long as the queue's run).
+  using Handler = EventHandler;
+
+  EventQueue();
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
 
   TimeNs Now() const { return now_; }
   // Schedules `fn` at absolute time `when` (>= Now()).
   void At(TimeNs when, Fn fn);
+  void At(TimeNs when, Handler* handler, uint64_t arg);
   // Schedules `fn` `delay` (>= 0) ns from now; past the end of time, fails the queue instead.
   void After(TimeNs delay, Fn fn);
+  void After(TimeNs delay, Handler* handler, uint64_t arg);
+  // Keeps `fn` and returns the (handler, arg) that runs it once, when scheduled: for code that
+  // passes pairs along (NetworkModel::TransmitTo) but was given a closure.
+  std::pair<Handler*, uint64_t> Hold(Fn fn);
   // True when `delay` ns from now is still a representable time (below kMaxTimeNs).
   bool Fits(TimeNs delay) const;
   // Stops the simulation with `status` (not OK): the first failure is kept, the pending events
@@ -41,28 +62,54 @@ class EventQueue {
   // Runs events until none is left or the queue fails; returns how many ran.
   uint64_t Run();
 
-  bool empty() const { return heap_.empty(); }
-  size_t pending() const { return heap_.size(); }
+  bool empty() const { return pending_ == 0; }
+  size_t pending() const { return pending_; }
   uint64_t executed() const { return executed_; }
 
  private:
-  // The heap holds small entries; the callbacks stay put in `fns_` (heap moves are cheap).
-  struct Entry {
-    TimeNs when;
-    uint64_t seq;  // insertion order: the tie-break at equal times
-    uint32_t fn;   // index into fns_
+  struct Event {
+    Handler* handler;
+    uint64_t arg;
   };
-  // std heap algorithms build a max-heap: "later" puts the earliest event on top.
+  static_assert(sizeof(Event) == 16);
+  struct Bucket {
+    std::vector<Event> events;
+    size_t head = 0;  // next to run (the current bucket only)
+  };
+  // A distinct future time and its bucket; the heap puts the earliest on top.
+  struct Due {
+    TimeNs when;
+    uint32_t bucket;
+  };
   struct Later {
-    bool operator()(const Entry& a, const Entry& b) const {
-      return a.when != b.when ? a.when > b.when : a.seq > b.seq;
-    }
+    bool operator()(const Due& a, const Due& b) const { return a.when > b.when; }
+  };
+  // Runs std::function events: arg is the slot in fns_.
+  class FnHandler final : public Handler {
+   public:
+    explicit FnHandler(EventQueue* q) : q_(q) {}
+    void OnEvent(uint64_t slot) override;
+
+   private:
+    EventQueue* q_;
   };
 
+  bool Validate(TimeNs when);
+  void Push(TimeNs when, Event ev);
+  uint32_t NewBucket();
+
   TimeNs now_ = 0;
-  uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
-  std::vector<Entry> heap_;
+  size_t pending_ = 0;
+  // buckets_[current_] holds the events due at now_.
+  std::vector<Bucket> buckets_;
+  std::vector<uint32_t> free_buckets_;
+  uint32_t current_ = 0;
+  std::vector<Due> heap_;
+  std::unordered_map<TimeNs, uint32_t> bucket_at_;  // future time -> bucket
+  TimeNs last_when_ = -1;                           // a future time and its bucket, cached
+  uint32_t last_bucket_ = 0;
+  FnHandler fn_handler_{this};
   std::vector<Fn> fns_;
   std::vector<uint32_t> free_fns_;
   Status status_;

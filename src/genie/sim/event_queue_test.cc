@@ -1,5 +1,6 @@
 #include "genie/sim/event_queue.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,54 @@ TEST(EventQueueTest, RunsInTimeOrderThenInsertionOrder) {
   EXPECT_EQ(q.Now(), 30);
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(q.executed(), 5u);
+}
+
+// The buckets and the heap of distinct times must give exactly the order of a heap of
+// (time, insertion number): a pseudo-random mix of closures and (handler, arg) events, many at
+// equal times, some scheduled from inside events at the current time or later.
+TEST(EventQueueTest, BucketsRunInTheOrderOfTimeThenInsertion) {
+  EventQueue q;
+  struct Expected {
+    TimeNs when;
+    uint64_t seq;
+  };
+  std::vector<Expected> scheduled;  // by id
+  std::vector<uint64_t> ran;        // ids, in run order
+  struct Recorder final : EventHandler {
+    std::vector<uint64_t>* ran;
+    void OnEvent(uint64_t id) override { ran->push_back(id); }
+  } recorder;
+  recorder.ran = &ran;
+  uint64_t rng = 12345;
+  auto next = [&rng] {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return rng >> 33;
+  };
+  std::function<void(int)> add = [&](int depth) {
+    const uint64_t id = scheduled.size();
+    const TimeNs when = q.Now() + static_cast<TimeNs>(next() % 4) * 10;  // few distinct times
+    scheduled.push_back({when, id});
+    if (depth > 0 && next() % 2 == 0) {
+      q.At(when, [&, id, depth] {
+        ran.push_back(id);
+        for (int k = 0; k < 2; ++k) add(depth - 1);
+      });
+    } else {
+      q.At(when, &recorder, id);
+    }
+  };
+  for (int i = 0; i < 200; ++i) add(3);
+  const uint64_t total = q.Run();
+  ASSERT_EQ(total, scheduled.size());
+  ASSERT_EQ(ran.size(), scheduled.size());
+  // Each event ran at or after everything due before it, and among equal times by insertion.
+  for (size_t i = 1; i < ran.size(); ++i) {
+    const Expected& a = scheduled[ran[i - 1]];
+    const Expected& b = scheduled[ran[i]];
+    EXPECT_TRUE(a.when < b.when || (a.when == b.when && a.seq < b.seq))
+        << "event " << ran[i - 1] << " (t=" << a.when << ") ran before " << ran[i]
+        << " (t=" << b.when << ")";
+  }
 }
 
 TEST(EventQueueTest, ZeroDelayEventsRunAfterThoseAlreadyDue) {

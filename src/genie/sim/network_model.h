@@ -44,6 +44,13 @@ class NetworkModel {
   // in simulated time the model fails the queue with an error naming the message.
   virtual void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
                         std::function<void()> delivered) = 0;
+  // The same without a closure: `handler->OnEvent(token)` runs on delivery, in the event in
+  // which `delivered` would. The default wraps it in a closure of 16 bytes (no allocation) for
+  // models that take closures only; the analytical models keep the pair in their own records.
+  virtual void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow,
+                          EventQueue::Handler* handler, uint64_t token) {
+    Transmit(src, dst, bytes, flow, [handler, token] { handler->OnEvent(token); });
+  }
   // Per-link counters for links that carried traffic (empty for the unaware model).
   virtual std::vector<LinkStats> link_stats() const { return {}; }
 };
