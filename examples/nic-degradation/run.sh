@@ -9,6 +9,7 @@
 #   ITERATIONS=30 SIZE=8MiB NAME=nicdeg (testbed name) OUT=nic-degradation-out
 #   SLOW=h7 (the degraded host; default the last) DIRECTION=both (out: only its transmit side,
 #   in: only its receive side) FAULT=0 (a healthy repeat: no fault played)
+#   FLAG_THRESHOLD=0.25 (--flag-threshold: raise it on a machine whose healthy steps vary more)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 BUILD="$(cd "${1:?usage: run.sh BUILD_DIR [HOSTS=8]}" && pwd)"
@@ -30,6 +31,7 @@ K=$((ITERATIONS / 3 + 1))
 SLOW=${SLOW:-h$((HOSTS - 1))}
 DIRECTION=${DIRECTION:-both}
 FAULT=${FAULT:-1}
+FLAG_THRESHOLD=${FLAG_THRESHOLD:-0.25}
 mkdir -p "$OUT"
 sed -e "s/iteration: 11/iteration: $K/" -e "s/link: h7/link: $SLOW/" \
   -e "s/direction: both/direction: $DIRECTION/" "$HERE/faults.yml" \
@@ -42,7 +44,7 @@ trap '"$G" testbed down "$NAME" >/dev/null 2>&1 || true' EXIT
 FAULTS=(--faults "$OUT/faults.yml")
 if [ "$FAULT" = 0 ]; then FAULTS=(); K=$((ITERATIONS + 1)); fi
 "$G" launch --testbed "$NAME" -n "$HOSTS" -- run "$OUT/workload/ar" -n "$ITERATIONS" --warmup 1 \
-  --predict --localize "${FAULTS[@]}" --csv "$OUT/comparison.csv" -o "$OUT/results" \
+  --predict --flag-threshold "$FLAG_THRESHOLD" --localize "${FAULTS[@]}" --csv "$OUT/comparison.csv" -o "$OUT/results" \
   --report "$OUT/report.html"
 
 # The figure's data: iterations are 0-based in the results, so the fault (at the start of
