@@ -365,10 +365,11 @@ TEST_F(NetDelay, JitterSpreadsTheRoundTripsAroundTheDelay) {
   // Uniform over ±5 ms: the quartiles are 5 ms apart.
   EXPECT_GT(jitter_spread, 3.5) << Join(jittery);
   // The jitter is the helper's, not the machine's: load only ever adds delay (the steady run's
-  // spread grew to 6–8 ms on two loaded cores), so only jitter puts round trips below the
-  // delay — a quarter of them by 2.5 ms or more.
+  // spread grew to 6–8 ms on two loaded cores, and loaded runs shift every round trip up by
+  // ~1 ms), so only jitter puts round trips below the delay — about 40 % of them with ±5 ms;
+  // ask for a tenth by half a ms.
   EXPECT_GE(Quantile(steady, 0.0), 19.9) << "steady " << Join(steady);
-  EXPECT_LT(Quantile(jittery, 0.25), 19.0)
+  EXPECT_LT(Quantile(jittery, 0.10), 19.5)
       << "steady " << Join(steady) << "\njittery " << Join(jittery);
   EXPECT_GE(Quantile(jittery, 0.0), 15.0) << Join(jittery);
   EXPECT_GT(Median(jittery), 17.0) << Join(jittery);
