@@ -12,56 +12,9 @@
 namespace genie::report {
 
 Status WriteFileAtomically(const std::string& path, std::string_view content) {
-  namespace fs = std::filesystem;
-  static std::atomic<unsigned> counter{0};
-  const fs::path target(path);
-  const fs::path tmp =
-      target.parent_path() /
-      fmt::format(".{}.tmp-{}-{}", target.filename().string(), getpid(), counter.fetch_add(1));
-  auto fail = [&](const char* what) {
-    const int err = errno;
-    return Status::IoError(
-        fmt::format("cannot write {}: {} {} ({}); check that the folder "
-                    "exists, is writable and has space",
-                    path, what, tmp.string(), std::strerror(err)));
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return fail("creating");
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = ENOSPC;
-      Status s = fail("writing");
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  // On disk before the rename, so that a crash of the machine cannot leave a renamed but empty
-  // file (delayed allocation).
-  if (::fsync(fd) != 0 && errno != EINVAL) {
-    Status s = fail("flushing");
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::close(fd) != 0) {
-    Status s = fail("closing");
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return Status::IoError(
-        fmt::format("cannot write {}: renaming {} over it failed ({}); check "
-                    "that {} is not a folder",
-                    path, tmp.string(), std::strerror(err), path));
-  }
-  return Status::Ok();
+  GENIE_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> file, AtomicFileWriter::Open(path));
+  GENIE_RETURN_IF_ERROR(file->Append(content));
+  return file->Commit();
 }
 
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Open(const std::string& path) {
@@ -102,14 +55,22 @@ Status AtomicFileWriter::Fail(const char* what) {
 
 Status AtomicFileWriter::Append(std::string_view text) {
   if (fd_ < 0) return Status::IoError("cannot write " + path_ + ": already closed");
+  constexpr size_t kFlushAt = 1u << 20;
+  if (buffer_.empty() && text.size() >= kFlushAt) return WriteAll(text);  // no copy of a big text
   buffer_.append(text);
-  return buffer_.size() >= (1u << 20) ? Flush() : Status::Ok();
+  return buffer_.size() >= kFlushAt ? Flush() : Status::Ok();
 }
 
 Status AtomicFileWriter::Flush() {
+  GENIE_RETURN_IF_ERROR(WriteAll(buffer_));
+  buffer_.clear();
+  return Status::Ok();
+}
+
+Status AtomicFileWriter::WriteAll(std::string_view text) {
   size_t done = 0;
-  while (done < buffer_.size()) {
-    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (n == 0) errno = ENOSPC;
@@ -117,23 +78,18 @@ Status AtomicFileWriter::Flush() {
     }
     done += static_cast<size_t>(n);
   }
-  buffer_.clear();
   return Status::Ok();
 }
 
 Status AtomicFileWriter::Commit() {
   if (fd_ < 0) return Status::IoError("cannot write " + path_ + ": already closed");
   GENIE_RETURN_IF_ERROR(Flush());
+  // On disk before the rename, so that a crash of the machine cannot leave a renamed but empty
+  // file (delayed allocation).
   if (::fsync(fd_) != 0 && errno != EINVAL) return Fail("flushing");
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) {
-    fd_ = -1;
-    Status s = Status::IoError(
-        fmt::format("cannot write {}: closing {} ({})", path_, tmp_, std::strerror(errno)));
-    ::unlink(tmp_.c_str());
-    return s;
-  }
+  if (::close(fd) != 0) return Fail("closing");
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_.c_str());

@@ -33,6 +33,7 @@ class AtomicFileWriter {
   AtomicFileWriter(std::string path, std::string tmp, int fd)
       : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
   Status Flush();
+  Status WriteAll(std::string_view text);
   Status Fail(const char* what);
   std::string path_, tmp_;
   int fd_;
