@@ -23,32 +23,12 @@
 namespace genie::testing {
 namespace {
 
-std::string WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-  return path;
-}
-
 std::string GenAllToAll(const std::string& dir, const std::string& size, int ranks) {
   const std::string prefix = dir + "/a2a";
   CliResult r = RunCli(GenieBinary() + " gen collective --type all_to_all --size " + size +
                        " --ranks " + std::to_string(ranks) + " -o " + prefix);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return prefix;
-}
-
-// The one figure every rank reports (sys[r] finished, T cycles); -1 when they disagree.
-long long Cycles(const std::string& args) {
-  CliResult r = RunCli(GenieBinary() + " simulate " + args);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::regex re(R"(sys\[(\d+)\] finished, (\d+) cycles)");
-  long long cycles = -2;
-  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), re);
-       it != std::sregex_iterator(); ++it) {
-    const long long c = std::stoll((*it)[2]);
-    if (cycles == -2) cycles = c;
-    if (c != cycles) return -1;
-  }
-  return cycles;
 }
 
 std::string Network(const std::string& path, const std::string& topology, const std::string& npus,
@@ -89,7 +69,7 @@ TEST(AllToAllMultiDimSimulate, TwoDimensionsUnawareExact) {
   const long long p0 = Phase(6, Message(size / 4, 100, 500, 1));
   const long long p1 = Phase(1, Message(size / 2, 50, 1000, 2));
   const long long one =
-      Cycles(w + net + " --system " + System(dir + "/s1.json", R"("ring", "direct")", 1));
+      SimulatedCycles(w + net + " --system " + System(dir + "/s1.json", R"("ring", "direct")", 1));
   std::printf("2-D all-to-all, 64 KiB, Ring 4 x Switch 2, 1 chunk: %lld ns (= %lld + %lld)\n", one,
               p0, p1);
   EXPECT_EQ(one, p0 + p1);
@@ -97,12 +77,13 @@ TEST(AllToAllMultiDimSimulate, TwoDimensionsUnawareExact) {
   const long long q0 = Phase(6, Message(size / 16, 100, 500, 1));
   const long long q1 = Phase(1, Message(size / 8, 50, 1000, 2));
   const long long four =
-      Cycles(w + net + " --system " + System(dir + "/s4.json", R"("ring", "direct")", 4));
+      SimulatedCycles(w + net + " --system " + System(dir + "/s4.json", R"("ring", "direct")", 4));
   std::printf("  4 chunks: %lld ns (phases %lld and %lld)\n", four, q0, q1);
   EXPECT_EQ(four, q0 >= q1 ? 4 * q0 + q1 : q0 + 4 * q1);
   // Ring on the switch dimension too: n(n-1)/2 = 1 message for n = 2, the same figure.
-  EXPECT_EQ(Cycles(w + net + " --system " + System(dir + "/s1r.json", R"("ring", "ring")", 1)),
-            p0 + p1);
+  EXPECT_EQ(
+      SimulatedCycles(w + net + " --system " + System(dir + "/s1r.json", R"("ring", "ring")", 1)),
+      p0 + p1);
 }
 
 TEST(AllToAllMultiDimSimulate, ThreeDimensionsUnawareExact) {
@@ -117,8 +98,8 @@ TEST(AllToAllMultiDimSimulate, ThreeDimensionsUnawareExact) {
   const long long expect = Phase(1, Message(size / 2, 200, 100, 1)) +
                            Phase(1, Message(size / 3, 100, 300, 1)) +
                            Phase(1, Message(size / 2, 25, 2000, 2));
-  const long long got =
-      Cycles(w + net + " --system " + System(dir + "/s.json", R"("ring", "direct", "direct")", 1));
+  const long long got = SimulatedCycles(
+      w + net + " --system " + System(dir + "/s.json", R"("ring", "direct", "direct")", 1));
   std::printf("3-D all-to-all, 48 KiB, Ring 2 x FullyConnected 3 x Switch 2: %lld ns\n", got);
   EXPECT_EQ(got, expect);
 }
@@ -128,16 +109,18 @@ TEST(AllToAllMultiDimSimulate, AwareIsTheSumOfTheDimensionsAllToAlls) {
   const std::string model =
       " --network-model aware --system " + System(dir + "/s.json", R"("ring", "direct")", 1);
   const long long two =
-      Cycles(GenAllToAll(dir, "64KiB", 8) + model + " --network " +
-             Network(dir + "/net.yml", "Ring, Switch", "4, 2", "100, 50", "500, 1000"));
+      SimulatedCycles(GenAllToAll(dir, "64KiB", 8) + model + " --network " +
+                      Network(dir + "/net.yml", "Ring, Switch", "4, 2", "100, 50", "500, 1000"));
   // Each dimension alone: a 1-D all-to-all of the whole 64 KiB on its own network.
   const std::string d0 = FreshDir("a2a-aware-d0"), d1 = FreshDir("a2a-aware-d1");
-  const long long ring = Cycles(GenAllToAll(d0, "64KiB", 4) + " --network-model aware --system " +
-                                System(d0 + "/s.json", R"("ring")", 1) + " --network " +
-                                Network(d0 + "/net.yml", "Ring", "4", "100", "500"));
-  const long long sw = Cycles(GenAllToAll(d1, "64KiB", 2) + " --network-model aware --system " +
-                              System(d1 + "/s.json", R"("direct")", 1) + " --network " +
-                              Network(d1 + "/net.yml", "Switch", "2", "50", "1000"));
+  const long long ring =
+      SimulatedCycles(GenAllToAll(d0, "64KiB", 4) + " --network-model aware --system " +
+                      System(d0 + "/s.json", R"("ring")", 1) + " --network " +
+                      Network(d0 + "/net.yml", "Ring", "4", "100", "500"));
+  const long long sw =
+      SimulatedCycles(GenAllToAll(d1, "64KiB", 2) + " --network-model aware --system " +
+                      System(d1 + "/s.json", R"("direct")", 1) + " --network " +
+                      Network(d1 + "/net.yml", "Switch", "2", "50", "1000"));
   std::printf("aware: 2-D %lld ns, Ring 4 alone %lld ns + Switch 2 alone %lld ns\n", two, ring, sw);
   EXPECT_GT(ring, 0);
   EXPECT_GT(sw, 0);

@@ -403,11 +403,6 @@ std::string GenCollective(const std::string& dir, const std::string& name, const
   return prefix;
 }
 
-std::string WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-  return path;
-}
-
 std::string RingNetwork(const std::string& dir, int npus, const std::string& bandwidth,
                         const std::string& latency) {
   return WriteFile(dir + "/net.yml", "topology: [ Ring ]\nnpus_count: [ " + std::to_string(npus) +

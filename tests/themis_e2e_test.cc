@@ -21,32 +21,12 @@
 namespace genie::testing {
 namespace {
 
-std::string WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-  return path;
-}
-
 std::string GenAllReduce(const std::string& dir, const std::string& size, int ranks) {
   const std::string prefix = dir + "/ar";
   CliResult r = RunCli(GenieBinary() + " gen collective --type all_reduce --size " + size +
                        " --ranks " + std::to_string(ranks) + " -o " + prefix);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return prefix;
-}
-
-// The one figure every rank reports (sys[r] finished, T cycles); -1 when they disagree.
-long long Cycles(const std::string& args) {
-  CliResult r = RunCli(GenieBinary() + " simulate " + args);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::regex re(R"(sys\[(\d+)\] finished, (\d+) cycles)");
-  long long cycles = -2;
-  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), re);
-       it != std::sregex_iterator(); ++it) {
-    const long long c = std::stoll((*it)[2]);
-    if (cycles == -2) cycles = c;
-    if (c != cycles) return -1;
-  }
-  return cycles;
 }
 
 // Ring 4 x 200 GB/s (dimension 0) by Switch 4 x 25 GB/s (dimension 1).
@@ -78,13 +58,13 @@ TEST(ThemisSimulate, FasterThanBaselineAndNearTheBusiestDimensionBound) {
   const std::string dir = FreshDir("themis-sim");
   const std::string w = GenAllReduce(dir, "1MiB", 16);
   const std::string net = " --network " + Network(dir) + " --network-model unaware";
-  const long long baseline = Cycles(w + net + " --system " + System(dir, "baseline", ""));
+  const long long baseline = SimulatedCycles(w + net + " --system " + System(dir, "baseline", ""));
   const long long local =
-      Cycles(w + net + " --system " +
-             System(dir, "local", R"(, "collective-optimization": "localBWAware")"));
+      SimulatedCycles(w + net + " --system " +
+                      System(dir, "local", R"(, "collective-optimization": "localBWAware")"));
   const long long themis =
-      Cycles(w + net + " --system " +
-             System(dir, "themis", R"(, "inter-dimension-scheduling": "themis")"));
+      SimulatedCycles(w + net + " --system " +
+                      System(dir, "themis", R"(, "inter-dimension-scheduling": "themis")"));
   ASSERT_GT(baseline, 0);
   ASSERT_GT(themis, 0);
 

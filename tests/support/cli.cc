@@ -1,5 +1,6 @@
 #include "tests/support/cli.h"
 
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace genie::testing {
@@ -91,6 +93,25 @@ std::string ReadFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+long long SimulatedCycles(const std::string& args) {
+  CliResult r = RunCli(GenieBinary() + " simulate " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::regex re(R"(sys\[(\d+)\] finished, (\d+) cycles)");
+  long long cycles = -2;
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), re);
+       it != std::sregex_iterator(); ++it) {
+    const long long c = std::stoll((*it)[2]);
+    if (cycles == -2) cycles = c;
+    if (c != cycles) return -1;
+  }
+  return cycles;
 }
 
 }  // namespace genie::testing

@@ -40,5 +40,10 @@ std::string Source(const std::string& relative);
 std::string FreshDir(const std::string& name);
 // The whole content of a file ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
+// Writes `text` to `path`; returns `path`.
+std::string WriteFile(const std::string& path, const std::string& text);
+// `genie simulate ARGS`: the one figure every rank reports (sys[r] finished, T cycles); -1 when
+// the ranks disagree, -2 when none reports (and a test failure when genie fails).
+long long SimulatedCycles(const std::string& args);
 
 }  // namespace genie::testing
