@@ -160,13 +160,26 @@ TEST(SimulateAstraSim, HalvingDoublingReduceScatterOnSwitchBothModels) {
 //   chunks 2 (max) and 1 (min) the same way from those starts: 0 done 70,231, 2 76,612,
 //     1 and 3 82,504 — rank 0, the last tree's root, first; the leaves last.
 // 8 and 16 ranks follow from the same rules (a level more per doubling). Aware: the same, with
-// each message store-and-forwarded over the uplink and the switch port; an inner node's two
-// children's messages meet at its port and its two messages down share its uplink, so the
-// second waits. ASTRA-sim starts a waiting message at the whole ns its link frees; genie's
-// links carry the fraction of a ns the previous message ended at (docs/simulation.md,
-// "Fractions of a ns"; 0.8125 ns per 256 KiB here), so genie's aware figures are ASTRA-sim's
-// plus 7 to 17 ns (4 ranks, ASTRA-sim's arithmetic: 158,077 / 180,114 / 169,340 / 184,996).
-// The figures below are genie's: the same tree schedule priced with that rule.
+// each message store-and-forwarded over the uplink and the switch port (ASTRA-sim's Link: a
+// message starts at a whole ns, reaches the switch floor(500 + 4,882.8125) = 5,382 ns later and
+// frees the link after 4,882). An inner node's two children's messages meet at its port and
+// its two messages down share its uplink: the second starts at the whole ns the first frees
+// the link, 4,882 ns after it, and arrives 4,882 ns later. And a rank that finished a chunk
+// by sending down may find its uplink still busy with those sends when its next chunk sends.
+// 4 ranks, aware:
+//   chunk 0 (max): 0 and 2 send at 10 and meet at 1's port: 1 has 0's at 10,774 and 2's at
+//     15,656; 1 sends up at 16,155, 3 has it at 26,919 and sends back at 27,418 (3 done); 1
+//     has it at 38,182 and at 38,681 sends to 0 (arrives 49,445, 0 done 49,455) and to 2,
+//     whose message starts when the uplink frees at 43,563 (arrives 54,327, 2 done 54,337).
+//   chunk 3 (min): 3's send at 27,428 waits for its uplink (its message to 1, until 32,300)
+//     and reaches 2 at 43,064; 1's at 38,691 waits behind both its messages down (until
+//     48,445) and reaches 2 at 59,209; 2 sends up at 59,708, 0 has it at 70,472 and sends
+//     back at 70,971 (0 done); 2 has it at 81,735 and sends down at 82,234.
+//   chunks 2 (max) and 1 (min) the same way from there.
+// Every rank: 158,077 / 180,114 / 169,340 / 184,996 (genie used to start a queued message at
+// the fraction of a ns the previous one ended, 0.8125 ns per 256 KiB, and was 7 to 17 ns
+// later; now only the slices of one stream do, docs/simulation.md "Fractions of a ns").
+// 8 and 16 ranks: from an independent event-level model of ASTRA-sim's state machine and Link.
 std::string DoubleBinaryTreeSystem() {
   auto j = nlohmann::json::parse(std::ifstream(Data("astra-sim-configs/Ring_4chunks.json")));
   j["all-reduce-implementation"] = {"doubleBinaryTree"};
@@ -192,15 +205,15 @@ TEST(SimulateAstraSim, DoubleBinaryTreeAllReduceOnSwitchBothModels) {
     int ranks;
     std::vector<long long> unaware, aware;
   } cases[] = {
-      {4, {70231, 82504, 76612, 82504}, {158084, 180121, 169347, 185004}},
+      {4, {70231, 82504, 76612, 82504}, {158077, 180114, 169340, 184996}},
       {8,
        {114898, 133552, 127660, 133552, 121279, 133552, 127660, 133552},
-       {256457, 289757, 278983, 294640, 267720, 294640, 283866, 299523}},
+       {256446, 289746, 278972, 294628, 267709, 294628, 283854, 299510}},
       {16,
        {159565, 184600, 178708, 184600, 172327, 184600, 178708, 184600, 165946, 184600, 178708,
         184600, 172327, 184600, 178708, 184600},
-       {354830, 399393, 388619, 404276, 377356, 404276, 393502, 409159, 366093, 404276, 393502,
-        409159, 382239, 409159, 398385, 414042}},
+       {354815, 399378, 388604, 404260, 377341, 404260, 393486, 409142, 366078, 404260, 393486,
+        409142, 382223, 409142, 398368, 414024}},
   };
   for (const auto& c : cases) {
     const std::string args = Data("traces/astra-sim/microbenchmarks/all_reduce/" +
