@@ -23,6 +23,10 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     graphs.push_back(std::move(g));
   }
   GENIE_ASSIGN_OR_RETURN(auto backend, runtime::SimBackend::Create(network, model, n));
+  // Whole messages, as ASTRA-sim sends them, queue on a link at whole ns, as in ASTRA-sim; the
+  // pieces of --slice / --channels keep their fractions of a ns (sim/wire.h).
+  backend->network().set_cut_messages(setup.exec.plan.slice_bytes != 0 ||
+                                      setup.exec.plan.channels > 1);
 
   // Without --memory, ASTRA-sim's default applies: NO_MEMORY_EXPANSION, where a MEM_LOAD or
   // MEM_STORE is an error (the Executor names the node) rather than free.

@@ -16,7 +16,7 @@ void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes, uint64_t flow
   TransmitTo(src, dst, bytes, flow, handler, token);
 }
 
-void CongestionAwareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t flow,
+void CongestionAwareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t /*flow*/,
                                       EventQueue::Handler* handler, uint64_t token) {
   int f;
   if (free_flights_.empty()) {
@@ -32,7 +32,6 @@ void CongestionAwareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t fl
   flight.src = src;
   flight.dst = dst;
   flight.bytes = bytes;
-  flight.flow = flow;
   flight.next = -1;
   flight.handler = handler;
   flight.token = token;
@@ -68,18 +67,13 @@ void CongestionAwareModel::Start(int f) {
   GENIE_CHECK(!link.busy) << "link " << id << " started while busy";
   int dim = topology_->link(id).dim;
   const double serialization = static_cast<double>(flight.bytes) / topology_->bytes_per_ns(dim);
-  const bool continues = flight.flow != 0 && flight.flow == link.last_flow &&
-                         flight.src == link.last_src && flight.dst == link.last_dst;
-  const Wire::Times t =
-      link.wire.Serialize(queue_->Now(), topology_->latency_ns(dim), serialization, continues);
+  const Wire::Times t = link.wire.Serialize(queue_->Now(), topology_->latency_ns(dim),
+                                            serialization, /*carry_fraction=*/cut_messages_);
   if (!queue_->Fits(t.arrival_delay)) {  // arrival_delay >= free_delay
     queue_->Fail(topology_->OverflowError(flight.src, flight.dst, flight.bytes, dim));
     return;
   }
   link.wire.Put(t);
-  link.last_flow = flight.flow;
-  link.last_src = flight.src;
-  link.last_dst = flight.dst;
   link.busy = true;
   ++link.messages;
   link.bytes = SaturatingAdd(link.bytes, flight.bytes);

@@ -4,9 +4,9 @@
 // starts at once, arrives at the next device after floor(latency + bytes/bw) ns, and the link
 // frees after floor(bytes/bw) ns, then serves the next waiting message. Arrival is scheduled
 // before link-free, as in ASTRA-sim, which decides ties at equal times. A queued message starts
-// at the whole ns the link frees, as in ASTRA-sim, unless it continues the stream (src, dst,
-// nonzero flow) of the message before it: then it starts at that message's exact end (wire.h),
-// so that the slices of a chunk never cross a link faster than its bandwidth.
+// at the whole ns the link frees, as in ASTRA-sim, unless messages may be cut into pieces
+// (set_cut_messages): then it starts at the exact end of the one before (wire.h), so that many
+// small pieces never cross a link faster than its bandwidth.
 // ASTRA-sim's own congestion-aware backend accepts one dimension only; routing dimension by
 // dimension is genie's extension (the same route ASTRA-sim's multi-dim topology code builds).
 // Single-threaded.
@@ -28,6 +28,7 @@ class CongestionAwareModel final : public NetworkModel, private EventQueue::Hand
   void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, EventQueue::Handler* handler,
                   uint64_t token) override;
   std::vector<LinkStats> link_stats() const override;
+  void set_cut_messages(bool cut) override { cut_messages_ = cut; }
 
  private:
   struct Link {
@@ -35,8 +36,6 @@ class CongestionAwareModel final : public NetworkModel, private EventQueue::Hand
     int tail = -1;  // per link: a 1,024-NPU FullyConnected dimension has a million links)
     bool busy = false;
     Wire wire;
-    uint64_t last_flow = 0;  // the stream of the last message started (0: none to continue)
-    int last_src = -1, last_dst = -1;
     uint32_t waiting = 0;
     uint32_t max_waiting = 0;
     uint64_t messages = 0;
@@ -49,7 +48,6 @@ class CongestionAwareModel final : public NetworkModel, private EventQueue::Hand
     size_t hop = 0;
     int src = 0, dst = 0;  // npus, for errors
     Bytes bytes = 0;
-    uint64_t flow = 0;
     TimeNs enqueued_at = 0;
     int next = -1;
     EventQueue::Handler* handler = nullptr;  // delivery
@@ -68,6 +66,7 @@ class CongestionAwareModel final : public NetworkModel, private EventQueue::Hand
   std::vector<Link> links_;
   std::vector<Flight> flights_;
   std::vector<int> free_flights_;
+  bool cut_messages_ = true;
 };
 
 }  // namespace genie::sim

@@ -31,7 +31,7 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
       topology_->latency_ns(dim);
   const double serialization = static_cast<double>(bytes) / topology_->bytes_per_ns(dim);
   const Wire::Times t = f.wire.Serialize(queue_->Now(), latency, serialization,
-                                         /*continues=*/true);  // a flow's own wire
+                                         /*carry_fraction=*/true);  // only a flow's pieces queue
   if (!queue_->Fits(t.arrival_delay)) {
     queue_->Fail(topology_->OverflowError(src, dst, bytes, dim));
     return;

@@ -53,6 +53,12 @@ class NetworkModel {
   }
   // Per-link counters for links that carried traffic (empty for the unaware model).
   virtual std::vector<LinkStats> link_stats() const { return {}; }
+  // Whether messages may be pieces of larger ones (genie's --slice / --channels; the default).
+  // The congestion-aware model then starts a message queued on a link at the exact end of the
+  // one before, so that pieces never beat the link's bandwidth (wire.h); told that messages
+  // are whole, as ASTRA-sim's always are, it starts it at the whole ns the link frees, as
+  // ASTRA-sim does. Call before the first Transmit.
+  virtual void set_cut_messages(bool /*cut*/) {}
 };
 
 std::unique_ptr<NetworkModel> MakeNetworkModel(NetworkModelKind kind, const Topology* topology,

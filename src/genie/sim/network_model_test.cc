@@ -183,37 +183,31 @@ TEST(NetworkModelTest, TinySlicesNeverBeatTheLinkBandwidth) {
   }
 }
 
-// A message queued behind another of a different stream starts at the whole ns the link frees,
-// as in ASTRA-sim's Link (integer event times): two 256 KiB messages on a 50 GB/s, 500 ns
-// Switch, serialization 4,882.8125 ns. The first leaves the uplink at 4,882, reaches the switch
-// at 5,382 and npu 1 at 10,764; the second starts at 4,882 and arrives 4,882 + 2 x 5,382 =
-// 15,646. The next piece of the same stream (src, dst and nonzero flow) starts at the exact end,
-// 4,882.8125: switch at 4,882 + floor(0.8125 + 5,382.8125) = 10,265, npu at 15,647.
-TEST(NetworkModelTest, AwareQueuedMessageStartsAtTheWholeNsUnlessItContinuesItsStream) {
+// Told that messages are whole (as ASTRA-sim's are), the aware model starts a queued message
+// at the whole ns the link frees, as ASTRA-sim's Link (integer event times): two 256 KiB
+// messages on a 50 GB/s, 500 ns Switch, serialization 4,882.8125 ns. The first leaves the
+// uplink at 4,882, reaches the switch at 5,382 and its npu at 10,764; the second starts at
+// 4,882 and arrives 4,882 + 2 x 5,382 = 15,646. When messages may be pieces (the default), the
+// second starts at 4,882.8125: switch at 4,882 + floor(0.8125 + 5,382.8125) = 10,265, npu
+// 15,647 (an incast: its port frees at 10,264.8125, so 10,264 + 5,383).
+TEST(NetworkModelTest, AwareQueuedWholeMessageStartsAtTheWholeNs) {
   const config::NetworkConfig sw{"", {TopologyKind::kSwitch}, {8}, {50.0}, {500.0}};
   constexpr Bytes kChunk = 256 << 10;
-  struct Case {
-    int second_dst;
-    uint64_t first_flow, second_flow;
-    TimeNs second;
-  } cases[] = {
-      {2, 7, 7, 15646},  // another destination (a tree node's two children)
-      {1, 7, 8, 15646},  // another flow to the same peer (another chunk)
-      {1, 0, 0, 15646},  // flow 0: a stream of its own
-      {1, 7, 7, 15647},  // the same stream: its next slice
-  };
-  for (const Case& c : cases) {
-    Harness h(sw, NetworkModelKind::kCongestionAware);
-    h.Send(0, 1, kChunk, 0, c.first_flow);
-    h.Send(0, c.second_dst, kChunk, 0, c.second_flow);
-    EXPECT_EQ(h.Run(), (std::vector<TimeNs>{10764, c.second}))
-        << "to " << c.second_dst << ", flows " << c.first_flow << ", " << c.second_flow;
+  for (bool cut : {false, true}) {
+    const TimeNs second = cut ? 15647 : 15646;
+    // One sender, two receivers (a tree node's children): they queue on its uplink.
+    Harness fanout(sw, NetworkModelKind::kCongestionAware);
+    fanout.model().set_cut_messages(cut);
+    fanout.Send(0, 1, kChunk, 0, 7);
+    fanout.Send(0, 2, kChunk, 0, 7);
+    EXPECT_EQ(fanout.Run(), (std::vector<TimeNs>{10764, second})) << "cut " << cut;
+    // Two senders, one receiver: they queue on its switch port.
+    Harness incast(sw, NetworkModelKind::kCongestionAware);
+    incast.model().set_cut_messages(cut);
+    incast.Send(1, 0, kChunk, 0, 7);
+    incast.Send(2, 0, kChunk, 0, 7);
+    EXPECT_EQ(incast.Run(), (std::vector<TimeNs>{10764, second})) << "cut " << cut;
   }
-  // Two senders meeting at one switch port (a tree node's children): each its own stream.
-  Harness incast(sw, NetworkModelKind::kCongestionAware);
-  incast.Send(1, 0, kChunk, 0, 7);
-  incast.Send(2, 0, kChunk, 0, 7);
-  EXPECT_EQ(incast.Run(), (std::vector<TimeNs>{10764, 15646}));
 }
 
 // The unaware model stays ASTRA-sim's for messages of different flows (concurrent chunks,

@@ -7,14 +7,14 @@
 namespace genie::sim {
 
 Wire::Times Wire::Serialize(TimeNs now, double latency_ns, double serialization_ns,
-                            bool continues) const {
+                            bool carry_fraction) const {
   // Start: now on an idle wire; at the end of the previous message otherwise — its exact end
-  // for the next piece of its stream, the whole ns (ASTRA-sim's) for any other message.
+  // when carrying the fraction, else the whole ns (ASTRA-sim's).
   TimeNs start = now;
   double frac = 0;
   if (free_ns_ >= now) {
     start = free_ns_;
-    if (continues) frac = free_frac_;
+    if (carry_fraction) frac = free_frac_;
   }
   const TimeNs wait = start - now;
   // `frac + latency` first: with frac == 0 the sums are ASTRA-sim's, bit for bit.

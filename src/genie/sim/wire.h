@@ -2,12 +2,12 @@
 // congestion-aware model, or a flow of the congestion-unaware one (network_model.h).
 // ASTRA-sim truncates each message's delays to whole ns, and a message queued behind another
 // starts at the whole ns the wire frees (astra-network-analytical's Link: integer event times,
-// free at start + floor(bytes/bw)). Applied to the pieces of one stream fed back to back, that
-// rounding loses up to 1 ns per piece: 16-byte slices on a 50 GB/s link (0.3 ns each) would
-// serialize in no time and a sliced collective would beat the link's bandwidth. A Wire
-// therefore keeps the fraction of a ns its last message ends at, and a message that continues
-// the same stream (the caller says which: same flow) and is offered by that ns starts from
-// there. Any other message gets exactly ASTRA-sim's delays from the whole ns it starts at:
+// free at start + floor(bytes/bw)). Applied to small pieces fed back to back, that rounding
+// loses up to 1 ns per piece: 16-byte slices on a 50 GB/s link (0.3 ns each) would serialize
+// in no time and a sliced collective would beat the link's bandwidth. A Wire therefore keeps
+// the fraction of a ns its last message ends at, and a message offered by that ns starts from
+// there when the caller asks (`carry_fraction`: the messages may be pieces). Otherwise, and on
+// an idle wire, a message gets exactly ASTRA-sim's delays from the whole ns it starts at:
 // floor(latency + bytes/bw) to arrive, floor(bytes/bw) to free the wire.
 // Value type; single-threaded like the model that owns it.
 #pragma once
@@ -26,10 +26,11 @@ class Wire {
   };
   // What a message that takes `serialization_ns` on this wire, and `latency_ns` more to
   // arrive, would cost if offered at `now`: it starts once the wire is free, at the fraction
-  // of a ns the last message ended at if it `continues` that message's stream, else at the
-  // whole ns. Delays that do not fit in TimeNs saturate at kMaxTimeNs, which the event queue
-  // refuses (the caller reports it and does not Put the message).
-  Times Serialize(TimeNs now, double latency_ns, double serialization_ns, bool continues) const;
+  // of a ns the last message ended at with `carry_fraction`, else at the whole ns. Delays that
+  // do not fit in TimeNs saturate at kMaxTimeNs, which the event queue refuses (the caller
+  // reports it and does not Put the message).
+  Times Serialize(TimeNs now, double latency_ns, double serialization_ns,
+                  bool carry_fraction) const;
   // Puts the message Serialize priced on the wire.
   void Put(const Times& t) {
     free_ns_ = t.free_ns;
