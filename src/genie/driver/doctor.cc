@@ -53,7 +53,7 @@ struct StepSize {
   Bytes message;
   int steps;
 };
-constexpr StepSize kStepSizes[] = {{8 << 10, 40}, {64 << 10, 24}, {1 << 20, 8}};
+constexpr StepSize kStepSizes[] = {{8 << 10, 40}, {64 << 10, 24}, {512 << 10, 10}, {4 << 20, 5}};
 constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
 constexpr int kStepRepeats = 3;
 
