@@ -55,7 +55,7 @@ struct StepSize {
 };
 constexpr StepSize kStepSizes[] = {{8 << 10, 40}, {64 << 10, 24}, {512 << 10, 10}, {4 << 20, 5}};
 constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
-constexpr int kStepRepeats = 3;
+constexpr int kStepRepeats = 5;
 
 class Scan {
  public:
