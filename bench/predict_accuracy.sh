@@ -17,7 +17,9 @@
 #   SIZES="64KiB 256KiB 1MiB 4MiB 16MiB 64MiB" ("" skips)
 #   LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips) NICDEG_HOSTS=16 ("" skips)
 #   CALIBRATE="--accept-findings" (flags for `genie testbed calibrate`: on a loaded 2-core
-#   machine its all-to-all scan may find the CPU, not the network, uneven)
+#   machine its all-to-all scan may find the CPU, not the network, uneven; `--basis one-pair`
+#   predicts with one pair's figures instead of every host's at once, docs/prediction.md)
+#   HASH=l4 (the leaf-spine's ECMP hash; l3: the model knows each pair's spine)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$(cd "${1:?usage: bench/predict_accuracy.sh BUILD_DIR [DATA_DIR]}" && pwd)"
@@ -56,7 +58,8 @@ testbed_up() {
   "$G" testbed calibrate "$name" ${CALIBRATE:-} >"$T/$name.calibration" 2>&1 ||
     { echo "predict_accuracy: calibration of $name failed:" >&2; cat "$T/$name.calibration" >&2; exit 1; }
   "$G" testbed network-yml "$name" -o "$T/$name.network.yml" >/dev/null
-  echo "# testbed $name ($*): $(grep -m1 -i 'goodput' "$T/$name.calibration" || true)"
+  echo "# testbed $name ($*):"
+  grep -E 'one pair|all hosts|uses|ECMP' "$T/$name.calibration" | sed 's/^/#   /' || true
 }
 testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
 
@@ -117,7 +120,8 @@ if [ -n "$LEAFSPINE" ]; then
   # The half-rate spine is by design: calibration's scan would name it (the doctor judges it as
   # a slow fabric), so its findings are accepted here; goodput comes from pairs within a leaf.
   CALIBRATE="${CALIBRATE:-} --accept-findings" \
-    testbed_up "${NAME}l" --topology "leafspine:$LEAFSPINE" --rate "$RATE" "${spine[@]}"
+    testbed_up "${NAME}l" --topology "leafspine:$LEAFSPINE" --rate "$RATE" "${spine[@]}" \
+    --hash "${HASH:-l4}"
   for w in $WORKLOADS; do one "$w (leafspine)" "$DATA/traces/generated/stg/$w" 8; done
   sweep "leafspine:$LEAFSPINE"
   testbed_down

@@ -16,6 +16,7 @@
 #include "genie/testbed/commands.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/counters.h"
+#include "genie/testbed/ecmp.h"
 #include "genie/testbed/injector.h"
 #include "tools/genie/cli_flags.h"
 #include "tools/genie/command.h"
@@ -48,6 +49,7 @@ struct TestbedArgs {
   std::string latency;  // "" = the default (calibration.h)
   std::string output;
   bool accept_findings = false;
+  std::string basis = "all-hosts";  // calibrate: which figures the description carries
 };
 
 int Fail(const std::string& what, const genie::Status& st) {
@@ -293,17 +295,44 @@ int Calibrate(const TestbedArgs& a) {
                                  "`genie launch --testbed {} -n {} -- doctor` to see why",
                                  rc, a.name, layout->hosts.size())));
   }
-  auto cal = tb::CalibrationFromDoctor(*layout, doc, a.accept_findings);
+  auto cal = tb::CalibrationFromDoctor(*layout, doc, a.accept_findings, a.basis);
   if (!cal.ok()) return Fail("calibrate", cal.status());
+  std::string ecmp;
+  if (tb::EcmpKnown(*layout)) {
+    tb::SystemShell shell;
+    auto routes = tb::QueryEcmpRoutes(*layout, shell);
+    if (routes.ok()) {
+      cal->ecmp_routes = nlohmann::json::array();
+      for (const auto& r : *routes) cal->ecmp_routes.push_back({r.src_host, r.dst_host, r.spine});
+      ecmp = fmt::format(
+          "testbed {}: ECMP l3: the spine of each of its {} pairs across leaves is "
+          "known (ip route get, recorded); the flow model routes them there\n",
+          a.name, routes->size());
+    } else {
+      ecmp = fmt::format("testbed {}: ECMP l3 but {}\n", a.name, routes.status().message());
+    }
+  }
   genie::Status st = tb::SaveCalibration(a.name, *cal);
   if (!st.ok()) return Fail("calibrate", st);
-  fmt::print("testbed {}: goodput {:.3f} of {} (median pair {:.4f} GB/s), message overhead {:.1f} "
-             "us (median round trip {:.1f} us)\n"
-             "saved in {}; `genie testbed network-yml {}` and `genie run --predict` on it use "
-             "them\n",
-             a.name, cal->goodput, genie::FormatBitRate(layout->HostLinkRate()), cal->median_gbps,
-             cal->message_overhead_ns / 1e3, cal->median_rtt_us, tb::CalibrationPath(a.name),
-             a.name);
+  fmt::print(
+      "testbed {}: one pair: goodput {:.3f} of {} (median pair {:.4f} GB/s), message "
+      "overhead {:.1f} us (median round trip {:.1f} us)\n",
+      a.name, cal->goodput, genie::FormatBitRate(layout->HostLinkRate()), cal->median_gbps,
+      cal->message_overhead_ns / 1e3, cal->median_rtt_us);
+  if (cal->all_hosts_goodput > 0) {
+    fmt::print(
+        "testbed {}: all hosts at once (ring steps): goodput {:.3f} ({:.4f} GB/s), "
+        "{:.1f} us per step\n",
+        a.name, cal->all_hosts_goodput, cal->all_hosts_gbps, cal->all_hosts_overhead_ns / 1e3);
+  }
+  const tb::MeasuredCosts costs = cal->Costs();
+  fmt::print(
+      "testbed {}: the description uses {} (goodput {:.3f}, message overhead {:.1f} us); "
+      "saved in {}; `genie testbed network-yml {}` and `genie run --predict` on it use "
+      "them\n",
+      a.name, cal->basis, costs.goodput, costs.message_overhead_ns / 1e3,
+      tb::CalibrationPath(a.name), a.name);
+  fmt::print("{}", ecmp);
   return 0;
 }
 
@@ -366,6 +395,12 @@ GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, 
   calibrate->add_option("name", a->name, "Testbed name (default genie)");
   calibrate->add_flag("--accept-findings", a->accept_findings,
                       "Calibrate even when the scan finds a slow host or loss");
+  calibrate
+      ->add_option("--basis", a->basis,
+                   "Which figures the description carries: all-hosts (every host sending "
+                   "at once; namespaces sharing this machine's CPUs) or one-pair (one pair "
+                   "alone; a cluster with a CPU per host). Both are recorded")
+      ->check(CLI::IsMember({"all-hosts", "one-pair"}));
   yml->add_option("-o,--output", a->output, "Write here instead of stdout");
 
   return [=]() -> int {

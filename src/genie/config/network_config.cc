@@ -68,7 +68,7 @@ Status ReadScalar(const YAML::Node& root, const char* key, const std::string& or
 // and `spine_latency`; `ecmp` is optional (split, the only mode).
 Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, LeafSpineConfig* ls) {
   if (!root["spines"]) {
-    for (const char* key : {"spine_bandwidth", "spine_latency", "ecmp"}) {
+    for (const char* key : {"spine_bandwidth", "spine_latency", "ecmp", "ecmp_routes"}) {
       if (root[key]) {
         return Status::InvalidArgument(Where(origin, key) +
                                        " describes a leaf-spine fabric but \"spines\" is "
@@ -102,6 +102,23 @@ Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, LeafSpi
           "hash is unknown)");
     }
     ls->ecmp = EcmpMode::kSplit;
+  }
+  if (root["ecmp_routes"]) {
+    const YAML::Node node = root["ecmp_routes"];
+    const char* form = ": expected a list of [src_host, dst_host, spine] triples, like "
+                       "ecmp_routes: [ [0, 4, 1], [4, 0, 0] ]";
+    if (!node.IsSequence()) return Status::InvalidArgument(Where(origin, "ecmp_routes") + form);
+    try {
+      for (const YAML::Node& e : node) {
+        if (!e.IsSequence() || e.size() != 3) {
+          return Status::InvalidArgument(Where(origin, "ecmp_routes") + form);
+        }
+        ls->routes.push_back({e[0].as<int>(), e[1].as<int>(), e[2].as<int>()});
+      }
+    } catch (const YAML::Exception& e) {
+      return Status::InvalidArgument(Where(origin, "ecmp_routes") + ": " + e.msg + " (line " +
+                                     std::to_string(e.mark.line + 1) + ")" + form);
+    }
   }
   return Status::Ok();
 }
@@ -155,6 +172,11 @@ nlohmann::json NetworkConfig::ToJson() const {
     j["spine_bandwidth"] = leaf_spine.bandwidth_gbps;
     j["spine_latency"] = leaf_spine.latency_ns;
     j["ecmp"] = "split";
+    if (!leaf_spine.routes.empty()) {
+      nlohmann::json routes = nlohmann::json::array();
+      for (const EcmpRoute& r : leaf_spine.routes) routes.push_back({r.src_host, r.dst_host, r.spine});
+      j["ecmp_routes"] = routes;
+    }
   }
   j["total_npus"] = total_npus();
   return j;
@@ -220,6 +242,20 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
       return Status::InvalidArgument(Where(o, "spine_latency") + ": " + Number(ls.latency_ns) +
                                      " is out of range; give ns per leaf-spine link between 0 "
                                      "and " + Number(kMaxDelayNs) + " (1,000 s)");
+    }
+    const int64_t hosts = int64_t{c.npus_count[0]} * c.npus_count[1];
+    // npus_count's own range is checked below; a leaf of 0 hosts cannot place a route.
+    for (const EcmpRoute& r : c.npus_count[0] > 0 ? ls.routes : std::vector<EcmpRoute>()) {
+      const bool in_range = r.src_host >= 0 && r.src_host < hosts && r.dst_host >= 0 &&
+                            r.dst_host < hosts && r.spine >= 0 && r.spine < ls.spines;
+      if (!in_range || r.src_host / c.npus_count[0] == r.dst_host / c.npus_count[0]) {
+        return Status::InvalidArgument(
+            Where(o, "ecmp_routes") + ": [" + std::to_string(r.src_host) + ", " +
+            std::to_string(r.dst_host) + ", " + std::to_string(r.spine) +
+            "] is not a pair of hosts on different leaves (0 to " + std::to_string(hosts - 1) +
+            ", " + std::to_string(c.npus_count[0]) + " per leaf) and a spine (0 to " +
+            std::to_string(ls.spines - 1) + ")");
+      }
     }
   } else if (c.leaf_spine.spines < 0) {
     return Status::InvalidArgument(Where(o, "spines") + ": give 1 or more spines");
@@ -295,12 +331,12 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
     const std::string k = item.first.as<std::string>("");
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
         k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
-        k != "spine_latency" && k != "ecmp") {
+        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
-          "spine_latency and ecmp)",
+          "spine_latency, ecmp and ecmp_routes)",
           origin, k);
     }
   }

@@ -10,7 +10,10 @@
 // Four more keys, also genie's own and read only by the flow model, make dimension 1 a
 // leaf–spine fabric (docs/simulation.md, "Leaf–spine and ECMP"): `spines` (S), `spine_bandwidth`
 // (GB/s per leaf–spine link per direction), `spine_latency` (ns per leaf–spine link) and `ecmp`
-// (`split`: the hash is unknown, every message is spread evenly over the S spines). Dimension 0
+// (`split`: the hash is unknown, every message is spread evenly over the S spines), plus
+// `ecmp_routes`, the pairs of hosts whose spine is known (a testbed hashing on addresses only:
+// `[src_host, dst_host, spine]`, host = rank mod hosts, one entry per direction); a pair listed
+// takes that spine alone, the others stay split. Dimension 0
 // is then the hosts of a leaf, dimension 1 the leaves (both Switch); ASTRA-sim (and genie's
 // aware and unaware models) keep reading the same file as `[Switch, Switch, ...]`.
 // Value type, built once at start-up; any thread may read it.
@@ -36,12 +39,20 @@ inline constexpr double kDefaultMessageOverheadNs = 5000;
 // How the flow model spreads a message between leaves over the spines.
 enum class EcmpMode { kSplit };  // hash unknown: S equal sub-flows, one per spine
 
+// A pair of hosts whose messages take one known spine (ECMP with a known hash).
+struct EcmpRoute {
+  int src_host = 0, dst_host = 0;  // rank mod (npus_count[0] x npus_count[1])
+  int spine = 0;
+  bool operator==(const EcmpRoute&) const = default;
+};
+
 // Dimension 1 as a leaf–spine fabric (flow model only); spines == 0: absent.
 struct LeafSpineConfig {
   int spines = 0;
   double bandwidth_gbps = 0;  // per leaf–spine link, per direction
   double latency_ns = 0;      // per leaf–spine link
   EcmpMode ecmp = EcmpMode::kSplit;
+  std::vector<EcmpRoute> routes = {};  // pairs on a known spine; the others are split
   bool present() const { return spines > 0; }
 };
 

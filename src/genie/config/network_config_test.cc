@@ -106,8 +106,28 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
   // ASTRA-sim's keys read the same.
   EXPECT_EQ(ls->npus_count, plain->npus_count);
   EXPECT_EQ(ls->bandwidth_gbps, plain->bandwidth_gbps);
+  EXPECT_TRUE(ls->leaf_spine.routes.empty());
+  EXPECT_FALSE(ls->ToJson().contains("ecmp_routes"));
+
+  // Known spines per pair of hosts (host = rank mod 8 here), one entry per direction.
+  auto known = ParseNetworkConfig(base + "spines: 2\nspine_bandwidth: 0.5\nspine_latency: 30\n"
+                                         "ecmp_routes: [ [0, 4, 1], [4, 0, 0] ]\n",
+                                  "k.yml");
+  ASSERT_TRUE(known.ok()) << known.status().ToString();
+  EXPECT_EQ(known->leaf_spine.routes, (std::vector<EcmpRoute>{{0, 4, 1}, {4, 0, 0}}));
+  EXPECT_EQ(known->ToJson()["ecmp_routes"], nlohmann::json::parse("[[0,4,1],[4,0,0]]"));
+  EXPECT_TRUE(known->ignored_keys.empty());
 
   const std::vector<std::pair<std::string, std::string>> bad = {
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_routes: [ [0, 4] ]\n",
+       "ecmp_routes"},
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_routes: [ [0, 1, 0] ]\n",
+       "ecmp_routes"},  // one leaf: no spine between them
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_routes: [ [0, 4, 2] ]\n",
+       "ecmp_routes"},
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_routes: [ [0, 8, 0] ]\n",
+       "ecmp_routes"},
+      {"ecmp_routes: [ [0, 4, 0] ]\n", "ecmp_routes"},
       {"spines: 2\nspine_latency: 1\n", "spine_bandwidth"},
       {"spines: 2\nspine_bandwidth: 1\n", "spine_latency"},
       {"spine_bandwidth: 1\n", "spine_bandwidth"},  // names the missing "spines" too

@@ -8,8 +8,9 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <iostream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "genie/driver/pair_probe.h"
@@ -39,18 +40,37 @@ uint64_t Tag(int phase, int round, int purpose) {
   return (static_cast<uint64_t>(phase) << 40) | (static_cast<uint64_t>(round) << 20) |
          static_cast<uint64_t>(purpose);
 }
-enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm };
+enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm, kSteps };
 // At most this many slow directions are measured again alone (more: the fault is broad).
 constexpr int kMaxConfirm = 64;
 constexpr int kRepeats = 2;  // measurements of each direction
+
+// Ring steps with every host active (calibration under load): message sizes and steps per
+// measurement, small to large, so that a fit of step time = alpha + bytes / rate holds from
+// the chunks of a small all-reduce to bulk transfers. Each size is measured kStepRepeats times
+// and the median kept.
+struct StepSize {
+  Bytes message;
+  int steps;
+};
+constexpr StepSize kStepSizes[] = {{8 << 10, 40}, {64 << 10, 24}, {512 << 10, 10}, {4 << 20, 5}};
+constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
+constexpr int kStepRepeats = 5;
 
 class Scan {
  public:
   // `layout`: rank 0's testbed, whose switch counters say which link a slow transfer queued
   // at (nullptr: not on a testbed).
-  Scan(RealBackend& b, const DoctorOptions& o, const testbed::Layout* layout)
-      : b_(b), o_(o), layout_(layout), n_(b.world_size()), me_(b.rank()),
-        k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)) {
+  // `ring_group`: the ring steps run in rings of this many consecutive ranks (a leaf's hosts,
+  // so no step waits on a slower spine); 0 or n: one ring of all.
+  Scan(RealBackend& b, const DoctorOptions& o, const testbed::Layout* layout, int ring_group)
+      : b_(b),
+        o_(o),
+        layout_(layout),
+        n_(b.world_size()),
+        me_(b.rank()),
+        k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)),
+        group_(ring_group >= 2 && n_ % ring_group == 0 ? ring_group : n_) {
     const auto n = static_cast<size_t>(n_);
     rx_gbps_.assign(n, std::nan(""));
     rtt_us_.assign(n, std::nan(""));
@@ -75,7 +95,39 @@ class Scan {
         if (!Pings(a, c, round, 1)) return false;
       }
     }
-    return Confirm() && Patterns();
+    return Confirm() && Patterns() && RingSteps();
+  }
+
+  // Rank 0, after Gather: the ring steps' figures and their fit (JSON "ring_steps").
+  nlohmann::json RingStepsJson() const {
+    std::vector<double> sizes, ns;
+    for (int i = 0; i < kNumStepSizes; ++i) {
+      if (std::isnan(step_ns_all_[static_cast<size_t>(i)])) continue;
+      sizes.push_back(static_cast<double>(kStepSizes[i].message));
+      ns.push_back(step_ns_all_[static_cast<size_t>(i)]);
+    }
+    nlohmann::json j = {{"ring", group_}, {"message_bytes", sizes}, {"step_ns", ns}};
+    // Step time = alpha + bytes / rate, least squares on relative error (weights 1 / t^2): a
+    // prediction is judged by its ratio, at every size alike.
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const double w = 1 / (ns[i] * ns[i]);
+      sw += w;
+      sx += w * sizes[i];
+      sy += w * ns[i];
+      sxx += w * sizes[i] * sizes[i];
+      sxy += w * sizes[i] * ns[i];
+    }
+    const double det = sw * sxx - sx * sx;
+    if (sizes.size() >= 2 && det > 0) {
+      const double slope = (sw * sxy - sx * sy) / det;  // ns per byte
+      const double alpha = (sy - slope * sx) / sw;
+      if (slope > 0) {
+        j["alpha_ns"] = std::max(0.0, alpha);
+        j["gbps"] = 1 / slope;  // bytes per ns = GB/s (1e9 B/s)
+      }
+    }
+    return j;
   }
 
   // Rank 0: every rank's figures. Other ranks: send theirs.
@@ -85,6 +137,7 @@ class Scan {
       row.insert(row.end(), v->begin(), v->end());
     row.push_back(ring_gbps_);
     row.push_back(alltoall_gbps_);
+    row.insert(row.end(), step_ns_.begin(), step_ns_.end());
     std::string label = o_.host.substr(0, kLabelBytes - 1);
     label.resize(kLabelBytes, '\0');
     const Bytes row_bytes = row.size() * sizeof(double);
@@ -124,6 +177,19 @@ class Scan {
       }
       scan->ring_gbps.push_back(rows[to][4 * n]);
       scan->alltoall_gbps.push_back(rows[to][4 * n + 1]);
+    }
+    // Ring steps: the mean over the ranks (in lockstep they differ only by noise).
+    step_ns_all_.assign(kNumStepSizes, std::nan(""));
+    for (size_t i = 0; i < static_cast<size_t>(kNumStepSizes); ++i) {
+      double sum = 0;
+      int count = 0;
+      for (size_t r = 0; r < n; ++r) {
+        const double v = rows[r][4 * n + 2 + i];
+        if (std::isnan(v)) continue;
+        sum += v;
+        ++count;
+      }
+      if (count > 0) step_ns_all_[i] = sum / count;
     }
     // Several ranks on one host (a loopback run): tell them apart.
     auto& h = scan->hosts;
@@ -363,11 +429,54 @@ class Scan {
     return true;
   }
 
+  // Every host at once, each in a ring (of group_ ranks): step after step, a rank sends one
+  // message to its next and, once the message from its previous arrived, sends the next one,
+  // as a ring all-reduce does. A step's time, from the first arrival to the last over the
+  // steps between them (the start's skew left out), is what a collective's step costs with
+  // every host's stack busy, which on a testbed sharing a few cores is more than one pair
+  // alone pays (calibration.h).
+  bool RingSteps() {
+    const int base = me_ / group_ * group_;
+    const int next = base + (me_ - base + 1) % group_,
+              prev = base + (me_ - base + group_ - 1) % group_;
+    step_ns_.assign(kNumStepSizes, std::nan(""));
+    for (int i = 0; i < kNumStepSizes; ++i) {
+      const StepSize& size = kStepSizes[i];
+      std::vector<double> per_step;
+      for (int rep = 0; rep < kStepRepeats; ++rep) {
+        if (!Barrier(200 + i * kStepRepeats + rep)) return false;
+        Batch batch(b_);
+        const uint64_t tag = Tag(kSteps, i * kStepRepeats + rep, 0);
+        TimeNs first = 0, last = 0;
+        batch.Send(next, tag, size.message);
+        for (int k = 0; k < size.steps; ++k) {
+          batch.Recv(prev, tag, size.message, nullptr, [&, k] {
+            if (k == 0) first = b_.Now();
+            if (k + 1 < size.steps) {
+              batch.Send(next, tag, size.message);
+            } else {
+              last = b_.Now();
+            }
+          });
+        }
+        if (!batch.Wait()) return false;
+        if (last > first) per_step.push_back(static_cast<double>(last - first) / (size.steps - 1));
+      }
+      if (per_step.empty()) continue;
+      std::sort(per_step.begin(), per_step.end());
+      step_ns_[static_cast<size_t>(i)] = per_step[per_step.size() / 2];
+    }
+    return true;
+  }
+
   RealBackend& b_;
   const DoctorOptions& o_;
   const testbed::Layout* layout_;
   const int n_, me_;
   const Bytes k_;  // messages per direction
+  const int group_;                                 // ranks per ring of the ring steps
+  std::vector<double> step_ns_;                     // [size] this rank's median step time
+  std::vector<double> step_ns_all_;                 // rank 0: [size] the mean over the ranks
   std::vector<double> rx_gbps_, rtt_us_, retrans_;  // [peer]
   std::vector<double> alone_gbps_;  // [peer] measured again alone (NaN: not)
   std::vector<double> sent_, resent_;  // [peer] TCP segments sent to it, and sent again
@@ -426,7 +535,17 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   }
   RealBackend& b = **created;
   const TimeNs start = b.Now();
-  Scan s(b, o, layout ? &*layout : nullptr);
+  // The ring steps stay within a leaf of a leaf-spine testbed (one rank per host, rank i on
+  // host i): a ring through a slower spine would measure the spine, not the hosts' stacks.
+  int ring_group = 0;
+  if (!o.testbed.empty()) {
+    auto tb = layout ? Result<testbed::Layout>(*layout) : testbed::Load(o.testbed);
+    if (tb.ok() && tb->spec.kind == testbed::TopologyKind::kLeafSpine &&
+        static_cast<int>(tb->hosts.size()) == env.world_size) {
+      ring_group = tb->spec.hosts_per_leaf;
+    }
+  }
+  Scan s(b, o, layout ? &*layout : nullptr, ring_group);
   if (!s.Run() || !s.Gather(&scan)) {
     // The scan could not finish: that is itself a finding about the fabric, but not a verdict.
     b.Abort(b.status());
@@ -442,7 +561,9 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   auto verdict = report::Diagnose(scan, o.thresholds);
   std::cout << report::FormatDoctorReport(scan, verdict) << std::flush;
   if (!o.json_path.empty()) {
-    Status w = report::WriteFileAtomically(o.json_path, report::DoctorJson(scan, verdict).dump(1) + "\n");
+    nlohmann::json j = report::DoctorJson(scan, verdict);
+    j["ring_steps"] = s.RingStepsJson();
+    Status w = report::WriteFileAtomically(o.json_path, j.dump(1) + "\n");
     if (!w.ok()) return fail(w.message(), launch::kExitBadInput);
   }
   if (!o.report_path.empty()) {

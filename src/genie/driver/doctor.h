@@ -3,7 +3,12 @@
 // of disjoint pairs (report/doctor_findings.h says how the figures are judged): each direction's
 // goodput (twice, the better kept) and TCP retransmissions (over both), then the pair's round
 // trip; then every host at once in a ring, all into rank 0 (incast), and everyone to
-// everyone. Rank 0 gathers the figures, prints the table and the findings and writes the JSON. Runs on one thread, the rank's event loop.
+// everyone; then ring steps with every host active at four message sizes, 8 KiB to 4 MiB (each host sends to
+// its ring neighbour once the previous step's message arrived; on a leaf-spine testbed one ring
+// per leaf), whose fit step = alpha + bytes / rate is the JSON's `ring_steps`, what
+// `genie testbed calibrate` calibrates under load with (testbed/calibration.h). Rank 0 gathers the
+// figures, prints the table and the findings and writes the JSON. Runs on one thread, the rank's
+// event loop.
 #pragma once
 
 #include <string>

@@ -16,6 +16,7 @@
 // Leaf-spine (Topology::FlowRoute): a message between leaves is split evenly over the S
 // spines, S sub-flows (bytes / S each) sharing like any flows, delivered when the last of them
 // is — ECMP with the hash unknown, its expectation. Sub-flows count as flows in max_queue.
+// A pair of hosts whose spine is known (network.yml `ecmp_routes`) has one path, on that spine.
 //
 // Rounding: rates and remaining bytes are doubles; a flow ends at the first whole ns at or
 // after its exact end (never faster than the link), and is delivered at the first whole ns at

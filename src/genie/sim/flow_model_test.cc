@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 
 #include "genie/config/network_config.h"
@@ -293,6 +294,39 @@ TEST(FlowModelTest, LeafSpineSplitEndsWithTheLastSubFlow) {
   h.Send(5, 1, 1);     // the other way, 1 B and 0 B: the empty half waits only the latency
   EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1002 + 220, 23, 2 + 220}));
   EXPECT_EQ(h.model().active_flows(), 0u);
+}
+
+// ECMP with a known hash (ecmp_routes): hosts 0 and 1 -> 4 and 5 on spine 0, host 2 -> 6 on
+// spine 1, host 3 -> 7 unlisted (split, 4,000 B on each). Spine 0's uplink (0.5 B/ns) holds three
+// flows at 1/6 each until 3 -> 7's half ends (24,000 ns), then two at 1/4: 40,000 ns. Spine 1's
+// holds two at 1/4 until 3 -> 7's other half ends (16,000 ns), then 2 -> 6 alone at 1/2: 24,000.
+// Split evenly (no routes) every message takes 32,000 ns.
+TEST(FlowModelTest, LeafSpineKnownEcmpRoutesTakeTheirSpine) {
+  config::NetworkConfig c = LeafSpine(2);
+  c.leaf_spine.routes = {{0, 4, 0}, {1, 5, 0}, {2, 6, 1}, {4, 0, 1}};
+  Harness h(c);
+  for (int j = 0; j < 4; ++j) h.Send(j, 4 + j, 8000);
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{40000, 40000, 24000, 24000}));
+  std::map<std::string, uint64_t> messages;
+  for (const LinkStats& l : h.model().link_stats()) {
+    messages[h.topology().LinkName(l.link)] = l.messages;
+  }
+  EXPECT_EQ(messages["spines: leaf 0 -> spine 0"], 3u);
+  EXPECT_EQ(messages["spines: leaf 0 -> spine 1"], 2u);
+  EXPECT_EQ(messages["spines: spine 1 -> leaf 1"], 2u);
+  // The path of a listed pair is one, on its spine (each direction its own entry).
+  const Topology& t = h.topology();
+  EXPECT_EQ(t.FlowPaths(0, 4), 1);
+  EXPECT_EQ(t.FlowPaths(3, 7), 2);
+  EXPECT_EQ(t.FlowPaths(5, 1), 2);
+  std::vector<int> route;
+  t.FlowRoute(4, 0, 0, &route);
+  ASSERT_EQ(route.size(), 4u);
+  EXPECT_EQ(t.LinkName(route[1]), "spines: leaf 1 -> spine 1");
+  EXPECT_EQ(t.LinkName(route[2]), "spines: spine 1 -> leaf 0");
+  Harness split(LeafSpine(2));
+  for (int j = 0; j < 4; ++j) split.Send(j, 4 + j, 8000);
+  EXPECT_EQ(split.Run(), std::vector<TimeNs>(4, 32000));
 }
 
 // ASTRA-sim's models read the same file as [Switch 4, Switch 2]: the spine keys change nothing.

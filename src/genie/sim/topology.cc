@@ -60,6 +60,17 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
     t.spine_device_offset_ = t.npus_ + switches;
     t.spine_latency_ns_ = ls.latency_ns;
     t.spine_bytes_per_ns_ = ls.bandwidth_gbps * (1 << 30) / (1'000'000'000);
+    if (!ls.routes.empty()) {
+      t.fabric_hosts_ = config.npus_count[0] * config.npus_count[1];
+      if (int64_t{t.fabric_hosts_} * t.fabric_hosts_ > (int64_t{1} << 28)) {
+        return Status::InvalidArgument(config.path + ": ecmp_routes on more than 16,384 hosts");
+      }
+      t.pinned_spine_.assign(static_cast<size_t>(t.fabric_hosts_) * t.fabric_hosts_, -1);
+      for (const config::EcmpRoute& r : ls.routes) {
+        t.pinned_spine_[static_cast<size_t>(r.src_host) * t.fabric_hosts_ + r.dst_host] =
+            static_cast<int16_t>(r.spine);
+      }
+    }
   }
   t.num_links_ = static_cast<int>(links);
   t.num_devices_ = t.npus_ + switches + t.spines_;
@@ -217,7 +228,8 @@ void Topology::Route(int src, int dst, std::vector<int>* links) const {
 }
 
 int Topology::FlowPaths(int src, int dst) const {
-  return CrossesSpines(src, dst) ? spines_ : 1;
+  if (!CrossesSpines(src, dst)) return 1;
+  return PinnedSpine(src, dst) >= 0 ? 1 : spines_;
 }
 
 void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) const {
@@ -226,6 +238,8 @@ void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) co
     return;
   }
   GENIE_CHECK(path >= 0 && path < spines_) << "path " << path;
+  const int pinned = PinnedSpine(src, dst);
+  if (pinned >= 0) path = pinned;
   links->clear();
   const Dim& d0 = dims_[0];
   const Dim& d1 = dims_[1];

@@ -79,7 +79,8 @@ class Topology {
   // FlowPaths() == spines equal paths: src's link into its leaf, leaf -> spine `path`,
   // spine -> the destination's leaf, that leaf's link to the host of dst, then (ranks of one
   // host) the higher dimensions as Route() goes; within a leaf it is Route()'s path (the
-  // uplinks are never touched).
+  // uplinks are never touched). A pair of hosts listed in network.yml's `ecmp_routes` (the
+  // testbed's known hash) has one path, on its spine; FlowRoute(..., 0) takes it.
   bool leaf_spine() const { return spines_ > 0; }
   int spines() const { return spines_; }
   int FlowPaths(int src, int dst) const;
@@ -129,6 +130,14 @@ class Topology {
   int spine_device_offset_ = 0;  // spine s is device +s
   double spine_latency_ns_ = 0;
   double spine_bytes_per_ns_ = 0;
+  // ecmp_routes: [src_host * hosts + dst_host] = its spine, -1 unknown (split); empty: none.
+  int fabric_hosts_ = 0;
+  std::vector<int16_t> pinned_spine_;
+  int PinnedSpine(int src, int dst) const {
+    if (pinned_spine_.empty()) return -1;
+    return pinned_spine_[static_cast<size_t>(src % fabric_hosts_) * fabric_hosts_ +
+                         dst % fabric_hosts_];
+  }
 };
 
 }  // namespace genie::sim

@@ -10,6 +10,8 @@
 #include <fstream>
 
 #include "genie/testbed/control.h"
+#include "genie/testbed/ecmp.h"
+#include "genie/testbed/shell.h"
 
 namespace genie::testbed {
 namespace {
@@ -50,16 +52,36 @@ double IntraLeafMedianGbps(const Layout& layout, const nlohmann::json& doctor) {
 
 }  // namespace
 
+MeasuredCosts Calibration::Costs() const {
+  if (basis == kBasisAllHosts && all_hosts_goodput > 0) {
+    return {all_hosts_goodput, all_hosts_overhead_ns};
+  }
+  return {goodput, message_overhead_ns};
+}
+
 nlohmann::json Calibration::ToJson() const {
-  return {{"goodput", goodput},
-          {"message_overhead_ns", message_overhead_ns},
-          {"median_gbps", median_gbps},
-          {"median_rtt_us", median_rtt_us},
-          {"measured", measured}};
+  nlohmann::json j = {{"goodput", goodput},
+                      {"message_overhead_ns", message_overhead_ns},
+                      {"median_gbps", median_gbps},
+                      {"median_rtt_us", median_rtt_us},
+                      {"basis", basis},
+                      {"measured", measured}};
+  if (all_hosts_goodput > 0) {
+    j["all_hosts"] = {{"goodput", all_hosts_goodput},
+                      {"message_overhead_ns", all_hosts_overhead_ns},
+                      {"gbps", all_hosts_gbps},
+                      {"ring_steps", ring_steps}};
+  }
+  if (!ecmp_routes.is_null()) j["ecmp_routes"] = ecmp_routes;
+  return j;
 }
 
 Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::json& doctor,
-                                          bool accept_findings) {
+                                          bool accept_findings, const std::string& basis) {
+  if (basis != kBasisAllHosts && basis != kBasisOnePair) {
+    return Status::InvalidArgument("calibration basis \"" + basis + "\" is unknown; give " +
+                                   kBasisAllHosts + " or " + kBasisOnePair);
+  }
   const uint64_t rate = layout.HostLinkRate();
   if (rate == 0) return Status::InvalidArgument("testbed " + layout.name() + " has no host links");
   if (!doctor.is_object() || !doctor.contains("reference_gbps") ||
@@ -85,6 +107,18 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
   }
   c.goodput = c.median_gbps * 1e9 / (static_cast<double>(rate) / 8);
   c.message_overhead_ns = c.median_rtt_us * 1e3 / 2;
+  const nlohmann::json steps = doctor.value("ring_steps", nlohmann::json());
+  if (steps.is_object() && steps.contains("gbps") && steps.contains("alpha_ns") &&
+      steps["gbps"].is_number() && steps["alpha_ns"].is_number() &&
+      steps["gbps"].get<double>() > 0) {
+    c.all_hosts_gbps = steps["gbps"].get<double>();
+    c.all_hosts_goodput = c.all_hosts_gbps * 1e9 / (static_cast<double>(rate) / 8);
+    c.all_hosts_overhead_ns = std::max(0.0, steps["alpha_ns"].get<double>());
+    c.ring_steps = steps;
+  }
+  // The model's goodput is at most 1; a fit above it (noise, tbf's burst) is clipped there.
+  c.all_hosts_goodput = std::min(c.all_hosts_goodput, 1.0);
+  c.basis = basis == kBasisAllHosts && c.all_hosts_goodput > 0 ? kBasisAllHosts : kBasisOnePair;
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -126,6 +160,27 @@ Result<std::optional<Calibration>> LoadCalibration(const std::string& name) {
   c.median_gbps = j.value("median_gbps", 0.0);
   c.median_rtt_us = j.value("median_rtt_us", 0.0);
   c.measured = j.value("measured", std::string());
+  c.basis = j.value("basis", std::string(kBasisOnePair));
+  if (j.contains("all_hosts") && j["all_hosts"].is_object()) {
+    const nlohmann::json& a = j["all_hosts"];
+    c.all_hosts_goodput = a.value("goodput", 0.0);
+    c.all_hosts_overhead_ns = a.value("message_overhead_ns", 0.0);
+    c.all_hosts_gbps = a.value("gbps", 0.0);
+    c.ring_steps = a.value("ring_steps", nlohmann::json());
+  }
+  if (c.basis != kBasisAllHosts && c.basis != kBasisOnePair) {
+    return Status::InvalidArgument(path + ": basis \"" + c.basis +
+                                   "\" is unknown; run genie "
+                                   "testbed calibrate " +
+                                   name + " again");
+  }
+  if (c.basis == kBasisAllHosts &&
+      !(c.all_hosts_goodput > 0 && c.all_hosts_goodput <= 1.5 && c.all_hosts_overhead_ns >= 0)) {
+    return Status::InvalidArgument(path +
+                                   ": basis all-hosts without its figures; run genie "
+                                   "testbed calibrate " +
+                                   name + " again");
+  }
   if (!(c.goodput > 0 && c.goodput <= 1.5) || !(c.message_overhead_ns >= 0)) {
     return Status::InvalidArgument(fmt::format(
         "{}: goodput {} or message_overhead_ns {} out of range; run genie testbed calibrate {} "
@@ -139,17 +194,35 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
                                       double one_way_latency_ns, std::string* note) {
   GENIE_ASSIGN_OR_RETURN(Layout layout, Load(name));
   GENIE_ASSIGN_OR_RETURN(std::optional<Calibration> cal, LoadCalibration(name));
-  if (!cal) {
-    if (note) *note = "uncalibrated (defaults; genie testbed calibrate " + name + " measures them)";
-    return ToNetworkYml(layout, ranks_per_host, one_way_latency_ns < 0 ? 30'000.0 : one_way_latency_ns);
+  // A leaf-spine hashing on addresses: ask its leaves which spine each pair takes (ecmp.h).
+  std::vector<config::EcmpRoute> routes;
+  std::string ecmp_note;
+  if (EcmpKnown(layout)) {
+    SystemShell shell;
+    auto asked = QueryEcmpRoutes(layout, shell);
+    if (asked.ok()) {
+      routes = std::move(*asked);
+      ecmp_note = fmt::format("; ECMP l3: {} pairs on their known spine", routes.size());
+    } else {
+      ecmp_note = "; ECMP l3 but its spines unknown (split): " + asked.status().message();
+    }
   }
-  const MeasuredCosts costs{cal->goodput, cal->message_overhead_ns};
+  if (!cal) {
+    if (note) {
+      *note =
+          "uncalibrated (defaults; genie testbed calibrate " + name + " measures them)" + ecmp_note;
+    }
+    return ToNetworkYml(layout, ranks_per_host,
+                        one_way_latency_ns < 0 ? 30'000.0 : one_way_latency_ns, nullptr, &routes);
+  }
+  const MeasuredCosts costs = cal->Costs();
   if (note) {
-    *note = fmt::format("calibrated {}: goodput {:.3f}, message overhead {:.1f} us", cal->measured,
-                        cal->goodput, cal->message_overhead_ns / 1e3);
+    *note = fmt::format("calibrated {} ({}): goodput {:.3f}, message overhead {:.1f} us{}",
+                        cal->measured, cal->basis, costs.goodput, costs.message_overhead_ns / 1e3,
+                        ecmp_note);
   }
   return ToNetworkYml(layout, ranks_per_host, one_way_latency_ns < 0 ? 1.0 : one_way_latency_ns,
-                      &costs);
+                      &costs, &routes);
 }
 
 }  // namespace genie::testbed

@@ -10,6 +10,16 @@
 //    kernel stack, the namespaces' veth and bridge and genie's event loop, which on a testbed
 //    is all software (the per-link latency is left at 1 ns; a leaf-spine's extra hops are not
 //    separated from it).
+// Those are one pair's figures, alone on the fabric: what a host pays when it has a CPU of its
+// own, as on a real cluster. On a testbed every host's stack shares this machine's few cores,
+// and with every host sending at once a step costs more; the doctor's `ring_steps` (every host
+// at once, ring neighbour to ring neighbour, three message sizes, fit step time = alpha +
+// bytes / rate) give the all-hosts figures:
+//  * all_hosts.goodput = the fitted rate / the host links' rate;
+//  * all_hosts.message_overhead_ns = alpha, the fixed cost of a step with every host busy.
+// Both sets are recorded; `basis` says which one the network description carries: all-hosts
+// (the default, the only one right for namespaces sharing a machine's CPUs) or one-pair (`genie
+// testbed calibrate --basis one-pair`; a cluster with a CPU per host, where the two agree).
 // A scan with findings (a slow host, loss) is refused: calibrating on a fault would teach the
 // model the fault. Pure but for the file; main thread of the CLI.
 #pragma once
@@ -23,19 +33,36 @@
 
 namespace genie::testbed {
 
+inline constexpr const char* kBasisAllHosts = "all-hosts";
+inline constexpr const char* kBasisOnePair = "one-pair";
+
 struct Calibration {
+  // One pair alone.
   double goodput = 0;              // fraction of the host links' rate
   double message_overhead_ns = 0;  // per message, added once
   double median_gbps = 0;          // what goodput was derived from (GB/s = 1e9 B/s)
   double median_rtt_us = 0;
+  // Every host at once (ring steps); 0 when the scan had none (an older genie).
+  double all_hosts_goodput = 0;
+  double all_hosts_overhead_ns = 0;
+  double all_hosts_gbps = 0;          // the fitted rate
+  nlohmann::json ring_steps;          // the doctor's figures the fit came from
+  std::string basis = kBasisOnePair;  // which set Costs() gives
+  // A leaf-spine with a known hash: [[src host, dst host, spine], ...] as its leaves answered
+  // when calibrated (a record; network-yml asks them again, ecmp.h). Null: none.
+  nlohmann::json ecmp_routes;
   std::string measured;            // when (ISO 8601 UTC)
+  // The figures the network description carries (basis).
+  MeasuredCosts Costs() const;
   nlohmann::json ToJson() const;
 };
 
 // From `genie doctor --json`'s document for testbed `layout`. Fails when the scan found
-// anomalies (named in the message) unless `accept_findings`.
+// anomalies (named in the message) unless `accept_findings`. `basis`: kBasisAllHosts (falls
+// back to one-pair, and says so in the basis, when the scan has no ring steps) or kBasisOnePair.
 Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::json& doctor,
-                                          bool accept_findings = false);
+                                          bool accept_findings = false,
+                                          const std::string& basis = kBasisAllHosts);
 
 std::string CalibrationPath(const std::string& name);
 Status SaveCalibration(const std::string& name, const Calibration& c);

@@ -76,6 +76,39 @@ TEST(Calibration, AScanWithFindingsIsRefusedUnlessAccepted) {
   EXPECT_FALSE(CalibrationFromDoctor(Star4("tb"), Scan(0, 40)).ok());
 }
 
+// With every host active (the doctor's ring steps, fitted): goodput = the fitted rate over the
+// link's, overhead = alpha. The default basis is all-hosts; one-pair keeps the pair's figures;
+// a scan without ring steps (an older genie) falls back to one-pair and says so.
+TEST(Calibration, AllHostsFiguresFromTheRingStepsAndTheBasisSaysWhichIsUsed) {
+  nlohmann::json scan = Scan(0.0475, 40.0);
+  scan["ring_steps"] = {{"alpha_ns", 60'000.0}, {"gbps", 0.045}, {"ring", 4}};
+  auto c = CalibrationFromDoctor(Star4("tb"), scan);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->basis, kBasisAllHosts);
+  EXPECT_NEAR(c->all_hosts_goodput, 0.045e9 / 50e6, 1e-9);
+  EXPECT_DOUBLE_EQ(c->all_hosts_overhead_ns, 60'000);
+  EXPECT_NEAR(c->Costs().goodput, 0.9, 1e-9);
+  EXPECT_DOUBLE_EQ(c->Costs().message_overhead_ns, 60'000);
+  EXPECT_NEAR(c->goodput, 0.95, 1e-9);  // the pair's, recorded beside
+  EXPECT_EQ(c->ToJson()["all_hosts"]["ring_steps"]["ring"], 4);
+
+  auto pair = CalibrationFromDoctor(Star4("tb"), scan, false, kBasisOnePair);
+  ASSERT_TRUE(pair.ok());
+  EXPECT_EQ(pair->basis, kBasisOnePair);
+  EXPECT_NEAR(pair->Costs().goodput, 0.95, 1e-9);
+  EXPECT_DOUBLE_EQ(pair->Costs().message_overhead_ns, 20'000);
+  EXPECT_NEAR(pair->all_hosts_goodput, 0.9, 1e-9);  // recorded all the same
+
+  auto old = CalibrationFromDoctor(Star4("tb"), Scan(0.0475, 40.0));
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->basis, kBasisOnePair);
+  EXPECT_FALSE(old->ToJson().contains("all_hosts"));
+  EXPECT_FALSE(CalibrationFromDoctor(Star4("tb"), scan, false, "both").ok());
+  // A fit above the link's rate (tbf's burst) is clipped to goodput 1.
+  scan["ring_steps"]["gbps"] = 0.06;
+  EXPECT_DOUBLE_EQ(CalibrationFromDoctor(Star4("tb"), scan)->all_hosts_goodput, 1.0);
+}
+
 TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   const std::string dir = (std::filesystem::temp_directory_path() /
                            ("genie-calib-" + std::to_string(getpid())))
@@ -98,6 +131,7 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   auto loaded = LoadCalibration("cal");
   ASSERT_TRUE(loaded.ok() && loaded->has_value());
   EXPECT_DOUBLE_EQ((*loaded)->goodput, c->goodput);
+  EXPECT_EQ((*loaded)->basis, kBasisOnePair);  // this scan had no ring steps
 
   auto yml = TestbedNetworkYml("cal", 2, -1, &note);
   ASSERT_TRUE(yml.ok());
@@ -109,6 +143,23 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   EXPECT_DOUBLE_EQ(net->MessageOverheadNsOf(0), 20'500);
   EXPECT_DOUBLE_EQ(net->GoodputOf(1), config::kDefaultGoodput);
   EXPECT_DOUBLE_EQ(net->latency_ns[0], 1);
+
+  // All hosts at once: the description carries those, and the note says so.
+  nlohmann::json scan = Scan(0.048, 41.0);
+  scan["ring_steps"] = {{"alpha_ns", 55'000.0}, {"gbps", 0.044}};
+  auto all = CalibrationFromDoctor(layout, scan);
+  ASSERT_TRUE(all.ok() && SaveCalibration("cal", *all).ok());
+  auto reloaded = LoadCalibration("cal");
+  ASSERT_TRUE(reloaded.ok() && reloaded->has_value());
+  EXPECT_EQ((*reloaded)->basis, kBasisAllHosts);
+  EXPECT_DOUBLE_EQ((*reloaded)->all_hosts_overhead_ns, 55'000);
+  auto all_yml = TestbedNetworkYml("cal", 1, -1, &note);
+  ASSERT_TRUE(all_yml.ok());
+  EXPECT_NE(note.find("all-hosts"), std::string::npos) << note;
+  auto all_net = config::ParseNetworkConfig(*all_yml, "cal");
+  ASSERT_TRUE(all_net.ok()) << all_net.status().message();
+  EXPECT_NEAR(all_net->GoodputOf(0), 0.88, 1e-3);
+  EXPECT_DOUBLE_EQ(all_net->MessageOverheadNsOf(0), 55'000);
 
   std::ofstream(CalibrationPath("cal")) << "{\"goodput\": \"fast\"}";
   auto bad = LoadCalibration("cal");

@@ -252,7 +252,8 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
 }
 
 std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns,
-                         const MeasuredCosts* measured) {
+                         const MeasuredCosts* measured,
+                         const std::vector<config::EcmpRoute>* ecmp_routes) {
   const TestbedSpec& s = layout.spec;
   const int r = std::max(1, ranks_per_host);
   // Ranks of a host share its NIC (rail 0..nics-1): each rank's share of the host's links.
@@ -311,15 +312,29 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
   }
   if (s.kind == TopologyKind::kLeafSpine) {
     // The flow model routes over the real fabric instead of dimension 1's per-rank links:
-    // every host of a leaf shares its uplinks. The testbed's ECMP hash (l4: ephemeral ports;
-    // l3: a per-boot seed) is unknown, so every message is spread over the spines.
+    // every host of a leaf shares its uplinks. The testbed's ECMP hash (l4: ephemeral ports)
+    // is unknown, so every message is spread over the spines; with l3 the leaves were asked
+    // which spine each pair takes (ecmp.h), and those pairs are pinned to it.
+    const bool known = ecmp_routes != nullptr && !ecmp_routes->empty();
     text += fmt::format(
         "# The leaf-spine fabric, for genie's flow model (ASTRA-sim ignores these keys): "
         "dimension 1 is {} leaves joined by {} spine(s), each leaf-spine link {} per direction; "
-        "ECMP hash {} unknown to the model: split.\n"
+        "ECMP hash {} {}.\n"
         "spines: {}\nspine_bandwidth: {:.6g}\nspine_latency: {:.6g}\necmp: split\n",
         s.leaves, s.spines, FormatBitRate(static_cast<uint64_t>(spine_gbps * kGiB * 8 + 0.5)),
-        s.hash == EcmpHash::kL3 ? "l3" : "l4", s.spines, spine_gbps, lat);
+        s.hash == EcmpHash::kL3 ? "l3" : "l4",
+        known ? "known: each pair of hosts on the spine its leaf picks (ip route get), "
+                "[src host, dst host, spine]"
+              : "unknown to the model: split",
+        s.spines, spine_gbps, lat);
+    if (known) {
+      text += "ecmp_routes: [";
+      for (size_t i = 0; i < ecmp_routes->size(); ++i) {
+        const config::EcmpRoute& r = (*ecmp_routes)[i];
+        text += fmt::format("{}[{}, {}, {}]", i ? ", " : " ", r.src_host, r.dst_host, r.spine);
+      }
+      text += " ]\n";
+    }
   }
   return text;
 }

@@ -25,6 +25,7 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
+#include "genie/config/network_config.h"
 #include "genie/testbed/spec.h"
 
 namespace genie::testbed {
@@ -116,7 +117,10 @@ struct MeasuredCosts {
   double goodput = 0;
   double message_overhead_ns = 0;
 };
+// `ecmp_routes` (ecmp.h, a leaf-spine with a known hash): each pair's spine, written as the
+// flow model's `ecmp_routes`; without them every message is split over the spines.
 std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns,
-                         const MeasuredCosts* measured = nullptr);
+                         const MeasuredCosts* measured = nullptr,
+                         const std::vector<config::EcmpRoute>* ecmp_routes = nullptr);
 
 }  // namespace genie::testbed
