@@ -177,9 +177,9 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
   matcher_.AddArrived(k, std::move(a));
 }
 
-int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes bytes,
-                              uint64_t cookie, uint64_t remote_data, int early, bool ahead,
-                              uint64_t* addr, uint64_t* key) {
+int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes bytes, uint64_t cookie,
+                              uint64_t remote_data, int early, bool ahead, uint64_t* addr,
+                              uint64_t* key) {
   *addr = 0;
   *key = 0;
   void* dst = into != nullptr ? into : Scratch(bytes);
@@ -197,7 +197,8 @@ int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes byte
     rx_slots_.emplace_back();
   }
   RecvSlot& r = rx_slots_[id];
-  r = RecvSlot{peer, channel, cookie, bytes, remote_data, nullptr, true, ahead, false, false, early};
+  r = RecvSlot{peer, channel, cookie, bytes, remote_data, nullptr,
+               true, ahead,   false,  false, early};
   if (!options_.fabric_rma) {
     // The fi_trecv is posted before the clear-to-send leaves (Submit keeps the order), so the
     // payload never arrives unexpected.

@@ -144,8 +144,8 @@ FabricTransport::~FabricTransport() {
         "busy {}; {} receives offered ahead, {} payloads sent into an offer ({} crossed), {} "
         "clear-to-sends answering a header",
         options_.rank, stats_.drains, stats_.fd_wakeups, stats_.timer_wakeups, stats_.timer_useful,
-        stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy,
-        stats_.offers, stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies);
+        stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy, stats_.offers,
+        stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies);
   }
   StopHeartbeats();
   CloseAll();
@@ -307,7 +307,8 @@ Status FabricTransport::Open() {
     return Status::IoError(fmt::format("rank {}: {} on provider '{}' domain {}: {}", options_.rank,
                                        what, provider_, info_->domain_attr->name, FiError(r)));
   };
-  GENIE_RETURN_IF_ERROR(check(fabric_library::Fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
+  GENIE_RETURN_IF_ERROR(
+      check(fabric_library::Fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
   GENIE_RETURN_IF_ERROR(check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain"));
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
