@@ -197,8 +197,15 @@ int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes byte
     rx_slots_.emplace_back();
   }
   RecvSlot& r = rx_slots_[id];
-  r = RecvSlot{peer, channel, cookie, bytes, remote_data, nullptr,
-               true, ahead,   false,  false, early};
+  r = RecvSlot{};
+  r.peer = peer;
+  r.channel = channel;
+  r.cookie = cookie;
+  r.bytes = bytes;
+  r.remote_data = remote_data;
+  r.used = true;
+  r.ahead = ahead;
+  r.early = early;
   if (!options_.fabric_rma) {
     // The fi_trecv is posted before the clear-to-send leaves (Submit keeps the order), so the
     // payload never arrives unexpected.

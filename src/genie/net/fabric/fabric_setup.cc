@@ -307,8 +307,7 @@ Status FabricTransport::Open() {
     return Status::IoError(fmt::format("rank {}: {} on provider '{}' domain {}: {}", options_.rank,
                                        what, provider_, info_->domain_attr->name, FiError(r)));
   };
-  GENIE_RETURN_IF_ERROR(
-      check(fabric_library::Fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
+  GENIE_RETURN_IF_ERROR(check(fabric_library::Fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
   GENIE_RETURN_IF_ERROR(check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain"));
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
