@@ -142,9 +142,12 @@ struct FabricTransport::AheadCts {
 // A payload received before its receive was posted (so that its sender's send completes, as
 // over TCP: a schedule may wait for a send before it posts the matching receive). It lands in
 // a pooled buffer (real data) or the scratch mapping (filler); the receive, once posted, takes
-// it from there — at once if it landed, else when it does.
+// it from there — at once if it landed, else when it does. Taken only once the loop has run
+// what it had queued (TakeEarly): a receive posted by a completion of the same CQ read gets
+// the payload straight into its buffer instead, with no copy.
 struct FabricTransport::Early {
   int peer = -1;
+  uint64_t seq = 0;
   uint16_t channel = 0;
   Bytes bytes = 0;
   uint64_t remote_data = 0;

@@ -63,7 +63,18 @@ void FabricTransport::PostRecv(const RecvOp& op) {
       e.into = op.into;
       e.cookie = op.cookie;
       if (e.landed) DeliverEarly(id);
+    } else if (auto t = early_by_seq_.find(RmaKey(op.peer, a->handle));
+               t != early_by_seq_.end()) {
+      // TakeEarly took it: as above.
+      const int id = t->second;
+      early_by_seq_.erase(t);
+      Early& e = *early_[static_cast<size_t>(id)];
+      e.claimed = true;
+      e.into = op.into;
+      e.cookie = op.cookie;
+      if (e.landed) DeliverEarly(id);
     } else {
+      early_pending_.erase(RmaKey(op.peer, a->handle));
       StartPayloadRecv(op.peer, ch, a->handle, op.into, op.bytes, op.cookie, a->remote_data);
     }
     return;
@@ -146,9 +157,40 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     StartPayloadRecv(peer, h.channel, h.seq, p->into, h.bytes, p->cookie, h.aux);
     return;
   }
-  MessageMatcher::Arrived a{h.bytes, has_data, {}, h.aux, h.seq};
-  if (!has_data || unexpected_bytes_ + h.bytes <= kUnexpectedCap) {
-    // Take the payload now, so that its sender's send completes (see Early).
+  // Unmatched: the payload waits at the sender; TakeEarly takes it into an Early buffer unless
+  // a receive comes first.
+  matcher_.AddArrived(k, MessageMatcher::Arrived{h.bytes, has_data, {}, h.aux, h.seq});
+  const uint64_t key = RmaKey(peer, h.seq);
+  early_pending_[key] = 1;
+  early_candidates_.push_back({peer, h.channel, h.seq, h.bytes, h.aux, has_data});
+  if (!early_task_posted_) {
+    early_task_posted_ = true;
+    std::weak_ptr<bool> alive = alive_;
+    loop_->Post([this, alive] {
+      if (alive.expired() || !*alive.lock()) return;
+      early_task_posted_ = false;
+      TakeEarly();
+    });
+  }
+}
+
+void FabricTransport::TakeEarly() {
+  std::vector<EarlyCandidate> candidates;
+  candidates.swap(early_candidates_);
+  for (const EarlyCandidate& c : candidates) {
+    const uint64_t key = RmaKey(c.peer, c.seq);
+    auto pend = early_pending_.find(key);
+    if (pend == early_pending_.end()) continue;  // its receive came: received directly
+    if (ep_ == nullptr || lost_[static_cast<size_t>(c.peer)]) {
+      early_pending_.erase(pend);
+      continue;
+    }
+    if (c.has_data && unexpected_bytes_ + c.bytes > kUnexpectedCap) {
+      // Beyond the cap the payload stays with its sender until its receive is posted.
+      early_pending_.erase(pend);
+      continue;
+    }
+    early_pending_.erase(pend);
     int id;
     if (!free_early_.empty()) {
       id = free_early_.back();
@@ -159,22 +201,20 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     }
     Early& e = *early_[static_cast<size_t>(id)];
     e = Early{};
-    e.peer = peer;
-    e.channel = h.channel;
-    e.bytes = h.bytes;
-    e.remote_data = h.aux;
-    e.has_data = has_data;
-    if (has_data) {
-      e.buf = matcher_.TakeBuffer(h.bytes);
-      unexpected_bytes_ += h.bytes;
+    e.peer = c.peer;
+    e.seq = c.seq;
+    e.channel = c.channel;
+    e.bytes = c.bytes;
+    e.remote_data = c.remote_data;
+    e.has_data = c.has_data;
+    if (c.has_data) {
+      e.buf = matcher_.TakeBuffer(c.bytes);
+      unexpected_bytes_ += c.bytes;
     }
-    a.handle = kEarlyHandle | static_cast<uint64_t>(id);
-    matcher_.AddArrived(k, std::move(a));
-    StartPayloadRecv(peer, h.channel, h.seq, has_data ? e.buf.get() : nullptr, h.bytes, 0, h.aux,
-                     id);
-    return;
+    early_by_seq_[key] = id;
+    StartPayloadRecv(c.peer, c.channel, c.seq, c.has_data ? e.buf.get() : nullptr, c.bytes, 0,
+                     c.remote_data, id);
   }
-  matcher_.AddArrived(k, std::move(a));
 }
 
 int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes bytes, uint64_t cookie,

@@ -185,6 +185,7 @@ class FabricTransport final : public Transport {
   void PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes, uint64_t remote_data,
                      int early);
   void DeliverEarly(int early);  // landed and claimed: copy out, complete, free
+  void TakeEarly();              // headers still unmatched: take their payloads (Early)
   void OnCts(int peer, const Header& h);
   void OnCtsAhead(int peer, const Header& h);
   // Sends a payload into the receiver's slot (fi_tsend or fi_writedata).
@@ -281,6 +282,19 @@ class FabricTransport final : public Transport {
   std::vector<std::unique_ptr<Early>> early_;  // by id, reused via free list
   std::vector<int> free_early_;
   Bytes unexpected_bytes_ = 0;      // real-data payloads held in Early buffers
+  // Unmatched headers whose payload TakeEarly may take, and which it took: RmaKey(peer, seq).
+  struct EarlyCandidate {
+    int peer;
+    uint16_t channel;
+    uint64_t seq;
+    Bytes bytes;
+    uint64_t remote_data;
+    bool has_data;
+  };
+  std::vector<EarlyCandidate> early_candidates_;
+  std::unordered_map<uint64_t, int> early_pending_;  // candidate -> 1 while unclaimed
+  std::unordered_map<uint64_t, int> early_by_seq_;   // taken -> Early id
+  bool early_task_posted_ = false;
   std::vector<RecvSlot> rx_slots_;  // by slot id, reused via free list
   std::vector<uint32_t> free_rx_slots_;
   std::unordered_map<uint64_t, PendingRma> pending_rma_;  // (peer, seq) -> send awaiting CTS
