@@ -23,8 +23,9 @@
 //    messages pair up in order per (peer, channel, tag) on both sides, as the matcher does.
 //  * the message came first: the header waits in the matcher; the receiver answers it with a
 //    clear-to-send (kCts, keyed by the message's sequence number) when its receive is posted
-//    — at once into a pooled buffer (filler: scratch) while such buffers hold under 64 MiB, so
-//    that the sender's send completes as over TCP, then copied when the receive comes.
+//    — or, if none is posted once the loop ran its queued work, into a pooled buffer (filler:
+//    scratch) while such buffers hold under 64 MiB, so that the sender's send completes as
+//    over TCP, then copied when the receive comes.
 //  Two-sided mode (default): the slot is a posted fi_trecv with tag (sender rank, slot id) and
 //  the payload an fi_tsend; the receive is always posted before the payload leaves, so ofi_rxm
 //  over tcp moves it eagerly into the caller's buffer (genie raises rxm's eager limit there,
