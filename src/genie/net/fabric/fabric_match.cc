@@ -63,8 +63,7 @@ void FabricTransport::PostRecv(const RecvOp& op) {
       e.into = op.into;
       e.cookie = op.cookie;
       if (e.landed) DeliverEarly(id);
-    } else if (auto t = early_by_seq_.find(RmaKey(op.peer, a->handle));
-               t != early_by_seq_.end()) {
+    } else if (auto t = early_by_seq_.find(RmaKey(op.peer, a->handle)); t != early_by_seq_.end()) {
       // TakeEarly took it: as above.
       const int id = t->second;
       early_by_seq_.erase(t);

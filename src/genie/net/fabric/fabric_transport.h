@@ -282,7 +282,7 @@ class FabricTransport final : public Transport {
   MessageMatcher matcher_;
   std::vector<std::unique_ptr<Early>> early_;  // by id, reused via free list
   std::vector<int> free_early_;
-  Bytes unexpected_bytes_ = 0;      // real-data payloads held in Early buffers
+  Bytes unexpected_bytes_ = 0;  // real-data payloads held in Early buffers
   // Unmatched headers whose payload TakeEarly may take, and which it took: RmaKey(peer, seq).
   struct EarlyCandidate {
     int peer;
