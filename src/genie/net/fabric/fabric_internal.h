@@ -30,13 +30,14 @@ namespace fabric_internal {
 constexpr uint32_t kMagic = 0x4246'4E47;  // "GNFB"
 constexpr int kRecvSlots = 256;           // control receives kept posted
 constexpr int kSlotChunk = 64;            // control send slots allocated at a time
-// Tag of a payload message: (sender rank, sequence number); the top bit is never set.
+// Tag of a payload message: (sender rank, the receiver's slot id from its clear-to-send); the
+// top bit is never set.
 constexpr int kSeqBits = 40;
 constexpr uint64_t kSeqMask = (uint64_t{1} << kSeqBits) - 1;
-inline uint64_t PayloadTag(int sender, uint64_t seq) {
-  return static_cast<uint64_t>(sender) << kSeqBits | (seq & kSeqMask);
+inline uint64_t PayloadTag(int sender, uint64_t slot) {
+  return static_cast<uint64_t>(sender) << kSeqBits | (slot & kSeqMask);
 }
-// Remote CQ data of a one-sided PostWrite (its notice delivers it); else an RMA receive id.
+// Remote CQ data of a one-sided PostWrite (its notice delivers it); else a receive slot id.
 constexpr uint64_t kUserWriteData = uint64_t{1} << 31;
 // The handle of a MessageMatcher::Arrived: the payload's sequence number (it waits at the
 // sender), kInlineHandle (the payload is in the Arrived's buffer), or kEarlyHandle | Early id
@@ -55,21 +56,26 @@ inline uint64_t RmaKey(int peer, uint64_t seq) {
 enum Type : uint8_t {
   kHello = 1,
   kData = 2,    // a message header (payload inline or following)
-  kCts = 3,     // RMA mode: the receiver's buffer is ready
+  kCts = 3,     // the receiver's buffer for message `seq` is ready (slot id in `tag`)
   kNotice = 4,  // a one-sided write landed
   kBye = 5,
   kHeartbeat = 6,
   kAbort = 7,
+  // A receive was posted before its message's header came: its buffer is ready for the next
+  // message on (channel, tag) (user tag in `tag`, slot id in `seq`), so that the sender can
+  // send the payload at once, one way, as NCCL's receiver-posted buffers let it.
+  kCtsAhead = 8,
 };
 const char* TypeName(int type);
 
-enum Flags : uint8_t { kHasData = 1, kInline = 2 };
+// kAhead: the payload uses the receiver's kCtsAhead slot in `aux2` and follows at once.
+enum Flags : uint8_t { kHasData = 1, kInline = 2, kAhead = 4 };
 
 enum Kind : int {
   kCtrlRecv = 1,     // a control receive slot
   kCtrlSend = 2,     // a control send slot (cookie set: an inline message's send)
   kPayloadSend = 3,  // fi_tsend of a payload
-  kPayloadRecv = 4,  // fi_trecv of a payload
+  kPayloadRecv = 4,  // fi_trecv of a payload (into a receive slot)
   kRmaSend = 5,      // fi_writedata of a payload (RMA mode)
   kUserWrite = 6,    // fi_writedata of PostWrite
 };
@@ -100,30 +106,48 @@ struct FabricTransport::Ctx {
   uint64_t cookie = 0;
   uint64_t remote_data = 0;
   Bytes bytes = 0;
-  int early = -1;        // kPayloadRecv: lands in an Early buffer, not the caller's
+  int slot = -1;         // kPayloadRecv: its receive slot (RecvSlot id)
   fid_mr* mr = nullptr;  // registered for this operation, closed at its completion
   // Slots only: header + inline payload, and its descriptor (FI_MR_LOCAL).
   unsigned char* buf = nullptr;
   void* desc = nullptr;
 };
 
-struct FabricTransport::RmaRecv {
+// A receive whose buffer was offered to its sender with a clear-to-send: the payload lands
+// there by fi_writedata (RMA mode: remote CQ data = slot id) or fi_tsend into a posted
+// fi_trecv (tagged: tag = (sender, slot id)). `ahead`: offered before the message's header
+// came (kCtsAhead); it completes once both the header and the payload are in.
+struct FabricTransport::RecvSlot {
   int peer = -1;
   uint16_t channel = 0;
   uint64_t cookie = 0;
   Bytes bytes = 0;
   uint64_t remote_data = 0;
-  fid_mr* mr = nullptr;
+  fid_mr* mr = nullptr;  // RMA mode: the destination's registration
   bool used = false;
+  bool ahead = false;
+  bool header_seen = false;
+  bool landed = false;
   int early = -1;
+};
+
+// A kCtsAhead the sender has not used yet (no message on its key posted yet).
+struct FabricTransport::AheadCts {
+  uint64_t slot;
+  Bytes bytes;
+  uint64_t addr;
+  uint64_t key;
 };
 
 // A payload received before its receive was posted (so that its sender's send completes, as
 // over TCP: a schedule may wait for a send before it posts the matching receive). It lands in
 // a pooled buffer (real data) or the scratch mapping (filler); the receive, once posted, takes
-// it from there — at once if it landed, else when it does.
+// it from there — at once if it landed, else when it does. Taken only once the loop has run
+// what it had queued (TakeEarly): a receive posted by a completion of the same CQ read gets
+// the payload straight into its buffer instead, with no copy.
 struct FabricTransport::Early {
   int peer = -1;
+  uint64_t seq = 0;
   uint16_t channel = 0;
   Bytes bytes = 0;
   uint64_t remote_data = 0;
@@ -140,6 +164,7 @@ struct FabricTransport::PendingRma {
   Bytes bytes;
   uint64_t cookie;
   uint16_t channel;
+  uint64_t tag;
 };
 
 namespace fabric_internal {

@@ -1,9 +1,10 @@
 // FabricTransport: matching. A message header meets its receive in net::MessageMatcher (the
-// one place a size mismatch is found and worded, as over TCP); then its payload is received
-// straight into the receive's buffer — fi_trecv of the tagged payload, or (RMA mode) a
-// registered buffer and a clear-to-send answered by the sender's fi_writedata. A payload
-// whose receive is not posted yet is received at once into an Early buffer, so the sender's
-// send completes as over TCP. Loop thread only.
+// one place a size mismatch is found and worded, as over TCP); its payload lands straight in
+// the receive's buffer, offered to the sender with a clear-to-send — ahead of the header when
+// the receive came first (kCtsAhead), else in answer to it (kCts) — as a posted fi_trecv
+// (tagged mode) or a registered buffer for fi_writedata (RMA mode). A payload whose receive
+// is not posted yet is received at once into an Early buffer, so the sender's send completes
+// as over TCP. Loop thread only.
 #include <fmt/format.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -62,12 +63,51 @@ void FabricTransport::PostRecv(const RecvOp& op) {
       e.into = op.into;
       e.cookie = op.cookie;
       if (e.landed) DeliverEarly(id);
+    } else if (auto t = early_by_seq_.find(RmaKey(op.peer, a->handle)); t != early_by_seq_.end()) {
+      // TakeEarly took it: as above.
+      const int id = t->second;
+      early_by_seq_.erase(t);
+      Early& e = *early_[static_cast<size_t>(id)];
+      e.claimed = true;
+      e.into = op.into;
+      e.cookie = op.cookie;
+      if (e.landed) DeliverEarly(id);
     } else {
+      early_pending_.erase(RmaKey(op.peer, a->handle));
       StartPayloadRecv(op.peer, ch, a->handle, op.into, op.bytes, op.cookie, a->remote_data);
     }
     return;
   }
   matcher_.AddPosted(k, {op.into, op.bytes, op.cookie});
+  OfferAhead(k, op.into, op.bytes, op.cookie);
+}
+
+bool FabricTransport::OfferAhead(const MatchKey& k, void* into, Bytes bytes, uint64_t cookie) {
+  // Inline-sized messages need no buffer; a receive from oneself, a stranger or a lost peer
+  // gets no offer (its header, if any, is handled as before).
+  const size_t pi = static_cast<size_t>(k.peer);
+  if (bytes <= kInlineBytes || k.peer == options_.rank || ep_ == nullptr || lost_[pi] ||
+      (!is_peer_.empty() && !is_peer_[pi]) || fi_addr_[pi] == FI_ADDR_UNSPEC) {
+    return false;
+  }
+  uint64_t addr = 0, key = 0;
+  const int id = OpenSlot(k.peer, k.channel, into, bytes, cookie, 0, -1, true, &addr, &key);
+  if (id < 0) return false;
+  ahead_recvs_[k].emplace_back(cookie, static_cast<uint32_t>(id));
+  ++stats_.offers;
+  Ctx* s = NewSlotCtx();
+  if (s == nullptr) return false;
+  Header* h = HeaderOf(s);
+  std::memset(h, 0, sizeof(Header));
+  h->type = kCtsAhead;
+  h->channel = k.channel;
+  h->tag = k.tag;
+  h->seq = static_cast<uint64_t>(id);
+  h->bytes = bytes;
+  h->aux = addr;
+  h->aux2 = key;
+  SendCtrl(k.peer, s, 0);
+  return true;
 }
 
 void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inline_data) {
@@ -93,12 +133,63 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     return;
   }
   if (const auto& p = *posted) {
+    auto it = ahead_recvs_.find(k);
+    if (it != ahead_recvs_.end() && !it->second.empty() && it->second.front().first == p->cookie) {
+      // Its buffer was offered ahead: the payload comes (or came) into that slot.
+      const uint32_t id = it->second.front().second;
+      it->second.pop_front();
+      if (it->second.empty()) ahead_recvs_.erase(it);
+      if ((h.flags & kAhead) != 0 && h.aux2 != id) {
+        ReportFatal(Status::Internal(fmt::format(
+            "rank {}: rank {} sent message {} (tag {}, channel {}) into receive slot {}, but "
+            "this rank paired it with slot {} (a bug in the fabric transport's offer order)",
+            options_.rank, peer, h.seq, h.tag, h.channel, h.aux2, id)));
+        return;
+      }
+      RecvSlot& r = rx_slots_[id];
+      r.header_seen = true;
+      r.remote_data = h.aux;
+      ++recvs_in_flight_;
+      if (r.landed) SlotLanded(id);
+      return;
+    }
     StartPayloadRecv(peer, h.channel, h.seq, p->into, h.bytes, p->cookie, h.aux);
     return;
   }
-  MessageMatcher::Arrived a{h.bytes, has_data, {}, h.aux, h.seq};
-  if (!has_data || unexpected_bytes_ + h.bytes <= kUnexpectedCap) {
-    // Take the payload now, so that its sender's send completes (see Early).
+  // Unmatched: the payload waits at the sender; TakeEarly takes it into an Early buffer unless
+  // a receive comes first.
+  matcher_.AddArrived(k, MessageMatcher::Arrived{h.bytes, has_data, {}, h.aux, h.seq});
+  const uint64_t key = RmaKey(peer, h.seq);
+  early_pending_[key] = 1;
+  early_candidates_.push_back({peer, h.channel, h.seq, h.bytes, h.aux, has_data});
+  if (!early_task_posted_) {
+    early_task_posted_ = true;
+    std::weak_ptr<bool> alive = alive_;
+    loop_->Post([this, alive] {
+      if (alive.expired() || !*alive.lock()) return;
+      early_task_posted_ = false;
+      TakeEarly();
+    });
+  }
+}
+
+void FabricTransport::TakeEarly() {
+  std::vector<EarlyCandidate> candidates;
+  candidates.swap(early_candidates_);
+  for (const EarlyCandidate& c : candidates) {
+    const uint64_t key = RmaKey(c.peer, c.seq);
+    auto pend = early_pending_.find(key);
+    if (pend == early_pending_.end()) continue;  // its receive came: received directly
+    if (ep_ == nullptr || lost_[static_cast<size_t>(c.peer)]) {
+      early_pending_.erase(pend);
+      continue;
+    }
+    if (c.has_data && unexpected_bytes_ + c.bytes > kUnexpectedCap) {
+      // Beyond the cap the payload stays with its sender until its receive is posted.
+      early_pending_.erase(pend);
+      continue;
+    }
+    early_pending_.erase(pend);
     int id;
     if (!free_early_.empty()) {
       id = free_early_.back();
@@ -109,90 +200,116 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     }
     Early& e = *early_[static_cast<size_t>(id)];
     e = Early{};
-    e.peer = peer;
-    e.channel = h.channel;
-    e.bytes = h.bytes;
-    e.remote_data = h.aux;
-    e.has_data = has_data;
-    if (has_data) {
-      e.buf = matcher_.TakeBuffer(h.bytes);
-      unexpected_bytes_ += h.bytes;
+    e.peer = c.peer;
+    e.seq = c.seq;
+    e.channel = c.channel;
+    e.bytes = c.bytes;
+    e.remote_data = c.remote_data;
+    e.has_data = c.has_data;
+    if (c.has_data) {
+      e.buf = matcher_.TakeBuffer(c.bytes);
+      unexpected_bytes_ += c.bytes;
     }
-    a.handle = kEarlyHandle | static_cast<uint64_t>(id);
-    matcher_.AddArrived(k, std::move(a));
-    StartPayloadRecv(peer, h.channel, h.seq, has_data ? e.buf.get() : nullptr, h.bytes, 0, h.aux,
-                     id);
-    return;
+    early_by_seq_[key] = id;
+    StartPayloadRecv(c.peer, c.channel, c.seq, c.has_data ? e.buf.get() : nullptr, c.bytes, 0,
+                     c.remote_data, id);
   }
-  matcher_.AddArrived(k, std::move(a));
+}
+
+int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes bytes, uint64_t cookie,
+                              uint64_t remote_data, int early, bool ahead, uint64_t* addr,
+                              uint64_t* key) {
+  *addr = 0;
+  *key = 0;
+  void* dst = into != nullptr ? into : Scratch(bytes);
+  if (dst == nullptr) {
+    ReportFatal(Status::IoError(
+        fmt::format("rank {}: cannot map {} bytes of scratch memory", options_.rank, bytes)));
+    return -1;
+  }
+  uint32_t id;
+  if (!free_rx_slots_.empty()) {
+    id = free_rx_slots_.back();
+    free_rx_slots_.pop_back();
+  } else {
+    id = static_cast<uint32_t>(rx_slots_.size());
+    rx_slots_.emplace_back();
+  }
+  RecvSlot& r = rx_slots_[id];
+  r = RecvSlot{};
+  r.peer = peer;
+  r.channel = channel;
+  r.cookie = cookie;
+  r.bytes = bytes;
+  r.remote_data = remote_data;
+  r.used = true;
+  r.ahead = ahead;
+  r.early = early;
+  if (!options_.fabric_rma) {
+    // The fi_trecv is posted before the clear-to-send leaves (Submit keeps the order), so the
+    // payload never arrives unexpected.
+    Ctx* c = NewCtx(kPayloadRecv);
+    c->peer = peer;
+    c->channel = channel;
+    c->bytes = bytes;
+    c->slot = static_cast<int>(id);
+    void* desc = nullptr;
+    Status st = LocalDesc(c, dst, bytes, FI_RECV, &desc);
+    if (!st.ok()) {
+      FreeCtx(c);
+      r = RecvSlot{};
+      free_rx_slots_.push_back(id);
+      ReportFatal(st);
+      return -1;
+    }
+    const fi_addr_t src = (info_->caps & FI_DIRECTED_RECV) != 0
+                              ? fi_addr_[static_cast<size_t>(peer)]
+                              : FI_ADDR_UNSPEC;
+    const uint64_t tag = PayloadTag(peer, id);
+    fid_ep* ep = ep_;
+    Submit([=] { return static_cast<long>(fi_trecv(ep, dst, bytes, desc, src, tag, 0, c)); }, peer,
+           "payload receive");
+    return static_cast<int>(id);
+  }
+  // RMA mode: expose the destination for the sender's write.
+  int rc = fi_mr_reg(domain_, dst, bytes, FI_REMOTE_WRITE, 0, mr_prov_key_ ? 0 : next_key_++, 0,
+                     &r.mr, nullptr);
+  if (rc != 0) {
+    r = RecvSlot{};
+    free_rx_slots_.push_back(id);
+    ReportFatal(Status::IoError(fmt::format(
+        "rank {}: fi_mr_reg of a {}-byte receive buffer for rank {} on provider '{}': {} "
+        "(check ulimit -l and the provider's MR limits)",
+        options_.rank, bytes, peer, provider_, FiError(rc))));
+    return -1;
+  }
+  *addr = mr_virt_addr_ ? reinterpret_cast<uint64_t>(dst) : 0;
+  *key = fi_mr_key(r.mr);
+  return static_cast<int>(id);
 }
 
 void FabricTransport::StartPayloadRecv(int peer, uint16_t channel, uint64_t seq, void* into,
                                        Bytes bytes, uint64_t cookie, uint64_t remote_data,
                                        int early) {
   if (ep_ == nullptr) return;
+  uint64_t addr = 0, key = 0;
+  const int id =
+      OpenSlot(peer, channel, into, bytes, cookie, remote_data, early, false, &addr, &key);
+  if (id < 0) return;
   ++recvs_in_flight_;
-  void* dst = into != nullptr ? into : Scratch(bytes);
-  if (dst == nullptr) {
-    ReportFatal(Status::IoError(
-        fmt::format("rank {}: cannot map {} bytes of scratch memory", options_.rank, bytes)));
-    return;
-  }
-  if (!options_.fabric_rma) {
-    Ctx* c = NewCtx(kPayloadRecv);
-    c->peer = peer;
-    c->channel = channel;
-    c->cookie = cookie;
-    c->bytes = bytes;
-    c->remote_data = remote_data;
-    c->early = early;
-    void* desc = nullptr;
-    Status st = LocalDesc(c, dst, bytes, FI_RECV, &desc);
-    if (!st.ok()) {
-      FreeCtx(c);
-      ReportFatal(st);
-      return;
-    }
-    const fi_addr_t src = (info_->caps & FI_DIRECTED_RECV) != 0
-                              ? fi_addr_[static_cast<size_t>(peer)]
-                              : FI_ADDR_UNSPEC;
-    const uint64_t tag = PayloadTag(peer, seq);
-    fid_ep* ep = ep_;
-    Submit([=] { return static_cast<long>(fi_trecv(ep, dst, bytes, desc, src, tag, 0, c)); }, peer,
-           "payload receive");
-    return;
-  }
-  // RMA mode: expose the destination and tell the sender where to write.
-  fid_mr* mr = nullptr;
-  int rc = fi_mr_reg(domain_, dst, bytes, FI_REMOTE_WRITE, 0, mr_prov_key_ ? 0 : next_key_++, 0,
-                     &mr, nullptr);
-  if (rc != 0) {
-    ReportFatal(Status::IoError(fmt::format(
-        "rank {}: fi_mr_reg of a {}-byte receive buffer for rank {} on provider '{}': {} "
-        "(check ulimit -l and the provider's MR limits)",
-        options_.rank, bytes, peer, provider_, FiError(rc))));
-    return;
-  }
-  uint32_t id;
-  if (!free_rma_.empty()) {
-    id = free_rma_.back();
-    free_rma_.pop_back();
-  } else {
-    id = static_cast<uint32_t>(rma_recvs_.size());
-    rma_recvs_.emplace_back();
-  }
-  rma_recvs_[id] = RmaRecv{peer, channel, cookie, bytes, remote_data, mr, true, early};
+  rx_slots_[static_cast<size_t>(id)].header_seen = true;
   Ctx* s = NewSlotCtx();
   if (s == nullptr) return;
   Header* h = HeaderOf(s);
   std::memset(h, 0, sizeof(Header));
   h->type = kCts;
+  ++stats_.cts_replies;
   h->channel = channel;
-  h->tag = id;
+  h->tag = static_cast<uint64_t>(id);
   h->seq = seq;
   h->bytes = bytes;
-  h->aux = mr_virt_addr_ ? reinterpret_cast<uint64_t>(dst) : 0;
-  h->aux2 = fi_mr_key(mr);
+  h->aux = addr;
+  h->aux2 = key;
   SendCtrl(peer, s, 0);
 }
 
@@ -206,45 +323,57 @@ void FabricTransport::OnCts(int peer, const Header& h) {
   }
   const PendingRma p = it->second;
   pending_rma_.erase(it);
-  Ctx* c = NewCtx(kRmaSend);
-  c->peer = peer;
-  c->channel = p.channel;
-  c->cookie = p.cookie;
-  c->bytes = p.bytes;
-  const void* src = p.data != nullptr ? p.data : Zeros(p.bytes);
-  void* desc = nullptr;
-  Status st = LocalDesc(c, src, p.bytes, FI_WRITE, &desc);
-  if (!st.ok()) {
-    FreeCtx(c);
-    ReportFatal(st);
+  const MatchKey k{peer, p.channel, p.tag};
+  if (auto w = awaiting_cts_.find(k); w != awaiting_cts_.end()) {
+    auto& q = w->second;
+    q.erase(std::find(q.begin(), q.end(), h.seq));
+    if (q.empty()) awaiting_cts_.erase(w);
+  }
+  SendPayload(peer, p, h.tag, h.aux, h.aux2);
+}
+
+void FabricTransport::OnCtsAhead(int peer, const Header& h) {
+  const MatchKey k{peer, h.channel, h.tag};
+  auto w = awaiting_cts_.find(k);
+  if (w == awaiting_cts_.end()) {
+    // No message on this key yet: the next PostSend on it uses the offer.
+    ahead_cts_[k].push_back({h.seq, h.bytes, h.aux, h.aux2});
     return;
   }
-  ++sends_in_flight_;
-  liveness_.Sent(peer);
-  const fi_addr_t dest = fi_addr_[static_cast<size_t>(peer)];
-  const uint64_t addr = h.aux, key = h.aux2, data = h.tag;
-  const Bytes bytes = p.bytes;
-  fid_ep* ep = ep_;
-  Submit(
-      [=] {
-        return static_cast<long>(fi_writedata(ep, src, bytes, desc, data, dest, addr, key, c));
-      },
-      peer, "one-sided payload write");
+  // The header went without an offer (the two crossed): the offer is for that message, the
+  // first on its key still waiting, since both sides pair offers and messages in order.
+  const uint64_t seq = w->second.front();
+  auto it = pending_rma_.find(RmaKey(peer, seq));
+  if (it == pending_rma_.end()) return;
+  if (it->second.bytes != h.bytes) return;  // the receiver names the mismatch from the header
+  w->second.pop_front();
+  if (w->second.empty()) awaiting_cts_.erase(w);
+  const PendingRma p = it->second;
+  pending_rma_.erase(it);
+  ++stats_.sent_crossed;
+  SendPayload(peer, p, h.seq, h.aux, h.aux2);
 }
 
 void FabricTransport::OnRemoteCqData(uint64_t data) {
   if ((data & kUserWriteData) != 0) return;  // a PostWrite: its notice follows
   const uint32_t id = static_cast<uint32_t>(data);
-  if (id >= rma_recvs_.size() || !rma_recvs_[id].used) {
+  if (id >= rx_slots_.size() || !rx_slots_[id].used) {
     ReportFatal(Status::Internal(
         fmt::format("rank {}: a remote write completed for receive slot {}, which is not in use",
                     options_.rank, id)));
     return;
   }
-  RmaRecv r = rma_recvs_[id];
+  SlotLanded(id);
+}
+
+void FabricTransport::SlotLanded(uint32_t id) {
+  RecvSlot& slot = rx_slots_[id];
+  slot.landed = true;
+  if (!slot.header_seen) return;  // offered ahead: completes when its header comes
+  RecvSlot r = slot;
   if (r.mr != nullptr) fi_close(&r.mr->fid);
-  rma_recvs_[id] = RmaRecv{};
-  free_rma_.push_back(id);
+  slot = RecvSlot{};
+  free_rx_slots_.push_back(id);
   PayloadLanded(r.peer, r.channel, r.cookie, r.bytes, r.remote_data, r.early);
 }
 

@@ -231,21 +231,51 @@ void FabricTransport::PostSend(const SendOp& op) {
     SendCtrl(op.peer, s, op.bytes);
     return;
   }
-  SendCtrl(op.peer, s, 0);
-  if (options_.fabric_rma) {
-    pending_rma_[RmaKey(op.peer, seq)] = {op.data, op.bytes, op.cookie, ch};
-    return;
+  const PendingRma pending{op.data, op.bytes, op.cookie, ch, op.tag};
+  const MatchKey k{op.peer, ch, op.tag};
+  if (auto it = ahead_cts_.find(k); it != ahead_cts_.end() && !it->second.empty()) {
+    // The receiver offered its buffer already: header and payload go now, one way. An offer of
+    // another size is left alone: the header alone lets the receiver name the mismatch.
+    const AheadCts a = it->second.front();
+    if (a.bytes == op.bytes) {
+      it->second.pop_front();
+      if (it->second.empty()) ahead_cts_.erase(it);
+      h->flags |= kAhead;
+      h->aux2 = a.slot;
+      ++stats_.sent_on_offer;
+      SendCtrl(op.peer, s, 0);
+      SendPayload(op.peer, pending, a.slot, a.addr, a.key);
+      return;
+    }
   }
-  const void* src = op.data != nullptr ? op.data : Zeros(op.bytes);
+  SendCtrl(op.peer, s, 0);
+  pending_rma_[RmaKey(op.peer, seq)] = pending;
+  awaiting_cts_[k].push_back(seq);
+}
+
+void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, uint64_t addr,
+                                  uint64_t key) {
+  const void* src = p.data != nullptr ? p.data : Zeros(p.bytes);
   void* desc = nullptr;
-  Ctx* c = NewPayloadCtx(kPayloadSend, op.peer, ch, op.cookie, src, op.bytes, FI_SEND, &desc);
+  const bool rma = options_.fabric_rma;
+  Ctx* c = NewPayloadCtx(rma ? kRmaSend : kPayloadSend, peer, p.channel, p.cookie, src, p.bytes,
+                         rma ? FI_WRITE : FI_SEND, &desc);
   if (c == nullptr) return;
   ++sends_in_flight_;
-  const fi_addr_t dest = fi_addr_[pi];
-  const uint64_t tag = PayloadTag(options_.rank, seq);
+  liveness_.Sent(peer);
+  const fi_addr_t dest = fi_addr_[static_cast<size_t>(peer)];
+  const Bytes bytes = p.bytes;
   fid_ep* ep = ep_;
-  const Bytes bytes = op.bytes;
-  Submit([=] { return static_cast<long>(fi_tsend(ep, src, bytes, desc, dest, tag, c)); }, op.peer,
+  if (rma) {
+    Submit(
+        [=] {
+          return static_cast<long>(fi_writedata(ep, src, bytes, desc, slot, dest, addr, key, c));
+        },
+        peer, "one-sided payload write");
+    return;
+  }
+  const uint64_t tag = PayloadTag(options_.rank, slot);
+  Submit([=] { return static_cast<long>(fi_tsend(ep, src, bytes, desc, dest, tag, c)); }, peer,
          "payload send");
 }
 

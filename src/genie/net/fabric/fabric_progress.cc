@@ -166,9 +166,9 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
       FreeCtx(c);
       return;
     case kPayloadRecv: {
-      const Ctx done = *c;
+      const int slot = c->slot;
       FreeCtx(c);
-      PayloadLanded(done.peer, done.channel, done.cookie, done.bytes, done.remote_data, done.early);
+      SlotLanded(static_cast<uint32_t>(slot));
       return;
     }
     default:
@@ -263,6 +263,9 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
       return;
     case kCts:
       OnCts(peer, h);
+      return;
+    case kCtsAhead:
+      OnCtsAhead(peer, h);
       return;
     case kNotice:
       ++counters_[pi].writes_received;

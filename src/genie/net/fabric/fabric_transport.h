@@ -15,17 +15,24 @@
 // software, by net::MessageMatcher on that header — so unexpected messages are counted, and a
 // size mismatch is found before any payload lands and worded as over TCP (both ranks, tag,
 // channel, both sizes). Payloads up to kInlineBytes travel inside the header; larger ones
-// travel separately, straight between the caller's buffers:
-//  * two-sided mode (default): a tagged message (fi_tsend / fi_trecv) whose tag is
-//    (sender rank, per-peer sequence number); the receive is posted once the header matched.
-//    A payload whose receive is not posted yet is received at once into a pooled buffer
-//    (filler: into scratch) and copied when the receive comes, so the sender's send
-//    completes as over TCP; beyond 64 MiB of such buffers it is left with the provider
-//    (ofi_rxm: above its rendezvous threshold the data waits at the sender) until then.
-//  * RMA mode (--fabric-rma, what NCCL's RDMA transport does): once matched, the receiver
-//    registers the destination buffer and answers with a clear-to-send (address, key, slot id);
-//    the sender fi_writedata()s the payload with the slot id as remote CQ data, and the
-//    receive completes on that FI_REMOTE_CQ_DATA completion.
+// travel separately, straight into a buffer the receiver offered with a clear-to-send (a
+// receive slot: address, key, slot id), as NCCL's network transports do:
+//  * the receive was posted first (the common case): the receiver offers its buffer at once
+//    (kCtsAhead, keyed by channel and tag); the sender, finding an offer for its message's key,
+//    sends the header and the payload back to back — one way, no round trip. Offers and
+//    messages pair up in order per (peer, channel, tag) on both sides, as the matcher does.
+//  * the message came first: the header waits in the matcher; the receiver answers it with a
+//    clear-to-send (kCts, keyed by the message's sequence number) when its receive is posted
+//    — or, if none is posted once the loop ran its queued work, into a pooled buffer (filler:
+//    scratch) while such buffers hold under 64 MiB, so that the sender's send completes as
+//    over TCP, then copied when the receive comes.
+//  Two-sided mode (default): the slot is a posted fi_trecv with tag (sender rank, slot id) and
+//  the payload an fi_tsend; the receive is always posted before the payload leaves, so ofi_rxm
+//  over tcp moves it eagerly into the caller's buffer (genie raises rxm's eager limit there,
+//  FI_OFI_RXM_EAGER_LIMIT, unless set) instead of its read rendezvous (three more trips).
+//  RMA mode (--fabric-rma, what NCCL's RDMA transport does): the slot is a registered buffer;
+//  the sender fi_writedata()s the payload with the slot id as remote CQ data, and the receive
+//  completes on that FI_REMOTE_CQ_DATA completion (and its header).
 // Channels are part of the match key only (one endpoint per rank; the provider decides how
 // many connections it opens underneath).
 //
@@ -118,13 +125,18 @@ class FabricTransport final : public Transport {
     uint64_t timer_wakeups = 0;  // Drain() from the progress timer
     uint64_t timer_useful = 0;   // ... that found completions
     uint64_t trywait_busy = 0;   // fi_trywait said: read again before blocking
+    uint64_t offers = 0;         // receives offered ahead of their header (kCtsAhead)
+    uint64_t sent_on_offer = 0;  // payloads sent at once into an offer
+    uint64_t sent_crossed = 0;   // ... into an offer that crossed the header
+    uint64_t cts_replies = 0;    // clear-to-sends answering a header (the message came first)
   };
   const DriveStats& drive_stats() const { return stats_; }
 
   // Private parts shared with fabric_*.cc (defined in fabric_internal.h).
   struct Ctx;
   struct Header;
-  struct RmaRecv;
+  struct RecvSlot;
+  struct AheadCts;
   struct PendingRma;
   struct Early;
 
@@ -159,14 +171,26 @@ class FabricTransport final : public Transport {
   void OnCqError();
   void OnCtrl(Ctx* slot, Bytes len);
   void OnData(int peer, const Header& h, const unsigned char* inline_data);
-  // Receives payload `seq` of `peer` into `into` (nullptr: scratch); completes the caller's
-  // receive `cookie`, or, with early >= 0, lands Early entry `early`.
+  // Receives payload `seq` of `peer` into `into` (nullptr: scratch): offers a slot with a
+  // clear-to-send; completes the caller's receive `cookie`, or, with early >= 0, lands Early
+  // entry `early`.
   void StartPayloadRecv(int peer, uint16_t channel, uint64_t seq, void* into, Bytes bytes,
                         uint64_t cookie, uint64_t remote_data, int early = -1);
+  // A receive slot for `into` (nullptr: scratch) with its fi_trecv posted or its buffer
+  // registered; -1 after ReportFatal. *addr and *key go into the clear-to-send.
+  int OpenSlot(int peer, uint16_t channel, void* into, Bytes bytes, uint64_t cookie,
+               uint64_t remote_data, int early, bool ahead, uint64_t* addr, uint64_t* key);
+  // A receive posted before its header: offer its buffer now (kCtsAhead); false: not offered.
+  bool OfferAhead(const MatchKey& k, void* into, Bytes bytes, uint64_t cookie);
+  void SlotLanded(uint32_t id);  // its payload is in
   void PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes, uint64_t remote_data,
                      int early);
   void DeliverEarly(int early);  // landed and claimed: copy out, complete, free
+  void TakeEarly();              // headers still unmatched: take their payloads (Early)
   void OnCts(int peer, const Header& h);
+  void OnCtsAhead(int peer, const Header& h);
+  // Sends a payload into the receiver's slot (fi_tsend or fi_writedata).
+  void SendPayload(int peer, const PendingRma& p, uint64_t slot, uint64_t addr, uint64_t key);
   void OnRemoteCqData(uint64_t data);
   void DeliverToSelf(const SendOp& op, uint16_t channel);
   const void* Zeros(Bytes bytes);
@@ -258,10 +282,30 @@ class FabricTransport final : public Transport {
   MessageMatcher matcher_;
   std::vector<std::unique_ptr<Early>> early_;  // by id, reused via free list
   std::vector<int> free_early_;
-  Bytes unexpected_bytes_ = 0;      // real-data payloads held in Early buffers
-  std::vector<RmaRecv> rma_recvs_;  // by slot id (RMA mode), reused via free list
-  std::vector<uint32_t> free_rma_;
+  Bytes unexpected_bytes_ = 0;  // real-data payloads held in Early buffers
+  // Unmatched headers whose payload TakeEarly may take, and which it took: RmaKey(peer, seq).
+  struct EarlyCandidate {
+    int peer;
+    uint16_t channel;
+    uint64_t seq;
+    Bytes bytes;
+    uint64_t remote_data;
+    bool has_data;
+  };
+  std::vector<EarlyCandidate> early_candidates_;
+  std::unordered_map<uint64_t, int> early_pending_;  // candidate -> 1 while unclaimed
+  std::unordered_map<uint64_t, int> early_by_seq_;   // taken -> Early id
+  bool early_task_posted_ = false;
+  std::vector<RecvSlot> rx_slots_;  // by slot id, reused via free list
+  std::vector<uint32_t> free_rx_slots_;
   std::unordered_map<uint64_t, PendingRma> pending_rma_;  // (peer, seq) -> send awaiting CTS
+  // Receiver: receives offered ahead (kCtsAhead) whose header has not come, per key in post
+  // order: (cookie, slot id). Sender: offers not used yet, and headers sent without an offer
+  // (their sequence numbers), per (receiver, channel, tag) in order.
+  std::unordered_map<MatchKey, std::deque<std::pair<uint64_t, uint32_t>>, MatchKeyHash>
+      ahead_recvs_;
+  std::unordered_map<MatchKey, std::deque<AheadCts>, MatchKeyHash> ahead_cts_;
+  std::unordered_map<MatchKey, std::deque<uint64_t>, MatchKeyHash> awaiting_cts_;
   struct Region {
     unsigned char* base;
     Bytes bytes;

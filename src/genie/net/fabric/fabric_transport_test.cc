@@ -1,5 +1,6 @@
 // FabricTransport beyond the conformance suite (net/transport_conformance_test.cc runs the
-// shared contract over it, both modes): one-sided writes and their notice, abort reasons
+// shared contract over it, both modes): buffers offered ahead of their message and messages
+// that come first pairing up in order on one key, one-sided writes and their notice, abort reasons
 // reaching peers, another job's ranks refused, an address that is not a fabric one. On
 // loopback with tcp;ofi_rxm; ranks are threads, each with its own EventLoop.
 #include "genie/net/fabric/fabric_transport.h"
@@ -31,8 +32,15 @@ struct Node : TransportEvents {
   };
   std::vector<Landed> landed;
   std::vector<std::string> fatal;
-  void OnSendDone(uint64_t) override {}
-  void OnRecvDone(uint64_t, Bytes, uint64_t) override {}
+  int sends_done = 0;
+  struct Received {
+    uint64_t cookie;
+    Bytes bytes;
+    uint64_t remote_data;
+  };
+  std::vector<Received> received;
+  void OnSendDone(uint64_t) override { ++sends_done; }
+  void OnRecvDone(uint64_t c, Bytes b, uint64_t rd) override { received.push_back({c, b, rd}); }
   void OnWriteDone(uint64_t c) override { writes_done.push_back(c); }
   void OnRemoteWrite(int peer, uint16_t, uint64_t key, Bytes offset, Bytes bytes,
                      uint32_t imm) override {
@@ -80,6 +88,94 @@ void RunAll(std::vector<Node>& nodes, const std::function<void(Node&)>& script) 
   for (Node& n : nodes) threads.emplace_back([&] { script(n); });
   for (auto& th : threads) th.join();
 }
+
+// Receives posted before their messages (their buffers offered ahead), messages sent before
+// their receives (answered when the receive comes), and both at once, all on one (channel,
+// tag): every message lands in the receive of its rank in the FIFO order, with its own
+// remote_data, in both modes.
+void OffersAndMessagesPairInOrder(bool rma) {
+  std::vector<std::string> addresses;
+  auto nodes = MakeNodes({"o", "o"}, rma, &addresses, 30 * kNsPerSec);
+  ASSERT_EQ(nodes.size(), 2u);
+  constexpr int kPhase = 6;  // messages per phase; three phases
+  constexpr Bytes kBytes = 70000;
+  std::vector<std::vector<unsigned char>> out(3 * kPhase), in(3 * kPhase);
+  for (int i = 0; i < 3 * kPhase; ++i) {
+    out[i].assign(kBytes, 0);
+    for (Bytes j = 0; j < kBytes; ++j) out[i][j] = static_cast<unsigned char>(i * 31 + j * 7);
+    in[i].assign(kBytes, 0xEE);
+  }
+  std::barrier sync(2);
+  RunAll(nodes, [&](Node& n) {
+    ASSERT_TRUE(n.t->Connect(addresses, AllPeers(n.rank, 2)).ok());
+    auto send = [&](int i) {
+      n.t->PostSend({1 - n.rank, 3, 77, out[i].data(), kBytes, static_cast<uint64_t>(i),
+                     1000 + static_cast<uint64_t>(i)});
+    };
+    auto recv = [&](int i) {
+      n.t->PostRecv({1 - n.rank, 3, 77, in[i].data(), kBytes, static_cast<uint64_t>(i)});
+    };
+    const bool sender = n.rank == 1;
+    // Phase 1: receives first (offered ahead).
+    if (!sender) {
+      for (int i = 0; i < kPhase; ++i) recv(i);
+      n.RunUntil([] { return false; }, 200 * kNsPerMs);  // the offers reach the sender
+    }
+    sync.arrive_and_wait();
+    if (sender) {
+      n.RunUntil([] { return false; }, 200 * kNsPerMs);
+      for (int i = 0; i < kPhase; ++i) send(i);
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends_done == kPhase; }));
+    } else {
+      ASSERT_TRUE(n.RunUntil([&] { return n.received.size() == kPhase; }));
+    }
+    sync.arrive_and_wait();
+    // Phase 2: messages first (answered when each receive comes).
+    if (sender) {
+      for (int i = kPhase; i < 2 * kPhase; ++i) send(i);
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends_done == 2 * kPhase; }));
+    } else {
+      n.RunUntil([] { return false; }, 200 * kNsPerMs);
+    }
+    sync.arrive_and_wait();
+    if (!sender) {
+      for (int i = kPhase; i < 2 * kPhase; ++i) recv(i);
+      ASSERT_TRUE(n.RunUntil([&] { return n.received.size() == 2 * kPhase; }));
+    }
+    sync.arrive_and_wait();
+    // Phase 3: both at once, interleaved, so that offers and headers cross.
+    for (int i = 2 * kPhase; i < 3 * kPhase; ++i) {
+      sender ? send(i) : recv(i);
+      n.RunUntil([] { return false; }, (i % 3) * kNsPerMs);
+    }
+    if (sender) {
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends_done == 3 * kPhase; }));
+    } else {
+      ASSERT_TRUE(n.RunUntil([&] { return n.received.size() == 3 * kPhase; }));
+      std::vector<bool> seen(3 * kPhase, false);
+      for (const Node::Received& r : n.received) {
+        ASSERT_LT(r.cookie, seen.size());
+        seen[r.cookie] = true;
+        EXPECT_EQ(r.bytes, kBytes);
+        EXPECT_EQ(r.remote_data, 1000 + r.cookie) << "receive " << r.cookie;
+        EXPECT_TRUE(in[r.cookie] == out[r.cookie]) << "receive " << r.cookie << " got other data";
+      }
+      for (bool b : seen) EXPECT_TRUE(b);
+      const auto& st = n.t->drive_stats();
+      EXPECT_GE(st.offers, static_cast<uint64_t>(kPhase));       // phase 1 at least
+      EXPECT_GE(st.cts_replies, static_cast<uint64_t>(kPhase));  // phase 2 at least
+    }
+    if (sender) {
+      EXPECT_GE(n.t->drive_stats().sent_on_offer, static_cast<uint64_t>(kPhase));
+    }
+    EXPECT_TRUE(n.fatal.empty()) << n.fatal.front();
+    sync.arrive_and_wait();
+    EXPECT_TRUE(n.t->Shutdown(10 * kNsPerSec).ok());
+  });
+}
+
+TEST(FabricTransport, OffersAndMessagesPairInOrderTagged) { OffersAndMessagesPairInOrder(false); }
+TEST(FabricTransport, OffersAndMessagesPairInOrderRma) { OffersAndMessagesPairInOrder(true); }
 
 TEST(FabricTransport, AOneSidedWriteLandsBeforeItsNotice) {
   std::vector<std::string> addresses;
