@@ -20,20 +20,20 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
                                    SchedulingPolicy policy, std::vector<uint8_t>* buffer,
                                    Callback done)
     : backend_(backend),
+      tag_base_(tag_base),
       rank_(backend.rank()),
       world_(backend.world_size()),
-      tag_base_(tag_base),
+      buffer_(buffer),
       costs_(costs),
       active_chunks_(active_chunks),
       policy_(policy),
-      buffer_(buffer),
       done_(std::move(done)) {
   if (buffer_ != nullptr) GENIE_CHECK_EQ(buffer_->size(), schedule.buffer_bytes);
   // Split the schedule by chunk; each chunk's steps and phases are renumbered from 0.
   uint32_t count = 0;
   for (const auto& phase : schedule.phases) count = std::max(count, phase.chunk + 1);
   GENIE_CHECK(count < (1u << 28)) << count << " chunks: events number at most 2^28";
-  chunks_.resize(count);
+  ResizeChunks(count);
   std::vector<collective::Schedule> plans(count);
   for (const auto& phase : schedule.phases) {
     Chunk& c = chunks_[phase.chunk];
@@ -77,15 +77,15 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
   // one, at different times, and LIFO admits whichever arrived last (a 3-D all-reduce or
   // all-to-all in 4 chunks deadlocked).
   bool same_order = true, repeats = false;
-  for (const Chunk& c : chunks_) {
-    same_order = same_order && c.dims == chunks_.front().dims;
+  for (const Chunk& c : Chunks()) {
+    same_order = same_order && c.dims == chunks_[0].dims;
     std::vector<uint16_t> sorted = c.dims;
     std::sort(sorted.begin(), sorted.end());
     repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
   }
-  const bool crosses = !chunks_.empty() && chunks_.front().dims.size() > 1;
+  const bool crosses = num_chunks_ > 0 && chunks_[0].dims.size() > 1;
   if (!same_order || ((repeats || crosses) && !backend_.modelled())) {
-    const uint32_t n = static_cast<uint32_t>(chunks_.size());
+    const uint32_t n = num_chunks_;
     const bool lifo = policy_ == SchedulingPolicy::kLifo;
     std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
     for (uint32_t k = 0; k < n; ++k) {
@@ -130,13 +130,13 @@ CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t
                                    CompactPlanner plan, uint64_t tag_base, const LocalCosts& costs,
                                    int active_chunks, SchedulingPolicy policy, Callback done)
     : backend_(backend),
+      tag_base_(tag_base),
       rank_(backend.rank()),
       world_(backend.world_size()),
-      tag_base_(tag_base),
+      buffer_(nullptr),
       costs_(costs),
       active_chunks_(active_chunks),
       policy_(policy),
-      buffer_(nullptr),
       done_(std::move(done)),
       plan_(std::move(plan)) {
   GENIE_CHECK(chunks >= 1) << "a collective of no chunks";
@@ -147,9 +147,9 @@ CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t
     dims.push_back(static_cast<uint16_t>(phase.dim));
     max_dim = std::max(max_dim, static_cast<uint16_t>(phase.dim));
   }
-  chunks_.resize(dims.empty() ? 0 : chunks);  // no phases: nothing to run in any chunk
-  for (Chunk& c : chunks_) c.dims = dims;
-  if (!chunks_.empty()) {
+  ResizeChunks(dims.empty() ? 0 : chunks);  // no phases: nothing to run in any chunk
+  for (Chunk& c : Chunks()) c.dims = dims;
+  if (num_chunks_ > 0) {
     chunks_[0].planned = true;
     Adopt(chunks_[0], std::move(first));
   } else {
@@ -162,7 +162,18 @@ CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t
 }
 
 CollectiveRunner::~CollectiveRunner() {
-  for (Chunk& c : chunks_) Release(c);
+  for (Chunk& c : Chunks()) Release(c);
+}
+
+void CollectiveRunner::ResizeChunks(uint32_t n) {
+  GENIE_CHECK(num_chunks_ == 0) << "chunks set twice";
+  if (n > kLocalChunks) {
+    heap_chunks_ = std::make_unique<Chunk[]>(n);
+    chunks_ = heap_chunks_.get();
+  } else {
+    chunks_ = local_chunks_;
+  }
+  num_chunks_ = n;
 }
 
 void CollectiveRunner::Prepare(Chunk& c, const collective::Schedule& plan) {
@@ -174,33 +185,59 @@ void CollectiveRunner::Prepare(Chunk& c, const collective::Schedule& plan) {
 
 void CollectiveRunner::Adopt(Chunk& c, SharedChunk plan) {
   c.plan = std::move(plan);
+  c.p = c.plan.get();
   const CompactChunk& p = *c.plan;
   const uint32_t n = p.size();
-  c.steps.Init(p);
-  c.phases.assign(p.phases.size(), PhaseState{});
-  for (uint32_t k = 0; k < p.phases.size(); ++k) {
-    c.phases[k].remaining_steps = p.phases[k].end - p.phases[k].begin;
+  c.steps.Init(p, buffer_ == nullptr ? backend_.schedule_cache() : nullptr);
+  const uint32_t phases = static_cast<uint32_t>(p.phases.size());
+  c.more_phases.assign(phases > kInlinePhases ? phases - kInlinePhases : 0, PhaseState{});
+  for (uint32_t k = 0; k < phases; ++k) {
+    c.phase(k) = PhaseState{};
+    c.phase(k).remaining_steps = p.phases[k].end - p.phases[k].begin;
   }
   if (buffer_ != nullptr) c.scratch.resize(n);
 }
 
-void CollectiveRunner::StepStates::Init(const CompactChunk& plan) {
+void CollectiveRunner::StepStates::Init(const CompactChunk& plan, ScheduleCache* cache) {
   const uint32_t n = plan.size();
   uint32_t most = 0;
   for (uint32_t i = 0; i < n; ++i) most = std::max(most, plan.steps[i].deps);
-  narrow_.clear();
+  narrow_ = nullptr;
+  stride_ = 1;
+  own_.clear();
   wide_.clear();
-  if (most < kNarrowStarted) {
-    narrow_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) narrow_[i] = static_cast<uint8_t>(plan.steps[i].deps);
+  // Every step waits for its phase to begin (StartPhase unblocks them).
+  const auto initial = [&plan, n](std::vector<uint8_t>& cells) {
+    for (uint32_t i = 0; i < n; ++i)
+      cells[i] = static_cast<uint8_t>(plan.steps[i].deps) | kNarrowBlocked;
+  };
+  if (most < kNarrowBlocked) {
+    if (cache != nullptr) {
+      slot_ = cache->AcquireStates(&plan, initial);
+      narrow_ = slot_.cells;
+      stride_ = slot_.stride;
+    } else {
+      own_.resize(n);
+      initial(own_);
+      narrow_ = own_.data();
+    }
   } else {
     wide_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) wide_[i] = plan.steps[i].deps;
+    for (uint32_t i = 0; i < n; ++i) wide_[i] = plan.steps[i].deps | kWideBlocked;
   }
+}
+
+void CollectiveRunner::StepStates::Release(const CompactChunk* plan, ScheduleCache* cache) {
+  if (slot_.cells != nullptr) {
+    cache->ReleaseStates(plan, slot_);
+    slot_ = ScheduleCache::StateSlot{};
+  }
+  narrow_ = nullptr;
 }
 
 void CollectiveRunner::Release(Chunk& c) {
   ScheduleCache* cache = backend_.schedule_cache();
+  if (c.plan != nullptr) c.steps.Release(c.plan.get(), cache);
   if (cache != nullptr)
     cache->Release(c.plan);
   else
@@ -208,12 +245,12 @@ void CollectiveRunner::Release(Chunk& c) {
 }
 
 void CollectiveRunner::Start() {
-  chunks_left_ = static_cast<uint32_t>(chunks_.size());
+  chunks_left_ = num_chunks_;
   if (chunks_left_ == 0) {
     backend_.After(0, std::move(done_));
     return;
   }
-  for (uint32_t c = 0; c < chunks_.size(); ++c) EnterNextPhase(c);
+  for (uint32_t c = 0; c < num_chunks_; ++c) EnterNextPhase(c);
 }
 
 // Queues `chunk` for its next phase's dimension, or finishes it.
@@ -269,13 +306,15 @@ void CollectiveRunner::AdmitWaiting(uint16_t dim) {
 
 void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
   Chunk& c = chunks_[chunk];
-  const auto& phase = c.plan->phases[phase_index];
-  c.phases[phase_index].started = true;
-  c.phases[phase_index].start = backend_.Now();
+  const auto& phase = c.p->phases[phase_index];
+  c.phase(phase_index).started = true;
+  c.phase(phase_index).start = backend_.Now();
   if (phase.begin == phase.end) {
     CompletePhase(chunk, phase_index);
     return;
   }
+  // All of them first, so that no step of the phase is found blocked once the walk has begun.
+  for (uint32_t s = phase.begin; s < phase.end; ++s) c.steps.Unblock(s);
   for (uint32_t s = phase.begin; s < phase.end; ++s) {
     if (c.steps.Ready(s)) StartStep(chunk, s);
   }
@@ -284,9 +323,10 @@ void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
 void CollectiveRunner::StartStep(uint32_t chunk, uint32_t s) {
   Chunk& c = chunks_[chunk];
   // A dependency may finish before this step's phase has begun (the planner may order steps
-  // across phases); the phase start picks the step up then. Never start a step twice.
-  const auto& step = c.plan->steps[s];
-  if (!c.phases[step.phase].started || !c.steps.Start(s)) return;
+  // across phases): StepStates keeps it blocked, and the phase start picks it up then. Never
+  // start a step twice.
+  if (!c.steps.Start(s)) return;
+  const auto& step = c.p->steps[s];
   if (step.kind == StepKind::kCopy) {  // a local re-arrangement: no message, no modelled time
     if (buffer_ != nullptr && step.bytes > 0) {
       const auto& [from, to] = c.ranges[s];
@@ -320,7 +360,7 @@ void CollectiveRunner::OnEvent(uint64_t arg) {
       OnReceived(chunk, index);
       break;
     case Ev::kReduced:
-      if (HasSend(chunks_[chunk].plan->steps[index].kind))
+      if (HasSend(chunks_[chunk].p->steps[index].kind))
         SendFor(chunk, index);
       else
         CompleteStep(chunk, index);
@@ -342,7 +382,7 @@ void CollectiveRunner::OnEvent(uint64_t arg) {
 
 void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
   Chunk& c = chunks_[chunk];
-  const auto& step = c.plan->steps[s];
+  const auto& step = c.p->steps[s];
   bytes_received_ += step.bytes;
   if (buffer_ != nullptr) {
     const collective::ByteRange& recv = c.ranges[s].second;
@@ -367,7 +407,7 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
 
 void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
   TimeNs delay = backend_.modelled() ? costs_.endpoint_delay_ns : 0;
-  const auto& step = chunks_[chunk].plan->steps[s];
+  const auto& step = chunks_[chunk].p->steps[s];
   const bool detach = step.charge == collective::ReduceCharge::kBeforeSendDetached;
   const TimeNs reduce = step.charge == collective::ReduceCharge::kBeforeSend || detach
                             ? ReductionCost(step.bytes)
@@ -386,7 +426,7 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
 
 void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
   const Chunk& c = chunks_[chunk];
-  const auto& step = c.plan->steps[s];
+  const auto& step = c.p->steps[s];
   Message msg;
   msg.peer = PeerOf(step.send_delta);
   msg.tag = tag_base_ | step.send_tag;
@@ -408,13 +448,13 @@ void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
 
 void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
   Chunk& c = chunks_[chunk];
-  const CompactChunk& plan = *c.plan;
+  const CompactChunk& plan = *c.p;
   for (uint32_t i = plan.steps[s].dependents_begin; i < plan.steps[s + 1].dependents_begin; ++i) {
     const uint32_t d = plan.dependents[i];
     if (c.steps.Satisfy(d)) StartStep(chunk, d);
   }
   uint32_t p = plan.steps[s].phase;
-  if (--c.phases[p].remaining_steps == 0) CompletePhase(chunk, p);
+  if (--c.phase(p).remaining_steps == 0) CompletePhase(chunk, p);
 }
 
 void CollectiveRunner::CompletePhase(uint32_t chunk, uint32_t p) {
@@ -428,8 +468,8 @@ void CollectiveRunner::FinishPhase(uint32_t chunk, uint32_t p) {
   Chunk& c = chunks_[chunk];
   const uint16_t dim = c.dims[p];
   if (record_spans_) {
-    spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.plan->phases[p].op),
-                      c.phases[p].start, backend_.Now()});
+    spans_.push_back({chunk, dim, static_cast<CollectiveType>(c.p->phases[p].op), c.phase(p).start,
+                      backend_.Now()});
   }
   --active_in_dim_[dim];
   ++c.next;

@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,7 @@ struct LocalCosts {
   double local_mem_bw = 0;       // GB/s (1e9 B/s) for reductions; 0 = free
 };
 
-class CollectiveRunner final : private EventHandler {
+class alignas(64) CollectiveRunner final : private EventHandler {
  public:
   // Plans chunk k (collective::PlanChunk): steps and phases of that chunk alone, indices from 0.
   using ChunkPlanner = std::function<Result<collective::Schedule>(uint32_t chunk)>;
@@ -76,48 +77,72 @@ class CollectiveRunner final : private EventHandler {
     bool started = false;
     TimeNs start = 0;
   };
-  // Each step's mutable state: its unmet dependencies and a started bit; the rest of the step
-  // is in the (possibly shared) CompactChunk. One byte per step when every step of the chunk
-  // waits for fewer than 128 others (a ring step waits for one), else four: a rank's 8,190-step
-  // chunk then costs 8 KiB, not 32, and a cache line holds 64 steps.
+  // Each step's mutable state: its unmet dependencies, a bit while its phase has not begun and
+  // a started bit; the rest of the step is in the (possibly shared) CompactChunk. One byte per
+  // step when every step of the chunk waits for fewer than 64 others (a ring step waits for
+  // one), else four. In simulation the bytes sit in the schedule cache's interleaved blocks
+  // (ScheduleCache::AcquireStates: 64 ranks' states of one step in one cache line), else in the
+  // runner's own array.
   class StepStates {
    public:
-    void Init(const CompactChunk& plan);
-    // No unmet dependency and not started.
-    bool Ready(uint32_t s) const { return wide_.empty() ? narrow_[s] == 0 : wide_[s] == 0; }
+    void Init(const CompactChunk& plan, ScheduleCache* cache);
+    void Release(const CompactChunk* plan, ScheduleCache* cache);
+    // No unmet dependency, phase begun and not started.
+    bool Ready(uint32_t s) const { return narrow_ != nullptr ? Cell(s) == 0 : wide_[s] == 0; }
+    // Its phase has begun.
+    void Unblock(uint32_t s) {
+      if (narrow_ != nullptr)
+        Cell(s) &= static_cast<uint8_t>(~kNarrowBlocked);
+      else
+        wide_[s] &= ~kWideBlocked;
+    }
     // Marks s started; false when it already was.
     bool Start(uint32_t s) {
-      if (wide_.empty()) {
-        if ((narrow_[s] & kNarrowStarted) != 0) return false;
-        narrow_[s] |= kNarrowStarted;
+      if (narrow_ != nullptr) {
+        if ((Cell(s) & kNarrowStarted) != 0) return false;
+        Cell(s) |= kNarrowStarted;
       } else {
         if ((wide_[s] & kWideStarted) != 0) return false;
         wide_[s] |= kWideStarted;
       }
       return true;
     }
-    // One dependency of s is done; true when none is left (s cannot have started yet).
-    bool Satisfy(uint32_t s) { return wide_.empty() ? --narrow_[s] == 0 : --wide_[s] == 0; }
+    // One dependency of s is done; true when none is left and its phase has begun (s cannot
+    // have started yet).
+    bool Satisfy(uint32_t s) { return narrow_ != nullptr ? --Cell(s) == 0 : --wide_[s] == 0; }
 
    private:
     static constexpr uint8_t kNarrowStarted = 0x80;
+    static constexpr uint8_t kNarrowBlocked = 0x40;
     static constexpr uint32_t kWideStarted = 0x80000000u;
-    std::vector<uint8_t> narrow_;
+    static constexpr uint32_t kWideBlocked = 0x40000000u;
+    uint8_t& Cell(uint32_t s) const { return narrow_[size_t{s} * stride_]; }
+    uint8_t* narrow_ = nullptr;  // step s at narrow_[s * stride_]; null: wide_
+    size_t stride_ = 1;
+    ScheduleCache::StateSlot slot_;  // cells from the cache (slot_.cells != null)
+    std::vector<uint8_t> own_;
     std::vector<uint32_t> wide_;
   };
   // One chunk: its steps (shared with the ranks whose chunk is the same up to a rotation, in
   // simulation) and this rank's execution state, present while it runs. The fields every step
-  // touches come first (one cache line).
-  struct Chunk {
-    std::shared_ptr<const CompactChunk> plan;
+  // touches come first, in one cache line: the plan, the first phases' counters, the states.
+  static constexpr uint32_t kInlinePhases = 2;
+  struct alignas(64) Chunk {
+    const CompactChunk* p = nullptr;  // plan.get()
+    PhaseState first_phases[kInlinePhases];
     StepStates steps;
-    std::vector<PhaseState> phases;
+    std::vector<PhaseState> more_phases;  // phases from kInlinePhases on
+    std::shared_ptr<const CompactChunk> plan;
     std::vector<uint16_t> dims;  // dimension of each phase, in order
     uint32_t next = 0;           // position in dims
     bool planned = false;
     // Real data only: each step's (send, recv) byte ranges and receive scratch.
     std::vector<std::pair<collective::ByteRange, collective::ByteRange>> ranges;
     std::vector<std::unique_ptr<uint8_t[]>> scratch;
+
+    PhaseState& phase(uint32_t k) {
+      return k < kInlinePhases ? first_phases[k] : more_phases[k - kInlinePhases];
+    }
   };
 
   // Builds c's compact plan (shared through the backend's cache when there are no payloads)
@@ -151,26 +176,39 @@ class CollectiveRunner final : private EventHandler {
   void Reduce(const collective::ByteRange& range, const uint8_t* incoming);
   TimeNs ReductionCost(Bytes bytes) const;
 
+  // Sets the number of chunks (once, before any runs).
+  void ResizeChunks(uint32_t n);
+  std::span<Chunk> Chunks() { return {chunks_, num_chunks_}; }
+
+  // What every event reads, in the object's first cache line, the vtable pointer's. At 4,096
+  // ranks each event of a rank finds its runner out of the cache; the running chunk's hot line
+  // (Chunk: plan, phase counters, states) then sits at an address known from `this` too, so the
+  // two misses overlap instead of one waiting for the other's pointer.
   Backend& backend_;
+  Chunk* chunks_ = nullptr;  // local_chunks_, or heap_chunks_ when more
+  uint64_t tag_base_;
   int rank_;
   int world_;
-  uint64_t tag_base_;
+  std::vector<uint8_t>* buffer_;
+  Bytes bytes_sent_ = 0;
+  Bytes bytes_received_ = 0;
+  static constexpr uint32_t kLocalChunks = 4;  // ASTRA-sim's usual chunk count
+  Chunk local_chunks_[kLocalChunks];
+  std::unique_ptr<Chunk[]> heap_chunks_;
+  uint32_t num_chunks_ = 0;
+
   LocalCosts costs_;
   int active_chunks_;
   collective::SchedulingPolicy policy_;
-  std::vector<uint8_t>* buffer_;
   Callback done_;
   CompactPlanner plan_;  // null: every chunk was given up front
 
-  std::vector<Chunk> chunks_;
   std::vector<int> active_in_dim_;
   std::vector<std::deque<uint32_t>> waiting_in_dim_;  // chunks waiting to enter a dim
   // Chunks in different dimension orders (themis): each dim admits chunks in this fixed order.
   std::vector<std::vector<uint32_t>> dim_sequence_;  // empty: FIFO/LIFO as they arrive
   std::vector<size_t> dim_next_;
   uint32_t chunks_left_ = 0;
-  Bytes bytes_sent_ = 0;
-  Bytes bytes_received_ = 0;
   bool record_spans_ = false;  // more than one dimension
   std::vector<record::PhaseSpan> spans_;
 };

@@ -237,6 +237,54 @@ std::shared_ptr<const CompactChunk> ScheduleCache::Intern(CompactChunk chunk) {
   return shared;
 }
 
+ScheduleCache::StateSlot ScheduleCache::AcquireStates(
+    const CompactChunk* chunk, const std::function<void(std::vector<uint8_t>&)>& initial) {
+  StatePool& pool = state_pools_[chunk];
+  const size_t n = chunk->size();
+  if (pool.live == 0) {
+    pool.initial.assign(n, 0);
+    initial(pool.initial);
+  }
+  if (pool.filling < 0 || pool.blocks[static_cast<size_t>(pool.filling)].taken ==
+                              pool.blocks[static_cast<size_t>(pool.filling)].width) {
+    uint32_t index;
+    if (pool.free_blocks.empty()) {
+      index = static_cast<uint32_t>(pool.blocks.size());
+      pool.blocks.emplace_back();
+    } else {
+      index = pool.free_blocks.back();
+      pool.free_blocks.pop_back();
+    }
+    StateBlock& b = pool.blocks[index];
+    b.width = pool.next_width;
+    pool.next_width = std::min<uint32_t>(64, 2 * pool.next_width);
+    b.taken = b.released = 0;
+    // Whole cache lines, so that a 64-wide block's rows are lines of their own.
+    const size_t bytes = std::max<size_t>(64, (n * b.width + 63) / 64 * 64);
+    auto* cells = static_cast<uint8_t*>(std::aligned_alloc(64, bytes));
+    GENIE_CHECK(cells != nullptr) << "out of memory for " << bytes << " bytes of step states";
+    for (size_t s = 0; s < n; ++s) std::memset(cells + s * b.width, pool.initial[s], b.width);
+    b.cells.reset(cells);
+    pool.filling = index;
+    ++pool.live;
+  }
+  StateBlock& b = pool.blocks[static_cast<size_t>(pool.filling)];
+  const uint32_t slot = b.taken++;
+  return StateSlot{b.cells.get() + slot, b.width, static_cast<uint32_t>(pool.filling)};
+}
+
+void ScheduleCache::ReleaseStates(const CompactChunk* chunk, const StateSlot& slot) {
+  auto it = state_pools_.find(chunk);
+  GENIE_CHECK(it != state_pools_.end()) << "step states released twice";
+  StatePool& pool = it->second;
+  StateBlock& b = pool.blocks[slot.block];
+  if (++b.released < b.taken) return;
+  b.cells.reset();
+  if (pool.filling == static_cast<int64_t>(slot.block)) pool.filling = -1;
+  pool.free_blocks.push_back(slot.block);
+  if (--pool.live == 0) state_pools_.erase(it);
+}
+
 void ScheduleCache::Release(std::shared_ptr<const CompactChunk>& chunk) {
   if (chunk == nullptr) return;
   if (chunk.use_count() == 2) {  // the caller's and the table's

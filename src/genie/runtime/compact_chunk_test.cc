@@ -45,6 +45,50 @@ TEST(ScheduleCache, RotatedRingChunksAreSharedAndForgottenWhenReleased) {
   EXPECT_EQ(cache.size(), 0u);
 }
 
+TEST(ScheduleCache, StateSlotsInterleaveRanksInBlocksOfDoublingWidth) {
+  const auto spec = RingAllReduce(8, 8 * 4 * 64);
+  ScheduleCache cache;
+  std::shared_ptr<const CompactChunk> chunk = cache.Intern(ChunkOf(spec, 0, 0));
+  const uint32_t n = chunk->size();
+  ASSERT_GT(n, 2u);
+  int initial_calls = 0;
+  const auto initial = [&](std::vector<uint8_t>& cells) {
+    ++initial_calls;
+    ASSERT_EQ(cells.size(), n);
+    for (uint32_t s = 0; s < n; ++s) cells[s] = static_cast<uint8_t>(s % 7 + 1);
+  };
+  // 1 + 2 + 4 + 8 + 16 + 32 + 64 + 64 slots: widths double up to 64.
+  std::vector<ScheduleCache::StateSlot> slots;
+  for (int r = 0; r < 191; ++r) slots.push_back(cache.AcquireStates(chunk.get(), initial));
+  EXPECT_EQ(initial_calls, 1);
+  const uint32_t widths[] = {1, 2, 4, 8, 16, 32, 64, 64};
+  size_t r = 0;
+  for (uint32_t w : widths) {
+    for (uint32_t i = 0; i < w && r < slots.size(); ++i, ++r) {
+      EXPECT_EQ(slots[r].stride, w) << "slot " << r;
+      // The slots of a block are neighbours: step s of slot i at cells[s * width + i].
+      EXPECT_EQ(slots[r].cells, slots[r - i].cells + i) << "slot " << r;
+      EXPECT_EQ(slots[r].block, slots[r - i].block) << "slot " << r;
+    }
+  }
+  // Every slot starts from `initial`, and writes to one slot leave the others alone.
+  for (auto& slot : slots) {
+    for (uint32_t s = 0; s < n; ++s) ASSERT_EQ(slot.cells[s * slot.stride], s % 7 + 1);
+  }
+  for (uint32_t s = 0; s < n; ++s) slots[5].cells[s * slots[5].stride] = 0xff;
+  for (uint32_t s = 0; s < n; ++s) {
+    EXPECT_EQ(slots[4].cells[s * slots[4].stride], s % 7 + 1);
+    EXPECT_EQ(slots[6].cells[s * slots[6].stride], s % 7 + 1);
+  }
+  for (auto& slot : slots) cache.ReleaseStates(chunk.get(), slot);
+  // Every block was freed with its last slot: the next rank starts a new pool at width 1.
+  const ScheduleCache::StateSlot again = cache.AcquireStates(chunk.get(), initial);
+  EXPECT_EQ(initial_calls, 2);
+  EXPECT_EQ(again.stride, 1u);
+  cache.ReleaseStates(chunk.get(), again);
+  cache.Release(chunk);
+}
+
 TEST(ScheduleCache, DifferentChunksAreNotShared) {
   const auto spec = RingAllReduce(8, 8 * 4 * 64);
   ScheduleCache cache;

@@ -87,22 +87,12 @@ Backend& SimBackend::ForRank(int rank) {
   return *ranks_[rank];
 }
 
-SimBackend::Channel* SimBackend::ChannelTable::Find(const Key& key) {
-  if (entries_.empty()) return nullptr;
-  const size_t mask = entries_.size() - 1;
-  for (size_t i = Home(key);; i = (i + 1) & mask) {
-    const Entry& e = entries_[i];
-    if (e.index == kEmpty) return nullptr;
-    if (e.key == key) return &channels_[e.index];
-  }
-}
-
-SimBackend::Channel& SimBackend::ChannelTable::Get(const Key& key) {
+uint32_t SimBackend::ChannelTable::GetIndex(const Key& key) {
   if (2 * (size_ + 1) > entries_.size()) Grow();
   const size_t mask = entries_.size() - 1;
   for (size_t i = Home(key);; i = (i + 1) & mask) {
     Entry& e = entries_[i];
-    if (e.index != kEmpty && e.key == key) return channels_[e.index];
+    if (e.index != kEmpty && e.key == key) return e.index;
     if (e.index == kEmpty) {
       if (free_.empty()) {
         e.index = static_cast<uint32_t>(channels_.size());
@@ -113,7 +103,7 @@ SimBackend::Channel& SimBackend::ChannelTable::Get(const Key& key) {
       }
       e.key = key;
       ++size_;
-      return channels_[e.index];
+      return e.index;
     }
   }
 }
@@ -210,7 +200,8 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " sends to rank " << msg.peer << " of " << world_size();
   Key key{rank, msg.peer, msg.tag};
-  Channel& ch = channels_.Get(key);
+  const uint32_t channel = channels_.GetIndex(key);
+  Channel& ch = channels_.At(channel);
   uint64_t seq = ch.next_send++;
   Slot& slot = SlotAt(ch, seq);
   slot.sent = true;
@@ -225,11 +216,11 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
   uint32_t token;
   if (free_in_flight_.empty()) {
     token = static_cast<uint32_t>(in_flight_.size());
-    in_flight_.push_back(InFlight{key, seq});
+    in_flight_.push_back(InFlight{key, seq, channel});
   } else {
     token = free_in_flight_.back();
     free_in_flight_.pop_back();
-    in_flight_[token] = InFlight{key, seq};
+    in_flight_[token] = InFlight{key, seq, channel};
   }
   network_->TransmitTo(rank, msg.peer, msg.bytes, msg.flow, &delivery_, token);
   // The model refuses a delay past the end of time by failing the queue (it names the message).
@@ -239,13 +230,11 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
 void SimBackend::Delivery::OnEvent(uint64_t token) {
   const InFlight m = sim_->in_flight_[token];
   sim_->free_in_flight_.push_back(static_cast<uint32_t>(token));
-  sim_->Delivered(m.key, m.seq);
+  sim_->Delivered(m.key, m.seq, m.channel);
 }
 
-void SimBackend::Delivered(const Key& key, uint64_t seq) {
-  Channel* found = channels_.Find(key);
-  GENIE_CHECK(found != nullptr) << "delivery without a channel";
-  Channel& ch = *found;
+void SimBackend::Delivered(const Key& key, uint64_t seq, uint32_t channel) {
+  Channel& ch = channels_.At(channel);
   Slot& slot = SlotAt(ch, seq);
   slot.arrived = true;
   ++counters_.messages_delivered;

@@ -137,9 +137,11 @@ class SimBackend {
   // stays small enough for the cache.
   class ChannelTable {
    public:
-    Channel* Find(const Key& key);
-    Channel& Get(const Key& key);  // opens an empty channel when there is none
-    void Erase(const Key& key);    // the channel's reference may be reused from here on
+    Channel& Get(const Key& key) { return channels_[GetIndex(key)]; }
+    // The index of key's channel (opened empty when there is none): stable while it is open.
+    uint32_t GetIndex(const Key& key);
+    Channel& At(uint32_t index) { return channels_[index]; }
+    void Erase(const Key& key);  // the channel's reference may be reused from here on
     size_t size() const { return size_; }
     template <typename F>
     void ForEach(F&& f) const {
@@ -169,12 +171,14 @@ class SimBackend {
   void Send(int rank, const Message& msg, Done done);
   void Recv(int rank, const Message& msg, Done done);
   Done Hold(Callback fn);
-  void Delivered(const Key& key, uint64_t seq);
+  void Delivered(const Key& key, uint64_t seq, uint32_t channel);
   // Deliveries come back from the network model as (handler, token) events, token = an index
-  // into in_flight_: no closure per message.
+  // into in_flight_: no closure per message. The channel stays open while its message is in
+  // flight (its slot is not done), so its index finds it without a lookup.
   struct InFlight {
     Key key;
     uint64_t seq;
+    uint32_t channel;
   };
   class Delivery final : public sim::EventQueue::Handler {
    public:

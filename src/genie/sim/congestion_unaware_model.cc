@@ -25,6 +25,7 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
   }
   const uint32_t index = FlowFor(FlowKey{src, dst, flow});
   Flow& f = pool_[index];
+  f.recent = true;
   // Same formula as Topology::UnawareDelay: hops * latency + bytes / bw on dimension `dim`.
   const double latency =
       topology_->Hops(dim, topology_->Coordinate(src, dim), topology_->Coordinate(dst, dim)) *
@@ -78,12 +79,15 @@ uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
 void CongestionUnawareModel::Rebuild() {
   std::vector<Entry> old = std::move(table_);
   size_t live = 0;
+  const auto keep = [this](const Entry& e) {
+    return e.index != kEmpty && (pool_[e.index].in_flight > 0 || pool_[e.index].recent);
+  };
   for (const Entry& e : old) {
     if (e.index == kEmpty) continue;
-    if (pool_[e.index].in_flight > 0) {
+    if (keep(e)) {
       ++live;
     } else {
-      free_flows_.push_back(e.index);  // idle: the same as absent
+      free_flows_.push_back(e.index);  // idle and unused of late: the same as absent
     }
   }
   size_t capacity = 1024;
@@ -93,7 +97,8 @@ void CongestionUnawareModel::Rebuild() {
   used_ = 0;
   const size_t mask = capacity - 1;
   for (const Entry& e : old) {
-    if (e.index == kEmpty || pool_[e.index].in_flight == 0) continue;
+    if (!keep(e)) continue;
+    pool_[e.index].recent = false;
     size_t i = Home(e.key);
     while (table_[i].index != kEmpty) i = (i + 1) & mask;
     table_[i] = e;

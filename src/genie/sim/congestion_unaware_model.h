@@ -8,7 +8,9 @@
 // finds its flow idle costs exactly ASTRA-sim's delay. Single-threaded.
 // A flow with nothing in flight is as good as a new one (it is reset when used again), so
 // flows are never erased one by one: they sit in a pool, found through an open-addressing table
-// of 24-byte (key, index) entries that is rebuilt without the idle flows when it fills up.
+// of 24-byte (key, index) entries that is rebuilt without the idle flows when it fills up —
+// except those used since the last rebuild: a ring's flow is idle between its messages and
+// dropping it only to insert it again made the rebuilds 4 % of a 2,048-rank run.
 // In-flight messages are 24-byte records, delivered without closures.
 #pragma once
 
@@ -33,6 +35,7 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   struct Flow {
     Wire wire;
     uint64_t in_flight = 0;  // none: the flow is new (reset on use, swept when many)
+    bool recent = false;     // used since the table was last rebuilt
   };
   struct FlowKey {
     int src;
@@ -62,7 +65,8 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   void OnEvent(uint64_t arrival) override;
   // The flow of `key` in pool_ (a new one if absent or idle).
   uint32_t FlowFor(const FlowKey& key);
-  // Rebuilds the table with the flows that have something in flight, sized for them.
+  // Rebuilds the table with the flows that have something in flight or were used since the
+  // last rebuild, sized for them.
   void Rebuild();
   size_t Home(const FlowKey& key) const {
     return static_cast<size_t>((FlowKeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
