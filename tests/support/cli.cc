@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <vector>
 
 namespace genie::testing {
 
@@ -80,11 +83,40 @@ std::string Source(const std::string& relative) {
   return std::string(GENIE_SOURCE_DIR) + "/" + relative;
 }
 
+namespace {
+
+// The directories FreshDir made, removed when the test program exits with every test passed
+// (a failure keeps them, and says where, for its files to be read); GENIE_KEEP_TEST_DIRS=1
+// keeps them always. Constructed on the first FreshDir, so destroyed before gtest's UnitTest.
+class FreshDirs {
+ public:
+  void Add(const std::filesystem::path& dir) { dirs_.push_back(dir); }
+  ~FreshDirs() {
+    const bool keep = getenv("GENIE_KEEP_TEST_DIRS") != nullptr ||
+                      !::testing::UnitTest::GetInstance()->Passed();
+    for (const auto& dir : dirs_) {
+      std::error_code ec;
+      if (keep) {
+        fprintf(stderr, "test files kept in %s\n", dir.c_str());
+      } else {
+        std::filesystem::remove_all(dir, ec);
+      }
+    }
+  }
+
+ private:
+  std::vector<std::filesystem::path> dirs_;
+};
+
+}  // namespace
+
 std::string FreshDir(const std::string& name) {
+  static FreshDirs made;
   auto dir = std::filesystem::temp_directory_path() /
              ("genie-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  made.Add(dir);
   return dir.string();
 }
 

@@ -36,7 +36,8 @@ std::string GenieBinary();
 std::string Data(const std::string& relative);
 // A path under the source tree, e.g. Source("tests/golden/inspect").
 std::string Source(const std::string& relative);
-// A fresh empty directory for one test.
+// A fresh empty directory for one test (/tmp/genie-test-NAME-PID), removed when the test
+// program ends with every test passed (kept, and named on stderr, when one failed).
 std::string FreshDir(const std::string& name);
 // The whole content of a file ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
