@@ -92,8 +92,8 @@ class FreshDirs {
  public:
   void Add(const std::filesystem::path& dir) { dirs_.push_back(dir); }
   ~FreshDirs() {
-    const bool keep = getenv("GENIE_KEEP_TEST_DIRS") != nullptr ||
-                      !::testing::UnitTest::GetInstance()->Passed();
+    const bool keep =
+        getenv("GENIE_KEEP_TEST_DIRS") != nullptr || !::testing::UnitTest::GetInstance()->Passed();
     for (const auto& dir : dirs_) {
       std::error_code ec;
       if (keep) {
