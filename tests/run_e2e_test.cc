@@ -312,10 +312,16 @@ TEST(RunMemory, APoolOnOneHostServesOneAccessAtATime) {
   }
   auto npu = spans_of("PER_NPU_MEMORY_EXPANSION");
   ASSERT_EQ(npu.size(), 4u);
+  long long npu_first = npu[0].start;
   for (const Span& s : npu) {
     EXPECT_GE(s.end - s.start, kAccess);
-    EXPECT_LT(s.end - s.start, 2 * kAccess) << "PER_NPU accesses do not wait for one another";
+    npu_first = std::min(npu_first, s.start);
   }
+  // Served one after another (a pool) the last would end >= 4 accesses after the first start;
+  // served in parallel it ends after ~1 (plus the ranks' start skew and sleep lateness, which a
+  // loaded 2-core machine has put at 30 ms: a bound on one access's own duration flaked).
+  EXPECT_LT(npu.back().end - npu_first, 4 * kAccess)
+      << "PER_NPU accesses waited for one another, as a pool's";
   EXPECT_EQ(shm_files(), before) << "a genie-mem-* object was left in /dev/shm";
 }
 
