@@ -213,23 +213,14 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
   ++rank_counters_[rank].messages_sent;
   rank_counters_[rank].bytes_sent = SaturatingAdd(rank_counters_[rank].bytes_sent, msg.bytes);
   const bool was_failed = queue_.failed();
-  uint32_t token;
-  if (free_in_flight_.empty()) {
-    token = static_cast<uint32_t>(in_flight_.size());
-    in_flight_.push_back(InFlight{key, seq, channel});
-  } else {
-    token = free_in_flight_.back();
-    free_in_flight_.pop_back();
-    in_flight_[token] = InFlight{key, seq, channel};
-  }
+  const uint32_t token = in_flight_.Put(InFlight{key, seq, channel});
   network_->TransmitTo(rank, msg.peer, msg.bytes, msg.flow, &delivery_, token);
   // The model refuses a delay past the end of time by failing the queue (it names the message).
   if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }
 
 void SimBackend::Delivery::OnEvent(uint64_t token) {
-  const InFlight m = sim_->in_flight_[token];
-  sim_->free_in_flight_.push_back(static_cast<uint32_t>(token));
+  const InFlight m = sim_->in_flight_.Take(static_cast<uint32_t>(token));
   sim_->Delivered(m.key, m.seq, m.channel);
 }
 

@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "genie/common/slot_pool.h"
 #include "genie/common/status.h"
 #include "genie/config/network_config.h"
 #include "genie/runtime/backend.h"
@@ -200,8 +201,7 @@ class SimBackend {
   std::vector<std::unique_ptr<RankView>> ranks_;
   ChannelTable channels_;
   Delivery delivery_{this};
-  std::vector<InFlight> in_flight_;
-  std::vector<uint32_t> free_in_flight_;
+  SlotPool<InFlight> in_flight_;
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
   std::vector<int> failed_ranks_;

@@ -39,16 +39,7 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
   }
   f.wire.Put(t);
   ++f.in_flight;
-  uint32_t a;
-  if (free_arrivals_.empty()) {
-    a = static_cast<uint32_t>(arrivals_.size());
-    arrivals_.push_back(Arrival{index, handler, token});
-  } else {
-    a = free_arrivals_.back();
-    free_arrivals_.pop_back();
-    arrivals_[a] = Arrival{index, handler, token};
-  }
-  queue_->After(t.arrival_delay, this, a);
+  queue_->After(t.arrival_delay, this, arrivals_.Put(Arrival{index, handler, token}));
 }
 
 uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
@@ -107,8 +98,7 @@ void CongestionUnawareModel::Rebuild() {
 }
 
 void CongestionUnawareModel::OnEvent(uint64_t arrival) {
-  const Arrival a = arrivals_[arrival];
-  free_arrivals_.push_back(static_cast<uint32_t>(arrival));
+  const Arrival a = arrivals_.Take(static_cast<uint32_t>(arrival));
   --pool_[a.flow].in_flight;
   a.handler->OnEvent(a.token);
 }

@@ -16,6 +16,7 @@
 
 #include <vector>
 
+#include "genie/common/slot_pool.h"
 #include "genie/sim/network_model.h"
 #include "genie/sim/wire.h"
 
@@ -79,8 +80,7 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   size_t used_ = 0;  // entries in table_
   std::vector<Flow> pool_;
   std::vector<uint32_t> free_flows_;
-  std::vector<Arrival> arrivals_;
-  std::vector<uint32_t> free_arrivals_;
+  SlotPool<Arrival> arrivals_;
 };
 
 }  // namespace genie::sim
