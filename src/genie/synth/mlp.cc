@@ -6,12 +6,24 @@
 
 namespace genie::synth {
 
-Id MlpForward(Program& p, Id x, Id weights) {
+namespace {
+
+// One of the MLP's matmul groups on this rank's TP shard (forward, dx or dw: the same
+// flops and bytes): weights once, the input and output activations, the ffn intermediates.
+Id MlpMatmul(Program& p, std::string_view name, Program::Deps deps) {
   const Job& j = p.job();
   const ModelSpec& m = j.model();
   const double t = static_cast<double>(j.rank_tokens()), tp = j.degree(Dim::kTp);
   const double b = m.dtype_bytes, d = static_cast<double>(m.hidden);
   const double f = static_cast<double>(m.ffn);
+  return p.Compute(name, 2 * t * m.MlpParams() / tp,
+                   b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp), deps);
+}
+
+}  // namespace
+
+Id MlpForward(Program& p, Id x, Id weights) {
+  const Job& j = p.job();
   const bool sp_tp = j.sequence_parallel();
   Id in = x;
   if (sp_tp) {
@@ -19,9 +31,7 @@ Id MlpForward(Program& p, Id x, Id weights) {
                              ShardedActivation(j), GroupKind::kTp, {x}),
                 x);
   }
-  Id c =
-      p.Compute("mlp.fwd", 2 * t * m.MlpParams() / tp,
-                b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp), {in, weights});
+  Id c = MlpMatmul(p, "mlp.fwd", {in, weights});
   Id r = p.Collective(Family::kTp, sp_tp ? "mlp.rs_out" : "mlp.ar_out",
                       sp_tp ? CollectiveType::kReduceScatter : CollectiveType::kAllReduce,
                       FullActivation(j), GroupKind::kTp, {c});
@@ -30,10 +40,6 @@ Id MlpForward(Program& p, Id x, Id weights) {
 
 Id MlpBackward(Program& p, Id dy, Id weights, std::vector<Id>* wgrads) {
   const Job& j = p.job();
-  const ModelSpec& m = j.model();
-  const double t = static_cast<double>(j.rank_tokens()), tp = j.degree(Dim::kTp);
-  const double b = m.dtype_bytes, d = static_cast<double>(m.hidden);
-  const double f = static_cast<double>(m.ffn);
   const bool sp_tp = j.sequence_parallel();
   Id g = dy;
   if (sp_tp) {
@@ -41,9 +47,7 @@ Id MlpBackward(Program& p, Id dy, Id weights, std::vector<Id>* wgrads) {
                             ShardedActivation(j), GroupKind::kTp, {dy}),
                dy);
   }
-  Id dx =
-      p.Compute("mlp.dx", 2 * t * m.MlpParams() / tp,
-                b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp), {g, weights});
+  Id dx = MlpMatmul(p, "mlp.dx", {g, weights});
   Id r = p.Collective(Family::kTp, sp_tp ? "mlp.rs_dx" : "mlp.ar_dx",
                       sp_tp ? CollectiveType::kReduceScatter : CollectiveType::kAllReduce,
                       FullActivation(j), GroupKind::kTp, {dx});
@@ -52,8 +56,7 @@ Id MlpBackward(Program& p, Id dy, Id weights, std::vector<Id>* wgrads) {
     x = p.Collective(Family::kTp, "mlp.ag_x_wgrad", CollectiveType::kAllGather,
                      ShardedActivation(j), GroupKind::kTp, {g});
   }
-  Id dw = p.Compute("mlp.dw", 2 * t * m.MlpParams() / tp,
-                    b * (m.MlpParams() / tp + 2 * t * d + m.ffn_matrices * t * f / tp), {g, x});
+  Id dw = MlpMatmul(p, "mlp.dw", {g, x});
   wgrads->push_back(dw);
   return Either(r, dx);
 }

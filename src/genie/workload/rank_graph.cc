@@ -142,68 +142,52 @@ Status RankGraph::Index() {
   dense_ = n > 0 && ids_.back() - ids_.front() == n - 1;
   auto find = [this](NodeId id) { return Find(id); };
 
-  // Data deps must all resolve.
+  // Resolves (file index, dep id) pairs into edges (dep -> node), freeing the raw pairs; names
+  // the first ten deps that are not in the trace.
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  edges.reserve(data_raw.size());
-  std::vector<std::pair<NodeId, NodeId>> missing;
   size_t missing_count = 0;
-  for (const auto& [file_index, dep] : data_raw) {
-    uint32_t node = to_index(file_index);
-    uint32_t d = find(dep);
-    if (d == kNone) {
-      if (missing.size() < 10) missing.emplace_back(ids_[node], dep);
-      ++missing_count;
-      continue;
+  std::string missing_list;
+  auto resolve = [&](std::vector<std::pair<uint32_t, NodeId>>* raw, std::string_view kind) {
+    edges.clear();
+    edges.reserve(raw->size());
+    missing_count = 0;
+    missing_list.clear();
+    for (const auto& [file_index, dep] : *raw) {
+      uint32_t node = to_index(file_index);
+      uint32_t d = find(dep);
+      if (d == kNone) {
+        if (++missing_count <= 10) {
+          missing_list += " " + std::to_string(ids_[node]) + "->" + std::to_string(dep);
+        }
+        continue;
+      }
+      edges.emplace_back(d, node);
     }
-    edges.emplace_back(d, node);
-  }
-  data_raw.clear();
-  data_raw.shrink_to_fit();
+    raw->clear();
+    raw->shrink_to_fit();
+    return where + ": " + std::to_string(missing_count) + " " + std::string(kind) +
+           " name nodes that are not in the trace (node->dep:" + missing_list +
+           (missing_count > 10 ? " ..." : "") + ")";
+  };
+
+  // Data deps must all resolve.
+  std::string missing_text = resolve(&data_raw, "data_deps");
   if (missing_count > 0) {
-    std::string list;
-    for (const auto& [node, dep] : missing) {
-      list += " " + std::to_string(node) + "->" + std::to_string(dep);
-    }
-    return Status::InvalidArgument(Named(
-        kErrDataDepMissing, where + ": " + std::to_string(missing_count) +
-                                " data_deps name nodes that are not in the trace (node->dep:" +
-                                list + (missing_count > missing.size() ? " ..." : "") +
-                                "); the trace is incomplete or from a different rank"));
+    return Status::InvalidArgument(
+        Named(kErrDataDepMissing, missing_text + "; the trace is incomplete or from a different rank"));
   }
   BuildCsr(n, &edges, &data_begin_, &data_edges_);
 
   // Ctrl deps: per mode.
   use_ctrl_ = options_.ctrl_deps != ReadOptions::CtrlDeps::kOff;
-  missing.clear();
-  missing_count = 0;
-  if (use_ctrl_) {
-    edges.reserve(ctrl_raw.size());
-    for (const auto& [file_index, dep] : ctrl_raw) {
-      uint32_t node = to_index(file_index);
-      uint32_t d = find(dep);
-      if (d == kNone) {
-        if (missing.size() < 10) missing.emplace_back(ids_[node], dep);
-        ++missing_count;
-        continue;
-      }
-      edges.emplace_back(d, node);
-    }
-  }
-  ctrl_raw.clear();
-  ctrl_raw.shrink_to_fit();
+  if (!use_ctrl_) ctrl_raw.clear();
+  missing_text = resolve(&ctrl_raw, "ctrl_deps");
   if (missing_count > 0) {
-    std::string list;
-    for (const auto& [node, dep] : missing) {
-      list += " " + std::to_string(node) + "->" + std::to_string(dep);
-    }
-    std::string text = where + ": " + std::to_string(missing_count) +
-                       " ctrl_deps name nodes that are not in the trace (node->dep:" + list +
-                       (missing_count > missing.size() ? " ..." : "") + ")";
     if (options_.ctrl_deps == ReadOptions::CtrlDeps::kOn) {
       return Status::InvalidArgument(
-          Named(kErrCtrlDepMissing, text + "; use --ctrl-deps auto to ignore them"));
+          Named(kErrCtrlDepMissing, missing_text + "; use --ctrl-deps auto to ignore them"));
     }
-    AddWarning(kWarnCtrlDepMissing, text + "; those ctrl_deps are ignored");
+    AddWarning(kWarnCtrlDepMissing, missing_text + "; those ctrl_deps are ignored");
   }
   BuildCsr(n, &edges, &ctrl_begin_, &ctrl_edges_);
 
