@@ -8,17 +8,14 @@
 // blocks through local copies between phases) and records the phases in dimension order.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/rank_records.h"
 
 namespace genie::testing {
 namespace {
@@ -131,30 +128,19 @@ TEST(AllToAllMultiDimSimulate, AwareIsTheSumOfTheDimensionsAllToAlls) {
 void ExpectPhasesInDimensionOrder(const std::string& out, int ranks, int chunks,
                                   const std::vector<int>& dims) {
   for (int rank = 0; rank < ranks; ++rank) {
-    std::ifstream in(out + "/rank-" + std::to_string(rank) + ".jsonl");
-    ASSERT_TRUE(in) << out << " rank " << rank;
-    int collectives = 0;
-    for (std::string line; std::getline(in, line);) {
-      auto j = nlohmann::json::parse(line);
-      if (j.value("record", "") != "op" || j.value("kind", "") != "collective") continue;
-      ++collectives;
-      ASSERT_TRUE(j.contains("phases")) << line;
-      std::map<int, std::vector<nlohmann::json>> by_chunk;
-      for (const auto& p : j["phases"]) by_chunk[p["chunk"].get<int>()].push_back(p);
-      ASSERT_EQ(static_cast<int>(by_chunk.size()), chunks) << line;
-      for (auto& [chunk, phases] : by_chunk) {
-        std::sort(phases.begin(), phases.end(), [](const auto& a, const auto& b) {
-          return a["start"].template get<long long>() < b["start"].template get<long long>();
-        });
+    const std::vector<CollectiveRecord> records = CollectiveRecords(out, rank);
+    for (const CollectiveRecord& rec : records) {
+      ASSERT_EQ(static_cast<int>(rec.phases_by_chunk.size()), chunks) << rec.line;
+      for (const auto& [chunk, phases] : rec.phases_by_chunk) {
         std::vector<int> got;
         for (const auto& p : phases) {
           got.push_back(p["dim"].get<int>());
-          EXPECT_EQ(p["op"].get<std::string>(), "all_to_all") << line;
+          EXPECT_EQ(p["op"].get<std::string>(), "all_to_all") << rec.line;
         }
         EXPECT_EQ(got, dims) << "rank " << rank << " chunk " << chunk;
       }
     }
-    EXPECT_GE(collectives, 1) << "rank " << rank;
+    EXPECT_GE(records.size(), 1u) << "rank " << rank;
   }
 }
 

@@ -8,15 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/rank_records.h"
 
 namespace genie::testing {
 namespace {
@@ -112,24 +110,12 @@ TEST(ThemisRun, RankStreamsRecordChunksCrossingDimensionsInThemisOrder) {
         " --network " + net + " --output " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     for (int rank = 0; rank < 8; ++rank) {
-      std::ifstream in(out + "/rank-" + std::to_string(rank) + ".jsonl");
-      ASSERT_TRUE(in) << out << " rank " << rank;
-      int collectives = 0;
-      for (std::string line; std::getline(in, line);) {
-        auto j = nlohmann::json::parse(line);
-        if (j.value("record", "") != "op" || j.value("kind", "") != "collective") continue;
-        ++collectives;
-        ASSERT_TRUE(j.contains("phases")) << line;
+      const std::vector<CollectiveRecord> records = CollectiveRecords(out, rank);
+      for (const CollectiveRecord& rec : records) {
+        ASSERT_EQ(rec.phases_by_chunk.size(), 4u) << rec.line;
         // Per chunk: its phases by start time; each starts after the one before it ended.
-        std::map<int, std::vector<nlohmann::json>> by_chunk;
-        for (const auto& p : j["phases"]) by_chunk[p["chunk"].get<int>()].push_back(p);
-        ASSERT_EQ(by_chunk.size(), 4u) << line;
-        for (auto& [chunk, phases] : by_chunk) {
-          std::sort(phases.begin(), phases.end(),
-                    [](const nlohmann::json& a, const nlohmann::json& b) {
-                      return a["start"].get<long long>() < b["start"].get<long long>();
-                    });
-          ASSERT_EQ(phases.size(), 3u) << line;
+        for (const auto& [chunk, phases] : rec.phases_by_chunk) {
+          ASSERT_EQ(phases.size(), 3u) << rec.line;
           std::vector<int> dims;
           std::vector<std::string> ops;
           for (size_t i = 0; i < phases.size(); ++i) {
@@ -148,7 +134,7 @@ TEST(ThemisRun, RankStreamsRecordChunksCrossingDimensionsInThemisOrder) {
               << "rank " << rank << " chunk " << chunk;
         }
       }
-      EXPECT_GE(collectives, 1) << "rank " << rank;
+      EXPECT_GE(records.size(), 1u) << "rank " << rank;
     }
   }
 }
