@@ -199,7 +199,17 @@ void FabricTransport::OnCqError() {
       }
       return;
     case kPayloadRecv:
-      if (err.err == FI_ECANCELED) return;
+      if (err.err == FI_ECANCELED) {
+        // An offered receive withdrawn (CancelSlot): its message came into a credit.
+        const int slot = c->slot;
+        FreeCtx(c);
+        if (slot >= 0 && static_cast<size_t>(slot) < rx_slots_.size() &&
+            rx_slots_[static_cast<size_t>(slot)].cancelled) {
+          rx_slots_[static_cast<size_t>(slot)] = RecvSlot{};
+          free_rx_slots_.push_back(static_cast<uint32_t>(slot));
+        }
+        return;
+      }
       ReportFatal(Status::IoError(
           fmt::format("rank {}: receiving {} bytes on channel {} from rank {} ({}) failed: {}",
                       options_.rank, c->bytes, c->channel, c->peer, AddrName(c->peer), why)));
@@ -266,6 +276,9 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
       return;
     case kCtsAhead:
       OnCtsAhead(peer, h);
+      return;
+    case kCredit:
+      OnCredit(peer, h);
       return;
     case kNotice:
       ++counters_[pi].writes_received;
