@@ -69,6 +69,9 @@ void FabricTransport::Drain() {
       for (ssize_t i = 0; i < n && cq_ != nullptr; ++i) OnCompletion(e[i]);
       if (cq_ == nullptr) return;
       more = round + 1 == kCqRoundsPerTurn;
+      // A short batch drained the CQ: another read would only run the provider's progress
+      // again (an epoll_wait over its sockets); fi_trywait below says if more came meanwhile.
+      if (n < kCqBatch && cq_fd_ >= 0) break;
       continue;
     }
     if (n == -FI_EAGAIN) {
