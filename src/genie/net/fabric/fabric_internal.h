@@ -56,6 +56,8 @@ constexpr uint64_t kUnexpectedCap = uint64_t{64} << 20;
 // sender waiting on them could deadlock a schedule that posts its receive after its send).
 // Filler-only credits land in scratch and count against neither.
 constexpr uint64_t kCreditCap = uint64_t{32} << 20;
+// Sender: bound of FabricTransport::crossings_ either way (how fast it turns).
+constexpr int kMaxCrossings = 8;
 // GENIE_FABRIC_CREDITS=N overrides the window (0: none; for measurements).
 int CreditSlots();
 constexpr uint64_t kCreditMinBytes = uint64_t{64} << 10;

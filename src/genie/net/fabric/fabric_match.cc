@@ -342,6 +342,8 @@ void FabricTransport::OnCts(int peer, const Header& h) {
   }
   const PendingRma p = it->second;
   pending_rma_.erase(it);
+  int& crossings = crossings_[static_cast<size_t>(peer)];
+  crossings = std::max(crossings - 1, -kMaxCrossings);  // it waited: credits would have helped
   const MatchKey k{peer, p.channel, p.tag};
   if (auto w = unresolved_.find(k); w != unresolved_.end()) {
     auto& q = w->second;
@@ -377,11 +379,15 @@ void FabricTransport::OnCtsAhead(int peer, const Header& h) {
     w->second.pop_front();
     if (w->second.empty()) unresolved_.erase(w);
     ++stats_.offers_dropped;
+    int& crossings = crossings_[static_cast<size_t>(peer)];
+    crossings = std::min(crossings + 1, kMaxCrossings);
     return;
   }
   if (it->second.bytes != h.bytes) return;  // the receiver names the mismatch from the header
   w->second.pop_front();
   if (w->second.empty()) unresolved_.erase(w);
+  int& crossings = crossings_[static_cast<size_t>(peer)];
+  crossings = std::min(crossings + 1, kMaxCrossings);
   const PendingRma p = it->second;
   pending_rma_.erase(it);
   ++stats_.sent_crossed;
@@ -542,6 +548,7 @@ void FabricTransport::OnCreditData(int peer, const Header& h) {
     ReportFatal(posted.status());
     return;
   }
+  bool claimed = false;
   if (const auto& p = *posted) {
     auto it = ahead_recvs_.find(k);
     if (it != ahead_recvs_.end() && !it->second.empty() && it->second.front().first == p->cookie) {
@@ -554,14 +561,18 @@ void FabricTransport::OnCreditData(int peer, const Header& h) {
     e.claimed = true;
     e.into = p->into;
     e.cookie = p->cookie;
+    claimed = true;
   } else {
     matcher_.AddArrived(
         k, MessageMatcher::Arrived{
                h.bytes, e.has_data, {}, h.aux, kEarlyHandle | static_cast<uint64_t>(id)});
   }
   const bool landed = r.landed;
-  // Keep the window open before anything completes (a completion may post more work).
-  OfferCredits(peer, h.bytes, e.has_data);
+  // Renew the credit only if its message did come first: one that found its receive posted
+  // (the receiver keeps up, as in a stream) would have had an offer, with no copy, so the
+  // window shrinks there — until messages come first again (OnData reopens it). Before anything
+  // completes, since a completion may post more work.
+  if (!claimed) OfferCredits(peer, h.bytes, e.has_data);
   if (landed) SlotLanded(id32);
 }
 

@@ -252,9 +252,11 @@ void FabricTransport::PostSend(const SendOp& op) {
   // its receive); else the header goes alone and the payload waits for a clear-to-send. Either
   // way an offer for this message may still be on its way (unresolved_).
   auto& credits = credits_[pi];
-  auto fit = std::find_if(credits.begin(), credits.end(), [&](const AheadCts& a) {
-    return a.bytes >= op.bytes && a.data == (op.data != nullptr);
-  });
+  auto fit = crossings_[pi] > 0
+                 ? credits.end()
+                 : std::find_if(credits.begin(), credits.end(), [&](const AheadCts& a) {
+                     return a.bytes >= op.bytes && a.data == (op.data != nullptr);
+                   });
   unresolved_[k].push_back(seq);
   if (fit != credits.end()) {
     const AheadCts a = *fit;

@@ -137,6 +137,7 @@ FabricTransport::FabricTransport(loop::EventLoop* loop, const TransportOptions& 
       headers_seen_(static_cast<size_t>(options.world_size), 0),
       credit_slots_(static_cast<size_t>(options.world_size)),
       credits_(static_cast<size_t>(options.world_size)),
+      crossings_(static_cast<size_t>(options.world_size), 0),
       credit_sent_(static_cast<size_t>(options.world_size)),
       liveness_(options.rank, options.world_size, options.peer_timeout, options.clock),
       alive_(std::make_shared<bool>(true)) {}

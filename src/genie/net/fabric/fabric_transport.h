@@ -335,6 +335,10 @@ class FabricTransport final : public Transport {
   std::vector<std::vector<uint32_t>> credit_slots_;
   std::unordered_map<uint32_t, MessageMatcher::Buffer> credit_bufs_;
   std::vector<std::deque<AheadCts>> credits_;
+  // Sender, by receiver: offers that crossed a message (the receiver posts in time, so a
+  // credit would only add a copy) minus clear-to-sends answering one (it does not); credits
+  // are used while this is not positive.
+  std::vector<int> crossings_;
   std::vector<std::deque<std::pair<MatchKey, uint64_t>>> credit_sent_;
   struct Region {
     unsigned char* base;
