@@ -31,7 +31,9 @@
 //    its messages; real-data slots within 32 MiB of pooled buffers, filler-only ones in
 //    scratch), so that its next messages without an offer go one way at once, header and
 //    payload, into a credit: matched like an early payload, copied into the receive when it
-//    is posted, and the credit renewed. An offer that such a message crossed is withdrawn by
+//    is posted, and the credit renewed if its message did come first; a sender uses credits
+//    only while that receiver's offers do not keep crossing its messages (crossings_). An
+//    offer that such a message crossed is withdrawn by
 //    the receiver and dropped by the sender, which tells which message an offer is for from
 //    the count of its headers the receiver had (in every offer).
 //  Two-sided mode (default): the slot is a posted fi_trecv with tag (sender rank, slot id) and
