@@ -44,8 +44,23 @@ constexpr uint64_t kUserWriteData = uint64_t{1} << 31;
 // (it is being received, or was, into an Early buffer).
 constexpr uint64_t kInlineHandle = ~uint64_t{0};
 constexpr uint64_t kEarlyHandle = uint64_t{1} << 62;
-// Real-data payloads held for receives not yet posted before the rest wait at the sender.
+// Bytes of pooled buffers held for receives not yet posted (payloads taken early, and the
+// credit slots on offer) before further payloads wait at their sender.
 constexpr uint64_t kUnexpectedCap = uint64_t{64} << 20;
+// Credit window: receive slots kept on offer to a peer whose messages arrived before their
+// receive was posted, so that its next ones land with no round trip (NCCL keeps
+// NCCL_STEPS = 8 per channel; 4 already hide the round trip here). Sized to the largest such
+// message rounded up to a power of two, at least kCreditMinBytes. Their buffers (on offer, or
+// holding a payload until its receive comes) stay within kCreditCap, a budget of their own so
+// that credits idle at one peer never starve kUnexpectedCap's early payloads of another (a
+// sender waiting on them could deadlock a schedule that posts its receive after its send).
+// Filler-only credits land in scratch and count against neither.
+constexpr uint64_t kCreditCap = uint64_t{32} << 20;
+// Sender: bound of FabricTransport::crossings_ either way (how fast it turns).
+constexpr int kMaxCrossings = 8;
+// GENIE_FABRIC_CREDITS=N overrides the window (0: none; for measurements).
+int CreditSlots();
+constexpr uint64_t kCreditMinBytes = uint64_t{64} << 10;
 
 inline std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }
 // Key of a send waiting for its clear-to-send (RMA mode): (peer, sequence number).
@@ -65,11 +80,17 @@ enum Type : uint8_t {
   // message on (channel, tag) (user tag in `tag`, slot id in `seq`), so that the sender can
   // send the payload at once, one way, as NCCL's receiver-posted buffers let it.
   kCtsAhead = 8,
+  // A receive slot on offer for any message from this rank that fits (slot id in `seq`, size
+  // in `bytes`, address and key in `aux`, `aux2`): a credit of the window above. Without
+  // kHasData it lands in scratch memory and takes filler payloads only (runs without
+  // --verify), so it costs no memory and no copy.
+  kCredit = 9,
 };
 const char* TypeName(int type);
 
-// kAhead: the payload uses the receiver's kCtsAhead slot in `aux2` and follows at once.
-enum Flags : uint8_t { kHasData = 1, kInline = 2, kAhead = 4 };
+// kAhead: the payload uses the receiver's kCtsAhead slot in `aux2` and follows at once;
+// kCredited: it uses the receiver's kCredit slot in `aux2` and follows at once.
+enum Flags : uint8_t { kHasData = 1, kInline = 2, kAhead = 4, kCredited = 8 };
 
 enum Kind : int {
   kCtrlRecv = 1,     // a control receive slot
@@ -95,6 +116,10 @@ struct FabricTransport::Header {
   uint64_t bytes;  // kData, kNotice: payload bytes; kAbort: reason bytes
   uint64_t aux;    // kData: remote_data; kCts: remote address; kNotice: offset
   uint64_t aux2;   // kCts: remote key; kNotice: immediate
+  // kCtsAhead, kCredit: how many data headers the receiver had from this rank when it sent
+  // it (the next sequence number it expects), so that the sender can tell which message an
+  // offer is for when one it sent into a credit crossed it.
+  uint64_t aux3;
 };
 
 struct FabricTransport::Ctx {
@@ -126,9 +151,13 @@ struct FabricTransport::RecvSlot {
   fid_mr* mr = nullptr;  // RMA mode: the destination's registration
   bool used = false;
   bool ahead = false;
+  bool credit = false;     // a kCredit slot: payload goes to an Early (buffer in credit_bufs_)
+  bool scratch = false;    // a filler-only credit: lands in scratch
+  bool cancelled = false;  // its message went into a credit: freed when the cancel completes
   bool header_seen = false;
   bool landed = false;
   int early = -1;
+  Ctx* ctx = nullptr;  // tagged mode: the posted fi_trecv (to cancel it)
 };
 
 // A kCtsAhead the sender has not used yet (no message on its key posted yet).
@@ -137,6 +166,7 @@ struct FabricTransport::AheadCts {
   Bytes bytes;
   uint64_t addr;
   uint64_t key;
+  bool data = true;  // kCredit: keeps a payload; false: scratch, for filler payloads only
 };
 
 // A payload received before its receive was posted (so that its sender's send completes, as
@@ -154,6 +184,8 @@ struct FabricTransport::Early {
   bool has_data = false;
   bool landed = false;
   bool claimed = false;  // a receive is posted for it: deliver on landing
+  Bytes held = 0;        // counted in unexpected_bytes_ (credit_bytes_) while `buf` is held
+  bool from_credit = false;
   void* into = nullptr;
   uint64_t cookie = 0;
   MessageMatcher::Buffer buf;
@@ -169,7 +201,7 @@ struct FabricTransport::PendingRma {
 
 namespace fabric_internal {
 constexpr size_t kSlotBytes = sizeof(FabricTransport::Header) + FabricTransport::kInlineBytes;
-static_assert(sizeof(FabricTransport::Header) == 64, "control header is 64 bytes");
+static_assert(sizeof(FabricTransport::Header) == 72, "control header is 72 bytes");
 inline FabricTransport::Header* HeaderOf(FabricTransport::Ctx* s) {
   return reinterpret_cast<FabricTransport::Header*>(s->buf);
 }

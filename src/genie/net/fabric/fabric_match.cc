@@ -14,6 +14,7 @@
 #include <rdma/fi_tagged.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "genie/net/fabric/fabric_internal.h"
@@ -22,6 +23,14 @@
 namespace genie::net {
 
 using namespace fabric_internal;
+
+int fabric_internal::CreditSlots() {
+  static const int slots = [] {
+    const char* e = getenv("GENIE_FABRIC_CREDITS");
+    return e != nullptr ? std::max(0, atoi(e)) : 4;
+  }();
+  return slots;
+}
 
 void FabricTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
   MatchKey k{options_.rank, ch, op.tag};
@@ -106,6 +115,7 @@ bool FabricTransport::OfferAhead(const MatchKey& k, void* into, Bytes bytes, uin
   h->bytes = bytes;
   h->aux = addr;
   h->aux2 = key;
+  h->aux3 = headers_seen_[pi];
   SendCtrl(k.peer, s, 0);
   return true;
 }
@@ -113,6 +123,12 @@ bool FabricTransport::OfferAhead(const MatchKey& k, void* into, Bytes bytes, uin
 void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inline_data) {
   MatchKey k{peer, h.channel, h.tag};
   const bool has_data = (h.flags & kHasData) != 0;
+  uint64_t& seen = headers_seen_[static_cast<size_t>(peer)];
+  seen = std::max(seen, h.seq + 1);
+  if ((h.flags & kCredited) != 0) {
+    OnCreditData(peer, h);
+    return;
+  }
   if ((h.flags & kInline) != 0) {
     // The whole message is here: the same path as a message to oneself.
     auto& ctr = counters_[static_cast<size_t>(peer)];
@@ -157,8 +173,9 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     return;
   }
   // Unmatched: the payload waits at the sender; TakeEarly takes it into an Early buffer unless
-  // a receive comes first.
+  // a receive comes first. The sender's next messages should not wait: open its credit window.
   matcher_.AddArrived(k, MessageMatcher::Arrived{h.bytes, has_data, {}, h.aux, h.seq});
+  OfferCredits(peer, h.bytes, has_data);
   const uint64_t key = RmaKey(peer, h.seq);
   early_pending_[key] = 1;
   early_candidates_.push_back({peer, h.channel, h.seq, h.bytes, h.aux, has_data});
@@ -208,6 +225,7 @@ void FabricTransport::TakeEarly() {
     e.has_data = c.has_data;
     if (c.has_data) {
       e.buf = matcher_.TakeBuffer(c.bytes);
+      e.held = c.bytes;
       unexpected_bytes_ += c.bytes;
     }
     early_by_seq_[key] = id;
@@ -253,6 +271,7 @@ int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes byte
     c->channel = channel;
     c->bytes = bytes;
     c->slot = static_cast<int>(id);
+    r.ctx = c;
     void* desc = nullptr;
     Status st = LocalDesc(c, dst, bytes, FI_RECV, &desc);
     if (!st.ok()) {
@@ -323,31 +342,52 @@ void FabricTransport::OnCts(int peer, const Header& h) {
   }
   const PendingRma p = it->second;
   pending_rma_.erase(it);
+  int& crossings = crossings_[static_cast<size_t>(peer)];
+  crossings = std::max(crossings - 1, -kMaxCrossings);  // it waited: credits would have helped
   const MatchKey k{peer, p.channel, p.tag};
-  if (auto w = awaiting_cts_.find(k); w != awaiting_cts_.end()) {
+  if (auto w = unresolved_.find(k); w != unresolved_.end()) {
     auto& q = w->second;
-    q.erase(std::find(q.begin(), q.end(), h.seq));
-    if (q.empty()) awaiting_cts_.erase(w);
+    if (auto i = std::find(q.begin(), q.end(), h.seq); i != q.end()) q.erase(i);
+    if (q.empty()) unresolved_.erase(w);
   }
   SendPayload(peer, p, h.tag, h.aux, h.aux2);
 }
 
 void FabricTransport::OnCtsAhead(int peer, const Header& h) {
   const MatchKey k{peer, h.channel, h.tag};
-  auto w = awaiting_cts_.find(k);
-  if (w == awaiting_cts_.end()) {
+  // Offers and messages on a key pair up in order. Messages sent without an offer whose header
+  // the receiver had when it made this one (sequence number below h.aux3) were matched without
+  // one; the first after them, if sent, crossed this offer and is the one it is for.
+  auto w = unresolved_.find(k);
+  if (w != unresolved_.end()) {
+    auto& q = w->second;
+    while (!q.empty() && (q.front() & kSeqMask) < (h.aux3 & kSeqMask)) q.pop_front();
+    if (q.empty()) {
+      unresolved_.erase(w);
+      w = unresolved_.end();
+    }
+  }
+  if (w == unresolved_.end()) {
     // No message on this key yet: the next PostSend on it uses the offer.
     ahead_cts_[k].push_back({h.seq, h.bytes, h.aux, h.aux2});
     return;
   }
-  // The header went without an offer (the two crossed): the offer is for that message, the
-  // first on its key still waiting, since both sides pair offers and messages in order.
   const uint64_t seq = w->second.front();
   auto it = pending_rma_.find(RmaKey(peer, seq));
-  if (it == pending_rma_.end()) return;
+  if (it == pending_rma_.end()) {
+    // It went into a credit: the receiver takes it from there and withdraws this offer.
+    w->second.pop_front();
+    if (w->second.empty()) unresolved_.erase(w);
+    ++stats_.offers_dropped;
+    int& crossings = crossings_[static_cast<size_t>(peer)];
+    crossings = std::min(crossings + 1, kMaxCrossings);
+    return;
+  }
   if (it->second.bytes != h.bytes) return;  // the receiver names the mismatch from the header
   w->second.pop_front();
-  if (w->second.empty()) awaiting_cts_.erase(w);
+  if (w->second.empty()) unresolved_.erase(w);
+  int& crossings = crossings_[static_cast<size_t>(peer)];
+  crossings = std::min(crossings + 1, kMaxCrossings);
   const PendingRma p = it->second;
   pending_rma_.erase(it);
   ++stats_.sent_crossed;
@@ -402,11 +442,177 @@ void FabricTransport::DeliverEarly(int early) {
       std::memset(e.into, 0, e.bytes);
     }
   }
-  if (e.has_data) unexpected_bytes_ -= std::min(unexpected_bytes_, e.bytes);
+  Bytes& held = e.from_credit ? credit_bytes_ : unexpected_bytes_;
+  held -= std::min(held, e.held);
   matcher_.ReturnBuffer(std::move(e.buf));
   Complete({Done::kRecv, e.peer, e.channel, e.cookie, e.remote_data, e.bytes, 0});
   e = Early{};
   free_early_.push_back(early);
+}
+
+void FabricTransport::OfferCredits(int peer, Bytes bytes, bool data) {
+  const size_t pi = static_cast<size_t>(peer);
+  if (bytes <= kInlineBytes || ep_ == nullptr || lost_[pi] ||
+      (!is_peer_.empty() && !is_peer_[pi]) || fi_addr_[pi] == FI_ADDR_UNSPEC) {
+    return;
+  }
+  Bytes size = kCreditMinBytes;
+  while (size < bytes) size <<= 1;
+  auto& offered = credit_slots_[pi];
+  int fitting = 0;
+  for (uint32_t id : offered) {
+    fitting += rx_slots_[id].bytes >= bytes && rx_slots_[id].scratch == !data ? 1 : 0;
+  }
+  while (fitting < CreditSlots() && (!data || credit_bytes_ + size <= kCreditCap)) {
+    MessageMatcher::Buffer buf;
+    if (data) buf = matcher_.TakeBuffer(size);
+    uint64_t addr = 0, key = 0;
+    const int id =
+        OpenSlot(peer, 0, data ? buf.get() : nullptr, size, 0, 0, -1, false, &addr, &key);
+    if (id < 0) return;
+    const uint32_t u = static_cast<uint32_t>(id);
+    rx_slots_[u].credit = true;
+    rx_slots_[u].scratch = !data;
+    if (data) {
+      credit_bufs_[u] = std::move(buf);
+      credit_bytes_ += size;
+    }
+    offered.push_back(u);
+    ++fitting;
+    ++stats_.credits;
+    Ctx* s = NewSlotCtx();
+    if (s == nullptr) return;
+    Header* h = HeaderOf(s);
+    std::memset(h, 0, sizeof(Header));
+    h->type = kCredit;
+    h->flags = data ? kHasData : 0;
+    h->seq = u;
+    h->bytes = size;
+    h->aux = addr;
+    h->aux2 = key;
+    h->aux3 = headers_seen_[pi];
+    SendCtrl(peer, s, 0);
+  }
+}
+
+void FabricTransport::OnCreditData(int peer, const Header& h) {
+  const size_t pi = static_cast<size_t>(peer);
+  const uint64_t g = h.aux2;
+  auto& offered = credit_slots_[pi];
+  auto pos = std::find(offered.begin(), offered.end(), g);
+  if (pos == offered.end() || g >= rx_slots_.size() || !rx_slots_[g].used || !rx_slots_[g].credit ||
+      rx_slots_[g].peer != peer || rx_slots_[g].bytes < h.bytes ||
+      (rx_slots_[g].scratch && (h.flags & kHasData) != 0)) {
+    ReportFatal(Status::Internal(fmt::format(
+        "rank {}: rank {} sent message {} ({} bytes, tag {}) into credit slot {}, which this rank "
+        "has not offered to it (a bug in the fabric transport's credit window)",
+        options_.rank, peer, h.seq, h.bytes, h.tag, g)));
+    return;
+  }
+  offered.erase(pos);
+  const uint32_t id32 = static_cast<uint32_t>(g);
+  RecvSlot& r = rx_slots_[id32];
+  // The slot's buffer becomes an Early entry's: the receive, now or when posted, copies from it.
+  int id;
+  if (!free_early_.empty()) {
+    id = free_early_.back();
+    free_early_.pop_back();
+  } else {
+    id = static_cast<int>(early_.size());
+    early_.push_back(std::make_unique<Early>());
+  }
+  Early& e = *early_[static_cast<size_t>(id)];
+  e = Early{};
+  e.peer = peer;
+  e.seq = h.seq;
+  e.channel = h.channel;
+  e.bytes = h.bytes;
+  e.remote_data = h.aux;
+  e.has_data = (h.flags & kHasData) != 0;
+  if (!r.scratch) {
+    e.held = r.bytes;
+    e.from_credit = true;
+    auto b = credit_bufs_.find(id32);
+    e.buf = std::move(b->second);
+    credit_bufs_.erase(b);
+  }
+  r.early = id;
+  r.header_seen = true;
+  r.channel = h.channel;
+  r.bytes = h.bytes;
+  r.remote_data = h.aux;
+  ++recvs_in_flight_;
+  const MatchKey k{peer, h.channel, h.tag};
+  auto posted = matcher_.MatchArrival(options_.rank, k, h.bytes);
+  if (!posted.ok()) {
+    ReportFatal(posted.status());
+    return;
+  }
+  bool claimed = false;
+  if (const auto& p = *posted) {
+    auto it = ahead_recvs_.find(k);
+    if (it != ahead_recvs_.end() && !it->second.empty() && it->second.front().first == p->cookie) {
+      // Its receive offered a buffer that this message crossed: the sender drops that offer.
+      const uint32_t ahead = it->second.front().second;
+      it->second.pop_front();
+      if (it->second.empty()) ahead_recvs_.erase(it);
+      CancelSlot(ahead);
+    }
+    e.claimed = true;
+    e.into = p->into;
+    e.cookie = p->cookie;
+    claimed = true;
+  } else {
+    matcher_.AddArrived(
+        k, MessageMatcher::Arrived{
+               h.bytes, e.has_data, {}, h.aux, kEarlyHandle | static_cast<uint64_t>(id)});
+  }
+  const bool landed = r.landed;
+  // Renew the credit only if its message did come first: one that found its receive posted
+  // (the receiver keeps up, as in a stream) would have had an offer, with no copy, so the
+  // window shrinks there — until messages come first again (OnData reopens it). Before anything
+  // completes, since a completion may post more work.
+  if (!claimed) OfferCredits(peer, h.bytes, e.has_data);
+  if (landed) SlotLanded(id32);
+}
+
+void FabricTransport::CancelSlot(uint32_t id) {
+  RecvSlot& r = rx_slots_[id];
+  if (r.mr != nullptr || options_.fabric_rma) {
+    // RMA mode: nothing is posted; the sender never writes into a dropped offer.
+    if (r.mr != nullptr) fi_close(&r.mr->fid);
+    r = RecvSlot{};
+    free_rx_slots_.push_back(id);
+    return;
+  }
+  // Tagged mode: the fi_trecv into the caller's buffer must go before the receive completes;
+  // the slot is freed when its cancellation completes (OnCqError).
+  r.cancelled = true;
+  if (ep_ != nullptr && r.ctx != nullptr) {
+    const ssize_t rc = fi_cancel(&ep_->fid, r.ctx);
+    if (rc != 0 && rc != -FI_ENOENT) {
+      ReportFatal(
+          Status::IoError(fmt::format("rank {}: cancelling a receive offered to rank {}: {}",
+                                      options_.rank, r.peer, FiError(rc))));
+    }
+  }
+}
+
+void FabricTransport::OnCredit(int peer, const Header& h) {
+  const size_t pi = static_cast<size_t>(peer);
+  credits_[pi].push_back({h.seq, h.bytes, h.aux, h.aux2, (h.flags & kHasData) != 0});
+  // Messages sent into credits whose headers the receiver has: no offer can be for them now
+  // (one crossing them was sent, and so arrived, before this credit).
+  auto& sent = credit_sent_[pi];
+  while (!sent.empty() && (sent.front().second & kSeqMask) < (h.aux3 & kSeqMask)) {
+    auto [k, seq] = sent.front();
+    sent.pop_front();
+    if (auto w = unresolved_.find(k); w != unresolved_.end()) {
+      auto& q = w->second;
+      if (auto i = std::find(q.begin(), q.end(), seq); i != q.end()) q.erase(i);
+      if (q.empty()) unresolved_.erase(w);
+    }
+  }
 }
 
 }  // namespace genie::net

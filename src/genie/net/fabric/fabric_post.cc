@@ -248,9 +248,29 @@ void FabricTransport::PostSend(const SendOp& op) {
       return;
     }
   }
+  // No offer for it: a credit that fits takes it at once, one way (the receiver copies it into
+  // its receive); else the header goes alone and the payload waits for a clear-to-send. Either
+  // way an offer for this message may still be on its way (unresolved_).
+  auto& credits = credits_[pi];
+  auto fit = crossings_[pi] > 0
+                 ? credits.end()
+                 : std::find_if(credits.begin(), credits.end(), [&](const AheadCts& a) {
+                     return a.bytes >= op.bytes && a.data == (op.data != nullptr);
+                   });
+  unresolved_[k].push_back(seq);
+  if (fit != credits.end()) {
+    const AheadCts a = *fit;
+    credits.erase(fit);
+    h->flags |= kCredited;
+    h->aux2 = a.slot;
+    ++stats_.sent_on_credit;
+    credit_sent_[pi].emplace_back(k, seq);
+    SendCtrl(op.peer, s, 0);
+    SendPayload(op.peer, pending, a.slot, a.addr, a.key);
+    return;
+  }
   SendCtrl(op.peer, s, 0);
   pending_rma_[RmaKey(op.peer, seq)] = pending;
-  awaiting_cts_[k].push_back(seq);
 }
 
 void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, uint64_t addr,

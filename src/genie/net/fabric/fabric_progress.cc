@@ -69,6 +69,9 @@ void FabricTransport::Drain() {
       for (ssize_t i = 0; i < n && cq_ != nullptr; ++i) OnCompletion(e[i]);
       if (cq_ == nullptr) return;
       more = round + 1 == kCqRoundsPerTurn;
+      // A short batch drained the CQ: another read would only run the provider's progress
+      // again (an epoll_wait over its sockets); fi_trywait below says if more came meanwhile.
+      if (n < kCqBatch && cq_fd_ >= 0) break;
       continue;
     }
     if (n == -FI_EAGAIN) {
@@ -199,7 +202,17 @@ void FabricTransport::OnCqError() {
       }
       return;
     case kPayloadRecv:
-      if (err.err == FI_ECANCELED) return;
+      if (err.err == FI_ECANCELED) {
+        // An offered receive withdrawn (CancelSlot): its message came into a credit.
+        const int slot = c->slot;
+        FreeCtx(c);
+        if (slot >= 0 && static_cast<size_t>(slot) < rx_slots_.size() &&
+            rx_slots_[static_cast<size_t>(slot)].cancelled) {
+          rx_slots_[static_cast<size_t>(slot)] = RecvSlot{};
+          free_rx_slots_.push_back(static_cast<uint32_t>(slot));
+        }
+        return;
+      }
       ReportFatal(Status::IoError(
           fmt::format("rank {}: receiving {} bytes on channel {} from rank {} ({}) failed: {}",
                       options_.rank, c->bytes, c->channel, c->peer, AddrName(c->peer), why)));
@@ -266,6 +279,9 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
       return;
     case kCtsAhead:
       OnCtsAhead(peer, h);
+      return;
+    case kCredit:
+      OnCredit(peer, h);
       return;
     case kNotice:
       ++counters_[pi].writes_received;

@@ -85,6 +85,8 @@ const char* fabric_internal::TypeName(int type) {
       return "clear-to-send";
     case kCtsAhead:
       return "clear-to-send ahead";
+    case kCredit:
+      return "credit";
     case kNotice:
       return "write notice";
     case kBye:
@@ -132,6 +134,11 @@ FabricTransport::FabricTransport(loop::EventLoop* loop, const TransportOptions& 
       hello_from_(static_cast<size_t>(options.world_size), 0),
       bye_from_(static_cast<size_t>(options.world_size), 0),
       lost_(static_cast<size_t>(options.world_size), 0),
+      headers_seen_(static_cast<size_t>(options.world_size), 0),
+      credit_slots_(static_cast<size_t>(options.world_size)),
+      credits_(static_cast<size_t>(options.world_size)),
+      crossings_(static_cast<size_t>(options.world_size), 0),
+      credit_sent_(static_cast<size_t>(options.world_size)),
       liveness_(options.rank, options.world_size, options.peer_timeout, options.clock),
       alive_(std::make_shared<bool>(true)) {}
 
@@ -142,10 +149,12 @@ FabricTransport::~FabricTransport() {
         "rank {}: fabric CQ drive: {} drains ({} from the wait fd, {} from the progress timer, "
         "{} of which found completions), {} fi_cq_read ({} empty), {} completions, fi_trywait "
         "busy {}; {} receives offered ahead, {} payloads sent into an offer ({} crossed), {} "
-        "clear-to-sends answering a header",
+        "clear-to-sends answering a header; {} credits offered, {} payloads sent into a credit, "
+        "{} offers crossed by one",
         options_.rank, stats_.drains, stats_.fd_wakeups, stats_.timer_wakeups, stats_.timer_useful,
         stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy, stats_.offers,
-        stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies);
+        stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies, stats_.credits,
+        stats_.sent_on_credit, stats_.offers_dropped);
   }
   StopHeartbeats();
   CloseAll();
@@ -307,7 +316,8 @@ Status FabricTransport::Open() {
     return Status::IoError(fmt::format("rank {}: {} on provider '{}' domain {}: {}", options_.rank,
                                        what, provider_, info_->domain_attr->name, FiError(r)));
   };
-  GENIE_RETURN_IF_ERROR(check(fabric_library::Fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
+  GENIE_RETURN_IF_ERROR(
+      check(fabric_library::Fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric"));
   GENIE_RETURN_IF_ERROR(check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain"));
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;

@@ -26,6 +26,16 @@
 //    — or, if none is posted once the loop ran its queued work, into a pooled buffer (filler:
 //    scratch) while such buffers hold under 64 MiB, so that the sender's send completes as
 //    over TCP, then copied when the receive comes.
+//  * credits (what NCCL's receiver-posted step buffers do): once a peer's message came first,
+//    the receiver keeps a window of slots on offer to that peer (kCredit, at most 4, sized to
+//    its messages; real-data slots within 32 MiB of pooled buffers, filler-only ones in
+//    scratch), so that its next messages without an offer go one way at once, header and
+//    payload, into a credit: matched like an early payload, copied into the receive when it
+//    is posted, and the credit renewed if its message did come first; a sender uses credits
+//    only while that receiver's offers do not keep crossing its messages (crossings_). An
+//    offer that such a message crossed is withdrawn by
+//    the receiver and dropped by the sender, which tells which message an offer is for from
+//    the count of its headers the receiver had (in every offer).
 //  Two-sided mode (default): the slot is a posted fi_trecv with tag (sender rank, slot id) and
 //  the payload an fi_tsend; the receive is always posted before the payload leaves, so ofi_rxm
 //  over tcp moves it eagerly into the caller's buffer (genie raises rxm's eager limit there,
@@ -117,18 +127,21 @@ class FabricTransport final : public Transport {
   uint64_t rejected_messages() const { return rejected_; }
   // How the CQ was driven (for measurements; GENIE_FABRIC_STATS=1 logs them at the end).
   struct DriveStats {
-    uint64_t drains = 0;         // Drain() calls
-    uint64_t cq_reads = 0;       // fi_cq_read calls
-    uint64_t empty_reads = 0;    // ... that returned nothing
-    uint64_t completions = 0;    // CQ entries handled
-    uint64_t fd_wakeups = 0;     // Drain() from the CQ's wait fd
-    uint64_t timer_wakeups = 0;  // Drain() from the progress timer
-    uint64_t timer_useful = 0;   // ... that found completions
-    uint64_t trywait_busy = 0;   // fi_trywait said: read again before blocking
-    uint64_t offers = 0;         // receives offered ahead of their header (kCtsAhead)
-    uint64_t sent_on_offer = 0;  // payloads sent at once into an offer
-    uint64_t sent_crossed = 0;   // ... into an offer that crossed the header
-    uint64_t cts_replies = 0;    // clear-to-sends answering a header (the message came first)
+    uint64_t drains = 0;          // Drain() calls
+    uint64_t cq_reads = 0;        // fi_cq_read calls
+    uint64_t empty_reads = 0;     // ... that returned nothing
+    uint64_t completions = 0;     // CQ entries handled
+    uint64_t fd_wakeups = 0;      // Drain() from the CQ's wait fd
+    uint64_t timer_wakeups = 0;   // Drain() from the progress timer
+    uint64_t timer_useful = 0;    // ... that found completions
+    uint64_t trywait_busy = 0;    // fi_trywait said: read again before blocking
+    uint64_t offers = 0;          // receives offered ahead of their header (kCtsAhead)
+    uint64_t sent_on_offer = 0;   // payloads sent at once into an offer
+    uint64_t sent_crossed = 0;    // ... into an offer that crossed the header
+    uint64_t cts_replies = 0;     // clear-to-sends answering a header (the message came first)
+    uint64_t credits = 0;         // credit slots offered (kCredit)
+    uint64_t sent_on_credit = 0;  // payloads sent at once into a credit
+    uint64_t offers_dropped = 0;  // offers crossed by a message sent into a credit
   };
   const DriveStats& drive_stats() const { return stats_; }
 
@@ -189,6 +202,14 @@ class FabricTransport final : public Transport {
   void TakeEarly();              // headers still unmatched: take their payloads (Early)
   void OnCts(int peer, const Header& h);
   void OnCtsAhead(int peer, const Header& h);
+  // Credit window (receiver): keeps CreditSlots() slots of at least `bytes` on offer to `peer`;
+  // a message sent into one is matched and handed to its receive (copied) like an Early one.
+  void OfferCredits(int peer, Bytes bytes, bool data);
+  void OnCreditData(int peer, const Header& h);
+  void CancelSlot(uint32_t id);  // an offered slot whose message went into a credit instead
+  // Sender: a credit offered by `peer`; forgets messages sent into credits that the receiver
+  // has the headers of (`seen`: the next sequence number it expects).
+  void OnCredit(int peer, const Header& h);
   // Sends a payload into the receiver's slot (fi_tsend or fi_writedata).
   void SendPayload(int peer, const PendingRma& p, uint64_t slot, uint64_t addr, uint64_t key);
   void OnRemoteCqData(uint64_t data);
@@ -282,7 +303,8 @@ class FabricTransport final : public Transport {
   MessageMatcher matcher_;
   std::vector<std::unique_ptr<Early>> early_;  // by id, reused via free list
   std::vector<int> free_early_;
-  Bytes unexpected_bytes_ = 0;  // real-data payloads held in Early buffers
+  Bytes unexpected_bytes_ = 0;  // real-data payloads held in Early buffers (kUnexpectedCap)
+  Bytes credit_bytes_ = 0;      // credit buffers on offer or holding a payload (kCreditCap)
   // Unmatched headers whose payload TakeEarly may take, and which it took: RmaKey(peer, seq).
   struct EarlyCandidate {
     int peer;
@@ -300,12 +322,26 @@ class FabricTransport final : public Transport {
   std::vector<uint32_t> free_rx_slots_;
   std::unordered_map<uint64_t, PendingRma> pending_rma_;  // (peer, seq) -> send awaiting CTS
   // Receiver: receives offered ahead (kCtsAhead) whose header has not come, per key in post
-  // order: (cookie, slot id). Sender: offers not used yet, and headers sent without an offer
-  // (their sequence numbers), per (receiver, channel, tag) in order.
+  // order: (cookie, slot id). Sender: offers not used yet, and messages sent without an offer
+  // (awaiting a clear-to-send, or sent into a credit; their sequence numbers) that an offer
+  // may still be for, per (receiver, channel, tag) in order.
   std::unordered_map<MatchKey, std::deque<std::pair<uint64_t, uint32_t>>, MatchKeyHash>
       ahead_recvs_;
   std::unordered_map<MatchKey, std::deque<AheadCts>, MatchKeyHash> ahead_cts_;
-  std::unordered_map<MatchKey, std::deque<uint64_t>, MatchKeyHash> awaiting_cts_;
+  std::unordered_map<MatchKey, std::deque<uint64_t>, MatchKeyHash> unresolved_;
+  // Credit window. Receiver, by peer: data headers seen (next sequence number expected), the
+  // credit slots on offer, and their buffers by slot id. Sender, by receiver: its credits
+  // not used yet, and the messages sent into credits, in order (pruned from unresolved_ once
+  // the receiver has their headers).
+  std::vector<uint64_t> headers_seen_;
+  std::vector<std::vector<uint32_t>> credit_slots_;
+  std::unordered_map<uint32_t, MessageMatcher::Buffer> credit_bufs_;
+  std::vector<std::deque<AheadCts>> credits_;
+  // Sender, by receiver: offers that crossed a message (the receiver posts in time, so a
+  // credit would only add a copy) minus clear-to-sends answering one (it does not); credits
+  // are used while this is not positive.
+  std::vector<int> crossings_;
+  std::vector<std::deque<std::pair<MatchKey, uint64_t>>> credit_sent_;
   struct Region {
     unsigned char* base;
     Bytes bytes;

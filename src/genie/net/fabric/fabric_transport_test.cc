@@ -1,6 +1,7 @@
 // FabricTransport beyond the conformance suite (net/transport_conformance_test.cc runs the
 // shared contract over it, both modes): buffers offered ahead of their message and messages
-// that come first pairing up in order on one key, one-sided writes and their notice, abort reasons
+// that come first pairing up in order on one key (and, once messages came first, going into the
+// receiver's credits at once), one-sided writes and their notice, abort reasons
 // reaching peers, another job's ranks refused, an address that is not a fabric one. On
 // loopback with tcp;ofi_rxm; ranks are threads, each with its own EventLoop.
 #include "genie/net/fabric/fabric_transport.h"
@@ -97,10 +98,10 @@ void OffersAndMessagesPairInOrder(bool rma) {
   std::vector<std::string> addresses;
   auto nodes = MakeNodes({"o", "o"}, rma, &addresses, 30 * kNsPerSec);
   ASSERT_EQ(nodes.size(), 2u);
-  constexpr int kPhase = 6;  // messages per phase; three phases
+  constexpr int kPhase = 6;  // messages per phase; four phases
   constexpr Bytes kBytes = 70000;
-  std::vector<std::vector<unsigned char>> out(3 * kPhase), in(3 * kPhase);
-  for (int i = 0; i < 3 * kPhase; ++i) {
+  std::vector<std::vector<unsigned char>> out(4 * kPhase), in(4 * kPhase);
+  for (int i = 0; i < 4 * kPhase; ++i) {
     out[i].assign(kBytes, 0);
     for (Bytes j = 0; j < kBytes; ++j) out[i][j] = static_cast<unsigned char>(i * 31 + j * 7);
     in[i].assign(kBytes, 0xEE);
@@ -152,7 +153,29 @@ void OffersAndMessagesPairInOrder(bool rma) {
       ASSERT_TRUE(n.RunUntil([&] { return n.sends_done == 3 * kPhase; }));
     } else {
       ASSERT_TRUE(n.RunUntil([&] { return n.received.size() == 3 * kPhase; }));
-      std::vector<bool> seen(3 * kPhase, false);
+    }
+    n.RunUntil([] { return false; }, 200 * kNsPerMs);  // credits offered reach the sender
+    sync.arrive_and_wait();
+    // Phase 4: messages first again. The receiver saw messages come first, so it keeps
+    // credits on offer: the payloads go at once into them (no clear-to-send), the sends
+    // complete before any receive is posted, and the receives copy them out.
+    const uint64_t cts_before = n.t->drive_stats().cts_replies;
+    const uint64_t credit_before = n.t->drive_stats().sent_on_credit;
+    if (sender) {
+      for (int i = 3 * kPhase; i < 4 * kPhase; ++i) send(i);
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends_done == 4 * kPhase; }));
+      EXPECT_GE(n.t->drive_stats().sent_on_credit - credit_before, 1u);
+    } else {
+      n.RunUntil([] { return false; }, 200 * kNsPerMs);
+    }
+    sync.arrive_and_wait();
+    if (sender) {
+      ASSERT_TRUE(n.RunUntil([&] { return n.sends_done == 4 * kPhase; }));
+    } else {
+      for (int i = 3 * kPhase; i < 4 * kPhase; ++i) recv(i);
+      ASSERT_TRUE(n.RunUntil([&] { return n.received.size() == 4 * kPhase; }));
+      EXPECT_LT(n.t->drive_stats().cts_replies - cts_before, static_cast<uint64_t>(kPhase));
+      std::vector<bool> seen(4 * kPhase, false);
       for (const Node::Received& r : n.received) {
         ASSERT_LT(r.cookie, seen.size());
         seen[r.cookie] = true;
