@@ -53,7 +53,10 @@ struct StepSize {
   Bytes message;
   int steps;
 };
-constexpr StepSize kStepSizes[] = {{8 << 10, 40}, {64 << 10, 24}, {512 << 10, 10}, {4 << 20, 5}};
+constexpr StepSize kStepSizes[] = {{8 << 10, 40},   {16 << 10, 40},  {32 << 10, 32},
+                                   {64 << 10, 24},  {128 << 10, 16}, {256 << 10, 12},
+                                   {512 << 10, 10}, {1 << 20, 8},    {2 << 20, 6},
+                                   {4 << 20, 5},    {8 << 20, 4}};
 constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
 constexpr int kStepRepeats = 5;
 

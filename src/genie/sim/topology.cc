@@ -1,5 +1,7 @@
 #include "genie/sim/topology.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "genie/common/check.h"
@@ -74,7 +76,38 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
   }
   t.num_links_ = static_cast<int>(links);
   t.num_devices_ = t.npus_ + switches + t.spines_;
+  for (const auto& [bytes, ns] : config.message_times) {
+    t.message_times_.emplace_back(std::log(bytes), std::log(ns));
+  }
+  if (!t.dims_.empty()) {
+    t.path0_fixed_ns_ = 2 * t.dims_[0].latency_ns + t.dims_[0].message_overhead_ns;
+  }
   return t;
+}
+
+double Topology::WireBytes(Bytes bytes) const {
+  const double b = static_cast<double>(bytes);
+  if (message_times_.empty() || bytes == 0) return b;
+  const double rate = dims_[0].bytes_per_ns * dims_[0].goodput;
+  // The transfer part of a measured time: what is left after the path's fixed cost, never
+  // less than a hundredth of the time (a table measured with less fixed cost than the
+  // description's).
+  auto transfer = [&](double log_ns) {
+    const double ns = std::exp(log_ns);
+    return std::max(ns - path0_fixed_ns_, ns / 100);
+  };
+  const auto& m = message_times_;
+  const double x = std::log(b);
+  if (x <= m.front().first) {
+    return transfer(m.front().second) * rate * b / std::exp(m.front().first);
+  }
+  if (x >= m.back().first) {
+    return transfer(m.back().second) * rate * b / std::exp(m.back().first);
+  }
+  size_t i = 1;
+  while (m[i].first < x) ++i;
+  const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
+  return transfer(m[i - 1].second + f * (m[i].second - m[i - 1].second)) * rate;
 }
 
 std::vector<int> Topology::Address(int rank) const {

@@ -91,6 +91,16 @@ class Topology {
   double link_bytes_per_ns(int id) const;
   double link_latency_ns(int id) const;
   double link_goodput(int id) const { return dims_[link(id).dim].goodput; }
+  // network.yml `message_times` (measured with every host sending, one message per link):
+  // whether a table was given, whether link `id` is one it applies to (dimension 0's, the
+  // hosts' links it was measured on), and the bytes a message of `bytes` occupies its links
+  // with so that alone on a dimension-0 path (two links at dimension 0's bandwidth x goodput,
+  // its latency twice and its overhead) it takes the table's time, interpolated log-log
+  // between sizes; below the smallest size the time goes linearly to the fixed cost, above the
+  // largest it grows as the largest's bytes per ns. `bytes` itself without a table.
+  bool has_message_times() const { return !message_times_.empty(); }
+  bool MessageTimesApply(int id) const { return !IsSpineLink(id) && link(id).dim == 0; }
+  double WireBytes(Bytes bytes) const;
   double link_message_overhead_ns(int id) const {
     return dims_[link(id).dim].message_overhead_ns;
   }
@@ -133,6 +143,9 @@ class Topology {
   // ecmp_routes: [src_host * hosts + dst_host] = its spine, -1 unknown (split); empty: none.
   int fabric_hosts_ = 0;
   std::vector<int16_t> pinned_spine_;
+  // message_times as (log bytes, log ns), and the fixed cost of a dimension-0 path.
+  std::vector<std::pair<double, double>> message_times_;
+  double path0_fixed_ns_ = 0;
   int PinnedSpine(int src, int dst) const {
     if (pinned_spine_.empty()) return -1;
     return pinned_spine_[static_cast<size_t>(src % fabric_hosts_) * fabric_hosts_ +
