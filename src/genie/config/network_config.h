@@ -20,7 +20,7 @@
 // `genie testbed calibrate` measured with every host sending at once: a message of that size
 // between two hosts took that long from its send to its delivery, one per link (a ring step).
 // The flow model then sizes each message crossing dimension 0 so that, alone on its links, it
-// takes the time interpolated log-log from the table (docs/simulation.md, "Flow model").
+// takes the time interpolated log-log from the table (docs/prediction.md).
 // Value type, built once at start-up; any thread may read it.
 #pragma once
 
