@@ -227,10 +227,11 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
     if (!(bytes >= 1 && bytes <= 1e15) || !(ns > 0 && ns <= kMaxDelayNs) ||
         (i > 0 && !(bytes > c.message_times[i - 1].first))) {
       return Status::InvalidArgument(
-          Where(o, "message_times") + ": entry " + std::to_string(i) + " [" + Number(bytes) +
-          ", " + Number(ns) + "] is out of range; give [bytes, ns] pairs with sizes increasing, "
-          "at least 1 byte, and times above 0 and at most " + Number(kMaxDelayNs) +
-          " ns (genie testbed calibrate writes them)");
+          Where(o, "message_times") + ": entry " + std::to_string(i) + " [" + Number(bytes) + ", " +
+          Number(ns) +
+          "] is out of range; give [bytes, ns] pairs with sizes increasing, "
+          "at least 1 byte, and times above 0 and at most " +
+          Number(kMaxDelayNs) + " ns (genie testbed calibrate writes them)");
     }
   }
   if (c.leaf_spine.present()) {
@@ -343,8 +344,9 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
   }
   if (root["message_times"]) {
     const YAML::Node node = root["message_times"];
-    const char* form = ": expected a list of [bytes, ns] pairs, like "
-                       "message_times: [ [8192, 90000], [65536, 560000] ]";
+    const char* form =
+        ": expected a list of [bytes, ns] pairs, like "
+        "message_times: [ [8192, 90000], [65536, 560000] ]";
     if (!node.IsSequence()) return Status::InvalidArgument(Where(origin, "message_times") + form);
     try {
       for (const YAML::Node& e : node) {

@@ -119,12 +119,13 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
   EXPECT_TRUE(known->ignored_keys.empty());
 
   // A calibration's measured message times (the flow model's, ASTRA-sim ignores them).
-  auto timed = ParseNetworkConfig(base + "message_times: [ [8192, 90000], [65536, 560000] ]\n",
-                                  "t.yml");
+  auto timed =
+      ParseNetworkConfig(base + "message_times: [ [8192, 90000], [65536, 560000] ]\n", "t.yml");
   ASSERT_TRUE(timed.ok()) << timed.status().ToString();
   EXPECT_EQ(timed->message_times,
             (std::vector<std::pair<double, double>>{{8192, 90000}, {65536, 560000}}));
-  EXPECT_EQ(timed->ToJson()["message_times"], nlohmann::json::parse("[[8192,90000],[65536,560000]]"));
+  EXPECT_EQ(timed->ToJson()["message_times"],
+            nlohmann::json::parse("[[8192,90000],[65536,560000]]"));
   EXPECT_TRUE(timed->ignored_keys.empty());
 
   const std::vector<std::pair<std::string, std::string>> bad = {

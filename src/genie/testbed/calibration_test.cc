@@ -174,9 +174,8 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   ASSERT_TRUE(sized_net.ok()) << sized_net.status().message();
   EXPECT_EQ(sized_net->message_times,
             (std::vector<std::pair<double, double>>{{8192, 180'000}, {65536, 1'200'000}}));
-  EXPECT_TRUE(CalibrationFromDoctor(layout, scan, false, kBasisOnePair)
-                  ->Costs()
-                  .message_times.empty());
+  EXPECT_TRUE(
+      CalibrationFromDoctor(layout, scan, false, kBasisOnePair)->Costs().message_times.empty());
 
   std::ofstream(CalibrationPath("cal")) << "{\"goodput\": \"fast\"}";
   auto bad = LoadCalibration("cal");
