@@ -87,13 +87,6 @@ void FlowModel::Start(int src, int dst, int path, Bytes bytes, Bytes message,
   flow.scheduled = false;
   flow.rate = 0;
   flow.remaining = static_cast<double>(bytes);
-  // A measured table of message times (network.yml message_times) sizes a message between
-  // hosts by what one of its size really took, instead of its bytes at the bulk rate.
-  if (topology_->has_message_times() && bytes > 0 &&
-      std::any_of(flow.route.begin(), flow.route.end(),
-                  [&](int id) { return topology_->MessageTimesApply(id); })) {
-    flow.remaining *= topology_->WireBytes(message) / static_cast<double>(message);
-  }
   flow.updated = queue_->Now();
   double latency = 0, overhead = 0;
   for (int id : flow.route) {
@@ -101,6 +94,15 @@ void FlowModel::Start(int src, int dst, int path, Bytes bytes, Bytes message,
     overhead = std::max(overhead, links_[id].overhead_ns);
   }
   flow.tail_ns = latency + overhead;
+  // A measured table of message times (network.yml message_times) costs a message between
+  // hosts what one of its size really took, instead of its bytes at the bulk rate.
+  if (topology_->has_message_times() && bytes > 0 &&
+      std::any_of(flow.route.begin(), flow.route.end(),
+                  [&](int id) { return topology_->MessageTimesApply(id); })) {
+    const Topology::MessageCost cost = topology_->MeasuredCost(message);
+    flow.remaining *= cost.wire_bytes / static_cast<double>(message);
+    flow.tail_ns += cost.extra_ns;
+  }
   if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize
     Deliver(f, static_cast<double>(queue_->Now()));
     return;

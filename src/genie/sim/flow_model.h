@@ -19,10 +19,10 @@
 // A pair of hosts whose spine is known (network.yml `ecmp_routes`) has one path, on that spine.
 //
 // Measured message times (network.yml `message_times`, a testbed's calibration): a message
-// crossing dimension 0 occupies its links with Topology::WireBytes() instead of its bytes, so
-// that alone on its path it takes the measured time of its size (a shaper's burst lets a
-// medium message out faster than the bulk rate; a busy host's stack makes a bulk one slower),
-// while sharing stays max-min fair in those units.
+// crossing dimension 0 costs Topology::MeasuredCost(): alone on its path it takes the measured
+// time of its size — fewer bytes on its links when that time is shorter than its bytes at the
+// rate (a shaper's burst), else its bytes plus a delay that occupies no link (software on busy
+// CPUs) — while sharing stays max-min fair.
 //
 // Rounding: rates and remaining bytes are doubles; a flow ends at the first whole ns at or
 // after its exact end (never faster than the link), and is delivered at the first whole ns at

@@ -369,7 +369,7 @@ TEST(FlowModelTest, DelayPastTheEndOfTimeIsAnErrorNamingTheMessage) {
 // Measured message times (network.yml message_times): a message alone on its path takes the
 // table's time of its size (the path's fixed cost included), interpolated log-log between
 // sizes, linear towards the fixed cost below the smallest and at the largest's rate above;
-// messages sharing a link share it in the table's units.
+// shorter than the bytes at the rate, the message holds its links with fewer bytes.
 TEST(FlowModelTest, MessageTimesSetEachSizesTimeAlone) {
   config::NetworkConfig net = Star(4, /*latency=*/10);
   net.message_overhead_ns = {80.0};  // fixed cost of a path: 2 x 10 + 80 = 100 ns
@@ -390,6 +390,17 @@ TEST(FlowModelTest, MessageTimesSetEachSizesTimeAlone) {
   const auto b = big.Run();
   EXPECT_EQ(b[0], 2 * 2 * 16000 + 100);
   EXPECT_EQ(b[1], 2 * 2 * 16000 + 100);
+  // Slower than the bytes at the rate (software): the excess is a delay that holds no link,
+  // so two messages into one port share it for their bytes only.
+  config::NetworkConfig slow = net;
+  slow.message_times = {{1000, 2100}};
+  Harness s(slow);
+  s.Send(0, 1, 1000);
+  EXPECT_EQ(s.Run()[0], 1000 + 1000 + 100);
+  Harness shared(slow);
+  shared.Send(0, 1, 1000);
+  shared.Send(2, 1, 1000);
+  EXPECT_EQ(shared.Run(), (std::vector<TimeNs>{2000 + 1100, 2000 + 1100}));
   // Without the table: bytes at the link rate plus the fixed cost.
   net.message_times.clear();
   Harness plain(net);

@@ -85,29 +85,32 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
   return t;
 }
 
-double Topology::WireBytes(Bytes bytes) const {
+Topology::MessageCost Topology::MeasuredCost(Bytes bytes) const {
   const double b = static_cast<double>(bytes);
-  if (message_times_.empty() || bytes == 0) return b;
+  if (message_times_.empty() || bytes == 0) return {b, 0};
   const double rate = dims_[0].bytes_per_ns * dims_[0].goodput;
-  // The transfer part of a measured time: what is left after the path's fixed cost, never
-  // less than a hundredth of the time (a table measured with less fixed cost than the
-  // description's).
-  auto transfer = [&](double log_ns) {
+  const auto& m = message_times_;
+  const double x = std::log(b);
+  // The measured time beyond the path's fixed cost (never below a hundredth of the time: a
+  // table measured with less fixed cost than the description's).
+  auto beyond = [&](double log_ns) {
     const double ns = std::exp(log_ns);
     return std::max(ns - path0_fixed_ns_, ns / 100);
   };
-  const auto& m = message_times_;
-  const double x = std::log(b);
+  double t = 0;
   if (x <= m.front().first) {
-    return transfer(m.front().second) * rate * b / std::exp(m.front().first);
+    t = beyond(m.front().second) * b / std::exp(m.front().first);
+  } else if (x >= m.back().first) {
+    t = beyond(m.back().second) * b / std::exp(m.back().first);
+  } else {
+    size_t i = 1;
+    while (m[i].first < x) ++i;
+    const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
+    t = beyond(m[i - 1].second + f * (m[i].second - m[i - 1].second));
   }
-  if (x >= m.back().first) {
-    return transfer(m.back().second) * rate * b / std::exp(m.back().first);
-  }
-  size_t i = 1;
-  while (m[i].first < x) ++i;
-  const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
-  return transfer(m[i - 1].second + f * (m[i].second - m[i - 1].second)) * rate;
+  const double line = b / rate;
+  if (t < line) return {t * rate, 0};
+  return {b, t - line};
 }
 
 std::vector<int> Topology::Address(int rank) const {

@@ -93,14 +93,22 @@ class Topology {
   double link_goodput(int id) const { return dims_[link(id).dim].goodput; }
   // network.yml `message_times` (measured with every host sending, one message per link):
   // whether a table was given, whether link `id` is one it applies to (dimension 0's, the
-  // hosts' links it was measured on), and the bytes a message of `bytes` occupies its links
-  // with so that alone on a dimension-0 path (two links at dimension 0's bandwidth x goodput,
-  // its latency twice and its overhead) it takes the table's time, interpolated log-log
-  // between sizes; below the smallest size the time goes linearly to the fixed cost, above the
-  // largest it grows as the largest's bytes per ns. `bytes` itself without a table.
+  // hosts' links it was measured on), and what a message of `bytes` costs so that alone on a
+  // dimension-0 path (two links at dimension 0's bandwidth x goodput, its latency twice and
+  // its overhead) it takes the table's time T, interpolated log-log between sizes (below the
+  // smallest size linearly towards the fixed cost, above the largest at its bytes per ns).
+  // Beyond the fixed cost, T is either shorter than the bytes take at the link's rate (a
+  // shaper's burst let them out faster): the message occupies its links with fewer bytes,
+  // `wire_bytes`; or longer (software on busy CPUs): its bytes as they are, plus `extra_ns`
+  // of delay that occupies no link, so a slower link further on does not stretch it.
+  // {bytes, 0} without a table.
+  struct MessageCost {
+    double wire_bytes = 0;
+    double extra_ns = 0;
+  };
   bool has_message_times() const { return !message_times_.empty(); }
   bool MessageTimesApply(int id) const { return !IsSpineLink(id) && link(id).dim == 0; }
-  double WireBytes(Bytes bytes) const;
+  MessageCost MeasuredCost(Bytes bytes) const;
   double link_message_overhead_ns(int id) const {
     return dims_[link(id).dim].message_overhead_ns;
   }
