@@ -443,10 +443,13 @@ class Scan {
     const int next = base + (me_ - base + 1) % group_,
               prev = base + (me_ - base + group_ - 1) % group_;
     step_ns_.assign(kNumStepSizes, std::nan(""));
-    for (int i = 0; i < kNumStepSizes; ++i) {
-      const StepSize& size = kStepSizes[i];
-      std::vector<double> per_step;
-      for (int rep = 0; rep < kStepRepeats; ++rep) {
+    // Repeats round-robin over the sizes (all sizes once, then again): a burst of other load
+    // on a shared machine lands on one repeat of several sizes, which the median drops,
+    // rather than on every repeat of one size, which would bend the table there.
+    std::vector<std::vector<double>> per_step(kNumStepSizes);
+    for (int rep = 0; rep < kStepRepeats; ++rep) {
+      for (int i = 0; i < kNumStepSizes; ++i) {
+        const StepSize& size = kStepSizes[i];
         if (!Barrier(200 + i * kStepRepeats + rep)) return false;
         Batch batch(b_);
         const uint64_t tag = Tag(kSteps, i * kStepRepeats + rep, 0);
@@ -463,11 +466,17 @@ class Scan {
           });
         }
         if (!batch.Wait()) return false;
-        if (last > first) per_step.push_back(static_cast<double>(last - first) / (size.steps - 1));
+        if (last > first) {
+          per_step[static_cast<size_t>(i)].push_back(static_cast<double>(last - first) /
+                                                     (size.steps - 1));
+        }
       }
-      if (per_step.empty()) continue;
-      std::sort(per_step.begin(), per_step.end());
-      step_ns_[static_cast<size_t>(i)] = per_step[per_step.size() / 2];
+    }
+    for (int i = 0; i < kNumStepSizes; ++i) {
+      std::vector<double>& v = per_step[static_cast<size_t>(i)];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      step_ns_[static_cast<size_t>(i)] = v[v.size() / 2];
     }
     return true;
   }
