@@ -13,7 +13,7 @@
 // Those are one pair's figures, alone on the fabric: what a host pays when it has a CPU of its
 // own, as on a real cluster. On a testbed every host's stack shares this machine's few cores,
 // and with every host sending at once a step costs more; the doctor's `ring_steps` (every host
-// at once, ring neighbour to ring neighbour, 11 message sizes 8 KiB - 8 MiB, fit step time =
+// at once, ring neighbour to ring neighbour, 10 message sizes 8 KiB - 4 MiB, fit step time =
 // alpha + bytes / rate) give the all-hosts figures:
 //  * all_hosts.goodput = the fitted rate / the host links' rate;
 //  * all_hosts.message_overhead_ns = alpha, the fixed cost of a step with every host busy;
