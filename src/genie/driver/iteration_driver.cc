@@ -59,10 +59,9 @@ collective::Schedule IterationDriver::TokenRingBarrier(int world_size, int rank)
       step(StepKind::kRecvCopySend, left, right, kToken, {});
     }
     // The release goes down a tree of fan-out kReleaseFanOut from rank 0 (children of i:
-    // i*F+1 .. i*F+F), each rank passing it on before it starts: every rank of a job of up to
-    // F+1 ranks is released by one message from rank 0, so the ranks start an iteration within
-    // a send or two of each other. Sent round the ring, the release reached the last rank
-    // N-1 hops after the first (each a wake-up: ~0.1 ms on a busy testbed, 0.7 ms in all at 8
+    // i*F+1 .. i*F+F), each rank passing it on before it starts: log_F(N) hops from the first
+    // rank released to the last. Sent round the ring, the release reached the last rank N-1
+    // hops after the first (each a wake-up: ~0.1 ms on a busy testbed, 0.7 ms in all at 8
     // hosts), time the measured step (last finish - first start) counted and no rank used.
     const uint32_t got = static_cast<uint32_t>(s.steps.size()) - 1;  // the token's step
     std::vector<uint32_t> after = {got};

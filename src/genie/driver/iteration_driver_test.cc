@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "genie/collective/schedule_checker.h"
 #include "genie/driver/simulation.h"
@@ -82,7 +83,7 @@ TEST_F(IterationDriverTest, IterationsAreSeparatedByBarriersAndEachTakesTheSameT
 // The real ranks' barrier: every send meets its receive and nothing deadlocks (checked
 // symbolically for every rank), the token goes to the ring neighbour and the release down the
 // tree from rank 0 (every rank of a job up to kReleaseFanOut + 1 released by rank 0 itself),
-// 2N - 1 messages.
+// 2N - 1 messages; no rank of 8 talks to every other (a full mesh of connections).
 TEST(TokenRingBarrier, IsAValidScheduleOverRingAndReleaseTree) {
   constexpr int kF = IterationDriver::kReleaseFanOut;
   for (int n : {1, 2, 3, 7, 17, 18, 64, 300}) {
@@ -110,6 +111,14 @@ TEST(TokenRingBarrier, IsAValidScheduleOverRingAndReleaseTree) {
     Status st = collective::CheckSchedules(spec, all);
     EXPECT_TRUE(st.ok()) << "n " << n << ": " << st.ToString();
     EXPECT_EQ(messages, n > 1 ? 2u * static_cast<size_t>(n) - 1 : 0u) << n;
+  }
+  for (int r = 0; r < 8; ++r) {
+    std::set<int> peers;
+    for (const auto& step : IterationDriver::TokenRingBarrier(8, r).steps) {
+      if (collective::HasSend(step.kind)) peers.insert(step.send_peer);
+      if (collective::HasRecv(step.kind)) peers.insert(step.recv_peer);
+    }
+    EXPECT_LT(peers.size(), 7u) << "rank " << r;
   }
   // Up to kF + 1 ranks, rank 0 releases every other rank itself.
   size_t released = 0;
