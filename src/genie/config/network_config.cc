@@ -167,6 +167,11 @@ nlohmann::json NetworkConfig::ToJson() const {
   }
   j["goodput"] = g;
   j["message_overhead"] = o;
+  if (!message_times.empty()) {
+    nlohmann::json t = nlohmann::json::array();
+    for (const auto& [bytes, ns] : message_times) t.push_back({bytes, ns});
+    j["message_times"] = t;
+  }
   if (leaf_spine.present()) {
     j["spines"] = leaf_spine.spines;
     j["spine_bandwidth"] = leaf_spine.bandwidth_gbps;
@@ -215,6 +220,18 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
       return Status::InvalidArgument(Where(o, "message_overhead") + ": " + Number(v) +
                                      " is out of range; give ns per message between 0 and " +
                                      Number(kMaxDelayNs) + " (1,000 s)");
+    }
+  }
+  for (size_t i = 0; i < c.message_times.size(); ++i) {
+    const auto [bytes, ns] = c.message_times[i];
+    if (!(bytes >= 1 && bytes <= 1e15) || !(ns > 0 && ns <= kMaxDelayNs) ||
+        (i > 0 && !(bytes > c.message_times[i - 1].first))) {
+      return Status::InvalidArgument(
+          Where(o, "message_times") + ": entry " + std::to_string(i) + " [" + Number(bytes) + ", " +
+          Number(ns) +
+          "] is out of range; give [bytes, ns] pairs with sizes increasing, "
+          "at least 1 byte, and times above 0 and at most " +
+          Number(kMaxDelayNs) + " ns (genie testbed calibrate writes them)");
     }
   }
   if (c.leaf_spine.present()) {
@@ -325,18 +342,35 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
   if (root["message_overhead"]) {
     GENIE_RETURN_IF_ERROR(ReadList(root, "message_overhead", origin, &c.message_overhead_ns));
   }
+  if (root["message_times"]) {
+    const YAML::Node node = root["message_times"];
+    const char* form =
+        ": expected a list of [bytes, ns] pairs, like "
+        "message_times: [ [8192, 90000], [65536, 560000] ]";
+    if (!node.IsSequence()) return Status::InvalidArgument(Where(origin, "message_times") + form);
+    try {
+      for (const YAML::Node& e : node) {
+        if (!e.IsSequence() || e.size() != 2) {
+          return Status::InvalidArgument(Where(origin, "message_times") + form);
+        }
+        c.message_times.emplace_back(e[0].as<double>(), e[1].as<double>());
+      }
+    } catch (const YAML::Exception& e) {
+      return Status::InvalidArgument(Where(origin, "message_times") + ": " + e.msg + form);
+    }
+  }
   GENIE_RETURN_IF_ERROR(ParseLeafSpine(root, origin, &c.leaf_spine));
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   for (const auto& item : root) {
     const std::string k = item.first.as<std::string>("");
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
         k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
-        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes") {
+        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
-          "spine_latency, ecmp and ecmp_routes)",
+          "spine_latency, ecmp, ecmp_routes and message_times)",
           origin, k);
     }
   }

@@ -16,10 +16,16 @@
 // takes that spine alone, the others stay split. Dimension 0
 // is then the hosts of a leaf, dimension 1 the leaves (both Switch); ASTRA-sim (and genie's
 // aware and unaware models) keep reading the same file as `[Switch, Switch, ...]`.
+// One more of genie's own keys, `message_times` ([[bytes, ns], ...], sizes increasing), is what
+// `genie testbed calibrate` measured with every host sending at once: a message of that size
+// between two hosts took that long from its send to its delivery, one per link (a ring step).
+// The flow model then sizes each message crossing dimension 0 so that, alone on its links, it
+// takes the time interpolated log-log from the table (docs/prediction.md).
 // Value type, built once at start-up; any thread may read it.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -65,6 +71,9 @@ struct NetworkConfig {
   // Flow model only; empty = default, one entry = every dimension, else one per dimension.
   std::vector<double> goodput = {};
   std::vector<double> message_overhead_ns = {};
+  // Flow model only: measured time of one message per size (bytes, ns), sizes increasing;
+  // empty: none (bytes / (bandwidth x goodput) + overhead + latency alone).
+  std::vector<std::pair<double, double>> message_times = {};
   // Flow model only: dimension 1's Switch as leaves joined by spines.
   LeafSpineConfig leaf_spine = {};
   // Keys the file set that genie does not read (logged when parsed).

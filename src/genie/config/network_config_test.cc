@@ -118,6 +118,16 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
   EXPECT_EQ(known->ToJson()["ecmp_routes"], nlohmann::json::parse("[[0,4,1],[4,0,0]]"));
   EXPECT_TRUE(known->ignored_keys.empty());
 
+  // A calibration's measured message times (the flow model's, ASTRA-sim ignores them).
+  auto timed =
+      ParseNetworkConfig(base + "message_times: [ [8192, 90000], [65536, 560000] ]\n", "t.yml");
+  ASSERT_TRUE(timed.ok()) << timed.status().ToString();
+  EXPECT_EQ(timed->message_times,
+            (std::vector<std::pair<double, double>>{{8192, 90000}, {65536, 560000}}));
+  EXPECT_EQ(timed->ToJson()["message_times"],
+            nlohmann::json::parse("[[8192,90000],[65536,560000]]"));
+  EXPECT_TRUE(timed->ignored_keys.empty());
+
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_routes: [ [0, 4] ]\n",
        "ecmp_routes"},
@@ -136,6 +146,9 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
       {"spines: 2\nspine_bandwidth: 0\nspine_latency: 1\n", "spine_bandwidth"},
       {"spines: 2\nspine_bandwidth: 1\nspine_latency: -1\n", "spine_latency"},
       {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp: hash\n", "ecmp"},
+      {"message_times: [ [8192, 1000], [4096, 2000] ]\n", "message_times"},  // not increasing
+      {"message_times: [ [8192, 0] ]\n", "message_times"},
+      {"message_times: [ 8192, 1000 ]\n", "message_times"},
   };
   for (const auto& [keys, key] : bad) {
     auto r = ParseNetworkConfig(base + keys, "b.yml");

@@ -53,7 +53,13 @@ struct StepSize {
   Bytes message;
   int steps;
 };
-constexpr StepSize kStepSizes[] = {{8 << 10, 40}, {64 << 10, 24}, {512 << 10, 10}, {4 << 20, 5}};
+// Every power of two from 8 KiB to 4 MiB (the flow model interpolates between them,
+// message_times); fewer steps as they grow, so the probe costs about what the four sizes of
+// its first version did (a slow host makes every large step long).
+constexpr StepSize kStepSizes[] = {{8 << 10, 40},   {16 << 10, 32},  {32 << 10, 24},
+                                   {64 << 10, 16},  {128 << 10, 12}, {256 << 10, 8},
+                                   {512 << 10, 6},  {1 << 20, 4},    {2 << 20, 3},
+                                   {4 << 20, 3}};
 constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
 constexpr int kStepRepeats = 5;
 
@@ -440,10 +446,13 @@ class Scan {
     const int next = base + (me_ - base + 1) % group_,
               prev = base + (me_ - base + group_ - 1) % group_;
     step_ns_.assign(kNumStepSizes, std::nan(""));
-    for (int i = 0; i < kNumStepSizes; ++i) {
-      const StepSize& size = kStepSizes[i];
-      std::vector<double> per_step;
-      for (int rep = 0; rep < kStepRepeats; ++rep) {
+    // Repeats round-robin over the sizes (all sizes once, then again): a burst of other load
+    // on a shared machine lands on one repeat of several sizes, which the median drops,
+    // rather than on every repeat of one size, which would bend the table there.
+    std::vector<std::vector<double>> per_step(kNumStepSizes);
+    for (int rep = 0; rep < kStepRepeats; ++rep) {
+      for (int i = 0; i < kNumStepSizes; ++i) {
+        const StepSize& size = kStepSizes[i];
         if (!Barrier(200 + i * kStepRepeats + rep)) return false;
         Batch batch(b_);
         const uint64_t tag = Tag(kSteps, i * kStepRepeats + rep, 0);
@@ -460,11 +469,17 @@ class Scan {
           });
         }
         if (!batch.Wait()) return false;
-        if (last > first) per_step.push_back(static_cast<double>(last - first) / (size.steps - 1));
+        if (last > first) {
+          per_step[static_cast<size_t>(i)].push_back(static_cast<double>(last - first) /
+                                                     (size.steps - 1));
+        }
       }
-      if (per_step.empty()) continue;
-      std::sort(per_step.begin(), per_step.end());
-      step_ns_[static_cast<size_t>(i)] = per_step[per_step.size() / 2];
+    }
+    for (int i = 0; i < kNumStepSizes; ++i) {
+      std::vector<double>& v = per_step[static_cast<size_t>(i)];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      step_ns_[static_cast<size_t>(i)] = v[v.size() / 2];
     }
     return true;
   }

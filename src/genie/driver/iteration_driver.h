@@ -58,11 +58,16 @@ class IterationDriver {
   // The world barrier of simulated ranks: the planner's barrier with the default options.
   static collective::CollectiveSpec BarrierSpec(int world_size);
   // The world barrier of real ranks: a token goes once round the ring (everyone has arrived),
-  // then a release follows it (everyone may go on) — 2N zero-byte messages in all. The
-  // planner's ring barrier (a zero-byte ring all-reduce) wakes every rank 2(N-1) times, which
-  // costs seconds when hundreds of ranks share a few cores; this one wakes each rank twice,
-  // and its peers are the ring neighbours, which every ring workload connects anyway (the
-  // peer set, runtime/peer_set.h, adds them). `rank`'s schedule; pure.
+  // then rank 0 releases everyone down a tree of fan-out kReleaseFanOut (two hops up to 20
+  // ranks, three up to 84; round the ring the last rank was N-1 hops after the first), so they
+  // start the next iteration nearly together — 2N-1 zero-byte messages in all. The planner's
+  // ring barrier (a zero-byte ring all-reduce) wakes every rank 2(N-1) times, which costs
+  // seconds when hundreds of ranks share a few cores; this one wakes each rank twice, and its
+  // peers are the ring neighbours, which every ring workload connects anyway, and at most
+  // kReleaseFanOut + 1 tree neighbours (the peer set, runtime/peer_set.h, adds them; a small
+  // fan-out keeps rank 0 from connecting to every rank of a small job). `rank`'s schedule;
+  // pure.
+  static constexpr int kReleaseFanOut = 4;
   static collective::Schedule TokenRingBarrier(int world_size, int rank);
   // One more world barrier after the run (every rank must call it); `then` runs on the
   // backend's loop when it is met. Not after a failure.

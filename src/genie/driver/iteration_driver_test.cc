@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "genie/collective/schedule_checker.h"
 #include "genie/driver/simulation.h"
@@ -80,9 +81,12 @@ TEST_F(IterationDriverTest, IterationsAreSeparatedByBarriersAndEachTakesTheSameT
 }
 
 // The real ranks' barrier: every send meets its receive and nothing deadlocks (checked
-// symbolically for every rank), each rank talks to its ring neighbours only, 2N messages.
-TEST(TokenRingBarrier, IsAValidScheduleOverRingNeighbours) {
-  for (int n : {1, 2, 3, 7, 64}) {
+// symbolically for every rank), the token goes to the ring neighbour and the release down the
+// tree from rank 0 (every rank of a job up to kReleaseFanOut + 1 released by rank 0 itself),
+// 2N - 1 messages; no rank of 8 talks to every other (a full mesh of connections).
+TEST(TokenRingBarrier, IsAValidScheduleOverRingAndReleaseTree) {
+  constexpr int kF = IterationDriver::kReleaseFanOut;
+  for (int n : {1, 2, 3, 7, 17, 18, 64, 300}) {
     collective::CollectiveSpec spec = IterationDriver::BarrierSpec(n);
     std::vector<collective::Schedule> all;
     size_t messages = 0;
@@ -91,10 +95,16 @@ TEST(TokenRingBarrier, IsAValidScheduleOverRingNeighbours) {
       for (const auto& step : all.back().steps) {
         if (collective::HasSend(step.kind)) {
           ++messages;
-          EXPECT_TRUE(step.send_peer == (r + 1) % n) << "n " << n << " rank " << r;
+          const int to = step.send_peer;
+          const bool ring = to == (r + 1) % n && step.send_tag == 0;
+          const bool tree = to > 0 && (to - 1) / kF == r && step.send_tag == 1;
+          EXPECT_TRUE(ring || tree) << "n " << n << " rank " << r << " to " << to;
         }
         if (collective::HasRecv(step.kind)) {
-          EXPECT_TRUE(step.recv_peer == (r + n - 1) % n) << "n " << n << " rank " << r;
+          const int from = step.recv_peer;
+          const bool ring = from == (r + n - 1) % n && step.recv_tag == 0;
+          const bool tree = r > 0 && from == (r - 1) / kF && step.recv_tag == 1;
+          EXPECT_TRUE(ring || tree) << "n " << n << " rank " << r << " from " << from;
         }
       }
     }
@@ -102,6 +112,20 @@ TEST(TokenRingBarrier, IsAValidScheduleOverRingNeighbours) {
     EXPECT_TRUE(st.ok()) << "n " << n << ": " << st.ToString();
     EXPECT_EQ(messages, n > 1 ? 2u * static_cast<size_t>(n) - 1 : 0u) << n;
   }
+  for (int r = 0; r < 8; ++r) {
+    std::set<int> peers;
+    for (const auto& step : IterationDriver::TokenRingBarrier(8, r).steps) {
+      if (collective::HasSend(step.kind)) peers.insert(step.send_peer);
+      if (collective::HasRecv(step.kind)) peers.insert(step.recv_peer);
+    }
+    EXPECT_LT(peers.size(), 7u) << "rank " << r;
+  }
+  // Up to kF + 1 ranks, rank 0 releases every other rank itself.
+  size_t released = 0;
+  for (const auto& step : IterationDriver::TokenRingBarrier(kF + 1, 0).steps) {
+    released += collective::HasSend(step.kind) && step.send_tag == 1;
+  }
+  EXPECT_EQ(released, static_cast<size_t>(kF));
 }
 
 }  // namespace

@@ -46,10 +46,12 @@ Result<nlohmann::json> ProbeUsedLinks(runtime::RealBackend& b, const LocalizeOpt
     return Status::InvalidArgument("localize: the probe's bytes must be at least one message");
   }
   const Bytes count = std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message);
-  // Both ranks of a pair agree on whether it was used: every message sent was received.
+  // Both ranks of a pair agree on whether it was used: every byte sent was received. Bytes,
+  // not messages: the iteration barrier's zero-byte release goes from rank 0 to ranks the
+  // workload may never talk to (iteration_driver.h), and those pairs carried no traffic.
   auto used = [&](int peer) {
     const auto& c = b.counters(peer);
-    return c.messages_sent + c.messages_received > 0;
+    return c.bytes_sent + c.bytes_received > 0;
   };
   const auto size = static_cast<size_t>(n);
   std::vector<double> rx(size, std::nan("")), rtt(size, std::nan(""));

@@ -44,7 +44,7 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
                          std::function<void()> delivered) {
   const int paths = topology_->FlowPaths(src, dst);
   if (paths == 1) {
-    Start(src, dst, 0, bytes, std::move(delivered), nullptr);
+    Start(src, dst, 0, bytes, bytes, std::move(delivered), nullptr);
     return;
   }
   // ECMP with the hash unknown: one sub-flow per spine, bytes / paths each (the first
@@ -57,7 +57,7 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
   for (int p = 0; p < paths; ++p) {
     const Bytes part = bytes / paths + (static_cast<Bytes>(p) < bytes % paths ? 1 : 0);
     Start(
-        src, dst, p, part,
+        src, dst, p, part, bytes,
         [pending] {
           if (--pending->left == 0) pending->delivered();
         },
@@ -67,8 +67,8 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
   }
 }
 
-void FlowModel::Start(int src, int dst, int path, Bytes bytes, std::function<void()> delivered,
-                      const std::vector<int>* counted) {
+void FlowModel::Start(int src, int dst, int path, Bytes bytes, Bytes message,
+                      std::function<void()> delivered, const std::vector<int>* counted) {
   int f;
   if (free_flows_.empty()) {
     f = static_cast<int>(flows_.size());
@@ -94,6 +94,15 @@ void FlowModel::Start(int src, int dst, int path, Bytes bytes, std::function<voi
     overhead = std::max(overhead, links_[id].overhead_ns);
   }
   flow.tail_ns = latency + overhead;
+  // A measured table of message times (network.yml message_times) costs a message between
+  // hosts what one of its size really took, instead of its bytes at the bulk rate.
+  if (topology_->has_message_times() && bytes > 0 &&
+      std::any_of(flow.route.begin(), flow.route.end(),
+                  [&](int id) { return topology_->MessageTimesApply(id); })) {
+    const Topology::MessageCost cost = topology_->MeasuredCost(message);
+    flow.remaining *= cost.wire_bytes / static_cast<double>(message);
+    flow.tail_ns += cost.extra_ns;
+  }
   if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize
     Deliver(f, static_cast<double>(queue_->Now()));
     return;

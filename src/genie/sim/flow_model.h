@@ -18,6 +18,12 @@
 // is — ECMP with the hash unknown, its expectation. Sub-flows count as flows in max_queue.
 // A pair of hosts whose spine is known (network.yml `ecmp_routes`) has one path, on that spine.
 //
+// Measured message times (network.yml `message_times`, a testbed's calibration): a message
+// crossing dimension 0 costs Topology::MeasuredCost(): alone on its path it takes the measured
+// time of its size — fewer bytes on its links when that time is shorter than its bytes at the
+// rate (a shaper's burst), else its bytes plus a delay that occupies no link (software on busy
+// CPUs) — while sharing stays max-min fair.
+//
 // Rounding: rates and remaining bytes are doubles; a flow ends at the first whole ns at or
 // after its exact end (never faster than the link), and is delivered at the first whole ns at
 // or after exact end + latency + overhead. The `flow` id of Transmit is not needed: messages of
@@ -82,10 +88,11 @@ class FlowModel final : public NetworkModel {
     std::function<void()> delivered;
   };
 
-  // Starts one flow of `bytes` on path `path` of src -> dst. `counted`: the route of a sibling
-  // sub-flow already counted in the links' message statistics (nullptr: none).
-  void Start(int src, int dst, int path, Bytes bytes, std::function<void()> delivered,
-             const std::vector<int>* counted);
+  // Starts one flow of `bytes` (of a message of `message` bytes) on path `path` of src -> dst.
+  // `counted`: the route of a sibling sub-flow already counted in the links' message
+  // statistics (nullptr: none).
+  void Start(int src, int dst, int path, Bytes bytes, Bytes message,
+             std::function<void()> delivered, const std::vector<int>* counted);
   // Marks `links` as touched by a start or end now; schedules one Settle() for this ns.
   void Touch(const std::vector<int>& links);
   void Settle();

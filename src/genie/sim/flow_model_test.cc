@@ -366,5 +366,47 @@ TEST(FlowModelTest, DelayPastTheEndOfTimeIsAnErrorNamingTheMessage) {
   EXPECT_NE(m.find("slow.yml"), std::string::npos) << m;
 }
 
+// Measured message times (network.yml message_times): a message alone on its path takes the
+// table's time of its size (the path's fixed cost included), interpolated log-log between
+// sizes, linear towards the fixed cost below the smallest and at the largest's rate above;
+// shorter than the bytes at the rate, the message holds its links with fewer bytes.
+TEST(FlowModelTest, MessageTimesSetEachSizesTimeAlone) {
+  config::NetworkConfig net = Star(4, /*latency=*/10);
+  net.message_overhead_ns = {80.0};  // fixed cost of a path: 2 x 10 + 80 = 100 ns
+  net.message_times = {{1000, 600}, {4000, 2100}, {16000, 16100}};
+  Harness h(net);
+  h.Send(0, 1, 1000);               // 600 ns, as measured
+  h.Send(1, 2, 16000);              // 16,100 ns
+  h.Send(2, 3, 2000);               // log-log between 600 and 2,100: 600 x 3.5^0.5 = 1,122 ns
+  h.Send(3, 0, 500, /*at=*/20000);  // below: (600 - 100) / 2 + 100 = 350 ns
+  const auto d = h.Run();
+  EXPECT_EQ(d[0], 600);
+  EXPECT_EQ(d[1], 16100);
+  EXPECT_NEAR(static_cast<double>(d[2]), 1122.5, 1.0);
+  EXPECT_EQ(d[3], 20000 + 350);
+  Harness big(net);
+  big.Send(0, 1, 32000);  // above: (16,100 - 100) x 2 + 100
+  big.Send(2, 1, 32000);  // into the same port: twice as long
+  const auto b = big.Run();
+  EXPECT_EQ(b[0], 2 * 2 * 16000 + 100);
+  EXPECT_EQ(b[1], 2 * 2 * 16000 + 100);
+  // Slower than the bytes at the rate (software): the excess is a delay that holds no link,
+  // so two messages into one port share it for their bytes only.
+  config::NetworkConfig slow = net;
+  slow.message_times = {{1000, 2100}};
+  Harness s(slow);
+  s.Send(0, 1, 1000);
+  EXPECT_EQ(s.Run()[0], 1000 + 1000 + 100);
+  Harness shared(slow);
+  shared.Send(0, 1, 1000);
+  shared.Send(2, 1, 1000);
+  EXPECT_EQ(shared.Run(), (std::vector<TimeNs>{2000 + 1100, 2000 + 1100}));
+  // Without the table: bytes at the link rate plus the fixed cost.
+  net.message_times.clear();
+  Harness plain(net);
+  plain.Send(0, 1, 1000);
+  EXPECT_EQ(plain.Run()[0], 1100);
+}
+
 }  // namespace
 }  // namespace genie::sim

@@ -1,5 +1,7 @@
 #include "genie/sim/topology.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "genie/common/check.h"
@@ -74,7 +76,41 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
   }
   t.num_links_ = static_cast<int>(links);
   t.num_devices_ = t.npus_ + switches + t.spines_;
+  for (const auto& [bytes, ns] : config.message_times) {
+    t.message_times_.emplace_back(std::log(bytes), std::log(ns));
+  }
+  if (!t.dims_.empty()) {
+    t.path0_fixed_ns_ = 2 * t.dims_[0].latency_ns + t.dims_[0].message_overhead_ns;
+  }
   return t;
+}
+
+Topology::MessageCost Topology::MeasuredCost(Bytes bytes) const {
+  const double b = static_cast<double>(bytes);
+  if (message_times_.empty() || bytes == 0) return {b, 0};
+  const double rate = dims_[0].bytes_per_ns * dims_[0].goodput;
+  const auto& m = message_times_;
+  const double x = std::log(b);
+  // The measured time beyond the path's fixed cost (never below a hundredth of the time: a
+  // table measured with less fixed cost than the description's).
+  auto beyond = [&](double log_ns) {
+    const double ns = std::exp(log_ns);
+    return std::max(ns - path0_fixed_ns_, ns / 100);
+  };
+  double t = 0;
+  if (x <= m.front().first) {
+    t = beyond(m.front().second) * b / std::exp(m.front().first);
+  } else if (x >= m.back().first) {
+    t = beyond(m.back().second) * b / std::exp(m.back().first);
+  } else {
+    size_t i = 1;
+    while (m[i].first < x) ++i;
+    const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
+    t = beyond(m[i - 1].second + f * (m[i].second - m[i - 1].second));
+  }
+  const double line = b / rate;
+  if (t < line) return {t * rate, 0};
+  return {b, t - line};
 }
 
 std::vector<int> Topology::Address(int rank) const {

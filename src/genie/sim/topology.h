@@ -91,6 +91,24 @@ class Topology {
   double link_bytes_per_ns(int id) const;
   double link_latency_ns(int id) const;
   double link_goodput(int id) const { return dims_[link(id).dim].goodput; }
+  // network.yml `message_times` (measured with every host sending, one message per link):
+  // whether a table was given, whether link `id` is one it applies to (dimension 0's, the
+  // hosts' links it was measured on), and what a message of `bytes` costs so that alone on a
+  // dimension-0 path (two links at dimension 0's bandwidth x goodput, its latency twice and
+  // its overhead) it takes the table's time T, interpolated log-log between sizes (below the
+  // smallest size linearly towards the fixed cost, above the largest at its bytes per ns).
+  // Beyond the fixed cost, T is either shorter than the bytes take at the link's rate (a
+  // shaper's burst let them out faster): the message occupies its links with fewer bytes,
+  // `wire_bytes`; or longer (software on busy CPUs): its bytes as they are, plus `extra_ns`
+  // of delay that occupies no link, so a slower link further on does not stretch it.
+  // {bytes, 0} without a table.
+  struct MessageCost {
+    double wire_bytes = 0;
+    double extra_ns = 0;
+  };
+  bool has_message_times() const { return !message_times_.empty(); }
+  bool MessageTimesApply(int id) const { return !IsSpineLink(id) && link(id).dim == 0; }
+  MessageCost MeasuredCost(Bytes bytes) const;
   double link_message_overhead_ns(int id) const {
     return dims_[link(id).dim].message_overhead_ns;
   }
@@ -133,6 +151,9 @@ class Topology {
   // ecmp_routes: [src_host * hosts + dst_host] = its spine, -1 unknown (split); empty: none.
   int fabric_hosts_ = 0;
   std::vector<int16_t> pinned_spine_;
+  // message_times as (log bytes, log ns), and the fixed cost of a dimension-0 path.
+  std::vector<std::pair<double, double>> message_times_;
+  double path0_fixed_ns_ = 0;
   int PinnedSpine(int src, int dst) const {
     if (pinned_spine_.empty()) return -1;
     return pinned_spine_[static_cast<size_t>(src % fabric_hosts_) * fabric_hosts_ +

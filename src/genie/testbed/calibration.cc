@@ -54,7 +54,24 @@ double IntraLeafMedianGbps(const Layout& layout, const nlohmann::json& doctor) {
 
 MeasuredCosts Calibration::Costs() const {
   if (basis == kBasisAllHosts && all_hosts_goodput > 0) {
-    return {all_hosts_goodput, all_hosts_overhead_ns};
+    MeasuredCosts c{all_hosts_goodput, all_hosts_overhead_ns};
+    // The ring steps per size: what a message of each size took with every host sending.
+    if (ring_steps.is_object() && ring_steps.contains("message_bytes") &&
+        ring_steps.contains("step_ns") && ring_steps["message_bytes"].is_array() &&
+        ring_steps["step_ns"].is_array() &&
+        ring_steps["message_bytes"].size() == ring_steps["step_ns"].size()) {
+      const nlohmann::json &bytes = ring_steps["message_bytes"], &ns = ring_steps["step_ns"];
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        if (!bytes[i].is_number() || !ns[i].is_number()) continue;
+        const double b = bytes[i].get<double>(), t = ns[i].get<double>();
+        if (!(b >= 1 && t > 0)) continue;
+        if (!c.message_times.empty() && !(b > c.message_times.back().first)) continue;
+        c.message_times.emplace_back(b, t);
+      }
+      // One size says nothing a rate and an overhead do not.
+      if (c.message_times.size() < 2) c.message_times.clear();
+    }
+    return c;
   }
   return {goodput, message_overhead_ns};
 }

@@ -13,10 +13,13 @@
 // Those are one pair's figures, alone on the fabric: what a host pays when it has a CPU of its
 // own, as on a real cluster. On a testbed every host's stack shares this machine's few cores,
 // and with every host sending at once a step costs more; the doctor's `ring_steps` (every host
-// at once, ring neighbour to ring neighbour, three message sizes, fit step time = alpha +
-// bytes / rate) give the all-hosts figures:
+// at once, ring neighbour to ring neighbour, 10 message sizes 8 KiB - 4 MiB, fit step time =
+// alpha + bytes / rate) give the all-hosts figures:
 //  * all_hosts.goodput = the fitted rate / the host links' rate;
-//  * all_hosts.message_overhead_ns = alpha, the fixed cost of a step with every host busy.
+//  * all_hosts.message_overhead_ns = alpha, the fixed cost of a step with every host busy;
+//  * the step time of each size (ring_steps), which the description carries as the flow
+//    model's message_times (a shaper's burst and the shared CPUs make the step time of a size
+//    bend away from any one line; the table is what was measured, per size).
 // Both sets are recorded; `basis` says which one the network description carries: all-hosts
 // (the default, the only one right for namespaces sharing a machine's CPUs) or one-pair (`genie
 // testbed calibrate --basis one-pair`; a cluster with a CPU per host, where the two agree).

@@ -160,6 +160,22 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   ASSERT_TRUE(all_net.ok()) << all_net.status().message();
   EXPECT_NEAR(all_net->GoodputOf(0), 0.88, 1e-3);
   EXPECT_DOUBLE_EQ(all_net->MessageOverheadNsOf(0), 55'000);
+  EXPECT_TRUE(all_net->message_times.empty());  // no sizes in this scan's ring steps
+
+  // The ring steps per size reach the description as the flow model's message_times (after a
+  // save and a load), sizes out of order or unusable left out; one-pair carries none.
+  scan["ring_steps"]["message_bytes"] = {8192.0, 65536.0, 4096.0, 524288.0};
+  scan["ring_steps"]["step_ns"] = {180'000.0, 1'200'000.0, 90'000.0, -1.0};
+  auto sized = CalibrationFromDoctor(layout, scan);
+  ASSERT_TRUE(sized.ok() && SaveCalibration("cal", *sized).ok());
+  auto sized_yml = TestbedNetworkYml("cal", 1, -1, &note);
+  ASSERT_TRUE(sized_yml.ok());
+  auto sized_net = config::ParseNetworkConfig(*sized_yml, "cal");
+  ASSERT_TRUE(sized_net.ok()) << sized_net.status().message();
+  EXPECT_EQ(sized_net->message_times,
+            (std::vector<std::pair<double, double>>{{8192, 180'000}, {65536, 1'200'000}}));
+  EXPECT_TRUE(
+      CalibrationFromDoctor(layout, scan, false, kBasisOnePair)->Costs().message_times.empty());
 
   std::ofstream(CalibrationPath("cal")) << "{\"goodput\": \"fast\"}";
   auto bad = LoadCalibration("cal");

@@ -309,6 +309,17 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
         "# Measured by genie testbed calibrate (the flow model's keys; ASTRA-sim ignores them).\n"
         "goodput: {}\nmessage_overhead: {}\n",
         list(goodput), list(overhead));
+    if (!measured->message_times.empty()) {
+      text +=
+          "# Measured by genie testbed calibrate with every host sending at once: [bytes, ns] of "
+          "one ring step per message size (the flow model sizes messages between hosts by it).\n"
+          "message_times: [";
+      for (size_t i = 0; i < measured->message_times.size(); ++i) {
+        text += fmt::format("{}[{:.0f}, {:.0f}]", i ? ", " : " ", measured->message_times[i].first,
+                            measured->message_times[i].second);
+      }
+      text += " ]\n";
+    }
   }
   if (s.kind == TopologyKind::kLeafSpine) {
     // The flow model routes over the real fabric instead of dimension 1's per-rank links:

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "genie/common/status.h"
@@ -116,6 +117,9 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
 struct MeasuredCosts {
   double goodput = 0;
   double message_overhead_ns = 0;
+  // The ring steps' time per message size with every host sending ((bytes, ns), sizes
+  // increasing), written as the flow model's `message_times`; empty: none.
+  std::vector<std::pair<double, double>> message_times = {};
 };
 // `ecmp_routes` (ecmp.h, a leaf-spine with a known hash): each pair's spine, written as the
 // flow model's `ecmp_routes`; without them every message is split over the spines.
