@@ -43,6 +43,35 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
 }
 
 uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
+  if (pool_.empty()) pool_.resize(size_t{kHome} * topology_->npus());
+  const uint32_t home = static_cast<uint32_t>(key.src) * kHome;
+  for (uint32_t j = home; j < home + kHome; ++j) {
+    Flow& f = pool_[j];
+    if (f.dst == key.dst && f.id == key.flow) {
+      if (f.in_flight == 0) f.wire = Wire{};  // idle: exactly a new flow
+      return j;
+    }
+  }
+  // A key is in one place only: a new key takes an idle home only when the table lacks it.
+  if (used_ > 0) {
+    const size_t mask = table_.size() - 1;
+    for (size_t i = Home(key); table_[i].index != kEmpty; i = (i + 1) & mask) {
+      if (table_[i].key == key) return OverflowFlowFor(key);
+    }
+  }
+  for (uint32_t j = home; j < home + kHome; ++j) {
+    Flow& f = pool_[j];
+    if (f.in_flight == 0) {
+      f = Flow{};
+      f.dst = key.dst;
+      f.id = key.flow;
+      return j;
+    }
+  }
+  return OverflowFlowFor(key);
+}
+
+uint32_t CongestionUnawareModel::OverflowFlowFor(const FlowKey& key) {
   if (2 * (used_ + 1) > table_.size()) Rebuild();
   const size_t mask = table_.size() - 1;
   for (size_t i = Home(key);; i = (i + 1) & mask) {
