@@ -52,6 +52,10 @@ class SimBackend::RankView final : public Backend {
   void RecvEvent(const Message& msg, EventHandler* handler, uint64_t arg) override {
     sim_->Recv(rank_, msg, Done{handler, arg});
   }
+  void SendEventAfter(TimeNs first, TimeNs then, const Message& msg, EventHandler* handler,
+                      uint64_t arg) override {
+    sim_->SendAfter(rank_, first, then, msg, Done{handler, arg});
+  }
   bool modelled() const override { return true; }
   ScheduleCache* schedule_cache() override { return &sim_->schedule_cache_; }
 
@@ -220,6 +224,12 @@ SimBackend::Slot& SimBackend::SlotAt(Channel& ch, uint64_t seq) {
 
 void SimBackend::Retire(const Key& key, uint32_t index, Channel& ch) {
   while (ch.head < ch.slots.size() && ch.slots[ch.head].done) {
+    const uint32_t held = ch.slots[ch.head].held;
+    if (held != kNoPayload) {
+      held_[held].clear();
+      held_[held].shrink_to_fit();
+      free_held_.push_back(held);
+    }
     ch.slots[ch.head] = Slot();  // release callbacks and held payload now
     ++ch.head;
     ++ch.base;
@@ -281,6 +291,28 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
   if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }
 
+void SimBackend::SendAfter(int rank, TimeNs first, TimeNs then, const Message& msg, Done done) {
+  if (first == 0 && then == 0) {
+    Send(rank, msg, done);
+    return;
+  }
+  const uint32_t token = pending_.Put(Pending{rank, first > 0 ? then : 0, msg, done});
+  // Through the rank's view: a delay past the end of time fails as the runner's own would.
+  ranks_[rank]->AfterEvent(first > 0 ? first : then, &relay_, token);
+}
+
+void SimBackend::Relay::OnEvent(uint64_t token) {
+  Pending& p = sim_->pending_.At(static_cast<uint32_t>(token));
+  if (p.then > 0) {
+    const TimeNs then = p.then;
+    p.then = 0;
+    sim_->ranks_[p.rank]->AfterEvent(then, this, token);
+    return;
+  }
+  const Pending sent = sim_->pending_.Take(static_cast<uint32_t>(token));
+  sim_->Send(sent.rank, sent.msg, sent.done);
+}
+
 void SimBackend::Delivery::OnEvent(uint64_t token) {
   const InFlight m = sim_->in_flight_.Take(static_cast<uint32_t>(token));
   sim_->Delivered(m.key, m.seq, m.channel);
@@ -307,7 +339,14 @@ void SimBackend::Delivered(const Key& key, uint64_t seq, uint32_t channel) {
     Retire(key, channel, ch);  // `slot` and `ch` may be gone from here on
   } else if (slot.data != nullptr && slot.send_bytes > 0) {
     const auto* p = static_cast<const uint8_t*>(slot.data);
-    slot.held.assign(p, p + slot.send_bytes);  // the sender may reuse its buffer after done
+    if (free_held_.empty()) {
+      slot.held = static_cast<uint32_t>(held_.size());
+      held_.emplace_back();
+    } else {
+      slot.held = free_held_.back();
+      free_held_.pop_back();
+    }
+    held_[slot.held].assign(p, p + slot.send_bytes);  // the sender may reuse its buffer after done
   }
   if (send_done.handler != nullptr) send_done.handler->OnEvent(send_done.arg);
   // If the send's completion failed the simulation, the queue dropped held closures: stop.
@@ -335,8 +374,9 @@ void SimBackend::Recv(int rank, const Message& msg, Done done) {
   // Arrived earlier and held: complete at the current time, as a new event (ASTRA-sim
   // schedules the receive handler with a zero delay).
   if (SizeMismatch(key, slot.send_bytes, slot.recv_bytes)) return;
-  if (msg.into != nullptr && !slot.held.empty()) {
-    std::memcpy(msg.into, slot.held.data(), std::min<Bytes>(slot.held.size(), msg.bytes));
+  if (msg.into != nullptr && slot.held != kNoPayload && !held_[slot.held].empty()) {
+    const std::vector<uint8_t>& held = held_[slot.held];
+    std::memcpy(msg.into, held.data(), std::min<Bytes>(held.size(), msg.bytes));
   }
   slot.done = true;
   ++counters_.recvs_completed;

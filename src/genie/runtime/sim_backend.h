@@ -120,9 +120,12 @@ class SimBackend {
     Bytes send_bytes = 0, recv_bytes = 0;
     const void* data = nullptr;
     void* into = nullptr;
-    std::vector<uint8_t> held;  // payload of a message that arrived before its Recv
+    // Payload of a message that arrived before its Recv: an index into held_ (kNoPayload: none),
+    // so that a slot is plain data, reset by a copy.
+    uint32_t held = kNoPayload;
     Done send_done, recv_done;
   };
+  static constexpr uint32_t kNoPayload = 0xffffffffu;
   // A channel's slots from the oldest not retired: the first inline (tags are unique per step,
   // so a channel nearly always holds one, and then its slot is in the channel's own lines), on
   // the heap from the second on until the channel closes. A vector with a moving head rather
@@ -207,6 +210,9 @@ class SimBackend {
   SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size);
   void Send(int rank, const Message& msg, Done done);
   void Recv(int rank, const Message& msg, Done done);
+  // Backend::SendEventAfter: the message waits in pending_, its delays run as the relay's
+  // events (the runner is not visited until delivery).
+  void SendAfter(int rank, TimeNs first, TimeNs then, const Message& msg, Done done);
   Done Hold(Callback fn);
   void Delivered(const Key& key, uint64_t seq, uint32_t channel);
   // Deliveries come back from the network model as (handler, token) events, token = an index
@@ -220,6 +226,20 @@ class SimBackend {
   class Delivery final : public sim::EventQueue::Handler {
    public:
     explicit Delivery(SimBackend* sim) : sim_(sim) {}
+    void OnEvent(uint64_t token) override;
+
+   private:
+    SimBackend* sim_;
+  };
+  struct Pending {
+    int rank;
+    TimeNs then;  // the second delay, 0 once it is running
+    Message msg;
+    Done done;
+  };
+  class Relay final : public sim::EventQueue::Handler {
+   public:
+    explicit Relay(SimBackend* sim) : sim_(sim) {}
     void OnEvent(uint64_t token) override;
 
    private:
@@ -239,6 +259,10 @@ class SimBackend {
   ChannelTable channels_;
   Delivery delivery_{this};
   SlotPool<InFlight> in_flight_;
+  Relay relay_{this};
+  std::vector<std::vector<uint8_t>> held_;  // payloads held for receives not yet posted
+  std::vector<uint32_t> free_held_;
+  SlotPool<Pending> pending_;
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
   std::vector<int> failed_ranks_;

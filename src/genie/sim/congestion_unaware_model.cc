@@ -13,25 +13,39 @@ void CongestionUnawareModel::Transmit(int src, int dst, Bytes bytes, uint64_t fl
 
 void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t flow,
                                         EventQueue::Handler* handler, uint64_t token) {
-  const int dim = topology_->FirstDifferingDim(src, dst);
-  if (flow == 0 || dim < 0) {
+  // A flow's messages (src != dst: a message to oneself never crosses a dimension).
+  const uint32_t index = flow != 0 && src != dst ? FlowFor(FlowKey{src, dst, flow}) : kEmpty;
+  Path* path = index != kEmpty ? &pool_[index].path : nullptr;
+  if (path != nullptr && path->dim == kUnknown) {
+    // Same formula as Topology::UnawareDelay: hops * latency + bytes / bw on dimension `dim`.
+    const int dim = topology_->FirstDifferingDim(src, dst);
+    path->dim = dim;
+    if (dim >= 0) {
+      path->latency =
+          topology_->Hops(dim, topology_->Coordinate(src, dim), topology_->Coordinate(dst, dim)) *
+          topology_->latency_ns(dim);
+      path->bytes_per_ns = topology_->bytes_per_ns(dim);
+    }
+  }
+  if (path == nullptr || path->dim < 0) {
     const TimeNs delay = topology_->UnawareDelay(src, dst, bytes);
     if (!queue_->Fits(delay)) {
+      const int dim = topology_->FirstDifferingDim(src, dst);
       queue_->Fail(topology_->OverflowError(src, dst, bytes, dim < 0 ? 0 : dim));
       return;
     }
     queue_->After(delay, handler, token);
     return;
   }
-  const uint32_t index = FlowFor(FlowKey{src, dst, flow});
   Flow& f = pool_[index];
   f.recent = true;
-  // Same formula as Topology::UnawareDelay: hops * latency + bytes / bw on dimension `dim`.
-  const double latency =
-      topology_->Hops(dim, topology_->Coordinate(src, dim), topology_->Coordinate(dst, dim)) *
-      topology_->latency_ns(dim);
-  const double serialization = static_cast<double>(bytes) / topology_->bytes_per_ns(dim);
-  const Wire::Times t = f.wire.Serialize(queue_->Now(), latency, serialization,
+  if (!path->sized || path->last_bytes != bytes) {
+    path->sized = true;
+    path->last_bytes = bytes;
+    path->last_serialization = static_cast<double>(bytes) / path->bytes_per_ns;
+  }
+  const int dim = path->dim;
+  const Wire::Times t = f.wire.Serialize(queue_->Now(), path->latency, path->last_serialization,
                                          /*carry_fraction=*/true);  // only a flow's pieces queue
   if (!queue_->Fits(t.arrival_delay)) {
     queue_->Fail(topology_->OverflowError(src, dst, bytes, dim));
@@ -90,7 +104,7 @@ uint32_t CongestionUnawareModel::OverflowFlowFor(const FlowKey& key) {
       return e.index;
     }
     if (e.key == key) {
-      if (pool_[e.index].in_flight == 0) pool_[e.index] = Flow{};  // idle: exactly a new flow
+      if (pool_[e.index].in_flight == 0) pool_[e.index].wire = Wire{};  // idle: a new flow
       return e.index;
     }
   }

@@ -37,12 +37,24 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
                   uint64_t token) override;
 
  private:
+  // A flow's pair's geometry, worked out once per flow rather than per message (the topology's
+  // coordinates cost four integer divisions each): the same values, bit for bit.
+  struct Path {
+    int dim = kUnknown;       // Topology::FirstDifferingDim(src, dst)
+    double latency = 0;       // hops * latency_ns(dim)
+    double bytes_per_ns = 0;  // of dim
+    bool sized = false;       // last_bytes and last_serialization are set
+    Bytes last_bytes = 0;     // the last message's size and its serialization time
+    double last_serialization = 0;
+  };
+  static constexpr int kUnknown = -2;
   struct Flow {
     Wire wire;
     uint64_t in_flight = 0;  // none: the flow is new (reset on use, swept when many)
     uint64_t id = 0;         // a home flow's key (with dst); overflow flows' is in table_
     int dst = -1;
     bool recent = false;  // used since the table was last rebuilt (overflow flows)
+    Path path;            // of (src, dst): kept while the key is
   };
   static constexpr uint32_t kHome = 2;
   struct FlowKey {
