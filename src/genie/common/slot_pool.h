@@ -22,6 +22,8 @@ class SlotPool {
     items_[slot] = value;
     return slot;
   }
+  // The value in `slot`, which stays taken.
+  T& At(uint32_t slot) { return items_[slot]; }
   // The value in `slot`, which is free again.
   T Take(uint32_t slot) {
     free_.push_back(slot);

@@ -63,6 +63,21 @@ class Backend {
   virtual void RecvEvent(const Message& msg, EventHandler* handler, uint64_t arg) {
     Recv(msg, [handler, arg] { handler->OnEvent(arg); });
   }
+  // SendEvent(msg, handler, arg) after `first`, then `then` more ns, each a delay of its own
+  // (an event when > 0, at once when 0): the same events in the same order as AfterEvent(first,
+  // h, a) whose event calls AfterEvent(then, h, b) whose event calls SendEvent, but nothing is
+  // called back in between. A modelled local cost (a reduction, an endpoint-delay) then costs
+  // the simulator no visit to the sender's state (SimBackend keeps the message meanwhile).
+  virtual void SendEventAfter(TimeNs first, TimeNs then, const Message& msg, EventHandler* handler,
+                              uint64_t arg) {
+    if (first > 0) {
+      After(first, [this, then, msg, handler, arg] { SendEventAfter(0, then, msg, handler, arg); });
+    } else if (then > 0) {
+      After(then, [this, msg, handler, arg] { SendEvent(msg, handler, arg); });
+    } else {
+      SendEvent(msg, handler, arg);
+    }
+  }
   // Where ranks in one process share equal (rotated) chunk schedules; null: nothing shared.
   virtual ScheduleCache* schedule_cache() { return nullptr; }
 };

@@ -396,7 +396,9 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
   TimeNs cost = HasReduce(step.kind) && step.charge == collective::ReduceCharge::kOnReceive
                     ? ReductionCost(step.bytes)
                     : 0;
-  if (cost > 0) {
+  if (cost > 0 && HasSend(step.kind)) {
+    SendFor(chunk, s, cost);  // the reduction, then the send's own delay
+  } else if (cost > 0) {
     backend_.AfterEvent(cost, this, Encode(Ev::kReduced, chunk, s));
   } else if (HasSend(step.kind)) {
     SendFor(chunk, s);
@@ -405,7 +407,7 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
   }
 }
 
-void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
+void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s, TimeNs reduced) {
   TimeNs delay = backend_.modelled() ? costs_.endpoint_delay_ns : 0;
   const auto& step = chunks_[chunk].p->steps[s];
   const bool detach = step.charge == collective::ReduceCharge::kBeforeSendDetached;
@@ -415,6 +417,15 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
   delay = SaturatingAdd(delay, reduce);
   // Detached only without payloads: the receiver reads the sender's buffer on delivery.
   const bool detached = detach && backend_.modelled() && buffer_ == nullptr;
+  if (!detached && (reduced > 0 || delay > 0)) {
+    // The backend holds the message through both delays, in the events (and their order) that
+    // kReduced and kPost would be, without visiting this runner (issue 16, part 5).
+    const Message msg = MessageFor(chunk, s);
+    bytes_sent_ += msg.bytes;
+    backend_.SendEventAfter(reduced, delay, msg, this, Encode(Ev::kSent, chunk, s));
+    return;
+  }
+  GENIE_CHECK(reduced == 0) << "a detached send after a reduction on receive";
   if (delay > 0)
     backend_.AfterEvent(delay, this, Encode(detached ? Ev::kPostDetached : Ev::kPost, chunk, s));
   else
@@ -424,7 +435,7 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s) {
   if (detached) backend_.AfterEvent(reduce, this, Encode(Ev::kSent, chunk, s));
 }
 
-void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
+Message CollectiveRunner::MessageFor(uint32_t chunk, uint32_t s) const {
   const Chunk& c = chunks_[chunk];
   const auto& step = c.p->steps[s];
   Message msg;
@@ -439,6 +450,11 @@ void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
     const auto& [send, recv] = c.ranges[s];
     msg.data = buffer_->data() + (step.kind == StepKind::kSend ? send : recv).offset;
   }
+  return msg;
+}
+
+void CollectiveRunner::Post(uint32_t chunk, uint32_t s, bool detached) {
+  const Message msg = MessageFor(chunk, s);
   bytes_sent_ += msg.bytes;
   if (detached)
     backend_.Send(msg, [] {});
@@ -477,11 +493,14 @@ void CollectiveRunner::FinishPhase(uint32_t chunk, uint32_t p) {
   EnterNextPhase(chunk);
 }
 
-TimeNs CollectiveRunner::ReductionCost(Bytes bytes) const {
-  if (!backend_.modelled() || costs_.local_mem_bw <= 0) return 0;
+TimeNs CollectiveRunner::ReductionCost(Bytes bytes) {
+  if (bytes == reduction_bytes_) return reduction_cost_;  // a chunk's steps share their size
+  reduction_bytes_ = bytes;
+  if (!backend_.modelled() || costs_.local_mem_bw <= 0) return reduction_cost_ = 0;
   // ASTRA-sim: three memory passes (read, read, write), each truncated to whole ns.
   // Saturates for sizes past int64 ns; the simulator then refuses the event.
-  return SaturatingMul(TimeNs{3}, SaturatingTimeNs(static_cast<double>(bytes) / costs_.local_mem_bw));
+  return reduction_cost_ = SaturatingMul(
+             TimeNs{3}, SaturatingTimeNs(static_cast<double>(bytes) / costs_.local_mem_bw));
 }
 
 void CollectiveRunner::Reduce(const collective::ByteRange& range, const uint8_t* incoming) {

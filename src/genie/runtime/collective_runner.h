@@ -167,14 +167,17 @@ class alignas(64) CollectiveRunner final : private EventHandler {
   void StartPhase(uint32_t chunk, uint32_t phase_index);
   void StartStep(uint32_t chunk, uint32_t step_index);
   void OnReceived(uint32_t chunk, uint32_t step_index);
-  void SendFor(uint32_t chunk, uint32_t step_index);
+  // Sends step_index's message after its modelled costs: `reduced` ns of a reduction on
+  // receive first (0: none), then the endpoint-delay and any reduction charged before the send.
+  void SendFor(uint32_t chunk, uint32_t step_index, TimeNs reduced = 0);
+  Message MessageFor(uint32_t chunk, uint32_t step_index) const;
   // `detached`: the step already completed (ReduceCharge::kBeforeSendDetached); delivery
   // calls nothing back.
   void Post(uint32_t chunk, uint32_t step_index, bool detached = false);
   void CompleteStep(uint32_t chunk, uint32_t step_index);
   void CompletePhase(uint32_t chunk, uint32_t phase_index);
   void Reduce(const collective::ByteRange& range, const uint8_t* incoming);
-  TimeNs ReductionCost(Bytes bytes) const;
+  TimeNs ReductionCost(Bytes bytes);  // remembers the last size's cost
 
   // Sets the number of chunks (once, before any runs).
   void ResizeChunks(uint32_t n);
@@ -198,6 +201,8 @@ class alignas(64) CollectiveRunner final : private EventHandler {
   uint32_t num_chunks_ = 0;
 
   LocalCosts costs_;
+  Bytes reduction_bytes_ = 0;  // ReductionCost's last size and cost (0 costs 0)
+  TimeNs reduction_cost_ = 0;
   int active_chunks_;
   collective::SchedulingPolicy policy_;
   Callback done_;

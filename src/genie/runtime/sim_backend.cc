@@ -52,6 +52,10 @@ class SimBackend::RankView final : public Backend {
   void RecvEvent(const Message& msg, EventHandler* handler, uint64_t arg) override {
     sim_->Recv(rank_, msg, Done{handler, arg});
   }
+  void SendEventAfter(TimeNs first, TimeNs then, const Message& msg, EventHandler* handler,
+                      uint64_t arg) override {
+    sim_->SendAfter(rank_, first, then, msg, Done{handler, arg});
+  }
   bool modelled() const override { return true; }
   ScheduleCache* schedule_cache() override { return &sim_->schedule_cache_; }
 
@@ -74,7 +78,7 @@ Result<std::unique_ptr<SimBackend>> SimBackend::Create(const config::NetworkConf
 }
 
 SimBackend::SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size)
-    : topology_(std::move(topology)), rank_counters_(world_size) {
+    : topology_(std::move(topology)), channels_(world_size), rank_counters_(world_size) {
   network_ = sim::MakeNetworkModel(model, &topology_, &queue_);
   ranks_.reserve(world_size);
   for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<RankView>(this, r));
@@ -88,28 +92,57 @@ Backend& SimBackend::ForRank(int rank) {
 }
 
 uint32_t SimBackend::ChannelTable::GetIndex(const Key& key) {
-  if (2 * (size_ + 1) > entries_.size()) Grow();
-  const size_t mask = entries_.size() - 1;
-  for (size_t i = Home(key);; i = (i + 1) & mask) {
-    Entry& e = entries_[i];
-    if (e.index != kEmpty && e.key == key) return e.index;
-    if (e.index == kEmpty) {
-      if (free_.empty()) {
-        e.index = static_cast<uint32_t>(channels_.size());
-        channels_.emplace_back();
-      } else {
-        e.index = free_.back();
-        free_.pop_back();
-      }
-      e.key = key;
-      ++size_;
-      return e.index;
+  const uint32_t home = static_cast<uint32_t>(key.dst) * kHome;
+  for (uint32_t j = home; j < home + kHome; ++j) {
+    const Channel& ch = channels_[j];
+    if (ch.open && ch.src == key.src && ch.tag == key.tag) return j;
+  }
+  if (size_ > 0) {
+    const size_t mask = entries_.size() - 1;
+    for (size_t i = Home(key); entries_[i].index != kEmpty; i = (i + 1) & mask) {
+      if (entries_[i].key == key) return entries_[i].index;
     }
   }
+  for (uint32_t j = home; j < home + kHome; ++j) {
+    Channel& ch = channels_[j];
+    if (!ch.open) {
+      ch.open = true;
+      ch.src = key.src;
+      ch.tag = key.tag;
+      return j;
+    }
+  }
+  return Overflow(key);
 }
 
-void SimBackend::ChannelTable::Erase(const Key& key) {
-  if (entries_.empty()) return;
+uint32_t SimBackend::ChannelTable::Overflow(const Key& key) {
+  if (2 * (size_ + 1) > entries_.size()) Grow();
+  const size_t mask = entries_.size() - 1;
+  size_t i = Home(key);
+  while (entries_[i].index != kEmpty) i = (i + 1) & mask;  // GetIndex found no such key
+  Entry& e = entries_[i];
+  if (free_.empty()) {
+    e.index = static_cast<uint32_t>(channels_.size());
+    channels_.emplace_back();
+  } else {
+    e.index = free_.back();
+    free_.pop_back();
+  }
+  e.key = key;
+  ++size_;
+  return e.index;
+}
+
+void SimBackend::ChannelTable::Reset(Channel& ch) {
+  ch.open = false;
+  ch.base = ch.next_send = ch.next_recv = 0;
+  ch.head = 0;
+  ch.slots.Clear();
+}
+
+void SimBackend::ChannelTable::Erase(const Key& key, uint32_t index) {
+  Reset(channels_[index]);
+  if (index < homes_ || entries_.empty()) return;
   const size_t mask = entries_.size() - 1;
   size_t i = Home(key);
   while (true) {
@@ -117,10 +150,6 @@ void SimBackend::ChannelTable::Erase(const Key& key) {
     if (entries_[i].key == key) break;
     i = (i + 1) & mask;
   }
-  Channel& ch = channels_[entries_[i].index];
-  ch.base = ch.next_send = ch.next_recv = 0;
-  ch.head = 0;
-  ch.slots.clear();  // keeps the capacity for the next channel
   free_.push_back(entries_[i].index);
   // Backward shift: pull later entries of the probe run into the hole when their home
   // position does not lie cyclically in (hole, their position].
@@ -149,23 +178,66 @@ void SimBackend::ChannelTable::Grow() {
   }
 }
 
+void SimBackend::Slots::GrowTo(size_t n) {
+  if (n <= size()) return;
+  if (!spilled_) {
+    if (n == 1) {
+      used_ = 1;  // first_ is a default slot while unused
+      return;
+    }
+    heap_.clear();
+    if (used_ == 1) heap_.push_back(std::move(first_));
+    first_ = Slot();
+    used_ = 0;
+    spilled_ = true;
+  }
+  while (heap_.size() < n) heap_.emplace_back();
+}
+
+void SimBackend::Slots::EraseFront(size_t n) {
+  if (!spilled_) {
+    if (n > 0) {
+      first_ = Slot();
+      used_ = 0;
+    }
+    return;
+  }
+  heap_.erase(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void SimBackend::Slots::Clear() {
+  if (spilled_) {
+    heap_.clear();  // keeps the capacity
+    spilled_ = false;
+  } else if (used_ == 1) {
+    first_ = Slot();
+  }
+  used_ = 0;
+}
+
 SimBackend::Slot& SimBackend::SlotAt(Channel& ch, uint64_t seq) {
   GENIE_CHECK(seq >= ch.base) << "slot " << seq << " already retired";
   size_t i = ch.head + (seq - ch.base);
-  while (ch.slots.size() <= i) ch.slots.emplace_back();  // may move other slots: callers hold
-  return ch.slots[i];                                     // no other slot reference
+  ch.slots.GrowTo(i + 1);  // may move other slots: callers hold no other slot reference
+  return ch.slots[i];
 }
 
-void SimBackend::Retire(const Key& key, Channel& ch) {
+void SimBackend::Retire(const Key& key, uint32_t index, Channel& ch) {
   while (ch.head < ch.slots.size() && ch.slots[ch.head].done) {
+    const uint32_t held = ch.slots[ch.head].held;
+    if (held != kNoPayload) {
+      held_[held].clear();
+      held_[held].shrink_to_fit();
+      free_held_.push_back(held);
+    }
     ch.slots[ch.head] = Slot();  // release callbacks and held payload now
     ++ch.head;
     ++ch.base;
   }
   if (ch.head == ch.slots.size()) {
-    channels_.Erase(key);  // both counters equal base: the same as a fresh channel
+    channels_.Erase(key, index);  // both counters equal base: the same as a fresh channel
   } else if (ch.head >= 16 && ch.head * 2 >= ch.slots.size()) {
-    ch.slots.erase(ch.slots.begin(), ch.slots.begin() + static_cast<std::ptrdiff_t>(ch.head));
+    ch.slots.EraseFront(ch.head);
     ch.head = 0;
   }
 }
@@ -219,6 +291,28 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
   if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }
 
+void SimBackend::SendAfter(int rank, TimeNs first, TimeNs then, const Message& msg, Done done) {
+  if (first == 0 && then == 0) {
+    Send(rank, msg, done);
+    return;
+  }
+  const uint32_t token = pending_.Put(Pending{rank, first > 0 ? then : 0, msg, done});
+  // Through the rank's view: a delay past the end of time fails as the runner's own would.
+  ranks_[rank]->AfterEvent(first > 0 ? first : then, &relay_, token);
+}
+
+void SimBackend::Relay::OnEvent(uint64_t token) {
+  Pending& p = sim_->pending_.At(static_cast<uint32_t>(token));
+  if (p.then > 0) {
+    const TimeNs then = p.then;
+    p.then = 0;
+    sim_->ranks_[p.rank]->AfterEvent(then, this, token);
+    return;
+  }
+  const Pending sent = sim_->pending_.Take(static_cast<uint32_t>(token));
+  sim_->Send(sent.rank, sent.msg, sent.done);
+}
+
 void SimBackend::Delivery::OnEvent(uint64_t token) {
   const InFlight m = sim_->in_flight_.Take(static_cast<uint32_t>(token));
   sim_->Delivered(m.key, m.seq, m.channel);
@@ -242,10 +336,17 @@ void SimBackend::Delivered(const Key& key, uint64_t seq, uint32_t channel) {
     recv_done = slot.recv_done;
     slot.done = true;
     ++counters_.recvs_completed;
-    Retire(key, ch);  // `slot` and `ch` may be gone from here on
+    Retire(key, channel, ch);  // `slot` and `ch` may be gone from here on
   } else if (slot.data != nullptr && slot.send_bytes > 0) {
     const auto* p = static_cast<const uint8_t*>(slot.data);
-    slot.held.assign(p, p + slot.send_bytes);  // the sender may reuse its buffer after done
+    if (free_held_.empty()) {
+      slot.held = static_cast<uint32_t>(held_.size());
+      held_.emplace_back();
+    } else {
+      slot.held = free_held_.back();
+      free_held_.pop_back();
+    }
+    held_[slot.held].assign(p, p + slot.send_bytes);  // the sender may reuse its buffer after done
   }
   if (send_done.handler != nullptr) send_done.handler->OnEvent(send_done.arg);
   // If the send's completion failed the simulation, the queue dropped held closures: stop.
@@ -258,7 +359,8 @@ void SimBackend::Recv(int rank, const Message& msg, Done done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " receives from rank " << msg.peer << " of " << world_size();
   Key key{msg.peer, rank, msg.tag};
-  Channel& ch = channels_.Get(key);
+  const uint32_t channel = channels_.GetIndex(key);
+  Channel& ch = channels_.At(channel);
   uint64_t seq = ch.next_recv++;
   Slot& slot = SlotAt(ch, seq);
   slot.posted = true;
@@ -272,12 +374,13 @@ void SimBackend::Recv(int rank, const Message& msg, Done done) {
   // Arrived earlier and held: complete at the current time, as a new event (ASTRA-sim
   // schedules the receive handler with a zero delay).
   if (SizeMismatch(key, slot.send_bytes, slot.recv_bytes)) return;
-  if (msg.into != nullptr && !slot.held.empty()) {
-    std::memcpy(msg.into, slot.held.data(), std::min<Bytes>(slot.held.size(), msg.bytes));
+  if (msg.into != nullptr && slot.held != kNoPayload && !held_[slot.held].empty()) {
+    const std::vector<uint8_t>& held = held_[slot.held];
+    std::memcpy(msg.into, held.data(), std::min<Bytes>(held.size(), msg.bytes));
   }
   slot.done = true;
   ++counters_.recvs_completed;
-  Retire(key, ch);
+  Retire(key, channel, ch);
   if (done.handler != nullptr) queue_.After(0, done.handler, done.arg);
 }
 

@@ -120,32 +120,68 @@ class SimBackend {
     Bytes send_bytes = 0, recv_bytes = 0;
     const void* data = nullptr;
     void* into = nullptr;
-    std::vector<uint8_t> held;  // payload of a message that arrived before its Recv
+    // Payload of a message that arrived before its Recv: an index into held_ (kNoPayload: none),
+    // so that a slot is plain data, reset by a copy.
+    uint32_t held = kNoPayload;
     Done send_done, recv_done;
   };
-  // Usually holds one slot (tags are unique per step), so a vector with a moving head
-  // rather than a deque (whose first node alone is 512 bytes).
+  static constexpr uint32_t kNoPayload = 0xffffffffu;
+  // A channel's slots from the oldest not retired: the first inline (tags are unique per step,
+  // so a channel nearly always holds one, and then its slot is in the channel's own lines), on
+  // the heap from the second on until the channel closes. A vector with a moving head rather
+  // than a deque (whose first node alone is 512 bytes).
+  class Slots {
+   public:
+    size_t size() const { return spilled_ ? heap_.size() : used_; }
+    Slot& operator[](size_t i) { return spilled_ ? heap_[i] : first_; }
+    const Slot& operator[](size_t i) const { return spilled_ ? heap_[i] : first_; }
+    // Appends default slots up to `n`; may move every slot.
+    void GrowTo(size_t n);
+    // Drops the first `n` slots (done and reset).
+    void EraseFront(size_t n);
+    // Empty, back to inline; a heap vector keeps its capacity for the next channel.
+    void Clear();
+
+   private:
+    Slot first_;
+    bool spilled_ = false;
+    uint8_t used_ = 0;  // 0 or 1 while inline
+    std::vector<Slot> heap_;
+  };
+  // The key's src and tag sit in the channel: a home channel (below) is found by comparing
+  // them in its own first line.
   struct Channel {
+    int src = -1;
+    bool open = false;
+    uint64_t tag = 0;
     uint64_t base = 0;  // sequence number of slots[head]
     uint64_t next_send = 0, next_recv = 0;
     size_t head = 0;
-    std::vector<Slot> slots;
+    Slots slots;
   };
-  // (src, dst, tag) -> Channel: open addressing, linear probing, backward-shift deletion over
-  // 24-byte (key, index) entries, the channels in a pool beside them. Tags are unique per step,
-  // so nearly every message opens a channel and closes it on delivery; here that allocates
-  // nothing (a closed channel keeps its slot vector for the next one) and the probed table
-  // stays small enough for the cache.
+  // (src, dst, tag) -> Channel. Each destination rank has a home of kHome channels at fixed
+  // indices (dst * kHome + j), matched on (src, tag) by a scan: the channels a round over the
+  // ranks opens and closes lie in rank order, so the round walks them in memory order instead
+  // of missing the cache on a hash's random position at every message (issue 16, part 5). A
+  // rank with more channels open at once (an all-to-all) overflows into an open-addressing
+  // table (linear probing, backward-shift deletion) of 24-byte (key, index) entries over a pool
+  // beside the homes. Tags are unique per step, so nearly every message opens a channel and
+  // closes it on delivery; neither allocates (a closed channel keeps its heap slots' capacity).
   class ChannelTable {
    public:
-    Channel& Get(const Key& key) { return channels_[GetIndex(key)]; }
+    static constexpr uint32_t kHome = 2;
+    explicit ChannelTable(int ranks) : channels_(size_t{kHome} * ranks), homes_(kHome * ranks) {}
     // The index of key's channel (opened empty when there is none): stable while it is open.
     uint32_t GetIndex(const Key& key);
     Channel& At(uint32_t index) { return channels_[index]; }
-    void Erase(const Key& key);  // the channel's reference may be reused from here on
-    size_t size() const { return size_; }
+    // Closes key's channel, `index`; the channel's reference may be reused from here on.
+    void Erase(const Key& key, uint32_t index);
     template <typename F>
     void ForEach(F&& f) const {
+      for (uint32_t i = 0; i < homes_; ++i) {
+        const Channel& ch = channels_[i];
+        if (ch.open) f(Key{ch.src, static_cast<int>(i / kHome), ch.tag}, ch);
+      }
       for (const Entry& e : entries_) {
         if (e.index != kEmpty) f(e.key, channels_[e.index]);
       }
@@ -160,17 +196,23 @@ class SimBackend {
     size_t Home(const Key& key) const {
       return static_cast<size_t>((KeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
     }
+    static void Reset(Channel& ch);
+    uint32_t Overflow(const Key& key);  // opens key's channel in the table
     void Grow();
-    std::vector<Entry> entries_;
+    std::vector<Channel> channels_;  // homes first; an index never changes while it is open
+    uint32_t homes_;
+    std::vector<Entry> entries_;  // the overflow's (key, index into channels_)
     int shift_ = 64;
-    size_t size_ = 0;
-    std::vector<Channel> channels_;  // a channel's index never changes while it is open
+    size_t size_ = 0;  // entries in the overflow
     std::vector<uint32_t> free_;
   };
 
   SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size);
   void Send(int rank, const Message& msg, Done done);
   void Recv(int rank, const Message& msg, Done done);
+  // Backend::SendEventAfter: the message waits in pending_, its delays run as the relay's
+  // events (the runner is not visited until delivery).
+  void SendAfter(int rank, TimeNs first, TimeNs then, const Message& msg, Done done);
   Done Hold(Callback fn);
   void Delivered(const Key& key, uint64_t seq, uint32_t channel);
   // Deliveries come back from the network model as (handler, token) events, token = an index
@@ -189,8 +231,23 @@ class SimBackend {
    private:
     SimBackend* sim_;
   };
+  struct Pending {
+    int rank;
+    TimeNs then;  // the second delay, 0 once it is running
+    Message msg;
+    Done done;
+  };
+  class Relay final : public sim::EventQueue::Handler {
+   public:
+    explicit Relay(SimBackend* sim) : sim_(sim) {}
+    void OnEvent(uint64_t token) override;
+
+   private:
+    SimBackend* sim_;
+  };
   Slot& SlotAt(Channel& ch, uint64_t seq);
-  void Retire(const Key& key, Channel& ch);  // drops finished slots, and the channel if empty
+  // Drops finished slots, and the channel (`index`) if empty.
+  void Retire(const Key& key, uint32_t index, Channel& ch);
   // Fails the simulation when a receive's size differs from its send's; true if it did.
   bool SizeMismatch(const Key& key, Bytes sent, Bytes posted);
   void Fail(Status status, std::vector<int> ranks);
@@ -202,6 +259,10 @@ class SimBackend {
   ChannelTable channels_;
   Delivery delivery_{this};
   SlotPool<InFlight> in_flight_;
+  Relay relay_{this};
+  std::vector<std::vector<uint8_t>> held_;  // payloads held for receives not yet posted
+  std::vector<uint32_t> free_held_;
+  SlotPool<Pending> pending_;
   SimCounters counters_;
   std::vector<RankCounters> rank_counters_;
   std::vector<int> failed_ranks_;

@@ -13,25 +13,39 @@ void CongestionUnawareModel::Transmit(int src, int dst, Bytes bytes, uint64_t fl
 
 void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t flow,
                                         EventQueue::Handler* handler, uint64_t token) {
-  const int dim = topology_->FirstDifferingDim(src, dst);
-  if (flow == 0 || dim < 0) {
+  // A flow's messages (src != dst: a message to oneself never crosses a dimension).
+  const uint32_t index = flow != 0 && src != dst ? FlowFor(FlowKey{src, dst, flow}) : kEmpty;
+  Path* path = index != kEmpty ? &pool_[index].path : nullptr;
+  if (path != nullptr && path->dim == kUnknown) {
+    // Same formula as Topology::UnawareDelay: hops * latency + bytes / bw on dimension `dim`.
+    const int dim = topology_->FirstDifferingDim(src, dst);
+    path->dim = dim;
+    if (dim >= 0) {
+      path->latency =
+          topology_->Hops(dim, topology_->Coordinate(src, dim), topology_->Coordinate(dst, dim)) *
+          topology_->latency_ns(dim);
+      path->bytes_per_ns = topology_->bytes_per_ns(dim);
+    }
+  }
+  if (path == nullptr || path->dim < 0) {
     const TimeNs delay = topology_->UnawareDelay(src, dst, bytes);
     if (!queue_->Fits(delay)) {
+      const int dim = topology_->FirstDifferingDim(src, dst);
       queue_->Fail(topology_->OverflowError(src, dst, bytes, dim < 0 ? 0 : dim));
       return;
     }
     queue_->After(delay, handler, token);
     return;
   }
-  const uint32_t index = FlowFor(FlowKey{src, dst, flow});
   Flow& f = pool_[index];
   f.recent = true;
-  // Same formula as Topology::UnawareDelay: hops * latency + bytes / bw on dimension `dim`.
-  const double latency =
-      topology_->Hops(dim, topology_->Coordinate(src, dim), topology_->Coordinate(dst, dim)) *
-      topology_->latency_ns(dim);
-  const double serialization = static_cast<double>(bytes) / topology_->bytes_per_ns(dim);
-  const Wire::Times t = f.wire.Serialize(queue_->Now(), latency, serialization,
+  if (!path->sized || path->last_bytes != bytes) {
+    path->sized = true;
+    path->last_bytes = bytes;
+    path->last_serialization = static_cast<double>(bytes) / path->bytes_per_ns;
+  }
+  const int dim = path->dim;
+  const Wire::Times t = f.wire.Serialize(queue_->Now(), path->latency, path->last_serialization,
                                          /*carry_fraction=*/true);  // only a flow's pieces queue
   if (!queue_->Fits(t.arrival_delay)) {
     queue_->Fail(topology_->OverflowError(src, dst, bytes, dim));
@@ -43,6 +57,35 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
 }
 
 uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
+  if (pool_.empty()) pool_.resize(size_t{kHome} * topology_->npus());
+  const uint32_t home = static_cast<uint32_t>(key.src) * kHome;
+  for (uint32_t j = home; j < home + kHome; ++j) {
+    Flow& f = pool_[j];
+    if (f.dst == key.dst && f.id == key.flow) {
+      if (f.in_flight == 0) f.wire = Wire{};  // idle: exactly a new flow
+      return j;
+    }
+  }
+  // A key is in one place only: a new key takes an idle home only when the table lacks it.
+  if (used_ > 0) {
+    const size_t mask = table_.size() - 1;
+    for (size_t i = Home(key); table_[i].index != kEmpty; i = (i + 1) & mask) {
+      if (table_[i].key == key) return OverflowFlowFor(key);
+    }
+  }
+  for (uint32_t j = home; j < home + kHome; ++j) {
+    Flow& f = pool_[j];
+    if (f.in_flight == 0) {
+      f = Flow{};
+      f.dst = key.dst;
+      f.id = key.flow;
+      return j;
+    }
+  }
+  return OverflowFlowFor(key);
+}
+
+uint32_t CongestionUnawareModel::OverflowFlowFor(const FlowKey& key) {
   if (2 * (used_ + 1) > table_.size()) Rebuild();
   const size_t mask = table_.size() - 1;
   for (size_t i = Home(key);; i = (i + 1) & mask) {
@@ -61,7 +104,7 @@ uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
       return e.index;
     }
     if (e.key == key) {
-      if (pool_[e.index].in_flight == 0) pool_[e.index] = Flow{};  // idle: exactly a new flow
+      if (pool_[e.index].in_flight == 0) pool_[e.index].wire = Wire{};  // idle: a new flow
       return e.index;
     }
   }

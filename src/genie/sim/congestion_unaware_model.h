@@ -7,10 +7,14 @@
 // cutting a message into k slices sent at once would make it k times faster. A message that
 // finds its flow idle costs exactly ASTRA-sim's delay. Single-threaded.
 // A flow with nothing in flight is as good as a new one (it is reset when used again), so
-// flows are never erased one by one: they sit in a pool, found through an open-addressing table
-// of 24-byte (key, index) entries that is rebuilt without the idle flows when it fills up —
-// except those used since the last rebuild: a ring's flow is idle between its messages and
-// dropping it only to insert it again made the rebuilds 4 % of a 2,048-rank run.
+// flows are never erased one by one. Each source NPU has a home of kHome flows at fixed places
+// in the pool (src * kHome + j), matched on (dst, flow) by a scan, an idle one taken for a new
+// key: a round over the ranks then walks the flows in memory order instead of missing the
+// cache at a hash's random position (issue 16, part 5). A source with more flows in flight at
+// once overflows into an open-addressing table of 24-byte (key, index) entries over the rest of
+// the pool, rebuilt without the idle flows when it fills up — except those used since the last
+// rebuild: a ring's flow is idle between its messages and dropping it only to insert it again
+// made the rebuilds 4 % of a 2,048-rank run.
 // In-flight messages are 24-byte records, delivered without closures.
 #pragma once
 
@@ -33,11 +37,26 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
                   uint64_t token) override;
 
  private:
+  // A flow's pair's geometry, worked out once per flow rather than per message (the topology's
+  // coordinates cost four integer divisions each): the same values, bit for bit.
+  struct Path {
+    int dim = kUnknown;       // Topology::FirstDifferingDim(src, dst)
+    double latency = 0;       // hops * latency_ns(dim)
+    double bytes_per_ns = 0;  // of dim
+    bool sized = false;       // last_bytes and last_serialization are set
+    Bytes last_bytes = 0;     // the last message's size and its serialization time
+    double last_serialization = 0;
+  };
+  static constexpr int kUnknown = -2;
   struct Flow {
     Wire wire;
     uint64_t in_flight = 0;  // none: the flow is new (reset on use, swept when many)
-    bool recent = false;     // used since the table was last rebuilt
+    uint64_t id = 0;         // a home flow's key (with dst); overflow flows' is in table_
+    int dst = -1;
+    bool recent = false;  // used since the table was last rebuilt (overflow flows)
+    Path path;            // of (src, dst): kept while the key is
   };
+  static constexpr uint32_t kHome = 2;
   struct FlowKey {
     int src;
     int dst;
@@ -66,6 +85,8 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   void OnEvent(uint64_t arrival) override;
   // The flow of `key` in pool_ (a new one if absent or idle).
   uint32_t FlowFor(const FlowKey& key);
+  // The same in the overflow table, when no home flow of key.src is free.
+  uint32_t OverflowFlowFor(const FlowKey& key);
   // Rebuilds the table with the flows that have something in flight or were used since the
   // last rebuild, sized for them.
   void Rebuild();
@@ -78,7 +99,7 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   std::vector<Entry> table_;
   int shift_ = 64;
   size_t used_ = 0;  // entries in table_
-  std::vector<Flow> pool_;
+  std::vector<Flow> pool_;  // homes (kHome per NPU) first, then the overflow's flows
   std::vector<uint32_t> free_flows_;
   SlotPool<Arrival> arrivals_;
 };

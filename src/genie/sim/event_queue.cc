@@ -9,16 +9,17 @@ namespace genie::sim {
 
 EventQueue::EventQueue() { buckets_.emplace_back(); }
 
-bool EventQueue::Validate(TimeNs when) {
-  GENIE_CHECK(when >= now_) << "event scheduled in the past: " << when << " < now " << now_;
-  if (failed()) return false;
-  if (when == kMaxTimeNs) {
-    Fail(Status::InvalidArgument(
-        "simulated time overflows: an event is due at or past 2^63-1 ns (about 292 years); an "
-        "input (bandwidth, latency, size or duration) is out of range"));
-    return false;
-  }
-  return true;
+void EventQueue::FailPastEnd() {
+  Fail(Status::InvalidArgument(
+      "simulated time overflows: an event is due at or past 2^63-1 ns (about 292 years); an "
+      "input (bandwidth, latency, size or duration) is out of range"));
+}
+
+void EventQueue::FailOverflow(TimeNs delay) {
+  Fail(Status::InvalidArgument("simulated time overflows: an event " + std::to_string(delay) +
+                               " ns after t=" + std::to_string(now_) +
+                               " ns lies past 2^63-1 ns (about 292 years); an input "
+                               "(bandwidth, latency, size or duration) is out of range"));
 }
 
 std::pair<EventQueue::Handler*, uint64_t> EventQueue::Hold(Fn fn) {
@@ -40,11 +41,6 @@ void EventQueue::At(TimeNs when, Fn fn) {
   Push(when, Event{handler, slot});
 }
 
-void EventQueue::At(TimeNs when, Handler* handler, uint64_t arg) {
-  if (!Validate(when)) return;
-  Push(when, Event{handler, arg});
-}
-
 uint32_t EventQueue::NewBucket() {
   if (!free_buckets_.empty()) {
     const uint32_t b = free_buckets_.back();
@@ -55,52 +51,25 @@ uint32_t EventQueue::NewBucket() {
   return static_cast<uint32_t>(buckets_.size() - 1);
 }
 
-void EventQueue::Push(TimeNs when, Event ev) {
-  ++pending_;
-  if (when == now_) {  // after every event already due now: the end of the current bucket
-    buckets_[current_].events.push_back(ev);
-    return;
+void EventQueue::PushLater(TimeNs when, Event ev) {
+  auto [it, inserted] = bucket_at_.try_emplace(when, 0);
+  if (inserted) {
+    it->second = NewBucket();
+    heap_.push_back(Due{when, it->second});
+    std::push_heap(heap_.begin(), heap_.end(), Later());
   }
-  if (when != last_when_) {
-    auto [it, inserted] = bucket_at_.try_emplace(when, 0);
-    if (inserted) {
-      it->second = NewBucket();
-      heap_.push_back(Due{when, it->second});
-      std::push_heap(heap_.begin(), heap_.end(), Later());
-    }
-    last_when_ = when;
-    last_bucket_ = it->second;
-  }
+  last_when_ = when;
+  last_bucket_ = it->second;
   buckets_[last_bucket_].events.push_back(ev);
-}
-
-bool EventQueue::Fits(TimeNs delay) const {
-  auto when = CheckedAdd(now_, delay);
-  return when.has_value() && *when < kMaxTimeNs;
 }
 
 void EventQueue::After(TimeNs delay, Fn fn) {
   GENIE_CHECK(delay >= 0) << "event scheduled with a negative delay " << delay;
   if (!Fits(delay)) {
-    Fail(Status::InvalidArgument(
-        "simulated time overflows: an event " + std::to_string(delay) + " ns after t=" +
-        std::to_string(now_) + " ns lies past 2^63-1 ns (about 292 years); an input "
-        "(bandwidth, latency, size or duration) is out of range"));
+    FailOverflow(delay);
     return;
   }
   At(now_ + delay, std::move(fn));
-}
-
-void EventQueue::After(TimeNs delay, Handler* handler, uint64_t arg) {
-  GENIE_CHECK(delay >= 0) << "event scheduled with a negative delay " << delay;
-  if (!Fits(delay)) {
-    Fail(Status::InvalidArgument("simulated time overflows: an event " + std::to_string(delay) +
-                                 " ns after t=" + std::to_string(now_) +
-                                 " ns lies past 2^63-1 ns (about 292 years); an input "
-                                 "(bandwidth, latency, size or duration) is out of range"));
-    return;
-  }
-  At(now_ + delay, handler, arg);
 }
 
 void EventQueue::Fail(Status status) {

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "genie/common/check.h"
+#include "genie/common/checked_math.h"
 #include "genie/common/event_handler.h"
 #include "genie/common/status.h"
 #include "genie/common/units.h"
@@ -96,7 +98,11 @@ class EventQueue {
 
   bool Validate(TimeNs when);
   void Push(TimeNs when, Event ev);
+  // Push's slow path: a time other than now and the last one scheduled.
+  void PushLater(TimeNs when, Event ev);
   uint32_t NewBucket();
+  void FailPastEnd();               // an event due at kMaxTimeNs
+  void FailOverflow(TimeNs delay);  // an event `delay` ns from now past the end of time
 
   TimeNs now_ = 0;
   uint64_t executed_ = 0;
@@ -114,5 +120,46 @@ class EventQueue {
   std::vector<uint32_t> free_fns_;
   Status status_;
 };
+
+// The per-event paths, inline: a simulation schedules a few events per message.
+inline bool EventQueue::Fits(TimeNs delay) const {
+  TimeNs when;
+  return !__builtin_add_overflow(now_, delay, &when) && when < kMaxTimeNs;
+}
+
+inline bool EventQueue::Validate(TimeNs when) {
+  GENIE_CHECK(when >= now_) << "event scheduled in the past: " << when << " < now " << now_;
+  if (failed()) return false;
+  if (when == kMaxTimeNs) {
+    FailPastEnd();
+    return false;
+  }
+  return true;
+}
+
+inline void EventQueue::Push(TimeNs when, Event ev) {
+  ++pending_;
+  if (when == now_) {  // after every event already due now: the end of the current bucket
+    buckets_[current_].events.push_back(ev);
+  } else if (when == last_when_) {
+    buckets_[last_bucket_].events.push_back(ev);
+  } else {
+    PushLater(when, ev);
+  }
+}
+
+inline void EventQueue::At(TimeNs when, Handler* handler, uint64_t arg) {
+  if (!Validate(when)) return;
+  Push(when, Event{handler, arg});
+}
+
+inline void EventQueue::After(TimeNs delay, Handler* handler, uint64_t arg) {
+  GENIE_CHECK(delay >= 0) << "event scheduled with a negative delay " << delay;
+  if (!Fits(delay)) {
+    FailOverflow(delay);
+    return;
+  }
+  At(now_ + delay, handler, arg);
+}
 
 }  // namespace genie::sim
