@@ -77,7 +77,7 @@ struct NetworkConfig {
   // Flow model only: dimension 1's Switch as leaves joined by spines.
   LeafSpineConfig leaf_spine = {};
   // Keys the file set that genie does not read (logged when parsed).
-  std::vector<std::string> ignored_keys;
+  std::vector<std::string> ignored_keys = {};
 
   // The flow model's values for dimension `dim`, defaults applied.
   double GoodputOf(int dim) const;

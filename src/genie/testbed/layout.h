@@ -58,7 +58,7 @@ struct LinkEnd {
   std::string bridge;  // the bridge the port is enslaved to ("" when routed)
   std::string address;  // routed ends only
   int prefix = 0;       // of address
-  std::string mac;      // set at creation: 02:67:6e:<link index, 16 bits>:<0 for a, 1 for b>
+  std::string mac = {};  // set at creation: 02:67:6e:<link index, 16 bits>:<0 for a, 1 for b>
 };
 
 // A full-duplex link between a and b. Direction "out" is a -> b (a's egress qdisc), "in" is
