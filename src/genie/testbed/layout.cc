@@ -341,8 +341,9 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
     if (known) {
       text += "ecmp_routes: [";
       for (size_t i = 0; i < ecmp_routes->size(); ++i) {
-        const config::EcmpRoute& r = (*ecmp_routes)[i];
-        text += fmt::format("{}[{}, {}, {}]", i ? ", " : " ", r.src_host, r.dst_host, r.spine);
+        const config::EcmpRoute& route = (*ecmp_routes)[i];
+        text += fmt::format("{}[{}, {}, {}]", i ? ", " : " ", route.src_host, route.dst_host,
+                            route.spine);
       }
       text += " ]\n";
     }
