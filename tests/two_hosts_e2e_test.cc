@@ -120,7 +120,12 @@ TEST_F(TwoHosts, OnlyInterHostTrafficCrossesTheNetworkAndResultsMergeIntoOneTime
         const int peer = p["peer"];
         if (peer / 4 == r / 4) {
           EXPECT_EQ(p["socket_bytes_sent"].get<uint64_t>(), 0u) << "rank " << r << " -> " << peer;
-          EXPECT_GT(p["modelled_bytes_sent"].get<uint64_t>(), 0u) << "rank " << r << " -> " << peer;
+          // The ring's payload goes to the next rank; other peers on the host may carry only
+          // the iteration barrier's zero-byte release (a tree from rank 0).
+          if (peer == (r + 1) % 8) {
+            EXPECT_GT(p["modelled_bytes_sent"].get<uint64_t>(), 0u)
+                << "rank " << r << " -> " << peer;
+          }
           modelled += p["modelled_bytes_sent"].get<uint64_t>();
         } else {
           EXPECT_EQ(p["socket_bytes_sent"], p["network_bytes_sent"])
