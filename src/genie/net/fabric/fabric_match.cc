@@ -190,6 +190,27 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
   }
 }
 
+int FabricTransport::NewEarly(int peer, uint64_t seq, uint16_t channel, Bytes bytes,
+                              uint64_t remote_data, bool has_data) {
+  int id;
+  if (!free_early_.empty()) {
+    id = free_early_.back();
+    free_early_.pop_back();
+  } else {
+    id = static_cast<int>(early_.size());
+    early_.push_back(std::make_unique<Early>());
+  }
+  Early& e = *early_[static_cast<size_t>(id)];
+  e = Early{};
+  e.peer = peer;
+  e.seq = seq;
+  e.channel = channel;
+  e.bytes = bytes;
+  e.remote_data = remote_data;
+  e.has_data = has_data;
+  return id;
+}
+
 void FabricTransport::TakeEarly() {
   std::vector<EarlyCandidate> candidates;
   candidates.swap(early_candidates_);
@@ -207,22 +228,8 @@ void FabricTransport::TakeEarly() {
       continue;
     }
     early_pending_.erase(pend);
-    int id;
-    if (!free_early_.empty()) {
-      id = free_early_.back();
-      free_early_.pop_back();
-    } else {
-      id = static_cast<int>(early_.size());
-      early_.push_back(std::make_unique<Early>());
-    }
+    const int id = NewEarly(c.peer, c.seq, c.channel, c.bytes, c.remote_data, c.has_data);
     Early& e = *early_[static_cast<size_t>(id)];
-    e = Early{};
-    e.peer = c.peer;
-    e.seq = c.seq;
-    e.channel = c.channel;
-    e.bytes = c.bytes;
-    e.remote_data = c.remote_data;
-    e.has_data = c.has_data;
     if (c.has_data) {
       e.buf = matcher_.TakeBuffer(c.bytes);
       e.held = c.bytes;
@@ -513,22 +520,8 @@ void FabricTransport::OnCreditData(int peer, const Header& h) {
   const uint32_t id32 = static_cast<uint32_t>(g);
   RecvSlot& r = rx_slots_[id32];
   // The slot's buffer becomes an Early entry's: the receive, now or when posted, copies from it.
-  int id;
-  if (!free_early_.empty()) {
-    id = free_early_.back();
-    free_early_.pop_back();
-  } else {
-    id = static_cast<int>(early_.size());
-    early_.push_back(std::make_unique<Early>());
-  }
+  const int id = NewEarly(peer, h.seq, h.channel, h.bytes, h.aux, (h.flags & kHasData) != 0);
   Early& e = *early_[static_cast<size_t>(id)];
-  e = Early{};
-  e.peer = peer;
-  e.seq = h.seq;
-  e.channel = h.channel;
-  e.bytes = h.bytes;
-  e.remote_data = h.aux;
-  e.has_data = (h.flags & kHasData) != 0;
   if (!r.scratch) {
     e.held = r.bytes;
     e.from_credit = true;

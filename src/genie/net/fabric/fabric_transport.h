@@ -198,6 +198,9 @@ class FabricTransport final : public Transport {
   void SlotLanded(uint32_t id);  // its payload is in
   void PayloadLanded(int peer, uint16_t channel, uint64_t cookie, Bytes bytes, uint64_t remote_data,
                      int early);
+  // A fresh Early entry (reused from the free list) for message `seq` of `peer`; its id.
+  int NewEarly(int peer, uint64_t seq, uint16_t channel, Bytes bytes, uint64_t remote_data,
+               bool has_data);
   void DeliverEarly(int early);  // landed and claimed: copy out, complete, free
   void TakeEarly();              // headers still unmatched: take their payloads (Early)
   void OnCts(int peer, const Header& h);
