@@ -135,14 +135,23 @@ class SimBackend {
     size_t size() const { return spilled_ ? heap_.size() : used_; }
     Slot& operator[](size_t i) { return spilled_ ? heap_[i] : first_; }
     const Slot& operator[](size_t i) const { return spilled_ ? heap_[i] : first_; }
-    // Appends default slots up to `n`; may move every slot.
-    void GrowTo(size_t n);
+    // Appends default slots up to `n`; may move every slot. Inline when there is nothing to
+    // do (every message's slot exists by its second lookup) or the inline slot is taken.
+    void GrowTo(size_t n) {
+      if (n <= size()) return;
+      if (!spilled_ && n == 1) {
+        used_ = 1;  // first_ is a default slot while unused
+        return;
+      }
+      Spill(n);
+    }
     // Drops the first `n` slots (done and reset).
     void EraseFront(size_t n);
     // Empty, back to inline; a heap vector keeps its capacity for the next channel.
     void Clear();
 
    private:
+    void Spill(size_t n);  // GrowTo past the inline slot
     Slot first_;
     bool spilled_ = false;
     uint8_t used_ = 0;  // 0 or 1 while inline
@@ -249,7 +258,11 @@ class SimBackend {
   // Drops finished slots, and the channel (`index`) if empty.
   void Retire(const Key& key, uint32_t index, Channel& ch);
   // Fails the simulation when a receive's size differs from its send's; true if it did.
-  bool SizeMismatch(const Key& key, Bytes sent, Bytes posted);
+  // The comparison inline (every message asks), the report out of line.
+  bool SizeMismatch(const Key& key, Bytes sent, Bytes posted) {
+    return sent != posted && ReportSizeMismatch(key, sent, posted);
+  }
+  bool ReportSizeMismatch(const Key& key, Bytes sent, Bytes posted);
   void Fail(Status status, std::vector<int> ranks);
 
   sim::EventQueue queue_;
