@@ -54,9 +54,19 @@ inline uint64_t SaturatingMul(uint64_t a, uint64_t b) {
 
 // A duration in ns computed in floating point, truncated toward zero as a C cast does (the
 // rounding ASTRA-sim's formulas rely on), or nullopt when it is NaN or outside int64.
-std::optional<TimeNs> TimeNsFromDouble(double ns);
+// Inline: the simulator prices every message with two of these.
+inline std::optional<TimeNs> TimeNsFromDouble(double ns) {
+  // int64's range as doubles: [-2^63, 2^63). 2^63 itself is exactly representable as a double
+  // but not as an int64, so the top bound is exclusive.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!(ns >= -kTwoTo63 && ns < kTwoTo63)) return std::nullopt;  // also NaN
+  return static_cast<TimeNs>(ns);
+}
 // Same, but NaN and values past the top clamp to kMaxTimeNs (below the bottom: the minimum):
 // for costs that are then scheduled, where kMaxTimeNs itself is refused as an overflow.
-TimeNs SaturatingTimeNs(double ns);
+inline TimeNs SaturatingTimeNs(double ns) {
+  if (auto t = TimeNsFromDouble(ns)) return *t;
+  return ns < 0 ? std::numeric_limits<TimeNs>::min() : kMaxTimeNs;
+}
 
 }  // namespace genie

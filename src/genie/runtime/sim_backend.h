@@ -117,12 +117,12 @@ class SimBackend {
   // The k-th send and the k-th receive of one (src, dst, tag).
   struct Slot {
     bool sent = false, posted = false, arrived = false, done = false;
+    // Payload of a message that arrived before its Recv: an index into held_ (kNoPayload: none),
+    // so that a slot is plain data, reset by a copy. Beside the flags: 72 bytes in all.
+    uint32_t held = kNoPayload;
     Bytes send_bytes = 0, recv_bytes = 0;
     const void* data = nullptr;
     void* into = nullptr;
-    // Payload of a message that arrived before its Recv: an index into held_ (kNoPayload: none),
-    // so that a slot is plain data, reset by a copy.
-    uint32_t held = kNoPayload;
     Done send_done, recv_done;
   };
   static constexpr uint32_t kNoPayload = 0xffffffffu;
@@ -135,22 +135,36 @@ class SimBackend {
     size_t size() const { return spilled_ ? heap_.size() : used_; }
     Slot& operator[](size_t i) { return spilled_ ? heap_[i] : first_; }
     const Slot& operator[](size_t i) const { return spilled_ ? heap_[i] : first_; }
-    // Appends default slots up to `n`; may move every slot.
-    void GrowTo(size_t n);
+    // Appends default slots up to `n`; may move every slot. Inline when there is nothing to
+    // do (every message's slot exists by its second lookup) or the inline slot is taken.
+    void GrowTo(size_t n) {
+      if (n <= size()) return;
+      if (!spilled_ && n == 1) {
+        used_ = 1;  // first_ is a default slot while unused
+        return;
+      }
+      Spill(n);
+    }
     // Drops the first `n` slots (done and reset).
     void EraseFront(size_t n);
     // Empty, back to inline; a heap vector keeps its capacity for the next channel.
     void Clear();
 
    private:
-    Slot first_;
+    void Spill(size_t n);  // GrowTo past the inline slot
+    // size() and operator[] read these first: they lead, so that with the inline slot they
+    // fill a channel's first two cache lines and the heap vector (rarely used) the third.
     bool spilled_ = false;
     uint8_t used_ = 0;  // 0 or 1 while inline
+    Slot first_;
     std::vector<Slot> heap_;
   };
   // The key's src and tag sit in the channel: a home channel (below) is found by comparing
   // them in its own first line.
-  struct Channel {
+  // Aligned to a cache line: what a message touches (key, counters, the inline slot) is then
+  // the channel's first two lines wherever the allocator put the table (unaligned, 160 bytes
+  // spanned three or four lines, and which depended on the heap's layout: issue 16, part 6).
+  struct alignas(64) Channel {
     int src = -1;
     bool open = false;
     uint64_t tag = 0;
@@ -159,6 +173,7 @@ class SimBackend {
     size_t head = 0;
     Slots slots;
   };
+  static_assert(sizeof(Slot) == 72 && sizeof(Channel) == 192);
   // (src, dst, tag) -> Channel. Each destination rank has a home of kHome channels at fixed
   // indices (dst * kHome + j), matched on (src, tag) by a scan: the channels a round over the
   // ranks opens and closes lie in rank order, so the round walks them in memory order instead
@@ -249,7 +264,11 @@ class SimBackend {
   // Drops finished slots, and the channel (`index`) if empty.
   void Retire(const Key& key, uint32_t index, Channel& ch);
   // Fails the simulation when a receive's size differs from its send's; true if it did.
-  bool SizeMismatch(const Key& key, Bytes sent, Bytes posted);
+  // The comparison inline (every message asks), the report out of line.
+  bool SizeMismatch(const Key& key, Bytes sent, Bytes posted) {
+    return sent != posted && ReportSizeMismatch(key, sent, posted);
+  }
+  bool ReportSizeMismatch(const Key& key, Bytes sent, Bytes posted);
   void Fail(Status status, std::vector<int> ranks);
 
   sim::EventQueue queue_;

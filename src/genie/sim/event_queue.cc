@@ -98,21 +98,29 @@ void EventQueue::FnHandler::OnEvent(uint64_t slot) {
   fn();
 }
 
-bool EventQueue::RunOne() {
+// The next bucket due, once the current one has run out; false when none is left.
+bool EventQueue::NextBucket() {
+  if (heap_.empty()) return false;
+  Bucket& done = buckets_[current_];
+  done.events.clear();
+  done.head = 0;
+  free_buckets_.push_back(current_);
+  std::pop_heap(heap_.begin(), heap_.end(), Later());
+  const Due next = heap_.back();
+  heap_.pop_back();
+  bucket_at_.erase(next.when);
+  if (last_when_ == next.when) last_when_ = -1;
+  current_ = next.bucket;
+  now_ = next.when;
+  return true;
+}
+
+// RunOne's body, inlined into Run's loop too: a run executes millions of events.
+inline bool EventQueue::Step() {
   if (failed()) return false;
   Bucket* b = &buckets_[current_];
   if (b->head == b->events.size()) {
-    if (heap_.empty()) return false;
-    b->events.clear();
-    b->head = 0;
-    free_buckets_.push_back(current_);
-    std::pop_heap(heap_.begin(), heap_.end(), Later());
-    const Due next = heap_.back();
-    heap_.pop_back();
-    bucket_at_.erase(next.when);
-    if (last_when_ == next.when) last_when_ = -1;
-    current_ = next.bucket;
-    now_ = next.when;
+    if (!NextBucket()) return false;
     b = &buckets_[current_];
   } else if (b->head >= 4096 && b->head * 2 >= b->events.size()) {
     // A long cascade at one time: drop what has run so that the bucket stays bounded.
@@ -126,9 +134,11 @@ bool EventQueue::RunOne() {
   return true;
 }
 
+bool EventQueue::RunOne() { return Step(); }
+
 uint64_t EventQueue::Run() {
   uint64_t n = 0;
-  while (RunOne()) ++n;
+  while (Step()) ++n;
   return n;
 }
 

@@ -97,6 +97,8 @@ class EventQueue {
   };
 
   bool Validate(TimeNs when);
+  bool Step();        // RunOne
+  bool NextBucket();  // moves to the next time due; false when none is left
   void Push(TimeNs when, Event ev);
   // Push's slow path: a time other than now and the last one scheduled.
   void PushLater(TimeNs when, Event ev);

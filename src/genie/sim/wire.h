@@ -12,6 +12,9 @@
 // Value type; single-threaded like the model that owns it.
 #pragma once
 
+#include <cmath>
+
+#include "genie/common/checked_math.h"
 #include "genie/common/units.h"
 
 namespace genie::sim {
@@ -29,8 +32,28 @@ class Wire {
   // of a ns the last message ended at with `carry_fraction`, else at the whole ns. Delays that
   // do not fit in TimeNs saturate at kMaxTimeNs, which the event queue refuses (the caller
   // reports it and does not Put the message).
+  // Inline: every message of either model is priced here.
   Times Serialize(TimeNs now, double latency_ns, double serialization_ns,
-                  bool carry_fraction) const;
+                  bool carry_fraction) const {
+    // Start: now on an idle wire; at the end of the previous message otherwise — its exact end
+    // when carrying the fraction, else the whole ns (ASTRA-sim's).
+    TimeNs start = now;
+    double frac = 0;
+    if (free_ns_ >= now) {
+      start = free_ns_;
+      if (carry_fraction) frac = free_frac_;
+    }
+    const TimeNs wait = start - now;
+    // `frac + latency` first: with frac == 0 the sums are ASTRA-sim's, bit for bit.
+    const double end = frac + serialization_ns;
+    const double arrive = (frac + latency_ns) + serialization_ns;
+    Times t;
+    t.free_delay = SaturatingAdd(wait, SaturatingTimeNs(end));
+    t.arrival_delay = SaturatingAdd(wait, SaturatingTimeNs(arrive));
+    t.free_ns = SaturatingAdd(now, t.free_delay);
+    t.free_frac = std::isfinite(end) ? end - std::floor(end) : 0;
+    return t;
+  }
   // Puts the message Serialize priced on the wire.
   void Put(const Times& t) {
     free_ns_ = t.free_ns;
