@@ -63,8 +63,11 @@ printf 'topology: [ Switch ]\nnpus_count: [ 1024 ]\nbandwidth: [ 50.0 ]\nlatency
 "$G" gen replicate "$DATA/traces/generated/stg/gpt_dp2_tp2_pp2" --copies 128 \
   -o "$T/gpt1024/workload" >/dev/null
 for model in unaware aware; do
-  # Messages: counted by the simulator (results' sim stats), not known up front; print 0 M/s.
-  measure "gpt_dp2_tp2_pp2 x128 = 1024 ($model)" 0 1024 \
+  # Messages: not known up front; counted by the simulator (`-v`: "simulated N messages"), in
+  # one run outside the timed ones.
+  messages=$("$G" simulate "$T/gpt1024" --network "$T/sw1024.yml" --network-model "$model" \
+    -q -v 2>&1 | sed -n 's/.*simulated \([0-9]*\) messages.*/\1/p')
+  measure "gpt_dp2_tp2_pp2 x128 = 1024 ($model)" "${messages:-0}" 1024 \
     "$G" simulate "$T/gpt1024" --network "$T/sw1024.yml" --network-model "$model"
 done
 rm -rf "$T/gpt1024"

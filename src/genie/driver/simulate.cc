@@ -173,6 +173,8 @@ int RunSimulate(const SimulateOptions& f) {
     else
       report::PrintAstraSimLinesBounded(std::cout, stats->ranks, kMaxSysLines, interest);
   }
+  spdlog::info("simulated {} messages ({} bytes) in {} events, {} ns of simulated time",
+               stats->messages, stats->bytes, stats->events, stats->end_ns);
   if (stats->memory_waited > 0 && setup->exec.memory.has_value()) {
     spdlog::info("remote memory: {} accesses waited in {}'s queues, {} ns in all",
                  stats->memory_waited, config::MemoryTypeName(setup->exec.memory->type),

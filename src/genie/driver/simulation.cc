@@ -99,6 +99,9 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   });
   for (const auto& s : stats.ranks) stats.end_ns = std::max(stats.end_ns, s.finish);
   stats.events = events;
+  const runtime::SimCounters counters = backend->counters();
+  stats.messages = counters.messages_sent;
+  stats.bytes = counters.bytes_sent;
   stats.memory_waited = remote_memory->waited();
   stats.memory_wait_ns = remote_memory->wait_ns();
   return stats;

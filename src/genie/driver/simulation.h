@@ -23,6 +23,8 @@ struct SimulationStats {
   std::vector<record::RankSummary> ranks;  // per iteration (warm-ups < 0), then rank
   TimeNs end_ns = 0;                       // virtual time when the last rank finished
   uint64_t events = 0;
+  uint64_t messages = 0;  // point-to-point messages sent on the simulated network
+  uint64_t bytes = 0;     // their payload bytes
   // Remote-memory accesses that waited in a PER_NODE / POOL queue, and their summed wait.
   uint64_t memory_waited = 0;
   TimeNs memory_wait_ns = 0;
