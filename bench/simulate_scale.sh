@@ -65,8 +65,9 @@ printf 'topology: [ Switch ]\nnpus_count: [ 1024 ]\nbandwidth: [ 50.0 ]\nlatency
 for model in unaware aware; do
   # Messages: not known up front; counted by the simulator (`-v`: "simulated N messages"), in
   # one run outside the timed ones.
-  messages=$("$G" simulate "$T/gpt1024" --network "$T/sw1024.yml" --network-model "$model" \
-    -q -v 2>&1 | sed -n 's/.*simulated \([0-9]*\) messages.*/\1/p')
+  # (-v is genie's own flag: before the subcommand.)
+  messages=$("$G" -v simulate "$T/gpt1024" --network "$T/sw1024.yml" --network-model "$model" \
+    -q 2>&1 | sed -n 's/.*simulated \([0-9]*\) messages.*/\1/p')
   measure "gpt_dp2_tp2_pp2 x128 = 1024 ($model)" "${messages:-0}" 1024 \
     "$G" simulate "$T/gpt1024" --network "$T/sw1024.yml" --network-model "$model"
 done

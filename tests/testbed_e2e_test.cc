@@ -230,11 +230,16 @@ TEST_F(Testbed, AVerifiedReplayOverTheFabricTransport) {
 
 TEST_F(Testbed, ARateFaultSlowsOnlyTransfersThroughThatLink) {
   Up("--topology star:4 --rate 400mbit");
-  const double before = Iperf(1, 2, 1.5);
+  // A busy machine (CI runs two tests at once) only ever slows a measurement: the rates the
+  // links allow are the best of two.
+  const auto best_of_two = [&](int from, int to) {
+    return std::max(Iperf(from, to, 1.5), Iperf(from, to, 1.5));
+  };
+  const double before = best_of_two(1, 2);
   CliResult f = RunCli(Genie("testbed fault " + name_ + " h3 --rate 100mbit"));
   ASSERT_EQ(f.exit_code, 0) << f.output;
   const double through = Iperf(3, 0, 1.5);
-  const double elsewhere = Iperf(1, 2, 1.5);
+  const double elsewhere = best_of_two(1, 2);
   EXPECT_LT(through, 0.35 * before) << through << " vs " << before;
   EXPECT_GT(elsewhere, 0.85 * before) << elsewhere << " vs " << before;
   // genie's own ring over the 4 hosts is bounded by the slow link.
@@ -242,7 +247,7 @@ TEST_F(Testbed, ARateFaultSlowsOnlyTransfersThroughThatLink) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_LT(Median(BusBwPerIteration(Results())), 0.35 * before);
   ASSERT_EQ(RunCli(Genie("testbed fault " + name_ + " clear")).exit_code, 0);
-  EXPECT_GT(Iperf(3, 0, 1.5), 0.85 * before);
+  EXPECT_GT(best_of_two(3, 0), 0.85 * before);
 }
 
 TEST_F(Testbed, LossShowsAsRetransmissionsOfTheHostSendingIntoIt) {
