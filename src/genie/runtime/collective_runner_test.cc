@@ -1,5 +1,5 @@
 // Unit test of the runner's timing contract on a tiny in-test virtual-time backend (the real
-// simulator is tested against ASTRA-sim's figures in tests/simulate_e2e_test.cc).
+// simulator is tested against ASTRA-sim's figures in tests/simulate_astra_sim_e2e_test.cc).
 #include "genie/runtime/collective_runner.h"
 
 #include <gtest/gtest.h>
