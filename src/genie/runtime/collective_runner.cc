@@ -189,6 +189,7 @@ void CollectiveRunner::Adopt(Chunk& c, SharedChunk plan) {
   const CompactChunk& p = *c.plan;
   const uint32_t n = p.size();
   c.steps.Init(p, buffer_ == nullptr ? backend_.schedule_cache() : nullptr);
+  c.early.clear();
   const uint32_t phases = static_cast<uint32_t>(p.phases.size());
   c.more_phases.assign(phases > kInlinePhases ? phases - kInlinePhases : 0, PhaseState{});
   for (uint32_t k = 0; k < phases; ++k) {
@@ -200,18 +201,15 @@ void CollectiveRunner::Adopt(Chunk& c, SharedChunk plan) {
 
 void CollectiveRunner::StepStates::Init(const CompactChunk& plan, ScheduleCache* cache) {
   const uint32_t n = plan.size();
-  uint32_t most = 0;
-  for (uint32_t i = 0; i < n; ++i) most = std::max(most, plan.steps[i].deps);
+  const uint32_t most = plan.most_deps;
   narrow_ = nullptr;
   stride_ = 1;
   own_.clear();
   wide_.clear();
-  // Every step waits for its phase to begin (StartPhase unblocks them).
   const auto initial = [&plan, n](std::vector<uint8_t>& cells) {
-    for (uint32_t i = 0; i < n; ++i)
-      cells[i] = static_cast<uint8_t>(plan.steps[i].deps) | kNarrowBlocked;
+    for (uint32_t i = 0; i < n; ++i) cells[i] = static_cast<uint8_t>(plan.steps[i].deps);
   };
-  if (most < kNarrowBlocked) {
+  if (most < kNarrowStarted) {
     if (cache != nullptr) {
       slot_ = cache->AcquireStates(&plan, initial);
       narrow_ = slot_.cells;
@@ -223,7 +221,7 @@ void CollectiveRunner::StepStates::Init(const CompactChunk& plan, ScheduleCache*
     }
   } else {
     wide_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) wide_[i] = plan.steps[i].deps | kWideBlocked;
+    for (uint32_t i = 0; i < n; ++i) wide_[i] = plan.steps[i].deps;
   }
 }
 
@@ -313,10 +311,30 @@ void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
     CompletePhase(chunk, phase_index);
     return;
   }
-  // All of them first, so that no step of the phase is found blocked once the walk has begun.
-  for (uint32_t s = phase.begin; s < phase.end; ++s) c.steps.Unblock(s);
-  for (uint32_t s = phase.begin; s < phase.end; ++s) {
-    if (c.steps.Ready(s)) StartStep(chunk, s);
+  // The steps ready now, in index order: the phase's roots and the steps whose dependencies
+  // were met before it began. (A step met while the walk runs is started by CompleteStep, the
+  // phase having begun; StartStep never starts one twice.)
+  const std::vector<uint32_t>& roots = c.p->roots;
+  auto r = std::lower_bound(roots.begin(), roots.end(), phase.begin);
+  const auto r_end = std::lower_bound(r, roots.end(), phase.end);
+  if (c.early.empty()) {
+    for (; r != r_end; ++r) StartStep(chunk, *r);
+    return;
+  }
+  std::vector<uint32_t> met;
+  std::erase_if(c.early, [&](uint32_t s) {
+    if (c.p->steps[s].phase != phase_index) return false;
+    met.push_back(s);
+    return true;
+  });
+  std::sort(met.begin(), met.end());
+  auto m = met.begin();
+  while (r != r_end || m != met.end()) {
+    if (m == met.end() || (r != r_end && *r < *m)) {
+      StartStep(chunk, *r++);
+    } else {
+      StartStep(chunk, *m++);
+    }
   }
 }
 
@@ -467,7 +485,11 @@ void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
   const CompactChunk& plan = *c.p;
   for (uint32_t i = plan.steps[s].dependents_begin; i < plan.steps[s + 1].dependents_begin; ++i) {
     const uint32_t d = plan.dependents[i];
-    if (c.steps.Satisfy(d)) StartStep(chunk, d);
+    if (!c.steps.Satisfy(d)) continue;
+    if (c.phase(plan.steps[d].phase).started)
+      StartStep(chunk, d);
+    else
+      c.early.push_back(d);
   }
   uint32_t p = plan.steps[s].phase;
   if (--c.phase(p).remaining_steps == 0) CompletePhase(chunk, p);

@@ -77,25 +77,19 @@ class alignas(64) CollectiveRunner final : private EventHandler {
     bool started = false;
     TimeNs start = 0;
   };
-  // Each step's mutable state: its unmet dependencies, a bit while its phase has not begun and
-  // a started bit; the rest of the step is in the (possibly shared) CompactChunk. One byte per
-  // step when every step of the chunk waits for fewer than 64 others (a ring step waits for
-  // one), else four. In simulation the bytes sit in the schedule cache's interleaved blocks
-  // (ScheduleCache::AcquireStates: 64 ranks' states of one step in one cache line), else in the
-  // runner's own array.
+  // Each step's mutable state: its unmet dependencies and a started bit; the rest of the step
+  // is in the (possibly shared) CompactChunk. Whether its phase has begun is the phase's state,
+  // not the step's: a phase's start then visits only the steps that can start (its roots and
+  // the steps whose dependencies were met early), not every step (at 4,096 ranks a ring phase
+  // has 4,095 steps, each state in its own cache line, every rank's sweep a trip to memory).
+  // One byte per step when every step of the chunk waits for fewer than 128 others (a ring step
+  // waits for one), else four. In simulation the bytes sit in the schedule cache's interleaved
+  // blocks (ScheduleCache::AcquireStates: 64 ranks' states of one step in one cache line), else
+  // in the runner's own array.
   class StepStates {
    public:
     void Init(const CompactChunk& plan, ScheduleCache* cache);
     void Release(const CompactChunk* plan, ScheduleCache* cache);
-    // No unmet dependency, phase begun and not started.
-    bool Ready(uint32_t s) const { return narrow_ != nullptr ? Cell(s) == 0 : wide_[s] == 0; }
-    // Its phase has begun.
-    void Unblock(uint32_t s) {
-      if (narrow_ != nullptr)
-        Cell(s) &= static_cast<uint8_t>(~kNarrowBlocked);
-      else
-        wide_[s] &= ~kWideBlocked;
-    }
     // Marks s started; false when it already was.
     bool Start(uint32_t s) {
       if (narrow_ != nullptr) {
@@ -107,15 +101,12 @@ class alignas(64) CollectiveRunner final : private EventHandler {
       }
       return true;
     }
-    // One dependency of s is done; true when none is left and its phase has begun (s cannot
-    // have started yet).
+    // One dependency of s is done; true when none is left (s cannot have started yet).
     bool Satisfy(uint32_t s) { return narrow_ != nullptr ? --Cell(s) == 0 : --wide_[s] == 0; }
 
    private:
     static constexpr uint8_t kNarrowStarted = 0x80;
-    static constexpr uint8_t kNarrowBlocked = 0x40;
     static constexpr uint32_t kWideStarted = 0x80000000u;
-    static constexpr uint32_t kWideBlocked = 0x40000000u;
     uint8_t& Cell(uint32_t s) const { return narrow_[size_t{s} * stride_]; }
     uint8_t* narrow_ = nullptr;  // step s at narrow_[s * stride_]; null: wide_
     size_t stride_ = 1;
@@ -139,6 +130,9 @@ class alignas(64) CollectiveRunner final : private EventHandler {
     // Real data only: each step's (send, recv) byte ranges and receive scratch.
     std::vector<std::pair<collective::ByteRange, collective::ByteRange>> ranges;
     std::vector<std::unique_ptr<uint8_t[]>> scratch;
+    // Steps whose dependencies were all met before their phase began (a planner may order
+    // steps across phases), in the order met: started when their phase begins.
+    std::vector<uint32_t> early;
 
     PhaseState& phase(uint32_t k) {
       return k < kInlinePhases ? first_phases[k] : more_phases[k - kInlinePhases];

@@ -216,6 +216,10 @@ CompactChunk Compact(const collective::Schedule& chunk, int rank, int world,
     c.phases.push_back({phase.begin, phase.end, phase.dim, static_cast<uint32_t>(phase.op)});
     for (uint32_t st = phase.begin; st < phase.end; ++st) c.steps[st].phase = p;
   }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (c.steps[i].deps == 0) c.roots.push_back(i);
+    c.most_deps = std::max(c.most_deps, c.steps[i].deps);
+  }
   uint64_t h = HashBytes(c.steps, n);
   h = HashBytes(c.dependents, h);
   h = HashBytes(c.phases, h);

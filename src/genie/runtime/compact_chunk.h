@@ -59,6 +59,10 @@ struct CompactChunk {
   std::vector<Step> steps;  // one per step, and a last one whose dependents_begin ends the array
   std::vector<uint32_t> dependents;
   std::vector<PhaseInfo> phases;
+  // The steps that wait for nothing, ascending (derived from `steps`: not hashed or compared).
+  // A phase's are those in [begin, end): its start walks them instead of every step.
+  std::vector<uint32_t> roots;
+  uint32_t most_deps = 0;  // the most any step waits for (derived like roots)
   uint64_t hash = 0;
 
   uint32_t size() const { return static_cast<uint32_t>(steps.size()) - 1; }

@@ -81,14 +81,14 @@ SimBackend::SimBackend(sim::Topology topology, sim::NetworkModelKind model, int 
     : topology_(std::move(topology)), channels_(world_size), rank_counters_(world_size) {
   network_ = sim::MakeNetworkModel(model, &topology_, &queue_);
   ranks_.reserve(world_size);
-  for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<RankView>(this, r));
+  for (int r = 0; r < world_size; ++r) ranks_.emplace_back(this, r);
 }
 
 SimBackend::~SimBackend() = default;
 
 Backend& SimBackend::ForRank(int rank) {
   GENIE_CHECK(rank >= 0 && rank < world_size()) << "rank " << rank << " of " << world_size();
-  return *ranks_[rank];
+  return ranks_[rank];
 }
 
 uint32_t SimBackend::ChannelTable::GetIndex(const Key& key) {
@@ -301,7 +301,7 @@ void SimBackend::SendAfter(int rank, TimeNs first, TimeNs then, const Message& m
   }
   const uint32_t token = pending_.Put(Pending{rank, first > 0 ? then : 0, msg, done});
   // Through the rank's view: a delay past the end of time fails as the runner's own would.
-  ranks_[rank]->AfterEvent(first > 0 ? first : then, &relay_, token);
+  ranks_[rank].AfterEvent(first > 0 ? first : then, &relay_, token);
 }
 
 void SimBackend::Relay::OnEvent(uint64_t token) {
@@ -309,7 +309,7 @@ void SimBackend::Relay::OnEvent(uint64_t token) {
   if (p.then > 0) {
     const TimeNs then = p.then;
     p.then = 0;
-    sim_->ranks_[p.rank]->AfterEvent(then, this, token);
+    sim_->ranks_[p.rank].AfterEvent(then, this, token);
     return;
   }
   const Pending sent = sim_->pending_.Take(static_cast<uint32_t>(token));
