@@ -61,6 +61,16 @@ constexpr int kMaxCrossings = 8;
 // GENIE_FABRIC_CREDITS=N overrides the window (0: none; for measurements).
 int CreditSlots();
 constexpr uint64_t kCreditMinBytes = uint64_t{64} << 10;
+// Scratch (where filler payloads land: runs without --verify never read them) is one small
+// shared-memory tile mapped over and over across its virtual range, so that the copy into it
+// (the kernel's, from the provider's socket) writes cache-resident lines instead of streaming
+// megabytes to memory, as TCP's MSG_TRUNC avoids the copy altogether. Half the L2 of the CPUs
+// here (1 MiB), leaving room for the copy's source. The tile grows past it for huge ranges,
+// so that a range never needs more than kScratchMaxTiles mappings (vm.max_map_count).
+// GENIE_FABRIC_SCRATCH_TILE=BYTES overrides it (0: one plain anonymous mapping; for
+// measurements).
+uint64_t ScratchTile();
+constexpr uint64_t kScratchMaxTiles = 1024;
 
 inline std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }
 // Key of a send waiting for its clear-to-send (RMA mode): (peer, sequence number).
