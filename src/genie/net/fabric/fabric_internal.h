@@ -70,6 +70,10 @@ constexpr uint64_t kCreditMinBytes = uint64_t{64} << 10;
 // GENIE_FABRIC_SCRATCH_TILE=BYTES overrides it (0: one plain anonymous mapping; for
 // measurements).
 uint64_t ScratchTile();
+// How long a rank whose loop may spin (its machine's ranks fit on its cores) keeps polling the
+// CQ after its last completion before it blocks on the wait fd. GENIE_FABRIC_SPIN_US=N sets
+// it whatever the loop's policy (0: never; for measurements).
+TimeNs CqSpinNs(bool loop_may_spin);
 constexpr uint64_t kScratchMaxTiles = 1024;
 
 inline std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }

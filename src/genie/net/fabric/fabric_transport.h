@@ -135,6 +135,7 @@ class FabricTransport final : public Transport {
     uint64_t timer_wakeups = 0;   // Drain() from the progress timer
     uint64_t timer_useful = 0;    // ... that found completions
     uint64_t trywait_busy = 0;    // fi_trywait said: read again before blocking
+    uint64_t spins = 0;           // Drain() that polled on instead of blocking (spin_ns_)
     uint64_t offers = 0;          // receives offered ahead of their header (kCtsAhead)
     uint64_t sent_on_offer = 0;   // payloads sent at once into an offer
     uint64_t sent_crossed = 0;    // ... into an offer that crossed the header
@@ -299,6 +300,11 @@ class FabricTransport final : public Transport {
   bool progress_armed_ = false;
   uint64_t rejected_ = 0;  // control messages from strangers (another job, garbage)
   DriveStats stats_;
+  // Polling the CQ after a completion instead of blocking (Drain): for how long (0: never;
+  // CqSpinNs when the loop may spin), and when a completion was last seen.
+  TimeNs spin_ns_ = 0;
+  TimeNs last_completion_ = 0;
+  uint64_t completions_seen_ = 0;
 
   std::deque<std::pair<std::function<long()>, int>> backlog_;  // (post, peer)
   bool kick_posted_ = false;
