@@ -7,7 +7,8 @@
 // (FI_WAIT_FD + fi_trywait) when the provider has one, else by polling it every loop turn
 // (one core per rank; see docs/transports.md). While operations are in flight the CQ is also
 // read 1 ms after the loop went to sleep, since ofi_rxm does not signal all the progress it
-// needs (connection setup) on that fd.
+// needs (connection setup) on that fd; and when the loop may spin (the machine's ranks fit on
+// its cores) the CQ is polled for a while after each completion instead of blocking.
 //
 // Messages. Every message starts with a small control message (untagged fi_send into a ring
 // of pre-posted receive slots) carrying (channel, tag, bytes, remote_data, sequence number),
@@ -68,7 +69,8 @@
 // to the provider is registered for the operation's lifetime (slots once, at start); with
 // FI_MR_VIRT_ADDR remote addresses are virtual addresses; with FI_MR_PROV_KEY keys come from
 // the provider. Filler payloads (no data) are sent from a read-only zero mapping; discarded
-// payloads land in a scratch mapping.
+// payloads land in a scratch range: one small memfd tile mapped over and over, so that the
+// provider's copy into it stays in cache.
 //
 // Threading: loop thread only. The EventLoop must outlive the transport.
 #pragma once
