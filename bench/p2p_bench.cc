@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "genie/common/units.h"
+#include "genie/loop/precise_sleep.h"
 #include "genie/runtime/real_backend.h"
 
 using namespace genie;
@@ -39,7 +40,9 @@ TimeNs Side(int rank, const std::string& dir, const std::string& job, Bytes size
   o.job_id = job;
   o.rendezvous = "dir:" + dir;
   o.channels = channels;
-  o.spin = false;
+  // As genie run sets it for two ranks on this machine (no timers here: only the fabric
+  // transport's CQ polling follows it).
+  o.spin = loop::DefaultSleepPolicy(2).spin;
   auto created = RealBackend::Create(o);
   if (!created.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", rank, created.status().ToString().c_str());

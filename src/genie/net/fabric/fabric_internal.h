@@ -61,6 +61,20 @@ constexpr int kMaxCrossings = 8;
 // GENIE_FABRIC_CREDITS=N overrides the window (0: none; for measurements).
 int CreditSlots();
 constexpr uint64_t kCreditMinBytes = uint64_t{64} << 10;
+// Scratch (where filler payloads land: runs without --verify never read them) is one small
+// shared-memory tile mapped over and over across its virtual range, so that the copy into it
+// (the kernel's, from the provider's socket) writes cache-resident lines instead of streaming
+// megabytes to memory, as TCP's MSG_TRUNC avoids the copy altogether. Half the L2 of the CPUs
+// here (1 MiB), leaving room for the copy's source. The tile grows past it for huge ranges,
+// so that a range never needs more than kScratchMaxTiles mappings (vm.max_map_count).
+// GENIE_FABRIC_SCRATCH_TILE=BYTES overrides it (0: one plain anonymous mapping; for
+// measurements).
+uint64_t ScratchTile();
+// How long a rank whose loop may spin (its machine's ranks fit on its cores) keeps polling the
+// CQ after its last completion before it blocks on the wait fd. GENIE_FABRIC_SPIN_US=N sets
+// it whatever the loop's policy (0: never; for measurements).
+TimeNs CqSpinNs(bool loop_may_spin);
+constexpr uint64_t kScratchMaxTiles = 1024;
 
 inline std::string FiError(long rc) { return fabric_library::StrError(static_cast<int>(-rc)); }
 // Key of a send waiting for its clear-to-send (RMA mode): (peer, sequence number).

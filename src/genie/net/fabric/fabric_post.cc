@@ -12,8 +12,10 @@
 #include <rdma/fi_tagged.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "genie/net/fabric/fabric_internal.h"
@@ -131,13 +133,55 @@ const void* FabricTransport::Zeros(Bytes bytes) {
   return zero_maps_.back().first;
 }
 
+uint64_t fabric_internal::ScratchTile() {
+  static const uint64_t tile = [] {
+    const char* e = getenv("GENIE_FABRIC_SCRATCH_TILE");
+    return e != nullptr ? strtoull(e, nullptr, 10) : uint64_t{512} << 10;
+  }();
+  return tile;
+}
+
+namespace {
+
+// `size` bytes of address space over which one memfd of `tile` bytes repeats (size is a
+// multiple of tile); nullptr when any step fails (the caller maps plain memory instead).
+void* MapTiled(Bytes size, Bytes tile) {
+  const int fd = memfd_create("genie-fabric-scratch", MFD_CLOEXEC);
+  if (fd < 0) return nullptr;
+  void* base = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(tile)) == 0) {
+    base = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  }
+  for (Bytes off = 0; base != MAP_FAILED && off < size; off += tile) {
+    void* p = mmap(static_cast<unsigned char*>(base) + off, tile, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+      munmap(base, size);
+      base = MAP_FAILED;
+    }
+  }
+  close(fd);  // the mappings keep the memory
+  return base == MAP_FAILED ? nullptr : base;
+}
+
+}  // namespace
+
 void* FabricTransport::Scratch(Bytes bytes) {
   if (scratch_maps_.empty() || scratch_maps_.back().second < bytes) {
-    const Bytes size = std::max<Bytes>(std::max<Bytes>(bytes, Bytes{1} << 20),
-                                       scratch_maps_.empty() ? 0 : 2 * scratch_maps_.back().second);
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
+    Bytes size = std::max<Bytes>(std::max<Bytes>(bytes, Bytes{1} << 20),
+                                 scratch_maps_.empty() ? 0 : 2 * scratch_maps_.back().second);
+    void* p = nullptr;
+    if (Bytes tile = ScratchTile(); tile > 0) {
+      tile = std::max<Bytes>(tile, (size + kScratchMaxTiles - 1) / kScratchMaxTiles);
+      tile = (tile + 4095) & ~Bytes{4095};
+      size = (size + tile - 1) / tile * tile;
+      p = MapTiled(size, tile);
+    }
+    if (p == nullptr) {
+      p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+               -1, 0);
+      if (p == MAP_FAILED) return nullptr;
+    }
     scratch_maps_.emplace_back(p, size);
   }
   return scratch_maps_.back().first;

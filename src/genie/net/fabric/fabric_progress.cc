@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "genie/loop/precise_sleep.h"
 #include "genie/net/fabric/fabric_internal.h"
 #include "genie/net/fabric/fabric_transport.h"
 
@@ -34,6 +35,15 @@ const long kProgressPollNs = [] {
   return us != nullptr ? std::max(1L, atol(us)) * 1000L : 1'000'000L;
 }();
 }  // namespace
+
+TimeNs fabric_internal::CqSpinNs(bool loop_may_spin) {
+  static const long forced_us = [] {
+    const char* us = getenv("GENIE_FABRIC_SPIN_US");
+    return us != nullptr ? std::max(0L, atol(us)) : -1L;
+  }();
+  if (forced_us >= 0) return forced_us * kNsPerUs;
+  return loop_may_spin ? 300 * kNsPerUs : 0;
+}
 
 void FabricTransport::RetryBacklog() {
   while (!backlog_.empty() && ep_ != nullptr) {
@@ -91,6 +101,22 @@ void FabricTransport::Drain() {
   if (cq_fd_ < 0 || more || !backlog_.empty()) {
     Kick();  // polled CQ, or work left: look again on the next loop turn
     return;
+  }
+  // Ranks with a core each (the loop may spin: loop::DefaultSleepPolicy) poll the CQ for a
+  // while after the last completion instead of blocking, as NCCL's proxy polls its network:
+  // the next completion is usually microseconds away, and a blocked rank pays a wake-up (and
+  // the provider's fi_trywait) for it. Through Kick, so timers and fds are served meanwhile.
+  if (spin_ns_ > 0 && Busy()) {
+    const TimeNs now = loop::MonotonicNow();
+    if (stats_.completions != completions_seen_) {
+      completions_seen_ = stats_.completions;
+      last_completion_ = now;
+    }
+    if (now - last_completion_ < spin_ns_) {
+      ++stats_.spins;
+      Kick();
+      return;
+    }
   }
   // Blocking on the fd is safe only if the provider says nothing is pending in software.
   fid* f = &cq_->fid;

@@ -140,7 +140,9 @@ FabricTransport::FabricTransport(loop::EventLoop* loop, const TransportOptions& 
       crossings_(static_cast<size_t>(options.world_size), 0),
       credit_sent_(static_cast<size_t>(options.world_size)),
       liveness_(options.rank, options.world_size, options.peer_timeout, options.clock),
-      alive_(std::make_shared<bool>(true)) {}
+      alive_(std::make_shared<bool>(true)) {
+  spin_ns_ = CqSpinNs(loop->policy().spin);
+}
 
 FabricTransport::~FabricTransport() {
   *alive_ = false;
@@ -148,13 +150,14 @@ FabricTransport::~FabricTransport() {
     spdlog::warn(
         "rank {}: fabric CQ drive: {} drains ({} from the wait fd, {} from the progress timer, "
         "{} of which found completions), {} fi_cq_read ({} empty), {} completions, fi_trywait "
-        "busy {}; {} receives offered ahead, {} payloads sent into an offer ({} crossed), {} "
+        "busy {}, {} polls instead of blocking; {} receives offered ahead, {} payloads sent into "
+        "an offer ({} crossed), {} "
         "clear-to-sends answering a header; {} credits offered, {} payloads sent into a credit, "
         "{} offers crossed by one",
         options_.rank, stats_.drains, stats_.fd_wakeups, stats_.timer_wakeups, stats_.timer_useful,
-        stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy, stats_.offers,
-        stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies, stats_.credits,
-        stats_.sent_on_credit, stats_.offers_dropped);
+        stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy, stats_.spins,
+        stats_.offers, stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies,
+        stats_.credits, stats_.sent_on_credit, stats_.offers_dropped);
   }
   StopHeartbeats();
   CloseAll();

@@ -7,7 +7,8 @@
 // (FI_WAIT_FD + fi_trywait) when the provider has one, else by polling it every loop turn
 // (one core per rank; see docs/transports.md). While operations are in flight the CQ is also
 // read 1 ms after the loop went to sleep, since ofi_rxm does not signal all the progress it
-// needs (connection setup) on that fd.
+// needs (connection setup) on that fd; and when the loop may spin (the machine's ranks fit on
+// its cores) the CQ is polled for a while after each completion instead of blocking.
 //
 // Messages. Every message starts with a small control message (untagged fi_send into a ring
 // of pre-posted receive slots) carrying (channel, tag, bytes, remote_data, sequence number),
@@ -68,7 +69,8 @@
 // to the provider is registered for the operation's lifetime (slots once, at start); with
 // FI_MR_VIRT_ADDR remote addresses are virtual addresses; with FI_MR_PROV_KEY keys come from
 // the provider. Filler payloads (no data) are sent from a read-only zero mapping; discarded
-// payloads land in a scratch mapping.
+// payloads land in a scratch range: one small memfd tile mapped over and over, so that the
+// provider's copy into it stays in cache.
 //
 // Threading: loop thread only. The EventLoop must outlive the transport.
 #pragma once
@@ -135,6 +137,7 @@ class FabricTransport final : public Transport {
     uint64_t timer_wakeups = 0;   // Drain() from the progress timer
     uint64_t timer_useful = 0;    // ... that found completions
     uint64_t trywait_busy = 0;    // fi_trywait said: read again before blocking
+    uint64_t spins = 0;           // Drain() that polled on instead of blocking (spin_ns_)
     uint64_t offers = 0;          // receives offered ahead of their header (kCtsAhead)
     uint64_t sent_on_offer = 0;   // payloads sent at once into an offer
     uint64_t sent_crossed = 0;    // ... into an offer that crossed the header
@@ -299,6 +302,11 @@ class FabricTransport final : public Transport {
   bool progress_armed_ = false;
   uint64_t rejected_ = 0;  // control messages from strangers (another job, garbage)
   DriveStats stats_;
+  // Polling the CQ after a completion instead of blocking (Drain): for how long (0: never;
+  // CqSpinNs when the loop may spin), and when a completion was last seen.
+  TimeNs spin_ns_ = 0;
+  TimeNs last_completion_ = 0;
+  uint64_t completions_seen_ = 0;
 
   std::deque<std::pair<std::function<long()>, int>> backlog_;  // (post, peer)
   bool kick_posted_ = false;
