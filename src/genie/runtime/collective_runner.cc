@@ -317,11 +317,7 @@ void CollectiveRunner::StartPhase(uint32_t chunk, uint32_t phase_index) {
   const std::vector<uint32_t>& roots = c.p->roots;
   auto r = std::lower_bound(roots.begin(), roots.end(), phase.begin);
   const auto r_end = std::lower_bound(r, roots.end(), phase.end);
-  if (c.early.empty()) {
-    for (; r != r_end; ++r) StartStep(chunk, *r);
-    return;
-  }
-  std::vector<uint32_t> met;
+  std::vector<uint32_t> met;  // nearly always empty: no allocation
   std::erase_if(c.early, [&](uint32_t s) {
     if (c.p->steps[s].phase != phase_index) return false;
     met.push_back(s);

@@ -25,10 +25,7 @@ namespace genie::net {
 using namespace fabric_internal;
 
 int fabric_internal::CreditSlots() {
-  static const int slots = [] {
-    const char* e = getenv("GENIE_FABRIC_CREDITS");
-    return e != nullptr ? std::max(0, atoi(e)) : 4;
-  }();
+  static const int slots = static_cast<int>(EnvKnob("GENIE_FABRIC_CREDITS", 4));
   return slots;
 }
 

@@ -134,10 +134,8 @@ const void* FabricTransport::Zeros(Bytes bytes) {
 }
 
 uint64_t fabric_internal::ScratchTile() {
-  static const uint64_t tile = [] {
-    const char* e = getenv("GENIE_FABRIC_SCRATCH_TILE");
-    return e != nullptr ? strtoull(e, nullptr, 10) : uint64_t{512} << 10;
-  }();
+  static const uint64_t tile =
+      static_cast<uint64_t>(EnvKnob("GENIE_FABRIC_SCRATCH_TILE", int64_t{512} << 10));
   return tile;
 }
 

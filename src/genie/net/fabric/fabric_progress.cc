@@ -30,17 +30,17 @@ constexpr int kCqBatch = 32;
 constexpr int kCqRoundsPerTurn = 64;  // then the loop serves others (timers) before more
 // Re-read the CQ this long after the loop went to sleep with operations in flight (see
 // progress_fd_); env GENIE_FABRIC_PROGRESS_US overrides it (for measurements).
-const long kProgressPollNs = [] {
-  const char* us = getenv("GENIE_FABRIC_PROGRESS_US");
-  return us != nullptr ? std::max(1L, atol(us)) * 1000L : 1'000'000L;
-}();
+const TimeNs kProgressPollNs =
+    std::max<int64_t>(1, EnvKnob("GENIE_FABRIC_PROGRESS_US", 1000)) * kNsPerUs;
 }  // namespace
 
+int64_t fabric_internal::EnvKnob(const char* name, int64_t fallback) {
+  const char* e = getenv(name);
+  return e != nullptr ? std::max<int64_t>(0, strtoll(e, nullptr, 10)) : fallback;
+}
+
 TimeNs fabric_internal::CqSpinNs(bool loop_may_spin) {
-  static const long forced_us = [] {
-    const char* us = getenv("GENIE_FABRIC_SPIN_US");
-    return us != nullptr ? std::max(0L, atol(us)) : -1L;
-  }();
+  static const int64_t forced_us = EnvKnob("GENIE_FABRIC_SPIN_US", -1);
   if (forced_us >= 0) return forced_us * kNsPerUs;
   return loop_may_spin ? 300 * kNsPerUs : 0;
 }
