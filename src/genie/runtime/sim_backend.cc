@@ -289,7 +289,7 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
   rank_counters_[rank].bytes_sent = SaturatingAdd(rank_counters_[rank].bytes_sent, msg.bytes);
   const bool was_failed = queue_.failed();
   const uint32_t token = in_flight_.Put(InFlight{key, seq, channel});
-  network_->TransmitTo(rank, msg.peer, msg.bytes, msg.flow, &delivery_, token);
+  network_->TransmitTo(rank, msg.peer, msg.bytes, msg.flow, msg.channel, &delivery_, token);
   // The model refuses a delay past the end of time by failing the queue (it names the message).
   if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }

@@ -11,13 +11,14 @@ CongestionAwareModel::CongestionAwareModel(const Topology* topology, EventQueue*
     : topology_(topology), queue_(queue), links_(topology->num_links()) {}
 
 void CongestionAwareModel::Transmit(int src, int dst, Bytes bytes, uint64_t flow,
-                                    std::function<void()> delivered) {
+                                    uint16_t /*channel*/, std::function<void()> delivered) {
   auto [handler, token] = queue_->Hold(std::move(delivered));
-  TransmitTo(src, dst, bytes, flow, handler, token);
+  TransmitTo(src, dst, bytes, flow, 0, handler, token);
 }
 
 void CongestionAwareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t /*flow*/,
-                                      EventQueue::Handler* handler, uint64_t token) {
+                                      uint16_t /*channel*/, EventQueue::Handler* handler,
+                                      uint64_t token) {
   int f;
   if (free_flights_.empty()) {
     f = static_cast<int>(flights_.size());

@@ -23,10 +23,10 @@ class CongestionAwareModel final : public NetworkModel, private EventQueue::Hand
  public:
   CongestionAwareModel(const Topology* topology, EventQueue* queue);
   NetworkModelKind kind() const override { return NetworkModelKind::kCongestionAware; }
-  void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
+  void Transmit(int src, int dst, Bytes bytes, uint64_t flow, uint16_t /*channel*/,
                 std::function<void()> delivered) override;
-  void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, EventQueue::Handler* handler,
-                  uint64_t token) override;
+  void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, uint16_t /*channel*/,
+                  EventQueue::Handler* handler, uint64_t token) override;
   std::vector<LinkStats> link_stats() const override;
   void set_cut_messages(bool cut) override { cut_messages_ = cut; }
 
@@ -56,8 +56,8 @@ class CongestionAwareModel final : public NetworkModel, private EventQueue::Hand
   // Events carry (index << 1) | kind: a flight's arrival at its hop's end, or a link freed.
   void OnEvent(uint64_t event) override;
 
-  void Offer(int flight);   // hand the flight to the link of its current hop
-  void Start(int flight);   // the link is free: serialize it now
+  void Offer(int flight);  // hand the flight to the link of its current hop
+  void Start(int flight);  // the link is free: serialize it now
   void Arrived(int flight);
   void Freed(int link);
 

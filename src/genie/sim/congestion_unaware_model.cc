@@ -6,13 +6,14 @@
 namespace genie::sim {
 
 void CongestionUnawareModel::Transmit(int src, int dst, Bytes bytes, uint64_t flow,
-                                      std::function<void()> delivered) {
+                                      uint16_t /*channel*/, std::function<void()> delivered) {
   auto [handler, token] = queue_->Hold(std::move(delivered));
-  TransmitTo(src, dst, bytes, flow, handler, token);
+  TransmitTo(src, dst, bytes, flow, 0, handler, token);
 }
 
 void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t flow,
-                                        EventQueue::Handler* handler, uint64_t token) {
+                                        uint16_t /*channel*/, EventQueue::Handler* handler,
+                                        uint64_t token) {
   // A flow's messages (src != dst: a message to oneself never crosses a dimension).
   const uint32_t index = flow != 0 && src != dst ? FlowFor(FlowKey{src, dst, flow}) : kEmpty;
   Path* path = index != kEmpty ? &pool_[index].path : nullptr;

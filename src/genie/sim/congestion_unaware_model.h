@@ -31,10 +31,10 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   CongestionUnawareModel(const Topology* topology, EventQueue* queue)
       : topology_(topology), queue_(queue) {}
   NetworkModelKind kind() const override { return NetworkModelKind::kCongestionUnaware; }
-  void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
+  void Transmit(int src, int dst, Bytes bytes, uint64_t flow, uint16_t /*channel*/,
                 std::function<void()> delivered) override;
-  void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, EventQueue::Handler* handler,
-                  uint64_t token) override;
+  void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, uint16_t /*channel*/,
+                  EventQueue::Handler* handler, uint64_t token) override;
 
  private:
   // A flow's pair's geometry, worked out once per flow rather than per message (the topology's
@@ -98,7 +98,7 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   EventQueue* queue_;
   std::vector<Entry> table_;
   int shift_ = 64;
-  size_t used_ = 0;  // entries in table_
+  size_t used_ = 0;         // entries in table_
   std::vector<Flow> pool_;  // homes (kHome per NPU) first, then the overflow's flows
   std::vector<uint32_t> free_flows_;
   SlotPool<Arrival> arrivals_;

@@ -40,11 +40,41 @@ FlowModel::FlowModel(const Topology* topology, EventQueue* queue)
   }
 }
 
-void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
+void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/, uint16_t channel,
                          std::function<void()> delivered) {
+  const int c = ConnectionFor(src, dst, channel);
+  connections_[c].queued.push_back({bytes, std::move(delivered)});
+  Pump(c);
+}
+
+int FlowModel::ConnectionFor(int src, int dst, uint16_t channel) {
+  const uint64_t key = ((static_cast<uint64_t>(src) * static_cast<uint64_t>(topology_->npus()) +
+                         static_cast<uint64_t>(dst))
+                        << 16) |
+                       channel;
+  auto [it, added] = connection_index_.try_emplace(key, static_cast<int>(connections_.size()));
+  if (added) {
+    connections_.emplace_back();
+    connections_.back().src = src;
+    connections_.back().dst = dst;
+  }
+  return it->second;
+}
+
+void FlowModel::Pump(int c) {
+  // By index: starting a message may grow flows_, never connections_ (only Transmit adds).
+  while (connections_[c].sending == 0 && !connections_[c].queued.empty() && !queue_->failed()) {
+    Connection::Queued next = std::move(connections_[c].queued.front());
+    connections_[c].queued.pop_front();
+    StartMessage(c, next.bytes, std::move(next.delivered));
+  }
+}
+
+void FlowModel::StartMessage(int c, Bytes bytes, std::function<void()> delivered) {
+  const int src = connections_[c].src, dst = connections_[c].dst;
   const int paths = topology_->FlowPaths(src, dst);
   if (paths == 1) {
-    Start(src, dst, 0, bytes, bytes, std::move(delivered), nullptr);
+    Start(c, 0, bytes, bytes, std::move(delivered), nullptr);
     return;
   }
   // ECMP with the hash unknown: one sub-flow per spine, bytes / paths each (the first
@@ -57,7 +87,7 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
   for (int p = 0; p < paths; ++p) {
     const Bytes part = bytes / paths + (static_cast<Bytes>(p) < bytes % paths ? 1 : 0);
     Start(
-        src, dst, p, part, bytes,
+        c, p, part, bytes,
         [pending] {
           if (--pending->left == 0) pending->delivered();
         },
@@ -67,8 +97,9 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/,
   }
 }
 
-void FlowModel::Start(int src, int dst, int path, Bytes bytes, Bytes message,
-                      std::function<void()> delivered, const std::vector<int>* counted) {
+void FlowModel::Start(int c, int path, Bytes bytes, Bytes message, std::function<void()> delivered,
+                      const std::vector<int>* counted) {
+  const int src = connections_[c].src, dst = connections_[c].dst;
   int f;
   if (free_flows_.empty()) {
     f = static_cast<int>(flows_.size());
@@ -82,6 +113,7 @@ void FlowModel::Start(int src, int dst, int path, Bytes bytes, Bytes message,
   topology_->FlowRoute(src, dst, path, &flow.route);
   flow.src = src;
   flow.dst = dst;
+  flow.connection = c;
   flow.bytes = bytes;
   flow.delivered = std::move(delivered);
   flow.scheduled = false;
@@ -103,11 +135,12 @@ void FlowModel::Start(int src, int dst, int path, Bytes bytes, Bytes message,
     flow.remaining *= cost.wire_bytes / static_cast<double>(message);
     flow.tail_ns += cost.extra_ns;
   }
-  if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize
+  if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize: off at once
     Deliver(f, static_cast<double>(queue_->Now()));
     return;
   }
   ++active_;
+  ++connections_[c].sending;
   const TimeNs now = queue_->Now();
   flow.slot.resize(flow.route.size());
   for (size_t i = 0; i < flow.route.size(); ++i) {
@@ -244,7 +277,10 @@ void FlowModel::Ended(int f, uint64_t generation) {
   --active_;
   Release(f);
   Touch(flows_[f].route);  // its bandwidth goes to the flows it shared links with
+  const int c = flows_[f].connection;
   Deliver(f, flows_[f].end);
+  // Its connection sends the next message once the whole of this one has left.
+  if (--connections_[c].sending == 0) Pump(c);
 }
 
 void FlowModel::Release(int f) {
@@ -269,7 +305,10 @@ void FlowModel::Release(int f) {
 void FlowModel::Deliver(int f, double end) {
   Flow& flow = flows_[f];
   const TimeNs now = queue_->Now();
-  const TimeNs when = CeilNs(end + flow.tail_ns);
+  Connection& connection = connections_[flow.connection];
+  // In order on its connection: never before the message sent ahead of it.
+  const TimeNs when = std::max(CeilNs(end + flow.tail_ns), connection.last_delivery);
+  connection.last_delivery = when;
   const TimeNs delay = when == kMaxTimeNs ? kMaxTimeNs : std::max<TimeNs>(0, when - now);
   if (!queue_->Fits(delay)) {
     queue_->Fail(Overflow(flow));

@@ -24,14 +24,23 @@
 // rate (a shaper's burst), else its bytes plus a delay that occupies no link (software on busy
 // CPUs) — while sharing stays max-min fair.
 //
+// Connections: a real transport carries a pair's messages on one connection per channel (TCP:
+// one socket; its frames leave in the order they were queued). So messages of one connection
+// (src, dst, channel) go one at a time, in order: the next starts when the one before has left
+// the bottleneck, and none is delivered before the one before it. Concurrent messages of one
+// pair, such as the chunks of several collectives in flight, end one after another as on the
+// wire, instead of all together at a fair share; a pair's channels are flows side by side. (The
+// `flow` id of Transmit is not needed: a connection serializes whatever it carries.)
+//
 // Rounding: rates and remaining bytes are doubles; a flow ends at the first whole ns at or
 // after its exact end (never faster than the link), and is delivered at the first whole ns at
-// or after exact end + latency + overhead. The `flow` id of Transmit is not needed: messages of
-// one stream share their links like any others, which serializes them in aggregate.
+// or after exact end + latency + overhead.
 // Owned by SimBackend; single-threaded like its queue.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "genie/sim/network_model.h"
@@ -42,7 +51,7 @@ class FlowModel final : public NetworkModel {
  public:
   FlowModel(const Topology* topology, EventQueue* queue);
   NetworkModelKind kind() const override { return NetworkModelKind::kFlow; }
-  void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
+  void Transmit(int src, int dst, Bytes bytes, uint64_t flow, uint16_t channel,
                 std::function<void()> delivered) override;
   // Per link: messages, bytes, busy_ns = time with at least one flow, max_queue = most flows
   // at once minus one (the others sharing it); queued_ns is not meaningful here (0).
@@ -84,15 +93,34 @@ class FlowModel final : public NetworkModel {
     uint32_t frozen = 0;  // epoch in which water-filling fixed its rate
     bool scheduled = false;
     int src = 0, dst = 0;  // npus, for errors
+    int connection = 0;    // index in connections_
     Bytes bytes = 0;
     std::function<void()> delivered;
   };
+  // One (src, dst, channel): the message on the wire (its sub-flows still sending) and the
+  // messages queued behind it.
+  struct Connection {
+    struct Queued {
+      Bytes bytes;
+      std::function<void()> delivered;
+    };
+    int src = 0, dst = 0;
+    int sending = 0;           // sub-flows of the current message not yet off the bottleneck
+    TimeNs last_delivery = 0;  // of its latest message: none is delivered before
+    std::deque<Queued> queued;
+  };
 
-  // Starts one flow of `bytes` (of a message of `message` bytes) on path `path` of src -> dst.
-  // `counted`: the route of a sibling sub-flow already counted in the links' message
+  int ConnectionFor(int src, int dst, uint16_t channel);
+  // Starts the messages queued on connection `c` while it is free (one that ends at once, such
+  // as a zero-byte one, frees it again).
+  void Pump(int c);
+  // Starts one message of connection `c`: one flow, or one per spine when the path is split.
+  void StartMessage(int c, Bytes bytes, std::function<void()> delivered);
+  // Starts one flow of `bytes` (of a message of `message` bytes) on path `path` of the
+  // connection. `counted`: the route of a sibling sub-flow already counted in the links' message
   // statistics (nullptr: none).
-  void Start(int src, int dst, int path, Bytes bytes, Bytes message,
-             std::function<void()> delivered, const std::vector<int>* counted);
+  void Start(int c, int path, Bytes bytes, Bytes message, std::function<void()> delivered,
+             const std::vector<int>* counted);
   // Marks `links` as touched by a start or end now; schedules one Settle() for this ns.
   void Touch(const std::vector<int>& links);
   void Settle();
@@ -111,6 +139,8 @@ class FlowModel final : public NetworkModel {
   std::vector<Link> links_;
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
+  std::vector<Connection> connections_;
+  std::unordered_map<uint64_t, int> connection_index_;  // by (src, dst, channel)
   uint32_t epoch_ = 0;
   uint64_t next_generation_ = 0;
   size_t active_ = 0;

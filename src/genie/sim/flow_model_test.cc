@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -30,11 +31,11 @@ class Harness {
   explicit Harness(const config::NetworkConfig& net)
       : topology_(*Topology::Create(net)),
         model_(MakeNetworkModel(NetworkModelKind::kFlow, &topology_, &queue_)) {}
-  size_t Send(int src, int dst, Bytes bytes, TimeNs at = 0) {
+  size_t Send(int src, int dst, Bytes bytes, TimeNs at = 0, uint16_t channel = 0) {
     size_t i = delivered_.size();
     delivered_.push_back(-1);
-    queue_.At(at, [this, src, dst, bytes, i] {
-      model_->Transmit(src, dst, bytes, 0, [this, i] { delivered_[i] = queue_.Now(); });
+    queue_.At(at, [this, src, dst, bytes, i, channel] {
+      model_->Transmit(src, dst, bytes, 0, channel, [this, i] { delivered_[i] = queue_.Now(); });
     });
     return i;
   }
@@ -192,13 +193,48 @@ TEST(FlowModelTest, MultiDimensionalPathsAndBottleneck) {
   EXPECT_EQ(h.Run(), (std::vector<TimeNs>{2110, 1020}));
 }
 
-// Messages of one pair sent at once (slices, channels) share the link: in aggregate they never
-// beat it.
-TEST(FlowModelTest, SlicesSentAtOnceShareTheLink) {
+// One connection (src, dst, channel) sends its messages one at a time, in order: the next
+// leaves when the one before has left the bottleneck, pays the path's latency after it, and a
+// zero-byte message waits its turn (100 ns of latency per path here).
+TEST(FlowModelTest, MessagesOfOneConnectionLeaveInOrder) {
+  Harness h(Star(4, 50));
+  h.Send(0, 1, 1000);
+  h.Send(0, 1, 500);
+  h.Send(0, 1, 0);
+  h.Send(2, 1, 0);  // another connection: not behind them
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1100, 1600, 1600, 100}));
+  // A pair's channels are connections side by side: they share the link like any flows.
+  Harness c(Star(4));
+  c.Send(0, 1, 1000, 0, /*channel=*/0);
+  c.Send(0, 1, 1000, 0, /*channel=*/1);
+  c.Send(0, 1, 1000, 0, /*channel=*/0);  // behind the first
+  EXPECT_EQ(c.Run(), (std::vector<TimeNs>{2000, 2000, 3000}));
+}
+
+// Slices of one pair sent at once never beat the link, on one channel or on several.
+TEST(FlowModelTest, SlicesSentAtOnceNeverBeatTheLink) {
   Harness h(Star(2));
   for (int i = 0; i < 1000; ++i) h.Send(0, 1, 16);
-  for (TimeNs t : h.Run()) EXPECT_EQ(t, 16000);
-  EXPECT_EQ(h.model().recomputations(), 2u);  // started together, ended together
+  const auto& one = h.Run();
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(one[i], 16 * (i + 1));
+  Harness four(Star(2));
+  for (int i = 0; i < 1000; ++i) four.Send(0, 1, 16, 0, static_cast<uint16_t>(i % 4));
+  const auto& spread = four.Run();
+  EXPECT_EQ(*std::max_element(spread.begin(), spread.end()), 16000);
+  EXPECT_EQ(spread[3], 64);  // the first of each channel share the link four ways
+}
+
+// Nothing is delivered before the message sent ahead of it on its connection: a zero-byte
+// message behind one whose measured time holds 4,000 ns of software delay waits for it.
+TEST(FlowModelTest, AConnectionDeliversInOrder) {
+  config::NetworkConfig net = Star(4, /*latency=*/10);
+  net.message_overhead_ns = {80.0};
+  net.message_times = {{1000, 5100}};  // 1,000 B: 1,000 ns on the wire, 4,000 ns beside it
+  Harness h(net);
+  h.Send(0, 1, 1000);
+  h.Send(0, 1, 0);     // off at 1,000 ns, its latency would deliver it at 1,100
+  h.Send(2, 1, 0, 0);  // another connection: latency only
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{5100, 5100, 100}));
 }
 
 // A ring step on a star: every rank sends to the next, no link is shared; each flow is its own
@@ -296,6 +332,15 @@ TEST(FlowModelTest, LeafSpineSplitEndsWithTheLastSubFlow) {
   EXPECT_EQ(h.model().active_flows(), 0u);
 }
 
+// A connection whose messages are split over the spines sends the next when the last
+// sub-flow of the one before has left.
+TEST(FlowModelTest, LeafSpineSplitMessagesOfAConnectionFollowEachOther) {
+  Harness h(LeafSpine(2));
+  h.Send(0, 4, 1001);  // 501 + 500 B at 0.5 B/ns each: 1,002 ns
+  h.Send(0, 4, 1000);  // then 500 + 500: 1,000 ns more
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1002, 2002}));
+}
+
 // ECMP with a known hash (ecmp_routes): hosts 0 and 1 -> 4 and 5 on spine 0, host 2 -> 6 on
 // spine 1, host 3 -> 7 unlisted (split, 4,000 B on each). Spine 0's uplink (0.5 B/ns) holds three
 // flows at 1/6 each until 3 -> 7's half ends (24,000 ns), then two at 1/4: 40,000 ns. Spine 1's
@@ -342,7 +387,7 @@ TEST(FlowModelTest, LeafSpineKeysDoNotChangeTheAstraSimModels) {
       auto m = MakeNetworkModel(kind, &t, &q);
       std::vector<TimeNs> done(8, -1);
       for (int r = 0; r < 8; ++r) {
-        m->Transmit(r, (r + 5) % 8, 4000, 0, [&done, &q, r] { done[r] = q.Now(); });
+        m->Transmit(r, (r + 5) % 8, 4000, 0, 0, [&done, &q, r] { done[r] = q.Now(); });
       }
       q.Run();
       runs.push_back(done);

@@ -28,9 +28,9 @@ struct LinkStats {
   int link = 0;
   uint64_t messages = 0;
   Bytes bytes = 0;
-  TimeNs busy_ns = 0;        // sum of serialization times
-  TimeNs queued_ns = 0;      // total time messages waited for the link to free up
-  uint64_t max_queue = 0;    // most messages ever waiting behind the one in service
+  TimeNs busy_ns = 0;      // sum of serialization times
+  TimeNs queued_ns = 0;    // total time messages waited for the link to free up
+  uint64_t max_queue = 0;  // most messages ever waiting behind the one in service
 };
 
 class NetworkModel {
@@ -40,16 +40,19 @@ class NetworkModel {
   // Starts moving `bytes` from npu `src` to npu `dst` now; `delivered` runs (as an event on
   // the queue, never inside this call) when the whole message has arrived at `dst`. Messages
   // with the same nonzero `flow` (and src, dst) are one stream of bytes: the unaware model
-  // serializes them one after the other (0 = a flow of its own). When the delay does not fit
-  // in simulated time the model fails the queue with an error naming the message.
-  virtual void Transmit(int src, int dst, Bytes bytes, uint64_t flow,
+  // serializes them one after the other (0 = a flow of its own). `channel` names the connection
+  // (src, dst, channel) that carries it on a real transport: the flow model sends a
+  // connection's messages one at a time, in order, as a TCP socket does; ASTRA-sim's models
+  // ignore it. When the delay does not fit in simulated time the model fails the queue with an
+  // error naming the message.
+  virtual void Transmit(int src, int dst, Bytes bytes, uint64_t flow, uint16_t channel,
                         std::function<void()> delivered) = 0;
   // The same without a closure: `handler->OnEvent(token)` runs on delivery, in the event in
   // which `delivered` would. The default wraps it in a closure of 16 bytes (no allocation) for
   // models that take closures only; the analytical models keep the pair in their own records.
-  virtual void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow,
+  virtual void TransmitTo(int src, int dst, Bytes bytes, uint64_t flow, uint16_t channel,
                           EventQueue::Handler* handler, uint64_t token) {
-    Transmit(src, dst, bytes, flow, [handler, token] { handler->OnEvent(token); });
+    Transmit(src, dst, bytes, flow, channel, [handler, token] { handler->OnEvent(token); });
   }
   // Per-link counters for links that carried traffic (empty for the unaware model).
   virtual std::vector<LinkStats> link_stats() const { return {}; }

@@ -34,7 +34,7 @@ class Harness {
     size_t i = delivered_.size();
     delivered_.push_back(-1);
     queue_.At(at, [this, src, dst, bytes, flow, i] {
-      model_->Transmit(src, dst, bytes, flow, [this, i] { delivered_[i] = queue_.Now(); });
+      model_->Transmit(src, dst, bytes, flow, 0, [this, i] { delivered_[i] = queue_.Now(); });
     });
     return i;
   }
