@@ -2,9 +2,11 @@
 # Issue 13's benchmark: how well does the model predict a real run on a healthy network?
 # On a calibrated testbed (`genie testbed up` + `genie testbed calibrate`), every workload runs
 # for real (`genie launch --testbed -- run --predict`, one rank per host) and is set beside:
-#   - the flow model's prediction (what `--predict` prints: the calibrated description),
+#   - the flow model's prediction (what `--predict` prints: the calibrated description, each
+#     iteration predicted with its ranks' measured start skew; the median of those),
 #   - ASTRA-sim's congestion-aware and -unaware models on the same description
-#     (`genie simulate --network-model aware|unaware --comm-streams concurrent`, as run issues).
+#     (`genie simulate --network-model aware|unaware --comm-streams concurrent`, as run issues;
+#     their ranks all start at 0).
 # The table gives the median measured step over ITER iterations and measured / predicted for each
 # model. Workloads: the shipped STG steps, a ring all-reduce sweep SIZES, then the same on a
 # leaf-spine testbed whose spine links run at SPINE_RATE (contention the model must see), then
@@ -78,7 +80,7 @@ one() {
   local m; m=$(python3 -c "
 import json,statistics,sys
 p=json.load(open(sys.argv[1]))['prediction']
-print(int(statistics.median(i['measured_step_ns'] for i in p['iterations'])), int(p['iterations'][0]['expected_step_ns']))" "$d/run/results.json")
+print(int(statistics.median(i['measured_step_ns'] for i in p['iterations'])), int(statistics.median(i['expected_step_ns'] for i in p['iterations'])))" "$d/run/results.json")
   local measured=${m% *} flow=${m#* } model aware unaware
   for model in aware unaware; do
     "$G" simulate "$w" --network "$T/$UP.network.yml" --network-model "$model" \

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -137,10 +138,12 @@ int Status(const TestbedArgs& a) {
   }
   const auto& s = layout->spec;
   fmt::print("testbed {}: {}, {} NIC(s) per host, {} links, ECMP hash {}\n", s.name,
-             s.TopologyText(), s.nics, layout->links.size(), s.hash == tb::EcmpHash::kL3 ? "l3" : "l4");
+             s.TopologyText(), s.nics, layout->links.size(),
+             s.hash == tb::EcmpHash::kL3 ? "l3" : "l4");
   fmt::print("{:<8} {:<12} {:<6} {:<16}\n", "host", "netns", "nic", "address");
   for (const auto& h : layout->hosts) {
-    for (const auto& n : h.nics) fmt::print("{:<8} {:<12} {:<6} {:<16}\n", h.name, h.netns, n.ifname, n.address);
+    for (const auto& n : h.nics)
+      fmt::print("{:<8} {:<12} {:<6} {:<16}\n", h.name, h.netns, n.ifname, n.address);
   }
   // Live state of each link end: carrier, what its tbf is set to now, counters.
   fmt::print("\n{:<7} {:<4} {:<10} {:<6} {:<10} {:>12} {:>12} {:>9} {:>9}\n", "link", "end",
@@ -186,8 +189,10 @@ int Fault(const TestbedArgs& a) {
   if (a.target == "clear") {
     genie::Status st = injector.ClearAll();
     if (!st.ok()) return Fail("fault", st);
-    fmt::print("testbed {}: every fault cleared (links up, shaping as described, no rules, no "
-               "helpers)\n", a.name);
+    fmt::print(
+        "testbed {}: every fault cleared (links up, shaping as described, no rules, no "
+        "helpers)\n",
+        a.name);
     return 0;
   }
   tb::Fault f;
@@ -247,8 +252,8 @@ int Fault(const TestbedArgs& a) {
     std::this_thread::sleep_until(start + std::chrono::nanoseconds(action.offset));
     st = injector.Do(action);
     if (!st.ok()) return Fail("fault", st);
-    fmt::print("testbed {}: {} {}\n", a.name, action.undo ? "undone:" : "applied:",
-               action.fault.Describe());
+    fmt::print("testbed {}: {} {}\n", a.name,
+               action.undo ? "undone:" : "applied:", action.fault.Describe());
   }
   return 0;
 }
@@ -278,18 +283,28 @@ int Calibrate(const TestbedArgs& a) {
   if (!layout.ok()) return Fail("calibrate", layout.status());
   const std::string json = tb::StateDir() + "/" + a.name + ".calibration-scan.json";
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  const std::string cmd = fmt::format("'{}' launch --testbed '{}' -n {} -- doctor --bytes 16MiB --json '{}' "
-                                      ">/dev/null",
-                                      self, a.name, layout->hosts.size(), json);
+  // The scan's own messages are kept aside: a doctor with findings exits 1 (its launcher says
+  // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
+  const std::string log = json + ".log";
+  const std::string cmd =
+      fmt::format("'{}' launch --testbed '{}' -n {} -- doctor --bytes 16MiB --json '{}' >'{}' 2>&1",
+                  self, a.name, layout->hosts.size(), json, log);
   fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
              layout->hosts.size());
   std::fflush(stdout);
   const int rc = std::system(cmd.c_str());
   std::ifstream in(json);
   const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string scan_log;
+  {
+    std::ifstream log_in(log);
+    scan_log.assign(std::istreambuf_iterator<char>(log_in), std::istreambuf_iterator<char>());
+  }
   std::error_code ec;
   fs::remove(json, ec);
+  fs::remove(log, ec);
   if (doc.is_discarded()) {
+    std::cerr << scan_log;
     return Fail("calibrate", genie::Status::Unavailable(fmt::format(
                                  "the scan wrote no figures (genie doctor exited with {}); run "
                                  "`genie launch --testbed {} -n {} -- doctor` to see why",
@@ -297,6 +312,11 @@ int Calibrate(const TestbedArgs& a) {
   }
   auto cal = tb::CalibrationFromDoctor(*layout, doc, a.accept_findings, a.basis);
   if (!cal.ok()) return Fail("calibrate", cal.status());
+  if (doc.contains("findings") && doc["findings"].is_array()) {
+    for (const auto& f : doc["findings"]) {
+      fmt::print("testbed {}: accepted finding: {}\n", a.name, f.value("text", std::string("?")));
+    }
+  }
   std::string ecmp;
   if (tb::EcmpKnown(*layout)) {
     tb::SystemShell shell;
@@ -338,17 +358,21 @@ int Calibrate(const TestbedArgs& a) {
 
 }  // namespace
 
-GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, list, fault, calibrate") {
+GENIE_COMMAND(testbed,
+              "A multi-host network on this machine: up, down, status, list, fault, calibrate") {
   auto a = std::make_shared<TestbedArgs>();
   app.require_subcommand(1);
-  CLI::App* up = app.add_subcommand("up", "Build a testbed: hosts as network namespaces, shaped links");
+  CLI::App* up =
+      app.add_subcommand("up", "Build a testbed: hosts as network namespaces, shaped links");
   up->add_option("--topology", a->topology, "star:H (H hosts on one switch) or leafspine:LxSxH");
   up->add_option("--rate", a->rate, "Rate of every link, both directions (e.g. 1gbit, 400mbit)");
   up->add_option("--spine-rate", a->spine_rate,
                  "leafspine: rate of every leaf-spine link, both directions (default: --rate)");
-  up->add_option("--queue", a->queue, "tbf queue limit per link end (default: 20 ms of the rate, >= 2 MB)");
+  up->add_option("--queue", a->queue,
+                 "tbf queue limit per link end (default: 20 ms of the rate, >= 2 MB)");
   up->add_option("--mtu", a->mtu, "MTU of every link")->check(genie::cli::IntIn(576, 65000));
-  up->add_option("--nics", a->nics, "NICs per host, NIC k on rail k")->check(genie::cli::IntIn(1, 8));
+  up->add_option("--nics", a->nics, "NICs per host, NIC k on rail k")
+      ->check(genie::cli::IntIn(1, 8));
   up->add_option("--hash", a->hash, "leafspine ECMP hash: l3 (addresses) or l4 (and ports)")
       ->check(CLI::IsMember({"l3", "l4"}));
   up->add_option("--file,-f", a->file, "YAML description (docs/testbed.md); flags override it")
@@ -358,14 +382,16 @@ GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, 
 
   CLI::App* down = app.add_subcommand("down", "Remove a testbed and everything it made");
   down->add_option("name", a->name, "Testbed name (default genie)");
-  CLI::App* status = app.add_subcommand("status", "Hosts, addresses, links, shaping, live counters");
+  CLI::App* status =
+      app.add_subcommand("status", "Hosts, addresses, links, shaping, live counters");
   status->add_option("name", a->name, "Testbed name (default genie)");
   status->add_flag("--json", a->json, "The description and counters as JSON");
   CLI::App* list = app.add_subcommand("list", "The testbeds that are up");
 
   CLI::App* fault = app.add_subcommand(
-      "fault", "Apply a fault to a link now (genie testbed fault NAME h3 --rate 200mbit), or "
-               "`genie testbed fault NAME clear`");
+      "fault",
+      "Apply a fault to a link now (genie testbed fault NAME h3 --rate 200mbit), or "
+      "`genie testbed fault NAME clear`");
   fault->add_option("name", a->name, "Testbed name")->required();
   fault->add_option("link", a->target, "h3, h3:1 (NIC 1), l0-s1, or `clear`")->required();
   fault->add_option("--direction", a->direction, "out (from the link's first end), in, both")
@@ -383,15 +409,17 @@ GENIE_COMMAND(testbed, "A multi-host network on this machine: up, down, status, 
 
   CLI::App* yml = app.add_subcommand("network-yml", "The testbed as an ASTRA-sim network.yml");
   yml->add_option("name", a->name, "Testbed name (default genie)");
-  yml->add_option("--ranks-per-host", a->ranks_per_host, "Ranks on each host (rank i on host i mod H)")
+  yml->add_option("--ranks-per-host", a->ranks_per_host,
+                  "Ranks on each host (rank i on host i mod H)")
       ->check(genie::cli::IntIn(1, 4096));
   yml->add_option("--latency", a->latency,
                   "One-way latency of a link (default 30us; 1ns when calibrated, the measured "
                   "per-message overhead then holds it)");
 
   CLI::App* calibrate = app.add_subcommand(
-      "calibrate", "Measure the testbed's goodput and per-message cost (genie doctor, one rank "
-                   "per host) for the network description the flow model predicts with");
+      "calibrate",
+      "Measure the testbed's goodput and per-message cost (genie doctor, one rank "
+      "per host) for the network description the flow model predicts with");
   calibrate->add_option("name", a->name, "Testbed name (default genie)");
   calibrate->add_flag("--accept-findings", a->accept_findings,
                       "Calibrate even when the scan finds a slow host or loss");

@@ -13,12 +13,18 @@ namespace genie::driver {
 
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
-                                 record::Recorder* recorder, const IterationPolicy& iterations) {
+                                 record::Recorder* recorder, const IterationPolicy& iterations,
+                                 const std::vector<TimeNs>& rank_start_ns) {
   const int n = setup.world_size();
+  if (!rank_start_ns.empty() && static_cast<int>(rank_start_ns.size()) != n) {
+    return Status::InvalidArgument("start times given for " + std::to_string(rank_start_ns.size()) +
+                                   " ranks of " + std::to_string(n));
+  }
   std::vector<std::unique_ptr<workload::RankGraph>> graphs;
   graphs.reserve(n);
   for (int r = 0; r < n; ++r) {
-    GENIE_ASSIGN_OR_RETURN(auto g, workload::RankGraph::Open(setup.files.rank_paths[r], r, setup.read));
+    GENIE_ASSIGN_OR_RETURN(auto g,
+                           workload::RankGraph::Open(setup.files.rank_paths[r], r, setup.read));
     for (const auto& w : g->warnings()) spdlog::warn("rank {}: {}", r, w);
     graphs.push_back(std::move(g));
   }
@@ -53,11 +59,20 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   }
   for (int r = 0; r < n; ++r) {
     IterationDriver& d = *drivers[r];
-    d.OnIteration([&stats, &d](int) { stats.ranks.push_back(d.executor().summary()); });
-    d.Start([&](const Status& st) {
-      ++done;
-      if (!st.ok() && first_error.ok()) first_error = st;
-    });
+    d.OnIteration(
+        [&stats, driver = &d](int) { stats.ranks.push_back(driver->executor().summary()); });
+    auto start = [driver = &d, &done, &first_error] {
+      driver->Start([&done, &first_error](const Status& st) {
+        ++done;
+        if (!st.ok() && first_error.ok()) first_error = st;
+      });
+    };
+    const TimeNs at = rank_start_ns.empty() ? 0 : rank_start_ns[r];
+    if (at > 0) {
+      backend->ForRank(r).After(at, start);
+    } else {
+      start();
+    }
   }
   const uint64_t events = backend->Run();
   if (!backend->status().ok()) {

@@ -31,10 +31,13 @@ struct SimulationStats {
 };
 
 // Runs the workload described by `setup` on `network` with the chosen model. Records every op
-// into `recorder` (may be null).
+// into `recorder` (may be null). `rank_start_ns`, when given (one entry per rank), starts rank r
+// at virtual time rank_start_ns[r] instead of 0: a measured iteration's start skew, so that a
+// prediction starts each rank when the real one did.
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder,
-                                 const IterationPolicy& iterations = SimulatedIterations());
+                                 const IterationPolicy& iterations = SimulatedIterations(),
+                                 const std::vector<TimeNs>& rank_start_ns = {});
 
 }  // namespace genie::driver

@@ -70,9 +70,10 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
     IterationComparison ic;
     ic.iteration = s.iteration;
     ic.measured_ns = s.step_ns();
-    ic.expected_ns = expected.step_ns;
-    ic.ratio = expected.step_ns > 0
-                   ? static_cast<double>(ic.measured_ns) / static_cast<double>(expected.step_ns)
+    auto own = expected.step_ns_of_iteration.find(s.iteration);
+    ic.expected_ns = own != expected.step_ns_of_iteration.end() ? own->second : expected.step_ns;
+    ic.ratio = ic.expected_ns > 0
+                   ? static_cast<double>(ic.measured_ns) / static_cast<double>(ic.expected_ns)
                    : 0.0;
     ic.slow = ic.ratio > 1.0 + threshold;
     for (const TypeRow& row : CollectiveTypeTable(ops_of[s.iteration])) {

@@ -5,6 +5,7 @@
 // threshold is flagged "SLOW". Pure (no I/O but the printer's stream); any thread.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -27,6 +28,9 @@ struct Expectation {
   std::string source;  // "flow model (network.yml)" or "baseline OLD/results.json"
   TimeNs step_ns = 0;
   std::vector<TypeRow> types;  // busbw per type; a type missing here is not compared
+  // The step of one measured iteration, where it was predicted on its own (the model starting
+  // each rank when the measured one started); other iterations expect step_ns.
+  std::map<int, TimeNs> step_ns_of_iteration;
 };
 
 // The flow model's (or any simulation's) one iteration: its step and its ops' busbw.

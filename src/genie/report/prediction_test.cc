@@ -58,6 +58,26 @@ TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
   EXPECT_NE(out.str().find("1 of 2 iterations"), std::string::npos);
 }
 
+// An iteration predicted on its own (its ranks' measured start skew given to the model) is
+// judged against that prediction; the others against the common one.
+TEST(PredictionTest, AnIterationPredictedOnItsOwnIsJudgedByIt) {
+  Expectation expected =
+      ExpectationFromSimulation("model", 1'000'000, {AllReduce(0, 0, 0, 1'000'000)});
+  expected.step_ns_of_iteration[1] = 1'600'000;  // its last rank started 0.6 ms late
+  std::vector<RankSummary> ranks = {
+      {0, 0, 0, 1'500'000, 0, 0, 0},          // 1.5x the common step: slow
+      {0, 1, 2'000'000, 3'500'000, 0, 0, 0},  // 1.5 ms against its own 1.6 ms: healthy
+  };
+  Comparison c = Compare({}, ranks, expected, 0.25);
+  ASSERT_EQ(c.iterations.size(), 2u);
+  EXPECT_EQ(c.iterations[0].expected_ns, 1'000'000);
+  EXPECT_TRUE(c.iterations[0].slow);
+  EXPECT_EQ(c.iterations[1].expected_ns, 1'600'000);
+  EXPECT_NEAR(c.iterations[1].ratio, 1.5 / 1.6, 1e-9);
+  EXPECT_FALSE(c.iterations[1].slow);
+  EXPECT_EQ(c.flagged, 1);
+}
+
 TEST(PredictionTest, BaselineIsTheMedianOfAnEarlierRunsMeasuredSteps) {
   nlohmann::json old = {{"iterations",
                          {{{"iteration", -1}, {"step_time_ns", 9000}},
