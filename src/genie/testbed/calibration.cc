@@ -50,6 +50,24 @@ double IntraLeafMedianGbps(const Layout& layout, const nlohmann::json& doctor) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The ring steps of a scan per size, (bytes, ns), sizes increasing: entries that are not
+// positive numbers or not larger than the one before are left out. Empty without sizes.
+std::vector<std::pair<double, double>> RingStepTimes(const nlohmann::json& steps) {
+  std::vector<std::pair<double, double>> out;
+  if (!steps.is_object()) return out;
+  const nlohmann::json bytes = steps.value("message_bytes", nlohmann::json());
+  const nlohmann::json ns = steps.value("step_ns", nlohmann::json());
+  if (!bytes.is_array() || !ns.is_array() || bytes.size() != ns.size()) return out;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (!bytes[i].is_number() || !ns[i].is_number()) continue;
+    const double b = bytes[i].get<double>(), t = ns[i].get<double>();
+    if (!(b >= 1 && t > 0)) continue;
+    if (!out.empty() && !(b > out.back().first)) continue;
+    out.emplace_back(b, t);
+  }
+  return out;
+}
+
 // The rate a link sustains once its burst is spent: least squares of step time on bytes over
 // the ring steps of at least 1/8 of the largest size (the bandwidth-dominated ones), in GB/s
 // (bytes per ns); 0 when fewer than two such sizes were measured. The doctor's own fit spans
@@ -58,19 +76,12 @@ double IntraLeafMedianGbps(const Layout& layout, const nlohmann::json& doctor) {
 // (on the testbed, 1.01 x 1 Gbit/s against 0.94 x). A link shared by several flows (chunks in
 // flight, concurrent collectives) is held at this rate; one message alone still costs the
 // measured time of its size (message_times).
-double BulkGbps(const nlohmann::json& steps) {
-  const nlohmann::json bytes = steps.value("message_bytes", nlohmann::json());
-  const nlohmann::json ns = steps.value("step_ns", nlohmann::json());
-  if (!bytes.is_array() || !ns.is_array() || bytes.size() != ns.size()) return 0;
-  double largest = 0;
-  for (const auto& b : bytes) {
-    if (b.is_number()) largest = std::max(largest, b.get<double>());
-  }
+double BulkGbps(const std::vector<std::pair<double, double>>& steps) {
+  if (steps.empty()) return 0;
+  const double largest = steps.back().first;
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (!bytes[i].is_number() || !ns[i].is_number()) continue;
-    const double x = bytes[i].get<double>(), y = ns[i].get<double>();
-    if (!(x >= largest / 8 && x > 0 && y > 0)) continue;
+  for (const auto& [x, y] : steps) {
+    if (!(x >= largest / 8)) continue;
     n += 1;
     sx += x;
     sy += y;
@@ -88,22 +99,17 @@ double BulkGbps(const nlohmann::json& steps) {
 MeasuredCosts Calibration::Costs() const {
   if (basis == kBasisAllHosts && all_hosts_goodput > 0) {
     MeasuredCosts c{all_hosts_goodput, all_hosts_overhead_ns};
-    // The ring steps per size: what a message of each size took with every host sending.
-    if (ring_steps.is_object() && ring_steps.contains("message_bytes") &&
-        ring_steps.contains("step_ns") && ring_steps["message_bytes"].is_array() &&
-        ring_steps["step_ns"].is_array() &&
-        ring_steps["message_bytes"].size() == ring_steps["step_ns"].size()) {
-      const nlohmann::json &bytes = ring_steps["message_bytes"], &ns = ring_steps["step_ns"];
-      for (size_t i = 0; i < bytes.size(); ++i) {
-        if (!bytes[i].is_number() || !ns[i].is_number()) continue;
-        const double b = bytes[i].get<double>(), t = ns[i].get<double>();
-        if (!(b >= 1 && t > 0)) continue;
-        if (!c.message_times.empty() && !(b > c.message_times.back().first)) continue;
-        c.message_times.emplace_back(b, t);
-      }
-      // One size says nothing a rate and an overhead do not.
-      if (c.message_times.size() < 2) c.message_times.clear();
+    // The ring steps per size: what a message of each size took with every host sending. On
+    // busy cores noise only ever adds time, and a message never takes less time than a smaller
+    // one: a size measured slower than a larger one (a step that waited on the scheduler) is
+    // given the larger one's time, the lower envelope.
+    c.message_times = RingStepTimes(ring_steps);
+    for (size_t i = c.message_times.size(); i-- > 1;) {
+      c.message_times[i - 1].second =
+          std::min(c.message_times[i - 1].second, c.message_times[i].second);
     }
+    // One size says nothing a rate and an overhead do not.
+    if (c.message_times.size() < 2) c.message_times.clear();
     return c;
   }
   return {goodput, message_overhead_ns};
@@ -136,16 +142,19 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
   if (rate == 0) return Status::InvalidArgument("testbed " + layout.name() + " has no host links");
   if (!doctor.is_object() || !doctor.contains("reference_gbps") ||
       !doctor.contains("reference_rtt_us") || !doctor.contains("findings")) {
-    return Status::InvalidArgument("the doctor's scan has no reference_gbps, reference_rtt_us or "
-                                   "findings: was it written by another genie version?");
+    return Status::InvalidArgument(
+        "the doctor's scan has no reference_gbps, reference_rtt_us or "
+        "findings: was it written by another genie version?");
   }
   if (!accept_findings && !doctor["findings"].empty()) {
     std::string found;
     for (const auto& f : doctor["findings"]) found += "\n  " + f.value("text", std::string("?"));
-    return Status::InvalidArgument(
-        "testbed " + layout.name() + " is not healthy, calibrating on it would teach the model "
-        "the fault:" + found + "\nclear its faults (genie testbed fault " + layout.name() +
-        " clear) and calibrate again, or pass --accept-findings");
+    return Status::InvalidArgument("testbed " + layout.name() +
+                                   " is not healthy, calibrating on it would teach the model "
+                                   "the fault:" +
+                                   found + "\nclear its faults (genie testbed fault " +
+                                   layout.name() +
+                                   " clear) and calibrate again, or pass --accept-findings");
   }
   Calibration c;
   c.median_gbps = doctor["reference_gbps"].get<double>();
@@ -162,7 +171,7 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
       steps["gbps"].is_number() && steps["alpha_ns"].is_number() &&
       steps["gbps"].get<double>() > 0) {
     // The bulk steps' rate when the scan has them per size, else the doctor's fit.
-    const double bulk = BulkGbps(steps);
+    const double bulk = BulkGbps(RingStepTimes(steps));
     c.all_hosts_gbps = bulk > 0 ? bulk : steps["gbps"].get<double>();
     c.all_hosts_goodput = c.all_hosts_gbps * 1e9 / (static_cast<double>(rate) / 8);
     c.all_hosts_overhead_ns = std::max(0.0, steps["alpha_ns"].get<double>());

@@ -15,11 +15,13 @@
 // and with every host sending at once a step costs more; the doctor's `ring_steps` (every host
 // at once, ring neighbour to ring neighbour, 10 message sizes 8 KiB - 4 MiB, fit step time =
 // alpha + bytes / rate) give the all-hosts figures:
-//  * all_hosts.goodput = the fitted rate / the host links' rate;
+//  * all_hosts.goodput = the bulk steps' rate (sizes of at least 1/8 of the largest: the rate
+//    of a link kept busy) / the host links' rate;
 //  * all_hosts.message_overhead_ns = alpha, the fixed cost of a step with every host busy;
 //  * the step time of each size (ring_steps), which the description carries as the flow
 //    model's message_times (a shaper's burst and the shared CPUs make the step time of a size
-//    bend away from any one line; the table is what was measured, per size).
+//    bend away from any one line; the table is what was measured, per size, but for its lower
+//    envelope: no size costs more than a larger one did).
 // Both sets are recorded; `basis` says which one the network description carries: all-hosts
 // (the default, the only one right for namespaces sharing a machine's CPUs) or one-pair (`genie
 // testbed calibrate --basis one-pair`; a cluster with a CPU per host, where the two agree).
@@ -48,13 +50,13 @@ struct Calibration {
   // Every host at once (ring steps); 0 when the scan had none (an older genie).
   double all_hosts_goodput = 0;
   double all_hosts_overhead_ns = 0;
-  double all_hosts_gbps = 0;          // the fitted rate
+  double all_hosts_gbps = 0;          // the bulk steps' rate (else the doctor's fit)
   nlohmann::json ring_steps;          // the doctor's figures the fit came from
   std::string basis = kBasisOnePair;  // which set Costs() gives
   // A leaf-spine with a known hash: [[src host, dst host, spine], ...] as its leaves answered
   // when calibrated (a record; network-yml asks them again, ecmp.h). Null: none.
   nlohmann::json ecmp_routes;
-  std::string measured;            // when (ISO 8601 UTC)
+  std::string measured;  // when (ISO 8601 UTC)
   // The figures the network description carries (basis).
   MeasuredCosts Costs() const;
   nlohmann::json ToJson() const;

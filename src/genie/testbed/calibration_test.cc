@@ -120,8 +120,11 @@ TEST(Calibration, AllHostsRateIsTheBulkStepsRate) {
     bytes.push_back(b);
     ns.push_back(b >= 262144 ? 100'000 + b / 0.045 : 50'000 + b / 0.060);
   }
-  scan["ring_steps"] = {{"alpha_ns", 40'000.0}, {"gbps", 0.052}, {"ring", 4},
-                        {"message_bytes", bytes}, {"step_ns", ns}};
+  scan["ring_steps"] = {{"alpha_ns", 40'000.0},
+                        {"gbps", 0.052},
+                        {"ring", 4},
+                        {"message_bytes", bytes},
+                        {"step_ns", ns}};
   auto c = CalibrationFromDoctor(Star4("tb"), scan);
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_NEAR(c->all_hosts_gbps, 0.045, 1e-9);
@@ -135,9 +138,9 @@ TEST(Calibration, AllHostsRateIsTheBulkStepsRate) {
 }
 
 TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("genie-calib-" + std::to_string(getpid())))
-                              .string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("genie-calib-" + std::to_string(getpid())))
+          .string();
   std::filesystem::create_directories(dir);
   setenv("GENIE_TESTBED_DIR", dir.c_str(), 1);
   const Layout layout = Star4("cal");
@@ -201,6 +204,13 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
             (std::vector<std::pair<double, double>>{{8192, 180'000}, {65536, 1'200'000}}));
   EXPECT_TRUE(
       CalibrationFromDoctor(layout, scan, false, kBasisOnePair)->Costs().message_times.empty());
+  // A size measured slower than a larger one (a step that waited on busy cores) takes the
+  // larger one's time: a message never takes less time than a smaller one.
+  scan["ring_steps"]["message_bytes"] = {8192.0, 16384.0, 32768.0};
+  scan["ring_steps"]["step_ns"] = {338'000.0, 276'000.0, 400'000.0};
+  EXPECT_EQ(CalibrationFromDoctor(layout, scan)->Costs().message_times,
+            (std::vector<std::pair<double, double>>{
+                {8192, 276'000}, {16384, 276'000}, {32768, 400'000}}));
 
   std::ofstream(CalibrationPath("cal")) << "{\"goodput\": \"fast\"}";
   auto bad = LoadCalibration("cal");
