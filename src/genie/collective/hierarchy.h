@@ -20,9 +20,9 @@ namespace genie::collective::internal {
 // the involved dimensions (ids kept in dim_ids), one algorithm per dimension.
 struct Effective {
   CollectiveSpec spec;
-  int index = 0;               // this rank's index in spec.group
-  std::vector<int> dim_ids;    // original dimension number of each spec.options.dims entry
-  bool flat = true;            // one dimension (or a flattened oneX algorithm)
+  int index = 0;             // this rank's index in spec.group
+  std::vector<int> dim_ids;  // original dimension number of each spec.options.dims entry
+  bool flat = true;          // one dimension (or a flattened oneX algorithm)
   std::shared_ptr<const trace::CustomAlgorithm> custom;  // spec.options.custom when it runs
 };
 Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index);
@@ -36,8 +36,21 @@ bool Hierarchical(const Effective& e);
 // number of dims; an all-to-all's phases start with the local copies that re-arrange it).
 std::vector<PhaseSpec> HierarchicalPhases(const Effective& e, int chunk);
 
+// Mixed-radix helpers shared by the planners of the two files: group index g's digit in each
+// dimension (dim 0 fastest varying), and the stride of dimension d (n0 x ... x n{d-1}).
+std::vector<int> Digits(int g, const std::vector<int>& dims);
+int Stride(const std::vector<int>& dims, size_t d);
+// A phase of collective `op` on dimension d among e's rank and its members there, with that
+// dimension's algorithm; blocks and region are left for the caller.
+PhaseSpec DimPhase(const Effective& e, size_t d, CollectiveType op);
+
+// All-to-all on several dimensions (hierarchy_all_to_all.cc): the dimensions it runs a phase
+// on (those of more than one member), and one chunk's phases.
+std::vector<size_t> AllToAllPhaseDims(const std::vector<int>& dims);
+std::vector<PhaseSpec> AllToAllPhases(const Effective& e, int chunk);
+
 // The working buffer of e's rank: BufferBytes, but for an all-to-all on several dimensions
-// the input followed, per chunk, by its staging areas and output (hierarchy.cc).
+// the input followed, per chunk, by its staging areas and output (hierarchy_all_to_all.cc).
 Bytes EffectiveBufferBytes(const Effective& e);
 
 // All-to-all on several dimensions: where source `source` (group index)'s block for e's rank

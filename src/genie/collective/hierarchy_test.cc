@@ -97,29 +97,30 @@ TEST(Hierarchy, TreesOnTheTopDimensionAndFlatCollectives) {
       ExpectChecks(Spec(CollectiveType::kAllReduce, dims, algs, o, 4099));
     }
     // Collectives that run flat over the whole group keep working on a topology.
-    for (CollectiveType t : {CollectiveType::kAllToAll, CollectiveType::kBroadcast,
-                             CollectiveType::kReduce, CollectiveType::kGather,
-                             CollectiveType::kScatter, CollectiveType::kBarrier}) {
+    for (CollectiveType t :
+         {CollectiveType::kAllToAll, CollectiveType::kBroadcast, CollectiveType::kReduce,
+          CollectiveType::kGather, CollectiveType::kScatter, CollectiveType::kBarrier}) {
       ExpectChecks(Spec(t, dims, {Algorithm::kDirect}, Optimization::kBaseline, 1003));
     }
   }
 }
 
 TEST(Hierarchy, InvolvedDimensionSubsets) {
-  const std::vector<std::vector<bool>> subsets = {
-      {true, false, true}, {false, true, false}, {false, false, true}, {true, true, false},
-      {false, false, false}};
+  const std::vector<std::vector<bool>> subsets = {{true, false, true},
+                                                  {false, true, false},
+                                                  {false, false, true},
+                                                  {true, true, false},
+                                                  {false, false, false}};
   for (const auto& inv : subsets) {
-    for (CollectiveType t : {CollectiveType::kAllReduce, CollectiveType::kReduceScatter,
-                             CollectiveType::kAllGather, CollectiveType::kAllToAll,
-                             CollectiveType::kBroadcast}) {
+    for (CollectiveType t :
+         {CollectiveType::kAllReduce, CollectiveType::kReduceScatter, CollectiveType::kAllGather,
+          CollectiveType::kAllToAll, CollectiveType::kBroadcast}) {
       for (Optimization o : {Optimization::kBaseline, Optimization::kLocalBwAware}) {
         // All-to-all runs on every involved dimension with its algorithm, which must
         // implement it (halving-doubling does not).
-        const Algorithm mid = t == CollectiveType::kAllToAll ? Algorithm::kDirect
-                                                             : Algorithm::kHalvingDoubling;
-        CollectiveSpec s = Spec(t, {4, 4, 2}, {Algorithm::kRing, mid, Algorithm::kDirect}, o,
-                                1003);
+        const Algorithm mid =
+            t == CollectiveType::kAllToAll ? Algorithm::kDirect : Algorithm::kHalvingDoubling;
+        CollectiveSpec s = Spec(t, {4, 4, 2}, {Algorithm::kRing, mid, Algorithm::kDirect}, o, 1003);
         s.root = 5;
         s.options.involved_dim = inv;
         ExpectChecks(s);
@@ -130,8 +131,8 @@ TEST(Hierarchy, InvolvedDimensionSubsets) {
 
 TEST(Hierarchy, InvolvedDimensionsKeepTrafficInsideTheSubgroup) {
   // 4x2, only dimension 1: ranks talk to the one peer that differs in digit 1.
-  CollectiveSpec s = Spec(CollectiveType::kAllReduce, {4, 2}, {Algorithm::kRing},
-                          Optimization::kBaseline, 800);
+  CollectiveSpec s =
+      Spec(CollectiveType::kAllReduce, {4, 2}, {Algorithm::kRing}, Optimization::kBaseline, 800);
   s.options.chunks = 1;
   s.options.involved_dim = {false, true};
   auto all = PlanAll(s);
@@ -151,10 +152,9 @@ TEST(Hierarchy, InvolvedDimensionsKeepTrafficInsideTheSubgroup) {
 }
 
 TEST(Hierarchy, FlattenedVariantsIgnoreTheShape) {
-  for (Algorithm a : {Algorithm::kOneRing, Algorithm::kOneDirect,
-                      Algorithm::kOneHalvingDoubling}) {
-    CollectiveSpec s = Spec(CollectiveType::kAllReduce, {8, 4}, {a}, Optimization::kBaseline,
-                            32 * 100);
+  for (Algorithm a : {Algorithm::kOneRing, Algorithm::kOneDirect, Algorithm::kOneHalvingDoubling}) {
+    CollectiveSpec s =
+        Spec(CollectiveType::kAllReduce, {8, 4}, {a}, Optimization::kBaseline, 32 * 100);
     ExpectChecks(s);
     auto all = PlanAll(s);
     ASSERT_TRUE(all.ok());
@@ -173,18 +173,18 @@ TEST(Hierarchy, PhaseStructureAndBytesFollowAstraSim) {
   //  baseline: AR dim0 (2*7/8 S) + AR dim1 (2*3/4 S).
   const Bytes size = 32 * 1024;
   for (Optimization o : {Optimization::kLocalBwAware, Optimization::kBaseline}) {
-    CollectiveSpec s = Spec(CollectiveType::kAllReduce, {8, 4},
-                            {Algorithm::kRing, Algorithm::kRing}, o, size);
+    CollectiveSpec s =
+        Spec(CollectiveType::kAllReduce, {8, 4}, {Algorithm::kRing, Algorithm::kRing}, o, size);
     s.options.chunks = 1;
     auto one = Plan(s, 5);
     ASSERT_TRUE(one.ok());
     std::vector<std::pair<int, CollectiveType>> phases;
     for (const Phase& p : one->phases) phases.push_back({p.dim, p.op});
     if (o == Optimization::kLocalBwAware) {
-      EXPECT_EQ(phases, (std::vector<std::pair<int, CollectiveType>>{
-                            {0, CollectiveType::kReduceScatter},
-                            {1, CollectiveType::kAllReduce},
-                            {0, CollectiveType::kAllGather}}));
+      EXPECT_EQ(phases,
+                (std::vector<std::pair<int, CollectiveType>>{{0, CollectiveType::kReduceScatter},
+                                                             {1, CollectiveType::kAllReduce},
+                                                             {0, CollectiveType::kAllGather}}));
       EXPECT_EQ(BytesSent(*one), size * 7 / 8 + 2 * 3 * size / 32 + size * 7 / 8);
     } else {
       EXPECT_EQ(phases, (std::vector<std::pair<int, CollectiveType>>{
@@ -195,8 +195,8 @@ TEST(Hierarchy, PhaseStructureAndBytesFollowAstraSim) {
 }
 
 TEST(Hierarchy, ShapeErrorsNameTheMismatch) {
-  CollectiveSpec s = Spec(CollectiveType::kAllReduce, {4, 2}, {Algorithm::kRing},
-                          Optimization::kBaseline, 100);
+  CollectiveSpec s =
+      Spec(CollectiveType::kAllReduce, {4, 2}, {Algorithm::kRing}, Optimization::kBaseline, 100);
   s.options.dims = {4, 3};
   auto r = Plan(s, 0);
   ASSERT_FALSE(r.ok());
