@@ -24,6 +24,8 @@ class SlotPool {
   }
   // The value in `slot`, which stays taken.
   T& At(uint32_t slot) { return items_[slot]; }
+  // Frees `slot` (its value stays until the next Put reuses it).
+  void Free(uint32_t slot) { free_.push_back(slot); }
   // The value in `slot`, which is free again.
   T Take(uint32_t slot) {
     free_.push_back(slot);

@@ -25,6 +25,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
       world_(backend.world_size()),
       buffer_(buffer),
       costs_(costs),
+      modelled_(backend.modelled()),
       active_chunks_(active_chunks),
       policy_(policy),
       done_(std::move(done)) {
@@ -84,7 +85,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
     repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
   }
   const bool crosses = num_chunks_ > 0 && chunks_[0].dims.size() > 1;
-  if (!same_order || ((repeats || crosses) && !backend_.modelled())) {
+  if (!same_order || ((repeats || crosses) && !modelled_)) {
     const uint32_t n = num_chunks_;
     const bool lifo = policy_ == SchedulingPolicy::kLifo;
     std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
@@ -135,6 +136,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t
       world_(backend.world_size()),
       buffer_(nullptr),
       costs_(costs),
+      modelled_(backend.modelled()),
       active_chunks_(active_chunks),
       policy_(policy),
       done_(std::move(done)),
@@ -422,7 +424,7 @@ void CollectiveRunner::OnReceived(uint32_t chunk, uint32_t s) {
 }
 
 void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s, TimeNs reduced) {
-  TimeNs delay = backend_.modelled() ? costs_.endpoint_delay_ns : 0;
+  TimeNs delay = modelled_ ? costs_.endpoint_delay_ns : 0;
   const auto& step = chunks_[chunk].p->steps[s];
   const bool detach = step.charge == collective::ReduceCharge::kBeforeSendDetached;
   const TimeNs reduce = step.charge == collective::ReduceCharge::kBeforeSend || detach
@@ -430,7 +432,7 @@ void CollectiveRunner::SendFor(uint32_t chunk, uint32_t s, TimeNs reduced) {
                             : 0;
   delay = SaturatingAdd(delay, reduce);
   // Detached only without payloads: the receiver reads the sender's buffer on delivery.
-  const bool detached = detach && backend_.modelled() && buffer_ == nullptr;
+  const bool detached = detach && modelled_ && buffer_ == nullptr;
   if (!detached && (reduced > 0 || delay > 0)) {
     // The backend holds the message through both delays, in the events (and their order) that
     // kReduced and kPost would be, without visiting this runner (issue 16, part 5).
@@ -492,7 +494,7 @@ void CollectiveRunner::CompleteStep(uint32_t chunk, uint32_t s) {
 }
 
 void CollectiveRunner::CompletePhase(uint32_t chunk, uint32_t p) {
-  if (backend_.modelled() && costs_.endpoint_delay_ns > 0)
+  if (modelled_ && costs_.endpoint_delay_ns > 0)
     backend_.AfterEvent(costs_.endpoint_delay_ns, this, Encode(Ev::kPhaseDone, chunk, p));
   else
     FinishPhase(chunk, p);
@@ -514,7 +516,7 @@ void CollectiveRunner::FinishPhase(uint32_t chunk, uint32_t p) {
 TimeNs CollectiveRunner::ReductionCost(Bytes bytes) {
   if (bytes == reduction_bytes_) return reduction_cost_;  // a chunk's steps share their size
   reduction_bytes_ = bytes;
-  if (!backend_.modelled() || costs_.local_mem_bw <= 0) return reduction_cost_ = 0;
+  if (!modelled_ || costs_.local_mem_bw <= 0) return reduction_cost_ = 0;
   // ASTRA-sim: three memory passes (read, read, write), each truncated to whole ns.
   // Saturates for sizes past int64 ns; the simulator then refuses the event.
   return reduction_cost_ = SaturatingMul(

@@ -145,8 +145,14 @@ class alignas(64) CollectiveRunner final : private EventHandler {
   // Sets up c's execution state for its compact plan `plan`.
   void Adopt(Chunk& c, SharedChunk plan);
   void Release(Chunk& c);
+  // (rank + delta) mod world: a delta is below the world size (Compact), so one subtraction
+  // does it, without a 64-bit division per message.
   int PeerOf(uint32_t delta) const {
-    return static_cast<int>((static_cast<uint64_t>(rank_) + delta) % static_cast<uint64_t>(world_));
+    uint64_t peer = static_cast<uint64_t>(rank_) + delta;
+    const auto world = static_cast<uint64_t>(world_);
+    if (peer >= world) peer -= world;
+    if (peer >= world) peer %= world;
+    return static_cast<int>(peer);
   }
   // Its own completions and timers come back as events: arg = kind << 60 | chunk << 32 | step
   // (or phase), no closure per step.
@@ -195,6 +201,7 @@ class alignas(64) CollectiveRunner final : private EventHandler {
   uint32_t num_chunks_ = 0;
 
   LocalCosts costs_;
+  bool modelled_;  // backend_.modelled(), asked once (a virtual call per message otherwise)
   Bytes reduction_bytes_ = 0;  // ReductionCost's last size and cost (0 costs 0)
   TimeNs reduction_cost_ = 0;
   int active_chunks_;

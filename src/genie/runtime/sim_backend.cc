@@ -33,6 +33,10 @@ class SimBackend::RankView final : public Backend {
     sim_->queue_.After(delay, std::move(fn));
   }
   void AfterEvent(TimeNs delay, EventHandler* handler, uint64_t arg) override {
+    if (__builtin_expect(delay >= 0 && sim_->queue_.Fits(delay), 1)) {
+      sim_->queue_.After(delay, handler, arg);
+      return;
+    }
     GENIE_CHECK(delay >= 0) << "rank " << rank_ << ": After() with negative delay " << delay;
     if (!sim_->queue_.Fits(delay)) {
       After(delay, [handler, arg] { handler->OnEvent(arg); });  // reports the overflow
@@ -228,7 +232,7 @@ void SimBackend::Retire(const Key& key, uint32_t index, Channel& ch) {
   // A channel that lived for one message (nearly all: tags are unique per step): closing it
   // resets its one slot too, so skip the loop's reset of it.
   if (ch.head == 0 && ch.slots.size() == 1 && ch.slots[0].done) {
-    release(ch.slots[0].held);
+    if (ch.slots[0].held != kNoPayload) release(ch.slots[0].held);
     channels_.Erase(key, index);
     return;
   }
@@ -312,8 +316,10 @@ void SimBackend::Relay::OnEvent(uint64_t token) {
     sim_->ranks_[p.rank].AfterEvent(then, this, token);
     return;
   }
-  const Pending sent = sim_->pending_.Take(static_cast<uint32_t>(token));
-  sim_->Send(sent.rank, sent.msg, sent.done);
+  // Sent from its slot, which Send leaves alone (it queues events, never a relay), then freed:
+  // no copy of the 88-byte record.
+  sim_->Send(p.rank, p.msg, p.done);
+  sim_->pending_.Free(static_cast<uint32_t>(token));
 }
 
 void SimBackend::Delivery::OnEvent(uint64_t token) {

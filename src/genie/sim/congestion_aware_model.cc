@@ -66,7 +66,7 @@ void CongestionAwareModel::Start(int f) {
   int id = flight.route[flight.hop];
   Link& link = links_[id];
   GENIE_CHECK(!link.busy) << "link " << id << " started while busy";
-  int dim = topology_->link(id).dim;
+  const int dim = topology_->link_dim(id);
   const double serialization = static_cast<double>(flight.bytes) / topology_->bytes_per_ns(dim);
   const Wire::Times t = link.wire.Serialize(queue_->Now(), topology_->latency_ns(dim),
                                             serialization, /*carry_fraction=*/cut_messages_);

@@ -63,6 +63,15 @@ void EventQueue::PushLater(TimeNs when, Event ev) {
   buckets_[last_bucket_].events.push_back(ev);
 }
 
+void EventQueue::AfterChecked(TimeNs delay, Handler* handler, uint64_t arg) {
+  GENIE_CHECK(delay >= 0) << "event scheduled with a negative delay " << delay;
+  if (!Fits(delay)) {
+    FailOverflow(delay);
+    return;
+  }
+  At(now_ + delay, handler, arg);
+}
+
 void EventQueue::After(TimeNs delay, Fn fn) {
   GENIE_CHECK(delay >= 0) << "event scheduled with a negative delay " << delay;
   if (!Fits(delay)) {

@@ -68,6 +68,13 @@ class Topology {
   int num_links() const { return num_links_; }
   int num_devices() const { return num_devices_; }
   LinkInfo link(int id) const;
+  // link(id).dim without the devices (their divisions): the aware model asks at every hop.
+  int link_dim(int id) const {
+    if (IsSpineLink(id)) return 1;
+    int dim = dims() - 1;
+    while (dims_[dim].link_offset > id) --dim;
+    return dim;
+  }
   std::string DeviceName(int device) const;  // "npu 3" or "switch 2 (dim 0)"
   std::string LinkName(int id) const;        // "dim 0: npu 3 -> switch 8 (dim 0)"
   // Replaces `links` with the links a message from src to dst crosses in order, routing

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #include "genie/common/checked_math.h"
 #include "genie/common/units.h"
@@ -51,7 +52,13 @@ class Wire {
     t.free_delay = SaturatingAdd(wait, SaturatingTimeNs(end));
     t.arrival_delay = SaturatingAdd(wait, SaturatingTimeNs(arrive));
     t.free_ns = SaturatingAdd(now, t.free_delay);
-    t.free_frac = std::isfinite(end) ? end - std::floor(end) : 0;
+    // floor(end) is its truncation for 0 <= end < 2^63 (end >= 0 here), which the conversion
+    // gives at once where std::floor is a libm call without SSE4.1: the same bits either way.
+    if (end >= 0 && end < 0x1p63) {
+      t.free_frac = end - static_cast<double>(static_cast<int64_t>(end));
+    } else {
+      t.free_frac = std::isfinite(end) ? end - std::floor(end) : 0;
+    }
     return t;
   }
   // Puts the message Serialize priced on the wire.
