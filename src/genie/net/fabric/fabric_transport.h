@@ -75,6 +75,7 @@
 // Threading: loop thread only. The EventLoop must outlive the transport.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -145,6 +146,8 @@ class FabricTransport final : public Transport {
     uint64_t credits = 0;         // credit slots offered (kCredit)
     uint64_t sent_on_credit = 0;  // payloads sent at once into a credit
     uint64_t offers_dropped = 0;  // offers crossed by a message sent into a credit
+    uint64_t held = 0;            // headers held for an offer (the receiver posts in time)
+    uint64_t held_sent_on_offer = 0;  // ... sent with their payload into the offer that came
   };
   const DriveStats& drive_stats() const { return stats_; }
 
@@ -173,6 +176,9 @@ class FabricTransport final : public Transport {
   void FreeCtx(Ctx* c);
   Ctx* NewSlotCtx();  // a control send slot (header + inline payload)
   void SendCtrl(int peer, Ctx* slot, Bytes payload_bytes);
+  // Headers held for an offer (see held_): sends the first `count` of `peer`'s alone, in order.
+  void FlushHeld(int peer, size_t count = SIZE_MAX);
+  void FlushExpiredHolds(TimeNs now);
   void SendSimpleCtrl(int peer, int type, const void* text, Bytes text_bytes);
   // Calls `post` now, or queues it when the provider is busy (-FI_EAGAIN) or others wait.
   template <typename F>
@@ -353,6 +359,20 @@ class FabricTransport final : public Transport {
   // are used while this is not positive.
   std::vector<int> crossings_;
   std::vector<std::deque<std::pair<MatchKey, uint64_t>>> credit_sent_;
+  // Sender, by receiver: headers of messages with no offer yet, held back while that
+  // receiver's offers keep crossing its messages (crossings_ > 0: it posts its receives in
+  // time, and the offer is on its way), so that header and payload leave together when the
+  // offer comes — one arrival for the receiver to handle instead of two. Held in send order;
+  // any other control message to the peer, and kHoldNs without an offer, send them alone
+  // first (order per peer is kept).
+  struct Held {
+    Ctx* slot;
+    uint64_t seq;
+    TimeNs since;
+  };
+  std::vector<std::deque<Held>> held_;
+  size_t held_count_ = 0;
+  bool flushing_held_ = false;
   struct Region {
     unsigned char* base;
     Bytes bytes;
