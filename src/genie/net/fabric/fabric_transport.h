@@ -22,6 +22,12 @@
 //    (kCtsAhead, keyed by channel and tag); the sender, finding an offer for its message's key,
 //    sends the header and the payload back to back — one way, no round trip. Offers and
 //    messages pair up in order per (peer, channel, tag) on both sides, as the matcher does.
+//  * the offer is on its way (the header would cross it: the receiver's offers keep crossing
+//    this sender's messages, crossings_ > 0): the sender holds the header (held_) until the
+//    offer comes, then sends header and payload back to back as above — one arrival for the
+//    receiver instead of a header now and its payload a round trip later. At most 5 ms
+//    (GENIE_FABRIC_HOLD_US), and any other control message to that peer sends held headers
+//    first (per-peer order is kept); past that the header goes alone, as below.
 //  * the message came first: the header waits in the matcher; the receiver answers it with a
 //    clear-to-send (kCts, keyed by the message's sequence number) when its receive is posted
 //    — or, if none is posted once the loop ran its queued work, into a pooled buffer (filler:
