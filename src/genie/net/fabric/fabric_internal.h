@@ -58,9 +58,6 @@ constexpr uint64_t kUnexpectedCap = uint64_t{64} << 20;
 constexpr uint64_t kCreditCap = uint64_t{32} << 20;
 // Sender: bound of FabricTransport::crossings_ either way (how fast it turns).
 constexpr int kMaxCrossings = 8;
-// Sender: how long a header waits for the receiver's offer (FabricTransport::held_) before it
-// is sent alone. GENIE_FABRIC_HOLD_US=N overrides it (0: never hold; for measurements).
-TimeNs HoldNs();
 // A measurement knob: environment variable `name` as an integer (at least 0), else `fallback`.
 int64_t EnvKnob(const char* name, int64_t fallback);
 // GENIE_FABRIC_CREDITS=N overrides the window (0: none; for measurements).

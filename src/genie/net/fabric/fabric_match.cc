@@ -387,36 +387,13 @@ void FabricTransport::OnCtsAhead(int peer, const Header& h) {
     crossings = std::min(crossings + 1, kMaxCrossings);
     return;
   }
-  auto& held = held_[static_cast<size_t>(peer)];
-  auto hit = std::find_if(held.begin(), held.end(), [&](const Held& x) { return x.seq == seq; });
-  if (it->second.bytes != h.bytes) {
-    // The receiver names the mismatch from the header: send it (and those held before it).
-    if (hit != held.end()) FlushHeld(peer);
-    return;
-  }
+  if (it->second.bytes != h.bytes) return;  // the receiver names the mismatch from the header
   w->second.pop_front();
   if (w->second.empty()) unresolved_.erase(w);
   int& crossings = crossings_[static_cast<size_t>(peer)];
   crossings = std::min(crossings + 1, kMaxCrossings);
   const PendingRma p = it->second;
   pending_rma_.erase(it);
-  if (hit != held.end()) {
-    // Its header was held for this offer: headers held before it go alone first (order), then
-    // this one, into the offer, and its payload right behind it — as if the offer had come
-    // before the send.
-    Ctx* s = hit->slot;
-    const size_t before = static_cast<size_t>(hit - held.begin());
-    held.erase(hit);
-    --held_count_;
-    FlushHeld(peer, before);
-    Header* hd = HeaderOf(s);
-    hd->flags |= kAhead;
-    hd->aux2 = h.seq;
-    ++stats_.held_sent_on_offer;
-    SendCtrl(peer, s, 0);
-    SendPayload(peer, p, h.seq, h.aux, h.aux2);
-    return;
-  }
   ++stats_.sent_crossed;
   SendPayload(peer, p, h.seq, h.aux, h.aux2);
 }

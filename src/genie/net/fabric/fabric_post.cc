@@ -186,8 +186,6 @@ void* FabricTransport::Scratch(Bytes bytes) {
 }
 
 void FabricTransport::SendCtrl(int peer, Ctx* s, Bytes payload_bytes) {
-  // Held headers go first: the receiver must see a peer's control messages in send order.
-  if (!flushing_held_ && !held_[static_cast<size_t>(peer)].empty()) FlushHeld(peer);
   Header* h = HeaderOf(s);
   h->magic = kMagic;
   h->job_hash = job_hash_;
@@ -313,44 +311,8 @@ void FabricTransport::PostSend(const SendOp& op) {
     SendPayload(op.peer, pending, a.slot, a.addr, a.key);
     return;
   }
-  pending_rma_[RmaKey(op.peer, seq)] = pending;
-  if (crossings_[pi] > 0 && HoldNs() > 0) {
-    // The receiver's offers keep crossing this sender's messages: it posts in time and an
-    // offer for this one is likely on its way. Hold the header for it (OnCtsAhead sends both).
-    ++stats_.held;
-    held_[pi].push_back({s, seq, loop_->Now()});
-    ++held_count_;
-    ArmProgressTimer();  // FlushExpiredHolds runs even if no offer comes
-    if (cq_fd_ < 0) Kick();
-    return;
-  }
   SendCtrl(op.peer, s, 0);
-}
-
-TimeNs fabric_internal::HoldNs() {
-  static const TimeNs ns = EnvKnob("GENIE_FABRIC_HOLD_US", 5000) * kNsPerUs;
-  return ns;
-}
-
-void FabricTransport::FlushHeld(int peer, size_t count) {
-  auto& q = held_[static_cast<size_t>(peer)];
-  flushing_held_ = true;
-  for (; count > 0 && !q.empty(); --count) {
-    Ctx* s = q.front().slot;
-    q.pop_front();
-    --held_count_;
-    SendCtrl(peer, s, 0);
-  }
-  flushing_held_ = false;
-}
-
-void FabricTransport::FlushExpiredHolds(TimeNs now) {
-  if (held_count_ == 0) return;
-  for (size_t p = 0; p < held_.size(); ++p) {
-    if (!held_[p].empty() && now - held_[p].front().since >= HoldNs()) {
-      FlushHeld(static_cast<int>(p));
-    }
-  }
+  pending_rma_[RmaKey(op.peer, seq)] = pending;
 }
 
 void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, uint64_t addr,

@@ -68,7 +68,6 @@ void FabricTransport::Kick() {
 
 void FabricTransport::Drain() {
   if (cq_ == nullptr) return;
-  if (held_count_ > 0) FlushExpiredHolds(loop_->Now());
   fi_cq_tagged_entry e[kCqBatch];
   bool more = false;
   ++stats_.drains;

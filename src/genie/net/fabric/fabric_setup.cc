@@ -139,7 +139,6 @@ FabricTransport::FabricTransport(loop::EventLoop* loop, const TransportOptions& 
       credits_(static_cast<size_t>(options.world_size)),
       crossings_(static_cast<size_t>(options.world_size), 0),
       credit_sent_(static_cast<size_t>(options.world_size)),
-      held_(static_cast<size_t>(options.world_size)),
       liveness_(options.rank, options.world_size, options.peer_timeout, options.clock),
       alive_(std::make_shared<bool>(true)) {
   spin_ns_ = CqSpinNs(loop->policy().spin);
@@ -154,13 +153,11 @@ FabricTransport::~FabricTransport() {
         "busy {}, {} polls instead of blocking; {} receives offered ahead, {} payloads sent into "
         "an offer ({} crossed), {} "
         "clear-to-sends answering a header; {} credits offered, {} payloads sent into a credit, "
-        "{} offers crossed by one; {} headers held for an offer, {} sent with their payload "
-        "into it",
+        "{} offers crossed by one",
         options_.rank, stats_.drains, stats_.fd_wakeups, stats_.timer_wakeups, stats_.timer_useful,
         stats_.cq_reads, stats_.empty_reads, stats_.completions, stats_.trywait_busy, stats_.spins,
         stats_.offers, stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies,
-        stats_.credits, stats_.sent_on_credit, stats_.offers_dropped, stats_.held,
-        stats_.held_sent_on_offer);
+        stats_.credits, stats_.sent_on_credit, stats_.offers_dropped);
   }
   StopHeartbeats();
   CloseAll();

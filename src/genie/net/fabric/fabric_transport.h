@@ -22,12 +22,6 @@
 //    (kCtsAhead, keyed by channel and tag); the sender, finding an offer for its message's key,
 //    sends the header and the payload back to back — one way, no round trip. Offers and
 //    messages pair up in order per (peer, channel, tag) on both sides, as the matcher does.
-//  * the offer is on its way (the header would cross it: the receiver's offers keep crossing
-//    this sender's messages, crossings_ > 0): the sender holds the header (held_) until the
-//    offer comes, then sends header and payload back to back as above — one arrival for the
-//    receiver instead of a header now and its payload a round trip later. At most 5 ms
-//    (GENIE_FABRIC_HOLD_US), and any other control message to that peer sends held headers
-//    first (per-peer order is kept); past that the header goes alone, as below.
 //  * the message came first: the header waits in the matcher; the receiver answers it with a
 //    clear-to-send (kCts, keyed by the message's sequence number) when its receive is posted
 //    — or, if none is posted once the loop ran its queued work, into a pooled buffer (filler:
@@ -81,7 +75,6 @@
 // Threading: loop thread only. The EventLoop must outlive the transport.
 #pragma once
 
-#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -152,8 +145,6 @@ class FabricTransport final : public Transport {
     uint64_t credits = 0;         // credit slots offered (kCredit)
     uint64_t sent_on_credit = 0;  // payloads sent at once into a credit
     uint64_t offers_dropped = 0;  // offers crossed by a message sent into a credit
-    uint64_t held = 0;            // headers held for an offer (the receiver posts in time)
-    uint64_t held_sent_on_offer = 0;  // ... sent with their payload into the offer that came
   };
   const DriveStats& drive_stats() const { return stats_; }
 
@@ -182,9 +173,6 @@ class FabricTransport final : public Transport {
   void FreeCtx(Ctx* c);
   Ctx* NewSlotCtx();  // a control send slot (header + inline payload)
   void SendCtrl(int peer, Ctx* slot, Bytes payload_bytes);
-  // Headers held for an offer (see held_): sends the first `count` of `peer`'s alone, in order.
-  void FlushHeld(int peer, size_t count = SIZE_MAX);
-  void FlushExpiredHolds(TimeNs now);
   void SendSimpleCtrl(int peer, int type, const void* text, Bytes text_bytes);
   // Calls `post` now, or queues it when the provider is busy (-FI_EAGAIN) or others wait.
   template <typename F>
@@ -365,20 +353,6 @@ class FabricTransport final : public Transport {
   // are used while this is not positive.
   std::vector<int> crossings_;
   std::vector<std::deque<std::pair<MatchKey, uint64_t>>> credit_sent_;
-  // Sender, by receiver: headers of messages with no offer yet, held back while that
-  // receiver's offers keep crossing its messages (crossings_ > 0: it posts its receives in
-  // time, and the offer is on its way), so that header and payload leave together when the
-  // offer comes — one arrival for the receiver to handle instead of two. Held in send order;
-  // any other control message to the peer, and kHoldNs without an offer, send them alone
-  // first (order per peer is kept).
-  struct Held {
-    Ctx* slot;
-    uint64_t seq;
-    TimeNs since;
-  };
-  std::vector<std::deque<Held>> held_;
-  size_t held_count_ = 0;
-  bool flushing_held_ = false;
   struct Region {
     unsigned char* base;
     Bytes bytes;
