@@ -44,7 +44,7 @@ void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/, uint1
                          std::function<void()> delivered) {
   const int c = ConnectionFor(src, dst, channel);
   connections_[c].queued.push_back({bytes, std::move(delivered)});
-  Pump(c);
+  Pump(c, static_cast<double>(queue_->Now()));
 }
 
 int FlowModel::ConnectionFor(int src, int dst, uint16_t channel) {
@@ -61,20 +61,20 @@ int FlowModel::ConnectionFor(int src, int dst, uint16_t channel) {
   return it->second;
 }
 
-void FlowModel::Pump(int c) {
+void FlowModel::Pump(int c, double at) {
   // By index: starting a message may grow flows_, never connections_ (only Transmit adds).
   while (connections_[c].sending == 0 && !connections_[c].queued.empty() && !queue_->failed()) {
     Connection::Queued next = std::move(connections_[c].queued.front());
     connections_[c].queued.pop_front();
-    StartMessage(c, next.bytes, std::move(next.delivered));
+    StartMessage(c, at, next.bytes, std::move(next.delivered));
   }
 }
 
-void FlowModel::StartMessage(int c, Bytes bytes, std::function<void()> delivered) {
+void FlowModel::StartMessage(int c, double at, Bytes bytes, std::function<void()> delivered) {
   const int src = connections_[c].src, dst = connections_[c].dst;
   const int paths = topology_->FlowPaths(src, dst);
   if (paths == 1) {
-    Start(c, 0, bytes, bytes, std::move(delivered), nullptr);
+    Start(c, at, 0, bytes, bytes, std::move(delivered), nullptr);
     return;
   }
   // ECMP with the hash unknown: one sub-flow per spine, bytes / paths each (the first
@@ -87,7 +87,7 @@ void FlowModel::StartMessage(int c, Bytes bytes, std::function<void()> delivered
   for (int p = 0; p < paths; ++p) {
     const Bytes part = bytes / paths + (static_cast<Bytes>(p) < bytes % paths ? 1 : 0);
     Start(
-        c, p, part, bytes,
+        c, at, p, part, bytes,
         [pending] {
           if (--pending->left == 0) pending->delivered();
         },
@@ -97,8 +97,8 @@ void FlowModel::StartMessage(int c, Bytes bytes, std::function<void()> delivered
   }
 }
 
-void FlowModel::Start(int c, int path, Bytes bytes, Bytes message, std::function<void()> delivered,
-                      const std::vector<int>* counted) {
+void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
+                      std::function<void()> delivered, const std::vector<int>* counted) {
   const int src = connections_[c].src, dst = connections_[c].dst;
   int f;
   if (free_flows_.empty()) {
@@ -120,6 +120,7 @@ void FlowModel::Start(int c, int path, Bytes bytes, Bytes message, std::function
   flow.rate = 0;
   flow.remaining = static_cast<double>(bytes);
   flow.updated = queue_->Now();
+  flow.start_exact = at;
   double latency = 0, overhead = 0;
   for (int id : flow.route) {
     latency += links_[id].latency_ns;
@@ -136,7 +137,7 @@ void FlowModel::Start(int c, int path, Bytes bytes, Bytes message, std::function
     flow.tail_ns += cost.extra_ns;
   }
   if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize: off at once
-    Deliver(f, static_cast<double>(queue_->Now()));
+    Deliver(f, at);
     return;
   }
   ++active_;
@@ -251,17 +252,25 @@ void FlowModel::Recompute(const std::vector<int>& seeds) {
     Flow& flow = flows_[f];
     if (flow.scheduled && SameRate(flow.rate, flow.new_rate)) continue;
     flow.rate = flow.new_rate;
-    ScheduleEnd(f);
+    double end = static_cast<double>(now) + flow.remaining / flow.rate;
+    if (!flow.scheduled && flow.start_exact < static_cast<double>(now)) {
+      // Started by its connection at the exact end of the message before it, a fraction of a
+      // ns ago: its bytes have been leaving since then (else each message of a connection
+      // would lose the fraction, and 16-byte slices take 1 ns each).
+      end = flow.start_exact + flow.remaining / flow.rate;
+      flow.remaining = std::max(0.0, end - static_cast<double>(now)) * flow.rate;
+    }
+    ScheduleEnd(f, end);
     if (queue_->failed()) return;
   }
 }
 
-void FlowModel::ScheduleEnd(int f) {
+void FlowModel::ScheduleEnd(int f, double end) {
   Flow& flow = flows_[f];
   const TimeNs now = queue_->Now();
-  flow.end = static_cast<double>(now) + flow.remaining / flow.rate;  // rate > 0: capacity > 0
+  flow.end = end;  // rate > 0: capacity > 0
   const TimeNs when = CeilNs(flow.end);
-  const TimeNs delay = when == kMaxTimeNs ? kMaxTimeNs : when - now;
+  const TimeNs delay = when == kMaxTimeNs ? kMaxTimeNs : std::max<TimeNs>(0, when - now);
   if (!queue_->Fits(delay)) {
     queue_->Fail(Overflow(flow));
     return;
@@ -278,9 +287,11 @@ void FlowModel::Ended(int f, uint64_t generation) {
   Release(f);
   Touch(flows_[f].route);  // its bandwidth goes to the flows it shared links with
   const int c = flows_[f].connection;
-  Deliver(f, flows_[f].end);
-  // Its connection sends the next message once the whole of this one has left.
-  if (--connections_[c].sending == 0) Pump(c);
+  const double end = flows_[f].end;
+  Deliver(f, end);
+  // Its connection sends the next message once the whole of this one has left, from the exact
+  // time it did.
+  if (--connections_[c].sending == 0) Pump(c, end);
 }
 
 void FlowModel::Release(int f) {

@@ -87,6 +87,7 @@ class FlowModel final : public NetworkModel {
     double new_rate = 0;         // scratch of one water-filling pass
     double end = 0;              // exact time the last byte leaves, at the current rate
     TimeNs updated = 0;
+    double start_exact = 0;   // when its bytes may start leaving (<= the ns it was started at)
     double tail_ns = 0;       // latency of the path + software overhead
     uint64_t generation = 0;  // matches the one scheduled end event; others are stale
     uint32_t mark = 0;
@@ -112,22 +113,23 @@ class FlowModel final : public NetworkModel {
 
   int ConnectionFor(int src, int dst, uint16_t channel);
   // Starts the messages queued on connection `c` while it is free (one that ends at once, such
-  // as a zero-byte one, frees it again).
-  void Pump(int c);
+  // as a zero-byte one, frees it again), the first at exact time `at` (<= now).
+  void Pump(int c, double at);
   // Starts one message of connection `c`: one flow, or one per spine when the path is split.
-  void StartMessage(int c, Bytes bytes, std::function<void()> delivered);
+  void StartMessage(int c, double at, Bytes bytes, std::function<void()> delivered);
   // Starts one flow of `bytes` (of a message of `message` bytes) on path `path` of the
   // connection. `counted`: the route of a sibling sub-flow already counted in the links' message
   // statistics (nullptr: none).
-  void Start(int c, int path, Bytes bytes, Bytes message, std::function<void()> delivered,
-             const std::vector<int>* counted);
+  void Start(int c, double at, int path, Bytes bytes, Bytes message,
+             std::function<void()> delivered, const std::vector<int>* counted);
   // Marks `links` as touched by a start or end now; schedules one Settle() for this ns.
   void Touch(const std::vector<int>& links);
   void Settle();
   // Recomputes the max-min fair rates of every flow connected to `seeds` (links) and
   // reschedules the end of each flow whose rate changed.
   void Recompute(const std::vector<int>& seeds);
-  void ScheduleEnd(int f);
+  // Schedules the end event of flow f, whose last byte leaves at exact time `end`.
+  void ScheduleEnd(int f, double end);
   void Ended(int f, uint64_t generation);
   // Schedules delivery `tail_ns` after the exact time `end` (>= now); fails on overflow.
   void Deliver(int f, double end);

@@ -222,6 +222,14 @@ TEST(FlowModelTest, SlicesSentAtOnceNeverBeatTheLink) {
   const auto& spread = four.Run();
   EXPECT_EQ(*std::max_element(spread.begin(), spread.end()), 16000);
   EXPECT_EQ(spread[3], 64);  // the first of each channel share the link four ways
+  // Nor are they slower than it when a slice takes a fraction of a ns: each starts at the
+  // exact end of the one before (16 B at 3 B/ns: 5.33 ns, not 6).
+  config::NetworkConfig fast = Star(2);
+  fast.bandwidth_gbps = {3 * kOneBytePerNs};
+  Harness f(fast);
+  for (int i = 0; i < 300; ++i) f.Send(0, 1, 16);
+  const auto& fractions = f.Run();
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(fractions[i], (16 * (i + 1) + 2) / 3) << i;
 }
 
 // Nothing is delivered before the message sent ahead of it on its connection: a zero-byte
