@@ -147,8 +147,7 @@ void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkC
   for (int r = 0; r < n; ++r) {
     std::vector<TimeNs> of_rank;
     for (const auto& o : rest) of_rank.push_back(o[r]);
-    std::nth_element(of_rank.begin(), of_rank.begin() + of_rank.size() / 2, of_rank.end());
-    median[r] = of_rank[of_rank.size() / 2];
+    median[r] = report::SpreadOf(std::move(of_rank)).median;
   }
   const std::optional<TimeNs> step = predict(median);
   if (!step) return;

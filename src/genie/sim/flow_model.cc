@@ -111,8 +111,6 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
   last_started_ = f;
   Flow& flow = flows_[f];
   topology_->FlowRoute(src, dst, path, &flow.route);
-  flow.src = src;
-  flow.dst = dst;
   flow.connection = c;
   flow.bytes = bytes;
   flow.delivered = std::move(delivered);
@@ -332,8 +330,9 @@ void FlowModel::Deliver(int f, double end) {
 }
 
 Status FlowModel::Overflow(const Flow& flow) const {
-  const int dim = topology_->FirstDifferingDim(flow.src, flow.dst);
-  return topology_->OverflowError(flow.src, flow.dst, flow.bytes, dim < 0 ? 0 : dim);
+  const Connection& c = connections_[flow.connection];
+  const int dim = topology_->FirstDifferingDim(c.src, c.dst);
+  return topology_->OverflowError(c.src, c.dst, flow.bytes, dim < 0 ? 0 : dim);
 }
 
 std::vector<LinkStats> FlowModel::link_stats() const {

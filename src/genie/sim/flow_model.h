@@ -93,8 +93,7 @@ class FlowModel final : public NetworkModel {
     uint32_t mark = 0;
     uint32_t frozen = 0;  // epoch in which water-filling fixed its rate
     bool scheduled = false;
-    int src = 0, dst = 0;  // npus, for errors
-    int connection = 0;    // index in connections_
+    int connection = 0;  // index in connections_ (its npus, for errors)
     Bytes bytes = 0;
     std::function<void()> delivered;
   };
