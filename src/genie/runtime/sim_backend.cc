@@ -112,6 +112,7 @@ uint32_t SimBackend::ChannelTable::GetIndex(const Key& key) {
     if (!ch.open) {
       ch.open = true;
       ch.src = key.src;
+      ch.dst = key.dst;
       ch.tag = key.tag;
       return j;
     }
@@ -133,6 +134,10 @@ uint32_t SimBackend::ChannelTable::Overflow(const Key& key) {
     free_.pop_back();
   }
   e.key = key;
+  Channel& ch = channels_[e.index];  // holds its key too: a delivery finds it by index alone
+  ch.src = key.src;
+  ch.dst = key.dst;
+  ch.tag = key.tag;
   ++size_;
   return e.index;
 }
@@ -292,8 +297,8 @@ void SimBackend::Send(int rank, const Message& msg, Done done) {
   ++rank_counters_[rank].messages_sent;
   rank_counters_[rank].bytes_sent = SaturatingAdd(rank_counters_[rank].bytes_sent, msg.bytes);
   const bool was_failed = queue_.failed();
-  const uint32_t token = in_flight_.Put(InFlight{key, seq, channel});
-  network_->TransmitTo(rank, msg.peer, msg.bytes, msg.flow, msg.channel, &delivery_, token);
+  network_->TransmitTo(rank, msg.peer, msg.bytes, msg.flow, msg.channel, &delivery_,
+                       DeliveryToken(channel, seq));
   // The model refuses a delay past the end of time by failing the queue (it names the message).
   if (!was_failed && queue_.failed()) failed_ranks_ = {rank, msg.peer};
 }
@@ -323,8 +328,11 @@ void SimBackend::Relay::OnEvent(uint64_t token) {
 }
 
 void SimBackend::Delivery::OnEvent(uint64_t token) {
-  const InFlight m = sim_->in_flight_.Take(static_cast<uint32_t>(token));
-  sim_->Delivered(m.key, m.seq, m.channel);
+  const auto index = static_cast<uint32_t>(token >> 32);
+  const Channel& ch = sim_->channels_.At(index);
+  const uint64_t seq = ch.base + static_cast<uint32_t>(static_cast<uint32_t>(token) -
+                                                       static_cast<uint32_t>(ch.base));
+  sim_->Delivered(Key{ch.src, ch.dst, ch.tag}, seq, index);
 }
 
 void SimBackend::Delivered(const Key& key, uint64_t seq, uint32_t channel) {

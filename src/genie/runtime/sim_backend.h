@@ -159,13 +159,14 @@ class SimBackend {
     Slot first_;
     std::vector<Slot> heap_;
   };
-  // The key's src and tag sit in the channel: a home channel (below) is found by comparing
-  // them in its own first line.
+  // The key sits in the channel: a home channel (below) is found by comparing src and tag in
+  // its own first line, and a delivery finds its channel, and key, by index.
   // Aligned to a cache line: what a message touches (key, counters, the inline slot) is then
   // the channel's first two lines wherever the allocator put the table (unaligned, 160 bytes
   // spanned three or four lines, and which depended on the heap's layout: issue 16, part 6).
   struct alignas(64) Channel {
     int src = -1;
+    int dst = -1;
     bool open = false;
     uint64_t tag = 0;
     uint64_t base = 0;  // sequence number of slots[head]
@@ -230,14 +231,14 @@ class SimBackend {
   void SendAfter(int rank, TimeNs first, TimeNs then, const Message& msg, Done done);
   Done Hold(Callback fn);
   void Delivered(const Key& key, uint64_t seq, uint32_t channel);
-  // Deliveries come back from the network model as (handler, token) events, token = an index
-  // into in_flight_: no closure per message. The channel stays open while its message is in
-  // flight (its slot is not done), so its index finds it without a lookup.
-  struct InFlight {
-    Key key;
-    uint64_t seq;
-    uint32_t channel;
-  };
+  // Deliveries come back from the network model as (handler, token) events, token = the
+  // channel's index and the low 32 bits of the message's sequence number: no record per message
+  // in flight. The channel stays open while its message is in flight (its slot is not done), so
+  // the index finds it without a lookup, and it holds the key; the slots from the channel's base
+  // on are all in memory, so the low bits name one.
+  static uint64_t DeliveryToken(uint32_t channel, uint64_t seq) {
+    return (uint64_t{channel} << 32) | static_cast<uint32_t>(seq);
+  }
   class Delivery final : public sim::EventQueue::Handler {
    public:
     explicit Delivery(SimBackend* sim) : sim_(sim) {}
@@ -279,7 +280,6 @@ class SimBackend {
   std::vector<RankView> ranks_;
   ChannelTable channels_;
   Delivery delivery_{this};
-  SlotPool<InFlight> in_flight_;
   Relay relay_{this};
   std::vector<std::vector<uint8_t>> held_;  // payloads held for receives not yet posted
   std::vector<uint32_t> free_held_;

@@ -58,8 +58,10 @@ void EventQueue::PushLater(TimeNs when, Event ev) {
     heap_.push_back(Due{when, it->second});
     std::push_heap(heap_.begin(), heap_.end(), Later());
   }
+  Recent& recent = recent_[RecentSlot(when)];
+  recent = Recent{when, it->second};
   last_when_ = when;
-  last_bucket_ = it->second;
+  last_bucket_ = recent.bucket;
   buckets_[last_bucket_].events.push_back(ev);
 }
 
@@ -92,6 +94,7 @@ void EventQueue::Fail(Status status) {
   }
   heap_.clear();
   bucket_at_.clear();
+  std::fill(recent_.begin(), recent_.end(), Recent{});
   last_when_ = -1;
   pending_ = 0;
   fns_.clear();
@@ -119,6 +122,8 @@ bool EventQueue::NextBucket() {
   heap_.pop_back();
   bucket_at_.erase(next.when);
   if (last_when_ == next.when) last_when_ = -1;
+  Recent& recent = recent_[RecentSlot(next.when)];
+  if (recent.when == next.when) recent.when = -1;
   current_ = next.bucket;
   now_ = next.when;
   return true;

@@ -173,8 +173,8 @@ Status Topology::OverflowError(int src, int dst, Bytes bytes, int dim) const {
 
 int Topology::Group(int rank, int dim) const {
   const Dim& d = dims_[dim];
-  int low = rank % d.stride;
-  int high = rank / (d.stride * d.size);
+  const int low = d.stride == 1 ? 0 : rank % d.stride;  // no division where none is needed
+  const int high = d.groups == d.stride ? 0 : rank / (d.stride * d.size);
   return low + high * d.stride;
 }
 

@@ -48,7 +48,11 @@ class Topology {
   double message_overhead_ns(int dim) const { return dims_[dim].message_overhead_ns; }
 
   int Coordinate(int rank, int dim) const {
-    return (rank / dims_[dim].stride) % dims_[dim].size;
+    // Without a division where none is needed (the lowest dimension's stride is 1; the highest
+    // one's quotient is below its size): routes ask this per message and hop.
+    const Dim& d = dims_[dim];
+    const int above = d.stride == 1 ? rank : rank / d.stride;
+    return d.groups == d.stride ? above : above % d.size;
   }
   std::vector<int> Address(int rank) const;
   int RankOf(const std::vector<int>& address) const;
