@@ -53,6 +53,10 @@ void CongestionUnawareModel::TransmitTo(int src, int dst, Bytes bytes, uint64_t 
     return;
   }
   f.wire.Put(t);
+  if (!f.Counted()) {
+    queue_->After(t.arrival_delay, handler, token);
+    return;
+  }
   ++f.in_flight;
   queue_->After(t.arrival_delay, this, arrivals_.Put(Arrival{index, handler, token}));
 }
@@ -63,7 +67,7 @@ uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
   for (uint32_t j = home; j < home + kHome; ++j) {
     Flow& f = pool_[j];
     if (f.dst == key.dst && f.id == key.flow) {
-      if (f.in_flight == 0) f.wire = Wire{};  // idle: exactly a new flow
+      if (f.Idle(queue_->Now())) f.wire = Wire{};  // exactly a new flow
       return j;
     }
   }
@@ -76,7 +80,7 @@ uint32_t CongestionUnawareModel::FlowFor(const FlowKey& key) {
   }
   for (uint32_t j = home; j < home + kHome; ++j) {
     Flow& f = pool_[j];
-    if (f.in_flight == 0) {
+    if (f.Idle(queue_->Now())) {
       f = Flow{};
       f.dst = key.dst;
       f.id = key.flow;
@@ -105,7 +109,7 @@ uint32_t CongestionUnawareModel::OverflowFlowFor(const FlowKey& key) {
       return e.index;
     }
     if (e.key == key) {
-      if (pool_[e.index].in_flight == 0) pool_[e.index].wire = Wire{};  // idle: a new flow
+      if (pool_[e.index].Idle(queue_->Now())) pool_[e.index].wire = Wire{};  // a new flow
       return e.index;
     }
   }
@@ -115,7 +119,7 @@ void CongestionUnawareModel::Rebuild() {
   std::vector<Entry> old = std::move(table_);
   size_t live = 0;
   const auto keep = [this](const Entry& e) {
-    return e.index != kEmpty && (pool_[e.index].in_flight > 0 || pool_[e.index].recent);
+    return e.index != kEmpty && (!pool_[e.index].Idle(queue_->Now()) || pool_[e.index].recent);
   };
   for (const Entry& e : old) {
     if (e.index == kEmpty) continue;

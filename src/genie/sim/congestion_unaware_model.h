@@ -6,8 +6,12 @@
 // bytes, serialized one after the other on a Wire at that dimension's bandwidth. Otherwise
 // cutting a message into k slices sent at once would make it k times faster. A message that
 // finds its flow idle costs exactly ASTRA-sim's delay. Single-threaded.
-// A flow with nothing in flight is as good as a new one (it is reset when used again), so
-// flows are never erased one by one. Each source NPU has a home of kHome flows at fixed places
+// An idle flow is as good as a new one (it is reset when used again), so flows are never erased
+// one by one. Idle: its wire is free (a path of at least 1 ns delivers every message at least
+// 1 ns after its wire is free, so a free wire is all that a later message can see, and
+// arrivals need not be counted: they go straight to their handler); on a shorter path a
+// message can arrive in the ns its wire frees, so there it is nothing in flight, counted by
+// arrival records. Each source NPU has a home of kHome flows at fixed places
 // in the pool (src * kHome + j), matched on (dst, flow) by a scan, an idle one taken for a new
 // key: a round over the ranks then walks the flows in memory order instead of missing the
 // cache at a hash's random position (issue 16, part 5). A source with more flows in flight at
@@ -15,7 +19,7 @@
 // the pool, rebuilt without the idle flows when it fills up — except those used since the last
 // rebuild: a ring's flow is idle between its messages and dropping it only to insert it again
 // made the rebuilds 4 % of a 2,048-rank run.
-// In-flight messages are 24-byte records, delivered without closures.
+// Counted in-flight messages are 24-byte records, delivered without closures.
 #pragma once
 
 #include <vector>
@@ -50,11 +54,14 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   static constexpr int kUnknown = -2;
   struct Flow {
     Wire wire;
-    uint64_t in_flight = 0;  // none: the flow is new (reset on use, swept when many)
+    uint64_t in_flight = 0;  // counted flows' messages in flight
     uint64_t id = 0;         // a home flow's key (with dst); overflow flows' is in table_
     int dst = -1;
     bool recent = false;  // used since the table was last rebuilt (overflow flows)
     Path path;            // of (src, dst): kept while the key is
+    // Counted: a path shorter than 1 ns, or none worked out yet (nothing was ever in flight).
+    bool Counted() const { return path.latency < 1; }
+    bool Idle(TimeNs now) const { return Counted() ? in_flight == 0 : wire.IdleAt(now); }
   };
   static constexpr uint32_t kHome = 2;
   struct FlowKey {
@@ -87,8 +94,8 @@ class CongestionUnawareModel final : public NetworkModel, private EventQueue::Ha
   uint32_t FlowFor(const FlowKey& key);
   // The same in the overflow table, when no home flow of key.src is free.
   uint32_t OverflowFlowFor(const FlowKey& key);
-  // Rebuilds the table with the flows that have something in flight or were used since the
-  // last rebuild, sized for them.
+  // Rebuilds the table with the flows that are not idle or were used since the last rebuild,
+  // sized for them.
   void Rebuild();
   size_t Home(const FlowKey& key) const {
     return static_cast<size_t>((FlowKeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);

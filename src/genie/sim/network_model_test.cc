@@ -227,6 +227,46 @@ TEST(NetworkModelTest, UnawareFlowsQueueOnlyBehindThemselves) {
   EXPECT_EQ(later.Run(), (std::vector<TimeNs>{1948, 5000 + 1948}));
 }
 
+// On a path of 0 ns a message arrives in the ns its wire frees, so there a flow is idle only
+// once nothing is in flight (its arrivals are counted): a message sent after the arrival, in
+// that ns, starts afresh; one sent before it queues behind the first's fraction of a ns. (On a
+// path of at least 1 ns a free wire is all a later message can see: arrivals are not counted.)
+TEST(NetworkModelTest, UnawareFlowOnAZeroLatencyPathIsIdleOnceDelivered) {
+  // 3 B/ns exactly (bandwidth x 2^30 / 1e9): 17 B take 5.67 ns, so the first arrives at 5.
+  const config::NetworkConfig net{"", {TopologyKind::kSwitch}, {8}, {5859375.0 / 2097152.0}, {0.0}};
+  for (bool after_arrival : {true, false}) {
+    EventQueue queue;
+    Topology topology = *Topology::Create(net);
+    auto model = MakeNetworkModel(NetworkModelKind::kCongestionUnaware, &topology, &queue);
+    TimeNs first = -1, second = -1;
+    auto send_second = [&] { model->Transmit(0, 1, 17, 1, 0, [&] { second = queue.Now(); }); };
+    queue.At(0, [&] {
+      model->Transmit(0, 1, 17, 1, 0, [&] {
+        first = queue.Now();
+        if (after_arrival) send_second();
+      });
+    });
+    if (!after_arrival) queue.At(5, send_second);  // in the ns's bucket before the arrival
+    queue.Run();
+    EXPECT_EQ(first, 5);
+    // Afresh: 5 + floor(5.67); behind the fraction: 5 + floor(0.67 + 5.67).
+    EXPECT_EQ(second, after_arrival ? 10 : 11) << (after_arrival ? "after" : "before");
+  }
+}
+
+// Over a path of at least 1 ns arrivals are not counted: a flow whose wire is free is reused for
+// another key while its message is still in flight, and that message is still delivered on time.
+TEST(NetworkModelTest, UnawareFlowReusedWhileItsMessageIsInFlight) {
+  Harness h(Hgx(), NetworkModelKind::kCongestionUnaware);
+  // Source 0's homes hold flows 1 and 2; flow 3 takes one once its wire is free (76 ns), while
+  // its message is in flight until 1,948 ns; flow 1 then queues on a fresh wire.
+  h.Send(0, 1, kMsg, 0, /*flow=*/1);
+  h.Send(0, 1, kMsg, 0, /*flow=*/2);
+  h.Send(0, 1, kMsg, 100, /*flow=*/3);
+  h.Send(0, 1, kMsg, 200, /*flow=*/1);
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1948, 1948, 100 + 1948, 200 + 1948}));
+}
+
 // Extreme but accepted inputs: the delay does not fit in int64 ns. The model fails the queue
 // with an error naming the message and the network.yml keys, and nothing is delivered.
 TEST(NetworkModelTest, DelayPastTheEndOfTimeIsAnErrorNamingTheMessage) {

@@ -61,6 +61,9 @@ class Wire {
     }
     return t;
   }
+  // True when a message offered at `now` finds the wire as a new one does (it starts at `now`,
+  // at no fraction of a ns).
+  bool IdleAt(TimeNs now) const { return free_ns_ < now || (free_ns_ == now && free_frac_ == 0); }
   // Puts the message Serialize priced on the wire.
   void Put(const Times& t) {
     free_ns_ = t.free_ns;
