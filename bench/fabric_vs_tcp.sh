@@ -3,7 +3,9 @@
 # loopback, in one script (docs/transports.md has the figures):
 #  1. stream: 2 ranks, a window of 4 messages in flight (bench/p2p_bench), 4 KiB - 64 MiB:
 #     tcp, fabric (tcp;ofi_rxm, tagged), fabric --fabric-rma. Gbit/s, and fabric/tcp ratios.
-#  2. 8-rank ring all-reduce busbw (genie run, 5 iterations) over the three transports.
+#  2. 8-rank ring all-reduce busbw (genie run, 5 iterations) over the three transports, and over
+#     TCP reading its payloads as the fabric must (tcp-reads: bench/recv_reads_payloads.c
+#     preloaded, when cc is there); CPU-s of each run.
 #  3. (PINGPONG=1) ping-pong: one message in flight, answered (p2p_bench --pingpong) beside
 #     fi_pingpong (libfabric-bin; rdm endpoint, tagged, same provider). MB/s counting both
 #     directions, as fi_pingpong prints it.
@@ -52,25 +54,42 @@ for s in $SIZES; do
 done
 
 echo "== 8-rank ring all-reduce of $AR_SIZE on loopback (5 iterations, median of $REPS)"
+# "tcp-reads": genie's TCP with bench/recv_reads_payloads.c preloaded, so that it copies the
+# filler payloads out of the kernel as the fabric's provider must (genie's TCP drops them with
+# MSG_TRUNC). CPU-s: user + sys of the whole run (8 ranks, start-up included).
 "$G" gen collective --type all_reduce --size "$AR_SIZE" --ranks 8 -o "$T/ar" >/dev/null
+AR_MODES=("${MODES[@]}")
+if cc -O2 -shared -fPIC -o "$T/reads.so" "$(dirname "$0")/recv_reads_payloads.c" -ldl 2>/dev/null; then
+  AR_MODES=("tcp" "tcp-reads" "fabric" "fabric --fabric-rma")
+fi
+TIMEFORMAT='%U %S'
 for r in $(seq "$REPS"); do
-  for mode in "${MODES[@]}"; do
+  for mode in "${AR_MODES[@]}"; do
     out="$T/out-$(tag "$mode")-$r"
+    pre=""; transport=$mode
+    [ "$mode" = tcp-reads ] && { pre="$T/reads.so"; transport=tcp; }
     # shellcheck disable=SC2086
-    if "$G" run "$T/ar" --iterations 5 --warmup 1 --transport $mode --output "$out" >/dev/null 2>&1; then
+    if { time LD_PRELOAD=$pre "$G" run "$T/ar" --iterations 5 --warmup 1 --transport $transport \
+           --output "$out" >/dev/null 2>&1; } 2>"$T/cpu"; then
       "$G" results show "$out/results.json" | awk '$1=="all_reduce"{print $6}' >>"$T/ar-$(tag "$mode")"
+      awk '{print $1+$2}' "$T/cpu" >>"$T/arcpu-$(tag "$mode")"
     else
       echo "all-reduce $mode rep $r: failed" >&2
     fi
   done
 done
-printf "%-20s %12s %10s %s\n" transport "busbw(GB/s)" "x tcp" "(all reps)"
+printf "%-20s %12s %10s %8s %s\n" transport "busbw(GB/s)" "x tcp" "CPU-s" "(all reps)"
 base=$(median_col <"$T/ar-tcp")
-for mode in "${MODES[@]}"; do
+for mode in "${AR_MODES[@]}"; do
   f="$T/ar-$(tag "$mode")"; [ -f "$f" ] || { echo "$mode: no run"; continue; }
   m=$(median_col <"$f")
-  printf "%-20s %12s %10s %s\n" "$mode" "$m" "$(python3 -c "print('%.2f' % ($m/$base if $base else 0))")" "$(tr '\n' ' ' <"$f")"
+  printf "%-20s %12s %10s %8s %s\n" "$mode" "$m" "$(python3 -c "print('%.2f' % ($m/$base if $base else 0))")" \
+    "$(median_col <"$T/arcpu-$(tag "$mode")")" "$(tr '\n' ' ' <"$f")"
 done
+if [ -f "$T/ar-tcp-reads" ]; then
+  r=$(median_col <"$T/ar-tcp-reads")
+  echo "fabric x tcp-reads: $(python3 -c "print('%.2f' % ($(median_col <"$T/ar-fabric")/$r if $r else 0))"), rma x tcp-reads: $(python3 -c "print('%.2f' % ($(median_col <"$T/ar-fabric_--fabric-rma")/$r if $r else 0))")"
+fi
 
 if [ "$PINGPONG" = 1 ]; then
   command -v fi_pingpong >/dev/null || { echo "fi_pingpong missing (apt-get install libfabric-bin)"; exit 1; }
