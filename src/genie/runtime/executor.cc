@@ -159,8 +159,15 @@ bool Executor::TryIssue(const Op& op) {
       if (!op.is_cpu_op) compute_ns_ = SaturatingAdd(compute_ns_, d);
       f.start = std::min(f.start, ready_time_);
       f.end_target = SaturatingAdd(f.start, d);  // the backend refuses a time past the end
-      backend_.After(std::max<TimeNs>(0, f.end_target - backend_.Now()),
-                     [this, id] { Finish(id); });
+      if (f.end_target < backend_.Now()) {
+        // Already over: a GPU stream ran it while this rank's thread was elsewhere (waiting
+        // for a core, in the network stack). Done now, so that a chain of short kernels costs
+        // the thread no loop turn (and no wait for a core) per kernel. Never in simulation,
+        // where an op is issued at the time it became ready.
+        Finish(id);
+        break;
+      }
+      backend_.After(f.end_target - backend_.Now(), [this, id] { Finish(id); });
       break;
     }
     case OpKind::kMemLoad:

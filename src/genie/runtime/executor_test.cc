@@ -77,7 +77,7 @@ class FakeBackend final : public Backend {
   TimeNs Now() const override { return world_.now(); }
   void After(TimeNs delay, Callback fn) override {
     calls.push_back({Now(), "after " + std::to_string(delay)});
-    world_.At(Now() + delay, std::move(fn));
+    world_.At(Now() + delay + late, std::move(fn));
   }
   void Send(const Message& m, Callback done) override {
     calls.push_back({Now(), "send " + std::to_string(m.peer)});
@@ -89,6 +89,9 @@ class FakeBackend final : public Backend {
   }
   bool modelled() const override { return true; }
   std::vector<Call> calls;
+  // Every timer runs this much after its time: a real rank's thread that was elsewhere (busy,
+  // or waiting for a core) when the time came.
+  TimeNs late = 0;
 
  private:
   FakeWorld& world_;
@@ -244,6 +247,26 @@ TEST_F(ExecutorTest, ComputeTakesItsTraceDurationAlongTheDependencyChain) {
   EXPECT_EQ(world_.now(), 12'000);
   EXPECT_EQ(Calls(0), (std::vector<std::string>{"0 after 5000", "5000 after 7000"}));
   EXPECT_EQ(executors_[0]->summary().compute_ns, 12'000);
+}
+
+TEST_F(ExecutorTest, AComputeOpAlreadyOverWhenIssuedCompletesWithoutATimer) {
+  // The thread notices op 1's end (5 us) 10 us late. Op 2 (7 us) started when op 1 was due, so
+  // by then it is over too, as a kernel queued behind op 1 on a GPU stream would be: it
+  // completes at once, with no timer (whose turn would come late again). Op 3 (5 us, due at
+  // 17 us) is still ahead: a timer for the 2 us left.
+  std::vector<N> trace = {Comp(1, 5), Comp(2, 7, {1}), Comp(3, 5, {2})};
+  config_.world_size = 1;
+  graphs_.push_back(Graph(0, trace));
+  backends_.push_back(std::make_unique<FakeBackend>(world_, 0, 1));
+  backends_[0]->late = 10'000;
+  executors_.push_back(std::make_unique<Executor>(*graphs_[0], config_, *backends_[0], nullptr));
+  std::optional<Status> out;
+  executors_[0]->Start(0, [&out](const Status& st) { out = st; });
+  world_.Run();
+  ASSERT_TRUE(out.has_value() && out->ok());
+  EXPECT_EQ(Calls(0), (std::vector<std::string>{"0 after 5000", "15000 after 2000"}));
+  EXPECT_EQ(world_.now(), 27'000);  // op 3's timer, late like the others
+  EXPECT_EQ(executors_[0]->summary().compute_ns, 17'000);
 }
 
 TEST_F(ExecutorTest, ReadyNodesIssueInIdOrderOneGpuComputeAtATimeCpuBeside) {
