@@ -58,11 +58,8 @@ void EventQueue::PushLater(TimeNs when, Event ev) {
     heap_.push_back(Due{when, it->second});
     std::push_heap(heap_.begin(), heap_.end(), Later());
   }
-  Recent& recent = recent_[RecentSlot(when)];
-  recent = Recent{when, it->second};
-  last_when_ = when;
-  last_bucket_ = recent.bucket;
-  buckets_[last_bucket_].events.push_back(ev);
+  recent_[RecentSlot(when)] = Recent{when, it->second};
+  buckets_[it->second].events.push_back(ev);
 }
 
 void EventQueue::AfterChecked(TimeNs delay, Handler* handler, uint64_t arg) {
@@ -95,7 +92,6 @@ void EventQueue::Fail(Status status) {
   heap_.clear();
   bucket_at_.clear();
   std::fill(recent_.begin(), recent_.end(), Recent{});
-  last_when_ = -1;
   pending_ = 0;
   fns_.clear();
   free_fns_.clear();
@@ -121,7 +117,6 @@ bool EventQueue::NextBucket() {
   const Due next = heap_.back();
   heap_.pop_back();
   bucket_at_.erase(next.when);
-  if (last_when_ == next.when) last_when_ = -1;
   Recent& recent = recent_[RecentSlot(next.when)];
   if (recent.when == next.when) recent.when = -1;
   current_ = next.bucket;

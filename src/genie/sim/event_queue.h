@@ -13,10 +13,10 @@
 // timestamps): an event is a 16-byte record (a Handler and a 64-bit argument; a std::function
 // event is a record pointing at its slot). Events due at one time sit in one FIFO bucket in the
 // order they were scheduled; a heap orders the distinct future times only. Scheduling at the
-// current time or at the time last scheduled is an append, with no heap or hash operation; a
-// time scheduled of late is found in a small direct-mapped cache before the hash (the
-// congestion-aware model schedules each hop's arrival and link release at times other ranks of
-// the same round schedule too: the hash's lookup, a division, was ~10 % of its instructions).
+// current time, or at a future time scheduled of late (a small direct-mapped cache of them), is
+// an append with no heap or hash operation (the congestion-aware model schedules each hop's
+// arrival and link release at times other ranks of the same round schedule too: the hash's
+// lookup, a division, was ~10 % of its instructions).
 // Owned by SimBackend; single-threaded (the thread that calls Run()).
 #pragma once
 
@@ -104,7 +104,7 @@ class EventQueue {
   bool Step();        // RunOne
   bool NextBucket();  // moves to the next time due; false when none is left
   void Push(TimeNs when, Event ev);
-  // Push's slow path: a time other than now, the last one scheduled and the recent ones.
+  // Push's slow path: a time other than now and the recent ones.
   void PushLater(TimeNs when, Event ev);
   uint32_t NewBucket();
   void FailPastEnd();               // an event due at kMaxTimeNs
@@ -133,8 +133,6 @@ class EventQueue {
                                (64 - kRecentBits));
   }
   std::array<Recent, size_t{1} << kRecentBits> recent_{};
-  TimeNs last_when_ = -1;                           // a future time and its bucket, cached
-  uint32_t last_bucket_ = 0;
   FnHandler fn_handler_{this};
   std::vector<Fn> fns_;
   std::vector<uint32_t> free_fns_;
@@ -161,12 +159,8 @@ inline bool EventQueue::Validate(TimeNs when) {
   ++pending_;
   if (when == now_) {  // after every event already due now: the end of the current bucket
     buckets_[current_].events.push_back(ev);
-  } else if (when == last_when_) {
-    buckets_[last_bucket_].events.push_back(ev);
   } else if (const Recent& recent = recent_[RecentSlot(when)]; recent.when == when) {
-    last_when_ = when;
-    last_bucket_ = recent.bucket;
-    buckets_[last_bucket_].events.push_back(ev);
+    buckets_[recent.bucket].events.push_back(ev);
   } else {
     PushLater(when, ev);
   }
