@@ -344,5 +344,34 @@ TEST(SimulateRobust, AbsurdDatasetSplitsAreRefusedNamingFileAndKey) {
   }
 }
 
+// genie simulate re-executes itself once with malloc on transparent huge pages where the
+// kernel leaves them to madvise (tools/genie/huge_page_heap.h): the same results, the heap on
+// huge pages, and neither when GENIE_HUGE_PAGES=0 or GLIBC_TUNABLES already names the tunable.
+TEST(SimulateHeap, OnHugePagesWhereTheKernelLeavesThemToMalloc) {
+  const std::string mode = ReadFile("/sys/kernel/mm/transparent_hugepage/enabled");
+  if (mode.find("[madvise]") == std::string::npos) {
+    GTEST_SKIP() << "the kernel's THP mode is not madvise (" << mode
+                 << "): genie simulate leaves the heap as it is";
+  }
+  const std::string dir = FreshDir("huge-pages");
+  const std::string w = GenCollective(dir, "ar", "all_reduce", "1MiB", 64);
+  const std::string args = " simulate " + w + " --network " + SwitchNetwork(64) + " -q";
+  const std::string line = "simulator heap on transparent huge pages";
+  CliResult on = RunCli("env -u GLIBC_TUNABLES " + GenieBinary() + " -v" + args);
+  ASSERT_EQ(on.exit_code, 0) << on.output;
+  EXPECT_TRUE(Has(on.output, line)) << on.output;
+  CliResult off = RunCli("env -u GLIBC_TUNABLES GENIE_HUGE_PAGES=0 " + GenieBinary() + " -v" + args);
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_FALSE(Has(off.output, line)) << off.output;
+  CliResult user = RunCli("GLIBC_TUNABLES=glibc.malloc.hugetlb=0 " + GenieBinary() + " -v" + args);
+  ASSERT_EQ(user.exit_code, 0) << user.output;
+  EXPECT_FALSE(Has(user.output, line)) << user.output;
+  const long long cycles = SimulatedCycles(w + " --network " + SwitchNetwork(64));
+  ASSERT_GT(cycles, 0);
+  for (const CliResult* r : {&on, &off, &user}) {
+    EXPECT_TRUE(Has(r->output, std::to_string(cycles) + " ns of simulated time")) << r->output;
+  }
+}
+
 }  // namespace
 }  // namespace genie::testing

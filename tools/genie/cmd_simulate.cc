@@ -1,8 +1,11 @@
 // genie simulate: the workload on a modelled network (virtual clock), ASTRA-sim compatible. The
 // flags fill driver::SimulateOptions; driver/simulate.h does the rest.
+#include <spdlog/spdlog.h>
+
 #include "genie/driver/simulate.h"
 #include "tools/genie/cli_flags.h"
 #include "tools/genie/command.h"
+#include "tools/genie/huge_page_heap.h"
 
 namespace genie::cli {
 
@@ -29,7 +32,11 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
       ->check(CLI::PositiveNumber);
   app.add_option("--warmup", f->warmup, "Warm-up iterations (not in the statistics)")
       ->check(CLI::NonNegativeNumber);
-  return [f] { return driver::RunSimulate(*f); };
+  return [f] {
+    ReexecWithHugePageHeap(ProcessArgv());
+    if (HugePageHeapRequested()) spdlog::info("simulator heap on transparent huge pages");
+    return driver::RunSimulate(*f);
+  };
 }
 
 }  // namespace genie::cli
