@@ -95,18 +95,12 @@ Backend& SimBackend::ForRank(int rank) {
   return ranks_[rank];
 }
 
-uint32_t SimBackend::ChannelTable::GetIndex(const Key& key) {
+uint32_t SimBackend::ChannelTable::FindOrOpen(const Key& key) {
+  const size_t mask = entries_.size() - 1;
+  for (size_t i = Home(key); entries_[i].index != kEmpty; i = (i + 1) & mask) {
+    if (entries_[i].key == key) return entries_[i].index;
+  }
   const uint32_t home = static_cast<uint32_t>(key.dst) * kHome;
-  for (uint32_t j = home; j < home + kHome; ++j) {
-    const Channel& ch = channels_[j];
-    if (ch.open && ch.src == key.src && ch.tag == key.tag) return j;
-  }
-  if (size_ > 0) {
-    const size_t mask = entries_.size() - 1;
-    for (size_t i = Home(key); entries_[i].index != kEmpty; i = (i + 1) & mask) {
-      if (entries_[i].key == key) return entries_[i].index;
-    }
-  }
   for (uint32_t j = home; j < home + kHome; ++j) {
     Channel& ch = channels_[j];
     if (!ch.open) {
@@ -142,16 +136,7 @@ uint32_t SimBackend::ChannelTable::Overflow(const Key& key) {
   return e.index;
 }
 
-void SimBackend::ChannelTable::Reset(Channel& ch) {
-  ch.open = false;
-  ch.base = ch.next_send = ch.next_recv = 0;
-  ch.head = 0;
-  ch.slots.Clear();
-}
-
-void SimBackend::ChannelTable::Erase(const Key& key, uint32_t index) {
-  Reset(channels_[index]);
-  if (index < homes_ || entries_.empty()) return;
+void SimBackend::ChannelTable::EraseEntry(const Key& key) {
   const size_t mask = entries_.size() - 1;
   size_t i = Home(key);
   while (true) {
@@ -209,38 +194,13 @@ void SimBackend::Slots::EraseFront(size_t n) {
   heap_.erase(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
-void SimBackend::Slots::Clear() {
-  if (spilled_) {
-    heap_.clear();  // keeps the capacity
-    spilled_ = false;
-  } else if (used_ == 1) {
-    first_ = Slot();
-  }
-  used_ = 0;
-}
-
-// Inline: each message looks its slot up three times (Send, Recv, Delivered).
-inline SimBackend::Slot& SimBackend::SlotAt(Channel& ch, uint64_t seq) {
-  GENIE_CHECK(seq >= ch.base) << "slot " << seq << " already retired";
-  size_t i = ch.head + (seq - ch.base);
-  ch.slots.GrowTo(i + 1);  // may move other slots: callers hold no other slot reference
-  return ch.slots[i];
-}
-
-void SimBackend::Retire(const Key& key, uint32_t index, Channel& ch) {
+void SimBackend::RetireSlots(const Key& key, uint32_t index, Channel& ch) {
   auto release = [this](uint32_t held) {
     if (held == kNoPayload) return;
     held_[held].clear();
     held_[held].shrink_to_fit();
     free_held_.push_back(held);
   };
-  // A channel that lived for one message (nearly all: tags are unique per step): closing it
-  // resets its one slot too, so skip the loop's reset of it.
-  if (ch.head == 0 && ch.slots.size() == 1 && ch.slots[0].done) {
-    if (ch.slots[0].held != kNoPayload) release(ch.slots[0].held);
-    channels_.Erase(key, index);
-    return;
-  }
   while (ch.head < ch.slots.size() && ch.slots[ch.head].done) {
     release(ch.slots[ch.head].held);
     ch.slots[ch.head] = Slot();  // release callbacks and held payload now
@@ -280,7 +240,7 @@ SimBackend::Done SimBackend::Hold(Callback fn) {
   return Done{handler, arg};
 }
 
-void SimBackend::Send(int rank, const Message& msg, Done done) {
+inline void SimBackend::Send(int rank, const Message& msg, Done done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " sends to rank " << msg.peer << " of " << world_size();
   Key key{rank, msg.peer, msg.tag};
@@ -335,7 +295,7 @@ void SimBackend::Delivery::OnEvent(uint64_t token) {
   sim_->Delivered(Key{ch.src, ch.dst, ch.tag}, seq, index);
 }
 
-void SimBackend::Delivered(const Key& key, uint64_t seq, uint32_t channel) {
+inline void SimBackend::Delivered(const Key& key, uint64_t seq, uint32_t channel) {
   Channel& ch = channels_.At(channel);
   Slot& slot = SlotAt(ch, seq);
   slot.arrived = true;

@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "genie/common/check.h"
 #include "genie/common/slot_pool.h"
 #include "genie/common/status.h"
 #include "genie/config/network_config.h"
@@ -147,8 +148,17 @@ class SimBackend {
     }
     // Drops the first `n` slots (done and reset).
     void EraseFront(size_t n);
-    // Empty, back to inline; a heap vector keeps its capacity for the next channel.
-    void Clear();
+    // Empty, back to inline; a heap vector keeps its capacity for the next channel. Inline:
+    // every message's channel closes.
+    void Clear() {
+      if (spilled_) {
+        heap_.clear();  // keeps the capacity
+        spilled_ = false;
+      } else if (used_ == 1) {
+        first_ = Slot();
+      }
+      used_ = 0;
+    }
 
    private:
     void Spill(size_t n);  // GrowTo past the inline slot
@@ -188,10 +198,33 @@ class SimBackend {
     static constexpr uint32_t kHome = 2;
     explicit ChannelTable(int ranks) : channels_(size_t{kHome} * ranks), homes_(kHome * ranks) {}
     // The index of key's channel (opened empty when there is none): stable while it is open.
-    uint32_t GetIndex(const Key& key);
+    // Inline for a home channel while the overflow is empty (every message asks twice).
+    [[gnu::always_inline]] uint32_t GetIndex(const Key& key) {
+      const uint32_t home = static_cast<uint32_t>(key.dst) * kHome;
+      for (uint32_t j = home; j < home + kHome; ++j) {
+        const Channel& ch = channels_[j];
+        if (ch.open && ch.src == key.src && ch.tag == key.tag) return j;
+      }
+      if (size_ > 0) return FindOrOpen(key);  // key may be in the overflow
+      for (uint32_t j = home; j < home + kHome; ++j) {
+        Channel& ch = channels_[j];
+        if (!ch.open) {
+          ch.open = true;
+          ch.src = key.src;
+          ch.dst = key.dst;
+          ch.tag = key.tag;
+          return j;
+        }
+      }
+      return Overflow(key);
+    }
     Channel& At(uint32_t index) { return channels_[index]; }
     // Closes key's channel, `index`; the channel's reference may be reused from here on.
-    void Erase(const Key& key, uint32_t index);
+    // Inline for a home channel (nearly every message closes one).
+    [[gnu::always_inline]] void Erase(const Key& key, uint32_t index) {
+      Reset(channels_[index]);
+      if (index >= homes_ && !entries_.empty()) EraseEntry(key);
+    }
     template <typename F>
     void ForEach(F&& f) const {
       for (uint32_t i = 0; i < homes_; ++i) {
@@ -212,8 +245,17 @@ class SimBackend {
     size_t Home(const Key& key) const {
       return static_cast<size_t>((KeyHash()(key) * 0x9e3779b97f4a7c15ULL) >> shift_);
     }
-    static void Reset(Channel& ch);
+    static void Reset(Channel& ch) {
+      ch.open = false;
+      ch.base = ch.next_send = ch.next_recv = 0;
+      ch.head = 0;
+      ch.slots.Clear();
+    }
+    // GetIndex with a non-empty overflow: key's channel there, else in a free home, else opened
+    // in the overflow.
+    uint32_t FindOrOpen(const Key& key);
     uint32_t Overflow(const Key& key);  // opens key's channel in the table
+    void EraseEntry(const Key& key);     // drops key's entry from the overflow table
     void Grow();
     std::vector<Channel> channels_;  // homes first; an index never changes while it is open
     uint32_t homes_;
@@ -224,13 +266,14 @@ class SimBackend {
   };
 
   SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size);
-  void Send(int rank, const Message& msg, Done done);
+  // Inline into its callers (the relay, the rank views): every message is sent here.
+  [[gnu::always_inline]] void Send(int rank, const Message& msg, Done done);
   void Recv(int rank, const Message& msg, Done done);
   // Backend::SendEventAfter: the message waits in pending_, its delays run as the relay's
   // events (the runner is not visited until delivery).
   void SendAfter(int rank, TimeNs first, TimeNs then, const Message& msg, Done done);
   Done Hold(Callback fn);
-  void Delivered(const Key& key, uint64_t seq, uint32_t channel);
+  [[gnu::always_inline]] void Delivered(const Key& key, uint64_t seq, uint32_t channel);
   // Deliveries come back from the network model as (handler, token) events, token = the
   // channel's index and the low 32 bits of the message's sequence number: no record per message
   // in flight. The channel stays open while its message is in flight (its slot is not done), so
@@ -261,9 +304,25 @@ class SimBackend {
    private:
     SimBackend* sim_;
   };
-  Slot& SlotAt(Channel& ch, uint64_t seq);
-  // Drops finished slots, and the channel (`index`) if empty.
-  void Retire(const Key& key, uint32_t index, Channel& ch);
+  // Inline: each message looks its slot up three times (Send, Recv, Delivered).
+  [[gnu::always_inline]] Slot& SlotAt(Channel& ch, uint64_t seq) {
+    GENIE_CHECK(seq >= ch.base) << "slot " << seq << " already retired";
+    const size_t i = ch.head + (seq - ch.base);
+    ch.slots.GrowTo(i + 1);  // may move other slots: callers hold no other slot reference
+    return ch.slots[i];
+  }
+  // Drops finished slots, and the channel (`index`) if empty. Inline for a channel that lived
+  // for one message without a held payload (nearly all: tags are unique per step); its one slot
+  // is reset with the channel.
+  [[gnu::always_inline]] void Retire(const Key& key, uint32_t index, Channel& ch) {
+    if (ch.head == 0 && ch.slots.size() == 1 && ch.slots[0].done &&
+        ch.slots[0].held == kNoPayload) {
+      channels_.Erase(key, index);
+      return;
+    }
+    RetireSlots(key, index, ch);
+  }
+  void RetireSlots(const Key& key, uint32_t index, Channel& ch);
   // Fails the simulation when a receive's size differs from its send's; true if it did.
   // The comparison inline (every message asks), the report out of line.
   bool SizeMismatch(const Key& key, Bytes sent, Bytes posted) {
