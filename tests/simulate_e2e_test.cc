@@ -360,7 +360,8 @@ TEST(SimulateHeap, OnHugePagesWhereTheKernelLeavesThemToMalloc) {
   CliResult on = RunCli("env -u GLIBC_TUNABLES " + GenieBinary() + " -v" + args);
   ASSERT_EQ(on.exit_code, 0) << on.output;
   EXPECT_TRUE(Has(on.output, line)) << on.output;
-  CliResult off = RunCli("env -u GLIBC_TUNABLES GENIE_HUGE_PAGES=0 " + GenieBinary() + " -v" + args);
+  CliResult off =
+      RunCli("env -u GLIBC_TUNABLES GENIE_HUGE_PAGES=0 " + GenieBinary() + " -v" + args);
   ASSERT_EQ(off.exit_code, 0) << off.output;
   EXPECT_FALSE(Has(off.output, line)) << off.output;
   CliResult user = RunCli("GLIBC_TUNABLES=glibc.malloc.hugetlb=0 " + GenieBinary() + " -v" + args);

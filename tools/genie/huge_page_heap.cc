@@ -47,12 +47,11 @@ bool HugePageHeapRequested() {
 }
 
 void ReexecWithHugePageHeap(const std::vector<std::string>& argv) {
-  if (argv.empty() || Env("GENIE_HUGE_PAGES") == "0" ||
-      Env("GLIBC_TUNABLES").find(kTunable) != std::string::npos ||
+  const std::string old = Env("GLIBC_TUNABLES");
+  if (argv.empty() || Env("GENIE_HUGE_PAGES") == "0" || old.find(kTunable) != std::string::npos ||
       !GlibcHasTunable() || ThpMode() != "madvise") {
     return;
   }
-  const std::string old = Env("GLIBC_TUNABLES");
   const std::string tunables = (old.empty() ? "" : old + ":") + kTunable + "=1";
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   std::vector<char*> args;

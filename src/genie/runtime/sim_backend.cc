@@ -100,18 +100,7 @@ uint32_t SimBackend::ChannelTable::FindOrOpen(const Key& key) {
   for (size_t i = Home(key); entries_[i].index != kEmpty; i = (i + 1) & mask) {
     if (entries_[i].key == key) return entries_[i].index;
   }
-  const uint32_t home = static_cast<uint32_t>(key.dst) * kHome;
-  for (uint32_t j = home; j < home + kHome; ++j) {
-    Channel& ch = channels_[j];
-    if (!ch.open) {
-      ch.open = true;
-      ch.src = key.src;
-      ch.dst = key.dst;
-      ch.tag = key.tag;
-      return j;
-    }
-  }
-  return Overflow(key);
+  return Open(key);
 }
 
 uint32_t SimBackend::ChannelTable::Overflow(const Key& key) {

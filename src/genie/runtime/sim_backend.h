@@ -206,17 +206,7 @@ class SimBackend {
         if (ch.open && ch.src == key.src && ch.tag == key.tag) return j;
       }
       if (size_ > 0) return FindOrOpen(key);  // key may be in the overflow
-      for (uint32_t j = home; j < home + kHome; ++j) {
-        Channel& ch = channels_[j];
-        if (!ch.open) {
-          ch.open = true;
-          ch.src = key.src;
-          ch.dst = key.dst;
-          ch.tag = key.tag;
-          return j;
-        }
-      }
-      return Overflow(key);
+      return Open(key);
     }
     Channel& At(uint32_t index) { return channels_[index]; }
     // Closes key's channel, `index`; the channel's reference may be reused from here on.
@@ -251,8 +241,23 @@ class SimBackend {
       ch.head = 0;
       ch.slots.Clear();
     }
-    // GetIndex with a non-empty overflow: key's channel there, else in a free home, else opened
-    // in the overflow.
+    // Opens key's channel (absent from the table) in a free home of key.dst, else in the
+    // overflow.
+    [[gnu::always_inline]] uint32_t Open(const Key& key) {
+      const uint32_t home = static_cast<uint32_t>(key.dst) * kHome;
+      for (uint32_t j = home; j < home + kHome; ++j) {
+        Channel& ch = channels_[j];
+        if (!ch.open) {
+          ch.open = true;
+          ch.src = key.src;
+          ch.dst = key.dst;
+          ch.tag = key.tag;
+          return j;
+        }
+      }
+      return Overflow(key);
+    }
+    // GetIndex with a non-empty overflow: key's channel there, else Open.
     uint32_t FindOrOpen(const Key& key);
     uint32_t Overflow(const Key& key);  // opens key's channel in the table
     void EraseEntry(const Key& key);     // drops key's entry from the overflow table
