@@ -66,6 +66,27 @@ Status ReadScalar(const YAML::Node& root, const char* key, const std::string& or
 
 // The flow model's leaf-spine keys: `spines` turns them on and then needs `spine_bandwidth`
 // and `spine_latency`; `ecmp` is optional (split, the only mode).
+// A list of [bytes, ns] pairs (message_times, burst_message_times); absent: left empty.
+Status ReadTimes(const YAML::Node& root, const char* key, const std::string& origin,
+                 std::vector<std::pair<double, double>>* out) {
+  const YAML::Node node = root[key];
+  if (!node) return Status::Ok();
+  const std::string form = std::string(": expected a list of [bytes, ns] pairs, like ") + key +
+                           ": [ [8192, 90000], [65536, 560000] ]";
+  if (!node.IsSequence()) return Status::InvalidArgument(Where(origin, key) + form);
+  try {
+    for (const YAML::Node& e : node) {
+      if (!e.IsSequence() || e.size() != 2) {
+        return Status::InvalidArgument(Where(origin, key) + form);
+      }
+      out->emplace_back(e[0].as<double>(), e[1].as<double>());
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(Where(origin, key) + ": " + e.msg + form);
+  }
+  return Status::Ok();
+}
+
 Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, LeafSpineConfig* ls) {
   if (!root["spines"]) {
     for (const char* key : {"spine_bandwidth", "spine_latency", "ecmp", "ecmp_routes"}) {
@@ -150,6 +171,11 @@ double NetworkConfig::MessageOverheadNsOf(int dim) const {
   return message_overhead_ns.size() == 1 ? message_overhead_ns[0] : message_overhead_ns[dim];
 }
 
+double NetworkConfig::BurstBytesOf(int dim) const {
+  if (burst_bytes.empty()) return 0;
+  return burst_bytes.size() == 1 ? burst_bytes[0] : burst_bytes[dim];
+}
+
 nlohmann::json NetworkConfig::ToJson() const {
   nlohmann::json j;
   j["path"] = path;
@@ -171,6 +197,12 @@ nlohmann::json NetworkConfig::ToJson() const {
     nlohmann::json t = nlohmann::json::array();
     for (const auto& [bytes, ns] : message_times) t.push_back({bytes, ns});
     j["message_times"] = t;
+  }
+  if (!burst_bytes.empty()) j["burst"] = burst_bytes;
+  if (!burst_message_times.empty()) {
+    nlohmann::json t = nlohmann::json::array();
+    for (const auto& [bytes, ns] : burst_message_times) t.push_back({bytes, ns});
+    j["burst_message_times"] = t;
   }
   if (leaf_spine.present()) {
     j["spines"] = leaf_spine.spines;
@@ -222,18 +254,32 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
                                      Number(kMaxDelayNs) + " (1,000 s)");
     }
   }
-  for (size_t i = 0; i < c.message_times.size(); ++i) {
-    const auto [bytes, ns] = c.message_times[i];
-    if (!(bytes >= 1 && bytes <= 1e15) || !(ns > 0 && ns <= kMaxDelayNs) ||
-        (i > 0 && !(bytes > c.message_times[i - 1].first))) {
-      return Status::InvalidArgument(
-          Where(o, "message_times") + ": entry " + std::to_string(i) + " [" + Number(bytes) + ", " +
-          Number(ns) +
-          "] is out of range; give [bytes, ns] pairs with sizes increasing, "
-          "at least 1 byte, and times above 0 and at most " +
-          Number(kMaxDelayNs) + " ns (genie testbed calibrate writes them)");
+  if (c.burst_bytes.size() > 1) GENIE_RETURN_IF_ERROR(check_len(c.burst_bytes.size(), "burst"));
+  for (double v : c.burst_bytes) {
+    if (!(v >= 0 && v <= 1e12)) {
+      return Status::InvalidArgument(Where(o, "burst") + ": " + Number(v) +
+                                     " is out of range; give each link's shaper bucket in bytes "
+                                     "(a tbf burst), 0 for none");
     }
   }
+  auto check_times = [&](const std::vector<std::pair<double, double>>& times,
+                         const char* key) -> Status {
+    for (size_t i = 0; i < times.size(); ++i) {
+      const auto [bytes, ns] = times[i];
+      if (!(bytes >= 1 && bytes <= 1e15) || !(ns > 0 && ns <= kMaxDelayNs) ||
+          (i > 0 && !(bytes > times[i - 1].first))) {
+        return Status::InvalidArgument(
+            Where(o, key) + ": entry " + std::to_string(i) + " [" + Number(bytes) + ", " +
+            Number(ns) +
+            "] is out of range; give [bytes, ns] pairs with sizes increasing, "
+            "at least 1 byte, and times above 0 and at most " +
+            Number(kMaxDelayNs) + " ns (genie testbed calibrate writes them)");
+      }
+    }
+    return Status::Ok();
+  };
+  GENIE_RETURN_IF_ERROR(check_times(c.message_times, "message_times"));
+  GENIE_RETURN_IF_ERROR(check_times(c.burst_message_times, "burst_message_times"));
   if (c.leaf_spine.present()) {
     const LeafSpineConfig& ls = c.leaf_spine;
     if (c.dims() < 2 || c.topology[0] != TopologyKind::kSwitch ||
@@ -342,35 +388,22 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
   if (root["message_overhead"]) {
     GENIE_RETURN_IF_ERROR(ReadList(root, "message_overhead", origin, &c.message_overhead_ns));
   }
-  if (root["message_times"]) {
-    const YAML::Node node = root["message_times"];
-    const char* form =
-        ": expected a list of [bytes, ns] pairs, like "
-        "message_times: [ [8192, 90000], [65536, 560000] ]";
-    if (!node.IsSequence()) return Status::InvalidArgument(Where(origin, "message_times") + form);
-    try {
-      for (const YAML::Node& e : node) {
-        if (!e.IsSequence() || e.size() != 2) {
-          return Status::InvalidArgument(Where(origin, "message_times") + form);
-        }
-        c.message_times.emplace_back(e[0].as<double>(), e[1].as<double>());
-      }
-    } catch (const YAML::Exception& e) {
-      return Status::InvalidArgument(Where(origin, "message_times") + ": " + e.msg + form);
-    }
-  }
+  GENIE_RETURN_IF_ERROR(ReadTimes(root, "message_times", origin, &c.message_times));
+  if (root["burst"]) GENIE_RETURN_IF_ERROR(ReadList(root, "burst", origin, &c.burst_bytes));
+  GENIE_RETURN_IF_ERROR(ReadTimes(root, "burst_message_times", origin, &c.burst_message_times));
   GENIE_RETURN_IF_ERROR(ParseLeafSpine(root, origin, &c.leaf_spine));
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   for (const auto& item : root) {
     const std::string k = item.first.as<std::string>("");
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
         k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
-        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times") {
+        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times" && k != "burst" &&
+        k != "burst_message_times") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
-          "spine_latency, ecmp, ecmp_routes and message_times)",
+          "spine_latency, ecmp, ecmp_routes, message_times, burst and burst_message_times)",
           origin, k);
     }
   }

@@ -21,6 +21,13 @@
 // between two hosts took that long from its send to its delivery, one per link (a ring step).
 // The flow model then sizes each message crossing dimension 0 so that, alone on its links, it
 // takes the time interpolated log-log from the table (docs/prediction.md).
+// Two more, for links behind a token-bucket shaper (a testbed's tbf; a cloud NIC's or a
+// policer's allowance): `burst`, each link's bucket in bytes at its wire rate (one value per
+// dimension or one for all; 0: none), which fills while the link is idle and lets that many
+// bytes out at once; and `burst_message_times` ([[bytes, ns], ...]), what a message of each size
+// took with every link's bucket full: the floor no message beats however many bytes its bucket
+// lets out (the hosts' software). With a burst, `message_times` is the steady step, measured
+// once the buckets were spent.
 // Value type, built once at start-up; any thread may read it.
 #pragma once
 
@@ -74,6 +81,11 @@ struct NetworkConfig {
   // Flow model only: measured time of one message per size (bytes, ns), sizes increasing;
   // empty: none (bytes / (bandwidth x goodput) + overhead + latency alone).
   std::vector<std::pair<double, double>> message_times = {};
+  // Flow model only: each link's shaper bucket, bytes at its wire rate; empty or 0: none.
+  std::vector<double> burst_bytes = {};
+  // Flow model only: the time of one message per size with its links' buckets full (bytes,
+  // ns), sizes increasing; empty: none (a burst then costs no time but the path's).
+  std::vector<std::pair<double, double>> burst_message_times = {};
   // Flow model only: dimension 1's Switch as leaves joined by spines.
   LeafSpineConfig leaf_spine = {};
   // Keys the file set that genie does not read (logged when parsed).
@@ -82,6 +94,7 @@ struct NetworkConfig {
   // The flow model's values for dimension `dim`, defaults applied.
   double GoodputOf(int dim) const;
   double MessageOverheadNsOf(int dim) const;
+  double BurstBytesOf(int dim) const;
   int dims() const { return static_cast<int>(topology.size()); }
   int total_npus() const;  // product of npus_count
   nlohmann::json ToJson() const;

@@ -128,6 +128,19 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
             nlohmann::json::parse("[[8192,90000],[65536,560000]]"));
   EXPECT_TRUE(timed->ignored_keys.empty());
 
+  // A shaper's bucket per link and the floor of each size with it full (flow model only).
+  auto shaped = ParseNetworkConfig(
+      base + "burst: [ 131072, 0 ]\nburst_message_times: [ [8192, 100000], [65536, 200000] ]\n",
+      "s.yml");
+  ASSERT_TRUE(shaped.ok()) << shaped.status().ToString();
+  EXPECT_DOUBLE_EQ(shaped->BurstBytesOf(0), 131072);
+  EXPECT_DOUBLE_EQ(shaped->BurstBytesOf(1), 0);
+  EXPECT_EQ(shaped->burst_message_times,
+            (std::vector<std::pair<double, double>>{{8192, 100000}, {65536, 200000}}));
+  EXPECT_EQ(shaped->ToJson()["burst"], nlohmann::json::parse("[131072, 0]"));
+  EXPECT_TRUE(shaped->ignored_keys.empty());
+  EXPECT_DOUBLE_EQ(timed->BurstBytesOf(0), 0);  // none given: no shaper
+
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_routes: [ [0, 4] ]\n",
        "ecmp_routes"},
@@ -149,6 +162,10 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
       {"message_times: [ [8192, 1000], [4096, 2000] ]\n", "message_times"},  // not increasing
       {"message_times: [ [8192, 0] ]\n", "message_times"},
       {"message_times: [ 8192, 1000 ]\n", "message_times"},
+      {"burst: [ -1 ]\n", "burst"},
+      {"burst: [ 1, 2, 3 ]\n", "burst"},  // two dimensions
+      {"burst_message_times: [ [8192, 1000], [8192, 2000] ]\n", "burst_message_times"},
+      {"burst_message_times: 5\n", "burst_message_times"},
   };
   for (const auto& [keys, key] : bad) {
     auto r = ParseNetworkConfig(base + keys, "b.yml");

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <iterator>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "genie/driver/pair_probe.h"
 #include "genie/driver/pair_rounds.h"
@@ -61,7 +63,30 @@ constexpr StepSize kStepSizes[] = {{8 << 10, 40},   {16 << 10, 32},  {32 << 10, 
                                    {512 << 10, 6},  {1 << 20, 4},    {2 << 20, 3},
                                    {4 << 20, 3}};
 constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
-constexpr int kStepRepeats = 5;
+constexpr int kStepRepeats = 9;
+
+// Links behind a token-bucket shaper (a testbed's tbf): the ring steps wait for the buckets to
+// fill before each measurement, time the first step (every bucket full: what the hosts'
+// software takes, burst_message_times) apart from the steady steps, and start those once the
+// buckets are spent (message_times). burst 0: no shaper known.
+struct Shaper {
+  Bytes burst = 0;       // the largest bucket of a link, bytes
+  TimeNs refill_ns = 0;  // the longest a bucket takes to fill at its link's rate
+};
+Shaper ShaperOf(const testbed::Layout& layout) {
+  Shaper s;
+  for (const testbed::Link& l : layout.links) {
+    if (l.burst_bytes == 0 || l.rate_bps == 0) continue;
+    s.burst = std::max(s.burst, l.burst_bytes);
+    s.refill_ns = std::max<TimeNs>(
+        s.refill_ns, static_cast<TimeNs>(static_cast<double>(l.burst_bytes) * 8e9 /
+                                         static_cast<double>(l.rate_bps)));
+  }
+  return s;
+}
+// Steps before the steady ones: enough bytes to spend 4 buckets (each step refills part of
+// one), at most this many.
+constexpr int kMaxWarmSteps = 64;
 
 class Scan {
  public:
@@ -69,10 +94,13 @@ class Scan {
   // at (nullptr: not on a testbed).
   // `ring_group`: the ring steps run in rings of this many consecutive ranks (a leaf's hosts,
   // so no step waits on a slower spine); 0 or n: one ring of all.
-  Scan(RealBackend& b, const DoctorOptions& o, const testbed::Layout* layout, int ring_group)
+  // `shaper`: the links' token buckets, when known (a testbed).
+  Scan(RealBackend& b, const DoctorOptions& o, const testbed::Layout* layout, int ring_group,
+       Shaper shaper)
       : b_(b),
         o_(o),
         layout_(layout),
+        shaper_(shaper),
         n_(b.world_size()),
         me_(b.rank()),
         k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)),
@@ -106,13 +134,27 @@ class Scan {
 
   // Rank 0, after Gather: the ring steps' figures and their fit (JSON "ring_steps").
   nlohmann::json RingStepsJson() const {
-    std::vector<double> sizes, ns;
+    std::vector<double> sizes, ns, first, early;
     for (int i = 0; i < kNumStepSizes; ++i) {
       if (std::isnan(step_ns_all_[static_cast<size_t>(i)])) continue;
       sizes.push_back(static_cast<double>(kStepSizes[i].message));
       ns.push_back(step_ns_all_[static_cast<size_t>(i)]);
+      first.push_back(first_ns_all_[static_cast<size_t>(i)]);
+      early.push_back(early_ns_all_[static_cast<size_t>(i)]);
     }
     nlohmann::json j = {{"ring", group_}, {"message_bytes", sizes}, {"step_ns", ns}};
+    // With a shaper: its bucket, and the first step and the early steps of each size with
+    // every bucket full (null: not measured).
+    if (shaper_.burst > 0) {
+      j["burst_bytes"] = shaper_.burst;
+      auto list = [](const std::vector<double>& v) {
+        nlohmann::json out = nlohmann::json::array();
+        for (double x : v) out.push_back(std::isnan(x) ? nlohmann::json() : nlohmann::json(x));
+        return out;
+      };
+      j["first_step_ns"] = list(first);
+      j["early_step_ns"] = list(early);
+    }
     // Step time = alpha + bytes / rate, least squares on relative error (weights 1 / t^2): a
     // prediction is judged by its ratio, at every size alike.
     double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -144,6 +186,8 @@ class Scan {
     row.push_back(ring_gbps_);
     row.push_back(alltoall_gbps_);
     row.insert(row.end(), step_ns_.begin(), step_ns_.end());
+    row.insert(row.end(), first_ns_.begin(), first_ns_.end());
+    row.insert(row.end(), early_ns_.begin(), early_ns_.end());
     std::string label = o_.host.substr(0, kLabelBytes - 1);
     label.resize(kLabelBytes, '\0');
     const Bytes row_bytes = row.size() * sizeof(double);
@@ -185,18 +229,24 @@ class Scan {
       scan->alltoall_gbps.push_back(rows[to][4 * n + 1]);
     }
     // Ring steps: the mean over the ranks (in lockstep they differ only by noise).
-    step_ns_all_.assign(kNumStepSizes, std::nan(""));
-    for (size_t i = 0; i < static_cast<size_t>(kNumStepSizes); ++i) {
-      double sum = 0;
-      int count = 0;
-      for (size_t r = 0; r < n; ++r) {
-        const double v = rows[r][4 * n + 2 + i];
-        if (std::isnan(v)) continue;
-        sum += v;
-        ++count;
+    auto mean_over_ranks = [&](size_t offset, std::vector<double>* out) {
+      out->assign(kNumStepSizes, std::nan(""));
+      for (size_t i = 0; i < static_cast<size_t>(kNumStepSizes); ++i) {
+        double sum = 0;
+        size_t count = 0;
+        for (size_t r = 0; r < n; ++r) {
+          const double v = rows[r][offset + i];
+          if (std::isnan(v)) continue;
+          sum += v;
+          ++count;
+        }
+        // The first step's mean is skew-free only over every rank of the rings.
+        if (count > 0 && (out != &first_ns_all_ || count == n)) (*out)[i] = sum / count;
       }
-      if (count > 0) step_ns_all_[i] = sum / count;
-    }
+    };
+    mean_over_ranks(4 * n + 2, &step_ns_all_);
+    mean_over_ranks(4 * n + 2 + kNumStepSizes, &first_ns_all_);
+    mean_over_ranks(4 * n + 2 + 2 * kNumStepSizes, &early_ns_all_);
     // Several ranks on one host (a loopback run): tell them apart.
     auto& h = scan->hosts;
     for (size_t i = 0; i < n; ++i) {
@@ -456,22 +506,42 @@ class Scan {
     const int next = base + (me_ - base + 1) % group_,
               prev = base + (me_ - base + group_ - 1) % group_;
     step_ns_.assign(kNumStepSizes, std::nan(""));
+    first_ns_.assign(kNumStepSizes, std::nan(""));
+    early_ns_.assign(kNumStepSizes, std::nan(""));
     // Repeats round-robin over the sizes (all sizes once, then again): a burst of other load
     // on a shared machine lands on one repeat of several sizes, which the median drops,
     // rather than on every repeat of one size, which would bend the table there.
-    std::vector<std::vector<double>> per_step(kNumStepSizes);
+    std::vector<std::vector<double>> per_step(kNumStepSizes), first_step(kNumStepSizes),
+        early_step(kNumStepSizes);
     for (int rep = 0; rep < kStepRepeats; ++rep) {
       for (int i = 0; i < kNumStepSizes; ++i) {
         const StepSize& size = kStepSizes[i];
-        if (!Barrier(200 + i * kStepRepeats + rep)) return false;
+        const int warm =
+            shaper_.burst == 0
+                ? 0
+                : static_cast<int>(std::min<Bytes>(
+                      kMaxWarmSteps, (4 * shaper_.burst + size.message - 1) / size.message));
+        const int steps = size.steps + warm;
+        if (!Barrier(1000 + i * kStepRepeats + rep)) return false;
+        // The links idle long enough for every bucket to fill (the barrier's small messages
+        // leave them nearly full).
+        if (shaper_.refill_ns > 0) {
+          std::this_thread::sleep_for(std::chrono::nanoseconds(2 * shaper_.refill_ns));
+        }
         Batch batch(b_);
         const uint64_t tag = Tag(kSteps, i * kStepRepeats + rep, 0);
-        TimeNs first = 0, last = 0;
+        // The early steps (as many as the size's own, from the first arrival: a collective's
+        // few steps after a pause) and the steady ones (after the warm-up).
+        const int early = std::min(size.steps, steps - 1);
+        TimeNs first = 0, early_end = 0, from = 0, last = 0;
+        const TimeNs sent = b_.Now();
         batch.Send(next, tag, size.message);
-        for (int k = 0; k < size.steps; ++k) {
+        for (int k = 0; k < steps; ++k) {
           batch.Recv(prev, tag, size.message, nullptr, [&, k] {
             if (k == 0) first = b_.Now();
-            if (k + 1 < size.steps) {
+            if (k == early) early_end = b_.Now();
+            if (k == warm) from = b_.Now();
+            if (k + 1 < steps) {
               batch.Send(next, tag, size.message);
             } else {
               last = b_.Now();
@@ -479,17 +549,28 @@ class Scan {
           });
         }
         if (!batch.Wait()) return false;
-        if (last > first) {
-          per_step[static_cast<size_t>(i)].push_back(static_cast<double>(last - first) /
-                                                     (size.steps - 1));
+        if (last > from) {
+          per_step[static_cast<size_t>(i)].push_back(static_cast<double>(last - from) /
+                                                     (steps - 1 - warm));
+        }
+        // From this rank's send to its previous rank's first message: the ranks' skew cancels
+        // in the mean over a ring (Gather), each rank's late start counted once each way.
+        if (first > sent) first_step[static_cast<size_t>(i)].push_back(static_cast<double>(first - sent));
+        if (early_end > first) {
+          early_step[static_cast<size_t>(i)].push_back(static_cast<double>(early_end - first) /
+                                                       early);
         }
       }
     }
-    for (int i = 0; i < kNumStepSizes; ++i) {
-      std::vector<double>& v = per_step[static_cast<size_t>(i)];
-      if (v.empty()) continue;
+    auto median = [](std::vector<double>& v) {
+      if (v.empty()) return std::nan("");
       std::sort(v.begin(), v.end());
-      step_ns_[static_cast<size_t>(i)] = v[v.size() / 2];
+      return v[v.size() / 2];
+    };
+    for (int i = 0; i < kNumStepSizes; ++i) {
+      step_ns_[static_cast<size_t>(i)] = median(per_step[static_cast<size_t>(i)]);
+      first_ns_[static_cast<size_t>(i)] = median(first_step[static_cast<size_t>(i)]);
+      early_ns_[static_cast<size_t>(i)] = median(early_step[static_cast<size_t>(i)]);
     }
     return true;
   }
@@ -497,11 +578,16 @@ class Scan {
   RealBackend& b_;
   const DoctorOptions& o_;
   const testbed::Layout* layout_;
+  const Shaper shaper_;
   const int n_, me_;
   const Bytes k_;  // messages per direction
   const int group_;                                 // ranks per ring of the ring steps
   std::vector<double> step_ns_;                     // [size] this rank's median step time
   std::vector<double> step_ns_all_;                 // rank 0: [size] the mean over the ranks
+  std::vector<double> first_ns_;      // [size] this rank's median first step (buckets full)
+  std::vector<double> first_ns_all_;  // rank 0: [size] the mean over the ranks
+  std::vector<double> early_ns_;      // [size] this rank's median early step (buckets full)
+  std::vector<double> early_ns_all_;  // rank 0: [size] the mean over the ranks
   std::vector<double> rx_gbps_, rtt_us_, retrans_;  // [peer]
   std::vector<double> alone_gbps_;  // [peer] measured again alone (NaN: not)
   std::vector<double> sent_, resent_;  // [peer] TCP segments sent to it, and sent again
@@ -563,14 +649,16 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   // The ring steps stay within a leaf of a leaf-spine testbed (one rank per host, rank i on
   // host i): a ring through a slower spine would measure the spine, not the hosts' stacks.
   int ring_group = 0;
+  Shaper shaper;
   if (!o.testbed.empty()) {
     auto tb = layout ? Result<testbed::Layout>(*layout) : testbed::Load(o.testbed);
+    if (tb.ok()) shaper = ShaperOf(*tb);
     if (tb.ok() && tb->spec.kind == testbed::TopologyKind::kLeafSpine &&
         static_cast<int>(tb->hosts.size()) == env.world_size) {
       ring_group = tb->spec.hosts_per_leaf;
     }
   }
-  Scan s(b, o, layout ? &*layout : nullptr, ring_group);
+  Scan s(b, o, layout ? &*layout : nullptr, ring_group, shaper);
   if (!s.Run() || !s.Gather(&scan)) {
     // The scan could not finish: that is itself a finding about the fabric, but not a verdict.
     b.Abort(b.status());

@@ -94,34 +94,84 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
 // measured step runs from the first rank's start, and ranks leave the iteration barrier one
 // wake-up after another (0.3-1 ms on 8 ranks of 2 busy cores), which a collective cannot
 // hide: without it the model, whose ranks all start at 0, reads the harness's skew as network
-// time. The first kEachIterationMax iterations are simulated one by one; the rest with each
-// rank's median offset, in one simulation.
+// time. With it goes each rank's idle time before the iteration (since it finished the one
+// before, warm-up included): on shaped links it sets how much burst their buckets hold, which
+// the iteration barrier's few hundred µs only partly refill. The first kEachIterationMax
+// iterations are simulated one by one; the rest with each rank's median offset and idle time,
+// in one simulation.
 constexpr size_t kEachIterationMax = 64;
 
-void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkConfig& net,
-                          sim::NetworkModelKind kind, const std::vector<record::RankSummary>& ranks,
-                          report::Expectation* expected) {
-  const int n = setup.world_size();
-  std::map<int, std::vector<TimeNs>> starts;  // iteration -> per-rank start (-1: none)
+struct IterationStarts {
+  std::vector<TimeNs> offsets;  // per rank: start - the iteration's first start
+  std::vector<TimeNs> idle;     // per rank: start - its finish of the iteration before; empty:
+                                // unknown (the first one recorded)
+};
+
+std::map<int, IterationStarts> MeasuredStarts(int n, const std::vector<record::RankSummary>& ranks) {
+  std::map<int, std::vector<TimeNs>> start, finish;  // iteration -> per rank (-1: none)
   for (const auto& s : ranks) {
-    if (s.iteration < 0 || s.rank < 0 || s.rank >= n) continue;
-    auto [it, added] = starts.try_emplace(s.iteration, std::vector<TimeNs>(n, -1));
-    it->second[s.rank] = s.start;
+    if (s.rank < 0 || s.rank >= n) continue;
+    auto [st, a] = start.try_emplace(s.iteration, std::vector<TimeNs>(n, -1));
+    auto [fi, b] = finish.try_emplace(s.iteration, std::vector<TimeNs>(n, -1));
+    st->second[s.rank] = s.start;
+    fi->second[s.rank] = s.finish;
   }
-  auto offsets_of = [n](const std::vector<TimeNs>& start) {
+  std::map<int, IterationStarts> out;
+  for (const auto& [iteration, st] : start) {
+    if (iteration < 0) continue;
+    IterationStarts& it = out[iteration];
     TimeNs first = -1;
-    for (TimeNs t : start) {
+    for (TimeNs t : st) {
       if (t >= 0 && (first < 0 || t < first)) first = t;
     }
-    std::vector<TimeNs> out(n, 0);
-    for (int r = 0; r < n; ++r) out[r] = start[r] >= 0 ? start[r] - first : 0;
-    return out;
-  };
-  auto predict = [&](const std::vector<TimeNs>& offsets) -> std::optional<TimeNs> {
-    if (std::all_of(offsets.begin(), offsets.end(), [](TimeNs t) { return t == 0; })) {
+    it.offsets.assign(n, 0);
+    for (int r = 0; r < n; ++r) it.offsets[r] = st[r] >= 0 ? st[r] - first : 0;
+    auto before = finish.find(iteration - 1);
+    if (before == finish.end()) continue;
+    it.idle.assign(n, 0);
+    for (int r = 0; r < n; ++r) {
+      if (st[r] < 0 || before->second[r] < 0) {
+        it.idle.clear();
+        break;
+      }
+      it.idle[r] = std::max<TimeNs>(0, st[r] - before->second[r]);
+    }
+  }
+  return out;
+}
+
+// Per rank, the median over `rows` (each one value per rank).
+std::vector<TimeNs> MedianPerRank(int n, const std::vector<std::vector<TimeNs>>& rows) {
+  std::vector<TimeNs> median(n, 0);
+  for (int r = 0; r < n; ++r) {
+    std::vector<TimeNs> of_rank;
+    for (const auto& row : rows) of_rank.push_back(row[r]);
+    median[r] = report::SpreadOf(std::move(of_rank)).median;
+  }
+  return median;
+}
+
+// Each rank's median idle time before its iterations (empty: none known).
+std::vector<TimeNs> MedianIdle(int n, const std::map<int, IterationStarts>& starts) {
+  std::vector<std::vector<TimeNs>> rows;
+  for (const auto& [iteration, it] : starts) {
+    if (!it.idle.empty()) rows.push_back(it.idle);
+  }
+  if (rows.empty()) return {};
+  return MedianPerRank(n, rows);
+}
+
+void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkConfig& net,
+                          sim::NetworkModelKind kind, const std::map<int, IterationStarts>& starts,
+                          const std::vector<TimeNs>& common_idle, report::Expectation* expected) {
+  const int n = setup.world_size();
+  auto predict = [&](const std::vector<TimeNs>& offsets,
+                     const std::vector<TimeNs>& idle) -> std::optional<TimeNs> {
+    if (std::all_of(offsets.begin(), offsets.end(), [](TimeNs t) { return t == 0; }) &&
+        idle == common_idle) {
       return expected->step_ns;
     }
-    auto sim = Simulate(setup, net, kind, nullptr, SimulatedIterations(1), offsets);
+    auto sim = Simulate(setup, net, kind, nullptr, SimulatedIterations(1), offsets, idle);
     if (!sim.ok()) {
       std::cerr << "genie run: --predict: the iterations' start skew could not be simulated ("
                 << sim.status().message() << "); every iteration expects the common step\n";
@@ -129,27 +179,23 @@ void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkC
     }
     return sim->end_ns;
   };
-  std::vector<std::vector<TimeNs>> rest;  // offsets of the iterations past the cap
+  std::vector<std::vector<TimeNs>> rest, rest_idle;  // the iterations past the cap
   std::vector<int> rest_iterations;
-  for (const auto& [iteration, start] : starts) {
-    std::vector<TimeNs> offsets = offsets_of(start);
+  for (const auto& [iteration, it] : starts) {
     if (expected->step_ns_of_iteration.size() >= kEachIterationMax) {
-      rest.push_back(std::move(offsets));
+      rest.push_back(it.offsets);
+      if (!it.idle.empty()) rest_idle.push_back(it.idle);
       rest_iterations.push_back(iteration);
       continue;
     }
-    const std::optional<TimeNs> step = predict(offsets);
+    const std::optional<TimeNs> step = predict(it.offsets, it.idle);
     if (!step) return;
     expected->step_ns_of_iteration[iteration] = *step;
   }
   if (rest.empty()) return;
-  std::vector<TimeNs> median(n, 0);
-  for (int r = 0; r < n; ++r) {
-    std::vector<TimeNs> of_rank;
-    for (const auto& o : rest) of_rank.push_back(o[r]);
-    median[r] = report::SpreadOf(std::move(of_rank)).median;
-  }
-  const std::optional<TimeNs> step = predict(median);
+  const std::optional<TimeNs> step =
+      predict(MedianPerRank(n, rest), rest_idle.empty() ? std::vector<TimeNs>()
+                                                          : MedianPerRank(n, rest_idle));
   if (!step) return;
   for (int iteration : rest_iterations) expected->step_ns_of_iteration[iteration] = *step;
 }
@@ -167,8 +213,13 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
     } else {
       const sim::NetworkModelKind kind =
           sim::ParseNetworkModelKind(o.network_model).value_or(sim::NetworkModelKind::kFlow);
+      // The common expectation (per op, and every iteration's without a measured start) with
+      // each rank's median idle time before an iteration.
+      const auto starts = MeasuredStarts(setup.world_size(), ranks);
+      const std::vector<TimeNs> idle = MedianIdle(setup.world_size(), starts);
       auto rec = record::Recorder::Create("", nlohmann::json::object());
-      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1))
+      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1),
+                                     {}, idle)
                           : Result<SimulationStats>(rec.status());
       if (!sim.ok()) {
         std::cerr << "genie run: --predict: the simulation failed: " << sim.status().message()
@@ -179,7 +230,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
             net->path;  // the --network file, or "testbed T, (un)calibrated ..."
         report::Expectation expected =
             report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops());
-        PredictEachIteration(setup, *net, kind, ranks, &expected);
+        PredictEachIteration(setup, *net, kind, starts, idle, &expected);
         out.push_back(report::Compare(ops, ranks, expected, o.flag_threshold));
       }
     }

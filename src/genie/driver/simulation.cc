@@ -14,10 +14,15 @@ namespace genie::driver {
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder, const IterationPolicy& iterations,
-                                 const std::vector<TimeNs>& rank_start_ns) {
+                                 const std::vector<TimeNs>& rank_start_ns,
+                                 const std::vector<TimeNs>& rank_idle_ns) {
   const int n = setup.world_size();
   if (!rank_start_ns.empty() && static_cast<int>(rank_start_ns.size()) != n) {
     return Status::InvalidArgument("start times given for " + std::to_string(rank_start_ns.size()) +
+                                   " ranks of " + std::to_string(n));
+  }
+  if (!rank_idle_ns.empty() && static_cast<int>(rank_idle_ns.size()) != n) {
+    return Status::InvalidArgument("idle times given for " + std::to_string(rank_idle_ns.size()) +
                                    " ranks of " + std::to_string(n));
   }
   std::vector<std::unique_ptr<workload::RankGraph>> graphs;
@@ -33,6 +38,11 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   // pieces of --slice / --channels keep their fractions of a ns (sim/wire.h).
   backend->network().set_cut_messages(setup.exec.plan.slice_bytes != 0 ||
                                       setup.exec.plan.channels > 1);
+  for (int r = 0; r < static_cast<int>(rank_idle_ns.size()); ++r) {
+    const TimeNs at = rank_start_ns.empty() ? 0 : rank_start_ns[r];
+    backend->network().set_idle_since(r, static_cast<double>(at) -
+                                             static_cast<double>(std::max<TimeNs>(0, rank_idle_ns[r])));
+  }
 
   // Without --memory, ASTRA-sim's default applies: NO_MEMORY_EXPANSION, where a MEM_LOAD or
   // MEM_STORE is an error (the Executor names the node) rather than free.

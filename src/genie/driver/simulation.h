@@ -33,11 +33,15 @@ struct SimulationStats {
 // Runs the workload described by `setup` on `network` with the chosen model. Records every op
 // into `recorder` (may be null). `rank_start_ns`, when given (one entry per rank), starts rank r
 // at virtual time rank_start_ns[r] instead of 0: a measured iteration's start skew, so that a
-// prediction starts each rank when the real one did.
+// prediction starts each rank when the real one did. `rank_idle_ns`, when given, says how long
+// rank r's links had been idle when it started (a measured iteration: since the rank finished
+// the one before), which on shaped links (network.yml `burst`) sets how full their buckets are;
+// without it they start full.
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder,
                                  const IterationPolicy& iterations = SimulatedIterations(),
-                                 const std::vector<TimeNs>& rank_start_ns = {});
+                                 const std::vector<TimeNs>& rank_start_ns = {},
+                                 const std::vector<TimeNs>& rank_idle_ns = {});
 
 }  // namespace genie::driver

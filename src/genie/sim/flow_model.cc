@@ -37,6 +37,8 @@ FlowModel::FlowModel(const Topology* topology, EventQueue* queue)
     links_[id].capacity = topology->link_bytes_per_ns(id) * topology->link_goodput(id);
     links_[id].latency_ns = topology->link_latency_ns(id);
     links_[id].overhead_ns = topology->link_message_overhead_ns(id);
+    links_[id].bucket = topology->link_burst_bytes(id) * topology->link_goodput(id);
+    links_[id].tokens = links_[id].bucket;
   }
 }
 
@@ -125,14 +127,37 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
     overhead = std::max(overhead, links_[id].overhead_ns);
   }
   flow.tail_ns = latency + overhead;
-  // A measured table of message times (network.yml message_times) costs a message between
-  // hosts what one of its size really took, instead of its bytes at the bulk rate.
-  if (topology_->has_message_times() && bytes > 0 &&
-      std::any_of(flow.route.begin(), flow.route.end(),
-                  [&](int id) { return topology_->MessageTimesApply(id); })) {
+  flow.floor_at = 0;
+  const TimeNs now = queue_->Now();
+  const bool shaped =
+      !flow.route.empty() && bytes > 0 &&
+      std::all_of(flow.route.begin(), flow.route.end(), [&](int id) { return links_[id].bucket > 0; });
+  const bool measured =
+      bytes > 0 && std::any_of(flow.route.begin(), flow.route.end(),
+                               [&](int id) { return topology_->MessageTimesApply(id); });
+  if (shaped && measured && topology_->has_burst_message_times()) {
+    flow.floor_at = at + topology_->BurstFloorNs(message);
+  } else if (measured && topology_->has_message_times()) {
+    // A measured table of message times (network.yml message_times) costs a message between
+    // hosts what one of its size really took, instead of its bytes at the bulk rate.
     const Topology::MessageCost cost = topology_->MeasuredCost(message);
     flow.remaining *= cost.wire_bytes / static_cast<double>(message);
     flow.tail_ns += cost.extra_ns;
+  }
+  if (shaped) {
+    // The burst: what the emptiest bucket on the path holds leaves at once.
+    double burst = flow.remaining;
+    for (int id : flow.route) {
+      Link& link = links_[id];
+      if (link.flows.empty()) {
+        link.tokens = std::min(link.bucket, link.tokens + link.capacity * (static_cast<double>(now) -
+                                                                          link.idle_since));
+        link.idle_since = static_cast<double>(now);
+      }
+      burst = std::min(burst, link.tokens);
+    }
+    for (int id : flow.route) links_[id].tokens -= burst;
+    flow.remaining -= burst;
   }
   if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize: off at once
     Deliver(f, at);
@@ -140,7 +165,6 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
   }
   ++active_;
   ++connections_[c].sending;
-  const TimeNs now = queue_->Now();
   flow.slot.resize(flow.route.size());
   for (size_t i = 0; i < flow.route.size(); ++i) {
     Link& link = links_[flow.route[i]];
@@ -307,7 +331,10 @@ void FlowModel::Release(int f) {
         if (m.route[j] == flow.route[i]) m.slot[j] = at;
       }
     }
-    if (link.flows.empty()) link.busy_ns = SaturatingAdd(link.busy_ns, now - link.busy_since);
+    if (link.flows.empty()) {
+      link.busy_ns = SaturatingAdd(link.busy_ns, now - link.busy_since);
+      link.idle_since = static_cast<double>(now);
+    }
   }
 }
 
@@ -316,7 +343,8 @@ void FlowModel::Deliver(int f, double end) {
   const TimeNs now = queue_->Now();
   Connection& connection = connections_[flow.connection];
   // In order on its connection: never before the message sent ahead of it.
-  const TimeNs when = std::max(CeilNs(end + flow.tail_ns), connection.last_delivery);
+  const TimeNs when = std::max(
+      {CeilNs(end + flow.tail_ns), CeilNs(flow.floor_at), connection.last_delivery});
   connection.last_delivery = when;
   const TimeNs delay = when == kMaxTimeNs ? kMaxTimeNs : std::max<TimeNs>(0, when - now);
   if (!queue_->Fits(delay)) {
@@ -333,6 +361,22 @@ Status FlowModel::Overflow(const Flow& flow) const {
   const Connection& c = connections_[flow.connection];
   const int dim = topology_->FirstDifferingDim(c.src, c.dst);
   return topology_->OverflowError(c.src, c.dst, flow.bytes, dim < 0 ? 0 : dim);
+}
+
+void FlowModel::set_idle_since(int npu, double since) {
+  // Its links: the first of a route out of it and the last of one into it (to and from its
+  // neighbour in dimension 0, through the first hop every route of it takes).
+  std::vector<int> a = topology_->Address(npu);
+  a[0] = a[0] == 0 ? 1 : 0;
+  const int other = topology_->RankOf(a);
+  std::vector<int> out, in;
+  topology_->FlowRoute(npu, other, 0, &out);
+  topology_->FlowRoute(other, npu, 0, &in);
+  for (int id : {out.empty() ? -1 : out.front(), in.empty() ? -1 : in.back()}) {
+    if (id < 0 || links_[id].bucket == 0) continue;
+    links_[id].tokens = 0;
+    links_[id].idle_since = since;
+  }
 }
 
 std::vector<LinkStats> FlowModel::link_stats() const {

@@ -24,6 +24,17 @@
 // rate (a shaper's burst), else its bytes plus a delay that occupies no link (software on busy
 // CPUs) — while sharing stays max-min fair.
 //
+// Shaped links (network.yml `burst`: a token-bucket shaper such as a testbed's tbf): each such
+// link has a bucket of `burst` bytes (as payload: x goodput), full at start, that fills at the
+// link's rate while no flow crosses it. A flow whose every link is shaped lets out at once the
+// bytes the emptiest of its links' buckets holds (taken from each), the rest at its fair share:
+// a shaper passes a burst at the speed of what is behind it, then holds the link to its rate.
+// (While a link carries flows its bucket is not refilled: a link kept busy has no tokens to
+// spare: it does not fill.) No such message is delivered sooner than `burst_message_times` says its size takes
+// with the buckets full (the hosts' software); that table replaces `message_times` there, as
+// the burst model itself gives what a ring step steadily takes (its bytes at the rate, the
+// software hidden while the buckets refill).
+//
 // Connections: a real transport carries a pair's messages on one connection per channel (TCP:
 // one socket; its frames leave in the order they were queued). So messages of one connection
 // (src, dst, channel) go one at a time, in order: the next starts when the one before has left
@@ -56,6 +67,7 @@ class FlowModel final : public NetworkModel {
   // Per link: messages, bytes, busy_ns = time with at least one flow, max_queue = most flows
   // at once minus one (the others sharing it); queued_ns is not meaningful here (0).
   std::vector<LinkStats> link_stats() const override;
+  void set_idle_since(int npu, double since) override;
 
   // Work counters (bench, tests): rate recomputations and the flows they covered in total.
   uint64_t recomputations() const { return recomputations_; }
@@ -78,6 +90,11 @@ class FlowModel final : public NetworkModel {
     TimeNs busy_ns = 0;
     TimeNs busy_since = 0;
     uint32_t max_flows = 0;
+    // Shaper (network.yml `burst`): bucket size and bytes in it (payload bytes; 0: none), and
+    // when it last became idle (it fills from then on).
+    double bucket = 0;
+    double tokens = 0;
+    double idle_since = 0;
   };
   struct Flow {
     std::vector<int> route;
@@ -89,6 +106,7 @@ class FlowModel final : public NetworkModel {
     TimeNs updated = 0;
     double start_exact = 0;   // when its bytes may start leaving (<= the ns it was started at)
     double tail_ns = 0;       // latency of the path + software overhead
+    double floor_at = 0;      // no delivery before (a shaped path's burst_message_times)
     uint64_t generation = 0;  // matches the one scheduled end event; others are stale
     uint32_t mark = 0;
     uint32_t frozen = 0;  // epoch in which water-filling fixed its rate

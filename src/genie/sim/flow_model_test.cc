@@ -461,5 +461,58 @@ TEST(FlowModelTest, MessageTimesSetEachSizesTimeAlone) {
   EXPECT_EQ(plain.Run()[0], 1100);
 }
 
+// Shaped links (network.yml `burst`): a full bucket lets that many bytes out at once, the rest
+// leaves at the rate; an idle link refills at its rate up to the bucket; a busy one does not.
+TEST(FlowModelTest, AShapersBucketLetsItsBurstOutAtOnceAndRefillsWhileIdle) {
+  config::NetworkConfig net = Star(4, /*latency=*/10);  // fixed cost 2 x 10 ns per path
+  net.burst_bytes = {3000.0};                           // x goodput 1: 3,000 bytes
+  Harness h(net);
+  h.Send(0, 1, 1000);                // all of it in the burst: the path's 20 ns only
+  h.Send(2, 3, 5000);                // 3,000 at once, 2,000 at 1 B/ns
+  h.Send(0, 1, 4000, /*at=*/10000);  // uplink 0 refilled (idle 10 us): 3,000 + 1,000 B
+  const auto d = h.Run();
+  EXPECT_EQ(d[0], 20);
+  EXPECT_EQ(d[1], 2000 + 20);
+  EXPECT_EQ(d[2], 10000 + 1000 + 20);
+  // Back to back on one connection the second message leaves the moment the first has left:
+  // the bucket had no time to refill.
+  Harness b2b(net);
+  b2b.Send(0, 1, 3000);
+  b2b.Send(0, 1, 3000);
+  const auto e = b2b.Run();
+  EXPECT_EQ(e[0], 20);   // the whole bucket
+  EXPECT_EQ(e[1], 3000 + 20);  // none left: its bytes at the rate, right behind the first
+  // A path with an unshaped link gets no burst: a leaf-spine whose spines are not shaped.
+  config::NetworkConfig mixed = net;
+  mixed.burst_bytes = {0.0};
+  Harness m(mixed);
+  m.Send(0, 1, 1000);
+  EXPECT_EQ(m.Run()[0], 1000 + 20);
+}
+
+// With the buckets' table (burst_message_times) no message beats its size's time, however much
+// its buckets let out; and the table replaces message_times on shaped paths (a steady ring step
+// is the burst model's own: bytes at the rate, the software hidden while buckets refill).
+TEST(FlowModelTest, BurstMessageTimesAreAFloorOnShapedPaths) {
+  config::NetworkConfig net = Star(4, /*latency=*/10);
+  net.burst_bytes = {100000.0};
+  net.burst_message_times = {{1000, 500}, {4000, 800}};
+  net.message_times = {{1000, 5000}, {4000, 9000}};  // not used on shaped paths
+  Harness h(net);
+  h.Send(0, 1, 1000);    // burst: floor 500
+  h.Send(1, 2, 2000);    // log-log between: 500 x 1.6^0.5 = 632.5
+  h.Send(2, 3, 8000);    // above the largest in proportion: 1,600
+  h.Send(3, 0, 500);     // below the smallest: its time, 500
+  const auto d = h.Run();
+  EXPECT_EQ(d[0], 500);
+  EXPECT_NEAR(static_cast<double>(d[1]), 632.5, 1.0);
+  EXPECT_EQ(d[2], 1600);
+  EXPECT_EQ(d[3], 500);
+  // Past the bucket the rate holds: 150,000 bytes, 100,000 in the burst, 50,000 at 1 B/ns.
+  Harness big(net);
+  big.Send(0, 1, 150000);
+  EXPECT_EQ(big.Run()[0], 50000 + 20);
+}
+
 }  // namespace
 }  // namespace genie::sim

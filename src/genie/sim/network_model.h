@@ -62,6 +62,11 @@ class NetworkModel {
   // are whole, as ASTRA-sim's always are, it starts it at the whole ns the link frees, as
   // ASTRA-sim does. Call before the first Transmit.
   virtual void set_cut_messages(bool /*cut*/) {}
+  // Links behind a shaper (the flow model with network.yml `burst`): npu `npu`'s own links,
+  // out of it and into it, have carried nothing since virtual time `since` (negative: before
+  // the run), so their buckets hold what that time refilled, not more. Without a call a bucket
+  // starts full (idle forever). Call before the first Transmit; other models ignore it.
+  virtual void set_idle_since(int /*npu*/, double /*since*/) {}
 };
 
 std::unique_ptr<NetworkModel> MakeNetworkModel(NetworkModelKind kind, const Topology* topology,

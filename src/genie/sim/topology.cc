@@ -48,6 +48,7 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
     dim.bytes_per_ns = dim.bandwidth_gbps * (1 << 30) / (1'000'000'000);
     dim.goodput = config.GoodputOf(d);
     dim.message_overhead_ns = config.MessageOverheadNsOf(d);
+    dim.burst_bytes = config.BurstBytesOf(d);
     t.dims_.push_back(dim);
     stride *= dim.size;
   }
@@ -78,6 +79,9 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
   t.num_devices_ = t.npus_ + switches + t.spines_;
   for (const auto& [bytes, ns] : config.message_times) {
     t.message_times_.emplace_back(std::log(bytes), std::log(ns));
+  }
+  for (const auto& [bytes, ns] : config.burst_message_times) {
+    t.burst_message_times_.emplace_back(std::log(bytes), std::log(ns));
   }
   if (!t.dims_.empty()) {
     t.path0_fixed_ns_ = 2 * t.dims_[0].latency_ns + t.dims_[0].message_overhead_ns;
@@ -111,6 +115,18 @@ Topology::MessageCost Topology::MeasuredCost(Bytes bytes) const {
   const double line = b / rate;
   if (t < line) return {t * rate, 0};
   return {b, t - line};
+}
+
+double Topology::BurstFloorNs(Bytes bytes) const {
+  const auto& m = burst_message_times_;
+  if (m.empty() || bytes == 0) return 0;
+  const double x = std::log(static_cast<double>(bytes));
+  if (x <= m.front().first) return std::exp(m.front().second);
+  if (x >= m.back().first) return std::exp(m.back().second + x - m.back().first);
+  size_t i = 1;
+  while (m[i].first < x) ++i;
+  const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
+  return std::exp(m[i - 1].second + f * (m[i].second - m[i - 1].second));
 }
 
 std::vector<int> Topology::Address(int rank) const {

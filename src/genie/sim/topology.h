@@ -102,6 +102,15 @@ class Topology {
   double link_bytes_per_ns(int id) const;
   double link_latency_ns(int id) const;
   double link_goodput(int id) const { return dims_[link(id).dim].goodput; }
+  // network.yml `burst`: link `id`'s shaper bucket in bytes at its wire rate (a spine link:
+  // dimension 1's), 0 none.
+  double link_burst_bytes(int id) const { return dims_[link(id).dim].burst_bytes; }
+  // network.yml `burst_message_times`: the least time a message of `bytes` takes from send to
+  // delivery when its links' buckets let all of it out at once (the hosts' software),
+  // interpolated log-log between sizes, below the smallest size its time, above the largest
+  // size in proportion; 0 without a table.
+  bool has_burst_message_times() const { return !burst_message_times_.empty(); }
+  double BurstFloorNs(Bytes bytes) const;
   // network.yml `message_times` (measured with every host sending, one message per link):
   // whether a table was given, whether link `id` is one it applies to (dimension 0's, the
   // hosts' links it was measured on), and what a message of `bytes` costs so that alone on a
@@ -138,6 +147,7 @@ class Topology {
     double bytes_per_ns = 0;
     double goodput = 1;
     double message_overhead_ns = 0;
+    double burst_bytes = 0;
   };
   int Group(int rank, int dim) const;
   int MemberOf(int group, int dim, int coord) const;  // rank of `coord` in building block
@@ -164,6 +174,7 @@ class Topology {
   std::vector<int16_t> pinned_spine_;
   // message_times as (log bytes, log ns), and the fixed cost of a dimension-0 path.
   std::vector<std::pair<double, double>> message_times_;
+  std::vector<std::pair<double, double>> burst_message_times_;  // (log bytes, log ns)
   double path0_fixed_ns_ = 0;
   int PinnedSpine(int src, int dst) const {
     if (pinned_spine_.empty()) return -1;

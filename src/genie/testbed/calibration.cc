@@ -94,6 +94,46 @@ double BulkGbps(const std::vector<std::pair<double, double>>& steps) {
   return slope > 0 ? 1 / slope : 0;
 }
 
+// Links behind a shaper (the scan's ring steps carry `burst_bytes`, `first_step_ns` and
+// `early_step_ns`): the floor of each size (burst_message_times). A size whose steady step is
+// slower than its bytes at the bulk rate is held by the hosts' software, not the link: its
+// floor is the early steps' time (a collective's few steps after a pause, slower than a long
+// run's steady ones). Any other size: its first step with every bucket full. A floor is never
+// below a smaller size's: a message does not take less time than a smaller one (the early
+// steps of a small size can be slower than the very first step of a larger one).
+void BurstFloors(const nlohmann::json& steps, double bulk_gbps, MeasuredCosts* c) {
+  if (!steps.is_object() || !steps.contains("burst_bytes") || !steps["burst_bytes"].is_number() ||
+      !(bulk_gbps > 0) || c->message_times.empty()) {
+    return;
+  }
+  const nlohmann::json bytes = steps.value("message_bytes", nlohmann::json());
+  const nlohmann::json first = steps.value("first_step_ns", nlohmann::json());
+  const nlohmann::json early = steps.value("early_step_ns", nlohmann::json());
+  const nlohmann::json steady = steps.value("step_ns", nlohmann::json());
+  for (const auto* v : {&first, &early, &steady}) {
+    if (!bytes.is_array() || !v->is_array() || v->size() != bytes.size()) return;
+  }
+  std::vector<std::pair<double, double>> floors;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (const auto* v : {&bytes, &first, &early, &steady}) {
+      if (!(*v)[i].is_number()) return;
+    }
+    const double b = bytes[i].get<double>(), f = first[i].get<double>(),
+                 e = early[i].get<double>(), t = steady[i].get<double>();
+    if (!(b >= 1 && f > 0 && e > 0 && t > 0) || (!floors.empty() && !(b > floors.back().first))) {
+      return;
+    }
+    const bool software = t > 1.05 * b / bulk_gbps;
+    floors.emplace_back(b, software ? e : std::min(f, t));
+  }
+  for (size_t i = 1; i < floors.size(); ++i) {
+    floors[i].second = std::max(floors[i].second, floors[i - 1].second);
+  }
+  if (floors.size() < 2) return;
+  c->burst_bytes = steps["burst_bytes"].get<double>();
+  c->burst_message_times = std::move(floors);
+}
+
 }  // namespace
 
 MeasuredCosts Calibration::Costs() const {
@@ -110,6 +150,7 @@ MeasuredCosts Calibration::Costs() const {
     }
     // One size says nothing a rate and an overhead do not.
     if (c.message_times.size() < 2) c.message_times.clear();
+    BurstFloors(ring_steps, all_hosts_gbps, &c);
     return c;
   }
   return {goodput, message_overhead_ns};

@@ -137,6 +137,50 @@ TEST(Calibration, AllHostsRateIsTheBulkStepsRate) {
   EXPECT_DOUBLE_EQ(CalibrationFromDoctor(Star4("tb"), scan)->all_hosts_goodput, 1.0);
 }
 
+// Shaped links (the scan's ring steps carry the testbed's burst and each size's first and early
+// steps with the buckets full): the floor of a size held by the software (its steady step
+// slower than its bytes at the bulk rate) is its early steps' time; of any other size its first
+// step (at most its steady one); and a floor never drops below a smaller size's. Both reach
+// the network description as `burst` and `burst_message_times`; a scan without them, none.
+TEST(Calibration, ShapedLinksGetTheirBurstAndTheFloorOfEachSize) {
+  nlohmann::json scan = Scan(0.0475, 40.0);
+  // Bulk rate about 0.05 B/ns (50 MB/s): 8 KiB takes 164 us on the wire, 1 MiB 21 ms.
+  const std::vector<double> bytes = {8192, 65536, 262144, 1048576};
+  scan["ring_steps"] = {{"alpha_ns", 40'000.0},
+                        {"gbps", 0.05},
+                        {"ring", 4},
+                        {"message_bytes", bytes},
+                        {"step_ns", {400'000.0, 1'320'000.0, 5'250'000.0, 21'000'000.0}},
+                        {"first_step_ns", {150'000.0, 140'000.0, 3'000'000.0, 21'500'000.0}},
+                        {"early_step_ns", {420'000.0, 1'100'000.0, 4'900'000.0, 20'900'000.0}},
+                        {"burst_bytes", 131072}};
+  const Layout layout = Star4("tb");
+  auto c = CalibrationFromDoctor(layout, scan);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const MeasuredCosts costs = c->Costs();
+  EXPECT_DOUBLE_EQ(costs.burst_bytes, 131072);
+  const std::vector<std::pair<double, double>> floors = {
+      {8192, 420'000},         // held by the software: its early steps
+      {65536, 420'000},        // its first step, raised to the smaller size's floor
+      {262144, 3'000'000},     // its first step
+      {1048576, 21'000'000}};  // its first step, at most its steady one
+  EXPECT_EQ(costs.burst_message_times, floors);
+  auto net = config::ParseNetworkConfig(ToNetworkYml(layout, 2, 1, &costs), "tb");
+  ASSERT_TRUE(net.ok()) << net.status().message();
+  EXPECT_DOUBLE_EQ(net->BurstBytesOf(0), 131072);
+  EXPECT_DOUBLE_EQ(net->BurstBytesOf(1), 0);  // the ranks of one host: loopback, no shaper
+  EXPECT_EQ(net->burst_message_times, floors);
+  // Without the steps with the buckets full (an older genie, or no shaper known): none.
+  scan["ring_steps"].erase("early_step_ns");
+  const MeasuredCosts plain = CalibrationFromDoctor(layout, scan)->Costs();
+  EXPECT_DOUBLE_EQ(plain.burst_bytes, 0);
+  EXPECT_TRUE(plain.burst_message_times.empty());
+  auto plain_net = config::ParseNetworkConfig(ToNetworkYml(layout, 1, 1, &plain), "tb");
+  ASSERT_TRUE(plain_net.ok());
+  EXPECT_TRUE(plain_net->burst_bytes.empty());
+  EXPECT_FALSE(plain_net->message_times.empty());
+}
+
 TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   const std::string dir =
       (std::filesystem::temp_directory_path() / ("genie-calib-" + std::to_string(getpid())))

@@ -320,6 +320,24 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
       }
       text += " ]\n";
     }
+    if (measured->burst_bytes > 0 && !measured->burst_message_times.empty()) {
+      std::vector<std::string> burst;
+      for (size_t d = 0; d < topo.size(); ++d) {
+        const bool network = d < (s.kind == TopologyKind::kStar ? 1u : 2u);
+        burst.push_back(fmt::format("{:.0f}", network ? measured->burst_bytes : 0.0));
+      }
+      text += fmt::format(
+          "# The links' tbf burst, and what the first ring step of each size took with every "
+          "bucket full (genie testbed calibrate; the flow model's keys).\n"
+          "burst: {}\nburst_message_times: [",
+          list(burst));
+      for (size_t i = 0; i < measured->burst_message_times.size(); ++i) {
+        text += fmt::format("{}[{:.0f}, {:.0f}]", i ? ", " : " ",
+                            measured->burst_message_times[i].first,
+                            measured->burst_message_times[i].second);
+      }
+      text += " ]\n";
+    }
   }
   if (s.kind == TopologyKind::kLeafSpine) {
     // The flow model routes over the real fabric instead of dimension 1's per-rank links:

@@ -120,6 +120,10 @@ struct MeasuredCosts {
   // The ring steps' time per message size with every host sending ((bytes, ns), sizes
   // increasing), written as the flow model's `message_times`; empty: none.
   std::vector<std::pair<double, double>> message_times = {};
+  // The links' shaper bucket (bytes; 0: none) and the first ring step per size with every
+  // bucket full, written as the flow model's `burst` and `burst_message_times`.
+  double burst_bytes = 0;
+  std::vector<std::pair<double, double>> burst_message_times = {};
 };
 // `ecmp_routes` (ecmp.h, a leaf-spine with a known hash): each pair's spine, written as the
 // flow model's `ecmp_routes`; without them every message is split over the spines.
