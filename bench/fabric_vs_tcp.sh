@@ -15,7 +15,9 @@
 # libfabric-bin ships fi_pingpong only (no fi_rma_bw: fabtests are not packaged in Debian), so
 # the RMA mode is compared with genie TCP and the tagged mode.
 # Usage: bench/fabric_vs_tcp.sh BUILD_DIR   Env: SIZES (bytes, space separated), TOTAL (stream
-# bytes per size, default 512MiB), REPS (default 3), AR_SIZE (64MiB), PINGPONG (0),
+# bytes per size, default 512MiB, and at least 32 messages: 2 GiB at 64 MiB, where 8 messages
+# through a window of 4 were mostly its filling and draining), REPS (default 3), AR_SIZE
+# (64MiB), PINGPONG (0),
 # ITERS (ping-pongs per size, default 100).
 set -euo pipefail
 BUILD=${1:-build/release}
@@ -38,12 +40,16 @@ median_of() { awk -v s="$2" '$1=="p2p_gbit_per_s" && $2==s {print $3}' "$1" | so
 median_col() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "load before: $(uptime)"
-echo "== stream, 2 ranks, window 4 (Gbit/s, median of $REPS, $TOTAL per size)"
+echo "== stream, 2 ranks, window 4 (Gbit/s, median of $REPS, $TOTAL or 32 messages per size)"
+total_bytes=$(numfmt --from=iec-i "${TOTAL%B}" 2>/dev/null || numfmt --from=iec "${TOTAL%B}")
 for r in $(seq "$REPS"); do
   for mode in "${MODES[@]}"; do
-    # shellcheck disable=SC2086
-    "$P2P" --total "$TOTAL" --transport $mode --fabric-provider "$PROV" $SIZES \
-      >>"$T/stream-$(tag "$mode")" 2>/dev/null || echo "stream $mode rep $r: failed" >&2
+    for s in $SIZES; do
+      t=$((s * 32 > total_bytes ? s * 32 : total_bytes))
+      # shellcheck disable=SC2086
+      "$P2P" --total "$t" --transport $mode --fabric-provider "$PROV" "$s" \
+        >>"$T/stream-$(tag "$mode")" 2>/dev/null || echo "stream $mode $s rep $r: failed" >&2
+    done
   done
 done
 printf "%10s %10s %10s %10s %9s %9s\n" size tcp fabric fab-rma fab/tcp rma/tcp

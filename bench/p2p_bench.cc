@@ -120,6 +120,18 @@ TimeNs Side(int rank, const std::string& dir, const std::string& job, Bytes size
   return rank == 0 ? elapsed : 0;
 }
 
+constexpr const char* kUsage =
+    "usage: p2p_bench [--total BYTES] [--channels C] [--window W] [--pingpong]\n"
+    "                 [--transport tcp|fabric] [--fabric-provider P] [--fabric-rma] [sizes...]\n";
+
+// A byte count from the command line; else the usage, and exit 2.
+Bytes BytesArg(const std::string& text) {
+  auto b = ParseBytes(text);
+  if (b.ok()) return *b;
+  std::fprintf(stderr, "p2p_bench: %s\n%s", b.status().message().c_str(), kUsage);
+  std::exit(2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,8 +141,11 @@ int main(int argc, char** argv) {
   std::vector<Bytes> sizes;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--total" && i + 1 < argc) {
-      total = ParseBytes(argv[++i]).value();
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (a == "--total" && i + 1 < argc) {
+      total = BytesArg(argv[++i]);
     } else if (a == "--channels" && i + 1 < argc) {
       channels = std::atoi(argv[++i]);
     } else if (a == "--window" && i + 1 < argc) {
@@ -144,7 +159,7 @@ int main(int argc, char** argv) {
     } else if (a == "--fabric-rma") {
       g_transport.fabric_rma = true;
     } else {
-      sizes.push_back(ParseBytes(a).value());
+      sizes.push_back(BytesArg(a));
     }
   }
   if (sizes.empty()) sizes = {Bytes{64} << 10, Bytes{1} << 20, Bytes{16} << 20};

@@ -17,7 +17,8 @@
 #   RATE=1gbit HOSTS=8 ITER=3 NAME=pacc OUT=DIR (keep the runs' files)
 #   WORKLOADS="gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2" ("" skips)
 #   SIZES="64KiB 256KiB 1MiB 4MiB 16MiB 64MiB" ("" skips)
-#   LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips) NICDEG_HOSTS=16 ("" skips)
+#   STAR=1 ("" skips the star testbed) LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips)
+#   NICDEG_HOSTS=16 ("" skips)
 #   CALIBRATE="--accept-findings" (flags for `genie testbed calibrate`: on a loaded 2-core
 #   machine its all-to-all scan may find the CPU, not the network, uneven; `--basis one-pair`
 #   predicts with one pair's figures instead of every host's at once, docs/prediction.md)
@@ -33,6 +34,7 @@ ITER=${ITER:-3}
 NAME=${NAME:-pacc}
 WORKLOADS=${WORKLOADS-"gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2"}
 SIZES=${SIZES-"64KiB 256KiB 1MiB 4MiB 16MiB 64MiB"}
+STAR=${STAR-1}
 LEAFSPINE=${LEAFSPINE-2x1x4}
 SPINE_RATE=${SPINE_RATE:-500mbit}
 NICDEG_HOSTS=${NICDEG_HOSTS-16}
@@ -104,7 +106,7 @@ sweep() {
   done
 }
 
-if [ -n "$WORKLOADS$SIZES" ]; then
+if [ -n "$STAR" ] && [ -n "$WORKLOADS$SIZES" ]; then
   testbed_up "$NAME" --topology "star:$HOSTS" --rate "$RATE"
   for w in $WORKLOADS; do one "$w" "$DATA/traces/generated/stg/$w" 8; done
   sweep "star:$HOSTS"
