@@ -482,12 +482,32 @@ TEST(FlowModelTest, AShapersBucketLetsItsBurstOutAtOnceAndRefillsWhileIdle) {
   const auto e = b2b.Run();
   EXPECT_EQ(e[0], 20);   // the whole bucket
   EXPECT_EQ(e[1], 3000 + 20);  // none left: its bytes at the rate, right behind the first
-  // A path with an unshaped link gets no burst: a leaf-spine whose spines are not shaped.
-  config::NetworkConfig mixed = net;
-  mixed.burst_bytes = {0.0};
-  Harness m(mixed);
-  m.Send(0, 1, 1000);
-  EXPECT_EQ(m.Run()[0], 1000 + 20);
+  // A rank whose links were busy until shortly before (a measured iteration's idle time):
+  // its buckets hold only what that time refilled, 1,000 bytes here; the receiver's is full.
+  Harness idle(net);
+  idle.model().set_idle_since(0, -1000);
+  idle.Send(0, 1, 2000);
+  EXPECT_EQ(idle.Run()[0], 1000 + 20);
+  // Burst 0: no shaper, no bucket.
+  config::NetworkConfig unshaped = net;
+  unshaped.burst_bytes = {0.0};
+  Harness u(unshaped);
+  u.Send(0, 1, 1000);
+  EXPECT_EQ(u.Run()[0], 1000 + 20);
+  // A path with an unshaped link gets no burst: a leaf-spine whose spines are not shaped
+  // (dimension 1's burst 0), across the spine; within a leaf the burst holds.
+  config::NetworkConfig ls{"", {config::TopologyKind::kSwitch, config::TopologyKind::kSwitch},
+                           {2, 2}, {kOneBytePerNs, kOneBytePerNs}, {10, 10}};
+  ls.goodput = {1.0};
+  ls.message_overhead_ns = {0.0};
+  ls.burst_bytes = {3000.0, 0.0};
+  ls.leaf_spine = {1, kOneBytePerNs, 10};
+  Harness m(ls);
+  m.Send(0, 1, 1000);  // within leaf 0: all of it in the burst
+  m.Send(2, 1, 1000);  // across the spine (rank 2 is in leaf 1): its bytes at the rate
+  const auto f = m.Run();
+  EXPECT_EQ(f[0], 20);
+  EXPECT_GE(f[1], 1000);
 }
 
 // With the buckets' table (burst_message_times) no message beats its size's time, however much
