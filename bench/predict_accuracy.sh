@@ -15,6 +15,8 @@
 # Needs root (network namespaces). Everything it builds is removed on exit, also on failure.
 # Usage: bench/predict_accuracy.sh BUILD_DIR [DATA_DIR]
 #   RATE=1gbit HOSTS=8 ITER=3 NAME=pacc OUT=DIR (keep the runs' files)
+#   SMALL_ITER=20 (iterations of the all-reduces of at most 1 MiB: a few ms each, whose steps
+#   move ±10 % from one iteration to the next on shared cores, so a median of 3 is noise)
 #   WORKLOADS="gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2" ("" skips)
 #   SIZES="64KiB 256KiB 1MiB 4MiB 16MiB 64MiB" ("" skips)
 #   STAR=1 ("" skips the star testbed) LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips)
@@ -31,6 +33,7 @@ G="$BUILD/tools/genie/genie"
 RATE=${RATE:-1gbit}
 HOSTS=${HOSTS:-8}
 ITER=${ITER:-3}
+SMALL_ITER=${SMALL_ITER:-20}
 NAME=${NAME:-pacc}
 WORKLOADS=${WORKLOADS-"gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2"}
 SIZES=${SIZES-"64KiB 256KiB 1MiB 4MiB 16MiB 64MiB"}
@@ -71,11 +74,12 @@ testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
 step_median() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['step_time_ns']['median'])" "$1/results.json"; }
 
 printf '%-28s %10s %10s %6s %10s %6s %10s %6s\n' workload measured flow ratio aware ratio unaware ratio
-# one LABEL WORKLOAD_DIR RANKS: the real run with --predict, then the two ASTRA-sim models.
+# one LABEL WORKLOAD_DIR RANKS [ITERATIONS]: the real run with --predict, then the two ASTRA-sim
+# models.
 one() {
-  local label=$1 w=$2 n=$3 d="$T/runs/$1"
+  local label=$1 w=$2 n=$3 iters=${4:-$ITER} d="$T/runs/$1"
   mkdir -p "$d"
-  if ! "$G" launch --testbed "$UP" -n "$n" -- run "$w" -n "$ITER" --warmup 1 --predict \
+  if ! "$G" launch --testbed "$UP" -n "$n" -- run "$w" -n "$iters" --warmup 1 --predict \
       -o "$d/run" >"$d/run.log" 2>&1; then
     echo "predict_accuracy: $label failed on $UP:" >&2; tail -20 "$d/run.log" >&2; return 1
   fi
@@ -102,7 +106,10 @@ sweep() {
   local topo=$1 s
   for s in $SIZES; do
     "$G" gen collective --type all_reduce --size "$s" -n "$HOSTS" -o "$T/w/ar$s" >/dev/null
-    one "all_reduce $s ($topo)" "$T/w/ar$s" "$HOSTS"
+    local bytes iters=$ITER
+    bytes=$(numfmt --from=iec-i "${s%B}" 2>/dev/null || numfmt --from=iec "${s%B}")
+    [ "$bytes" -le 1048576 ] && [ "$SMALL_ITER" -gt "$ITER" ] && iters=$SMALL_ITER
+    one "all_reduce $s ($topo)" "$T/w/ar$s" "$HOSTS" "$iters"
   done
 }
 
