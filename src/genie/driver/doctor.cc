@@ -66,9 +66,9 @@ constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
 constexpr int kStepRepeats = 9;
 
 // Links behind a token-bucket shaper (a testbed's tbf): the ring steps wait for the buckets to
-// fill before each measurement, time the first step (every bucket full: what the hosts'
-// software takes, burst_message_times) apart from the steady steps, and start those once the
-// buckets are spent (message_times). burst 0: no shaper known.
+// fill before each measurement, time the first step and the size's early steps with every
+// bucket full (what the hosts' software takes: burst_message_times), and time the steady steps
+// only once warm-up steps have spent the buckets (message_times). burst 0: no shaper known.
 struct Shaper {
   Bytes burst = 0;       // the largest bucket of a link, bytes
   TimeNs refill_ns = 0;  // the longest a bucket takes to fill at its link's rate

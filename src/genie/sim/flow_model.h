@@ -29,11 +29,11 @@
 // link's rate while no flow crosses it. A flow whose every link is shaped lets out at once the
 // bytes the emptiest of its links' buckets holds (taken from each), the rest at its fair share:
 // a shaper passes a burst at the speed of what is behind it, then holds the link to its rate.
-// (While a link carries flows its bucket is not refilled: a link kept busy has no tokens to
-// spare: it does not fill.) No such message is delivered sooner than `burst_message_times` says its size takes
-// with the buckets full (the hosts' software); that table replaces `message_times` there, as
-// the burst model itself gives what a ring step steadily takes (its bytes at the rate, the
-// software hidden while the buckets refill).
+// A link carrying flows does not refill (kept busy, it has no tokens to spare). No message on
+// a shaped path is delivered sooner than `burst_message_times` says its size takes with the
+// buckets full (the hosts' software); that table replaces `message_times` there, as the
+// bucket itself gives what a ring step steadily takes (its bytes at the rate, the software
+// hidden while the buckets refill). set_idle_since() starts a rank's buckets part full.
 //
 // Connections: a real transport carries a pair's messages on one connection per channel (TCP:
 // one socket; its frames leave in the order they were queued). So messages of one connection
