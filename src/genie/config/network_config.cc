@@ -397,8 +397,8 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
     const std::string k = item.first.as<std::string>("");
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
         k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
-        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times" && k != "burst" &&
-        k != "burst_message_times") {
+        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times" &&
+        k != "burst" && k != "burst_message_times") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "

@@ -229,7 +229,8 @@ class Scan {
       scan->alltoall_gbps.push_back(rows[to][4 * n + 1]);
     }
     // Ring steps: the mean over the ranks (in lockstep they differ only by noise).
-    auto mean_over_ranks = [&](size_t offset, std::vector<double>* out) {
+    // `every_rank`: a mean only over every rank (the first step's is skew-free only then).
+    auto mean_over_ranks = [&](size_t offset, bool every_rank, std::vector<double>* out) {
       out->assign(kNumStepSizes, std::nan(""));
       for (size_t i = 0; i < static_cast<size_t>(kNumStepSizes); ++i) {
         double sum = 0;
@@ -240,13 +241,12 @@ class Scan {
           sum += v;
           ++count;
         }
-        // The first step's mean is skew-free only over every rank of the rings.
-        if (count > 0 && (out != &first_ns_all_ || count == n)) (*out)[i] = sum / count;
+        if (count > 0 && (!every_rank || count == n)) (*out)[i] = sum / count;
       }
     };
-    mean_over_ranks(4 * n + 2, &step_ns_all_);
-    mean_over_ranks(4 * n + 2 + kNumStepSizes, &first_ns_all_);
-    mean_over_ranks(4 * n + 2 + 2 * kNumStepSizes, &early_ns_all_);
+    mean_over_ranks(4 * n + 2, false, &step_ns_all_);
+    mean_over_ranks(4 * n + 2 + kNumStepSizes, true, &first_ns_all_);
+    mean_over_ranks(4 * n + 2 + 2 * kNumStepSizes, false, &early_ns_all_);
     // Several ranks on one host (a loopback run): tell them apart.
     auto& h = scan->hosts;
     for (size_t i = 0; i < n; ++i) {
@@ -555,7 +555,9 @@ class Scan {
         }
         // From this rank's send to its previous rank's first message: the ranks' skew cancels
         // in the mean over a ring (Gather), each rank's late start counted once each way.
-        if (first > sent) first_step[static_cast<size_t>(i)].push_back(static_cast<double>(first - sent));
+        if (first > sent) {
+          first_step[static_cast<size_t>(i)].push_back(static_cast<double>(first - sent));
+        }
         if (early_end > first) {
           early_step[static_cast<size_t>(i)].push_back(static_cast<double>(early_end - first) /
                                                        early);

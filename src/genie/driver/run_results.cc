@@ -107,14 +107,13 @@ struct IterationStarts {
                                 // unknown (the first one recorded)
 };
 
-std::map<int, IterationStarts> MeasuredStarts(int n, const std::vector<record::RankSummary>& ranks) {
+std::map<int, IterationStarts> MeasuredStarts(int n,
+                                              const std::vector<record::RankSummary>& ranks) {
   std::map<int, std::vector<TimeNs>> start, finish;  // iteration -> per rank (-1: none)
   for (const auto& s : ranks) {
     if (s.rank < 0 || s.rank >= n) continue;
-    auto [st, a] = start.try_emplace(s.iteration, std::vector<TimeNs>(n, -1));
-    auto [fi, b] = finish.try_emplace(s.iteration, std::vector<TimeNs>(n, -1));
-    st->second[s.rank] = s.start;
-    fi->second[s.rank] = s.finish;
+    start.try_emplace(s.iteration, std::vector<TimeNs>(n, -1)).first->second[s.rank] = s.start;
+    finish.try_emplace(s.iteration, std::vector<TimeNs>(n, -1)).first->second[s.rank] = s.finish;
   }
   std::map<int, IterationStarts> out;
   for (const auto& [iteration, st] : start) {

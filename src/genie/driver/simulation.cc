@@ -40,8 +40,8 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                       setup.exec.plan.channels > 1);
   for (int r = 0; r < static_cast<int>(rank_idle_ns.size()); ++r) {
     const TimeNs at = rank_start_ns.empty() ? 0 : rank_start_ns[r];
-    backend->network().set_idle_since(r, static_cast<double>(at) -
-                                             static_cast<double>(std::max<TimeNs>(0, rank_idle_ns[r])));
+    const TimeNs idle = std::max<TimeNs>(0, rank_idle_ns[r]);
+    backend->network().set_idle_since(r, static_cast<double>(at) - static_cast<double>(idle));
   }
 
   // Without --memory, ASTRA-sim's default applies: NO_MEMORY_EXPANSION, where a MEM_LOAD or

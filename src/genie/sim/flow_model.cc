@@ -129,9 +129,9 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
   flow.tail_ns = latency + overhead;
   flow.floor_at = 0;
   const TimeNs now = queue_->Now();
-  const bool shaped =
-      !flow.route.empty() && bytes > 0 &&
-      std::all_of(flow.route.begin(), flow.route.end(), [&](int id) { return links_[id].bucket > 0; });
+  const bool shaped = !flow.route.empty() && bytes > 0 &&
+                      std::all_of(flow.route.begin(), flow.route.end(),
+                                  [&](int id) { return links_[id].bucket > 0; });
   const bool measured =
       bytes > 0 && std::any_of(flow.route.begin(), flow.route.end(),
                                [&](int id) { return topology_->MessageTimesApply(id); });
@@ -150,8 +150,8 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
     for (int id : flow.route) {
       Link& link = links_[id];
       if (link.flows.empty()) {
-        link.tokens = std::min(link.bucket, link.tokens + link.capacity * (static_cast<double>(now) -
-                                                                          link.idle_since));
+        const double idle = static_cast<double>(now) - link.idle_since;
+        link.tokens = std::min(link.bucket, link.tokens + link.capacity * idle);
         link.idle_since = static_cast<double>(now);
       }
       burst = std::min(burst, link.tokens);

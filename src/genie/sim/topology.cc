@@ -89,6 +89,17 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
   return t;
 }
 
+namespace {
+// A table of (log bytes, log ns), sizes increasing: log ns at log size `x`, strictly between
+// the first and the last size, interpolated linearly.
+double LogLogBetween(const std::vector<std::pair<double, double>>& m, double x) {
+  size_t i = 1;
+  while (m[i].first < x) ++i;
+  const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
+  return m[i - 1].second + f * (m[i].second - m[i - 1].second);
+}
+}  // namespace
+
 Topology::MessageCost Topology::MeasuredCost(Bytes bytes) const {
   const double b = static_cast<double>(bytes);
   if (message_times_.empty() || bytes == 0) return {b, 0};
@@ -107,10 +118,7 @@ Topology::MessageCost Topology::MeasuredCost(Bytes bytes) const {
   } else if (x >= m.back().first) {
     t = beyond(m.back().second) * b / std::exp(m.back().first);
   } else {
-    size_t i = 1;
-    while (m[i].first < x) ++i;
-    const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
-    t = beyond(m[i - 1].second + f * (m[i].second - m[i - 1].second));
+    t = beyond(LogLogBetween(m, x));
   }
   const double line = b / rate;
   if (t < line) return {t * rate, 0};
@@ -123,10 +131,7 @@ double Topology::BurstFloorNs(Bytes bytes) const {
   const double x = std::log(static_cast<double>(bytes));
   if (x <= m.front().first) return std::exp(m.front().second);
   if (x >= m.back().first) return std::exp(m.back().second + x - m.back().first);
-  size_t i = 1;
-  while (m[i].first < x) ++i;
-  const double f = (x - m[i - 1].first) / (m[i].first - m[i - 1].first);
-  return std::exp(m[i - 1].second + f * (m[i].second - m[i - 1].second));
+  return std::exp(LogLogBetween(m, x));
 }
 
 std::vector<int> Topology::Address(int rank) const {
