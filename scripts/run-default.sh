@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# `make run`: genie's main job on the embedded default — a shipped 8-rank training step
-# (GPT, data x tensor x pipeline parallel 2x2x2, from the Symbolic Tensor Graph generator)
-# replayed as real TCP traffic over loopback — first once with real data checked (--verify),
-# then measured, with the simulated prediction for the same workload beside the step time.
-# Needs no root and changes nothing on the machine: results go to build/run-default/.
+# `make run`: genie's main job on the embedded default — the shipped 8-rank GPT training step
+# (data x tensor x pipeline parallel 2x2x2, from the Symbolic Tensor Graph generator).
+#
+# As root (network namespaces): the step is replayed as real TCP traffic on a star:8 testbed
+# (8 namespaces, one bridge, every link shaped to 1 Gbit/s), calibrated, then measured beside
+# the flow model's prediction; then the NIC-degradation example (Figure 1 of the paper): a
+# repeated all-reduce, one host's NIC slowed a third of the way through, the slow iterations
+# flagged and the host named. About 2 minutes; the testbeds are removed on exit.
+# Otherwise (or with GENIE_RUN=loopback): the same step over loopback, checked then measured,
+# with the simulated prediction beside it. Changes nothing on the machine.
+# Results go to build/run-default/.
 # Usage: scripts/run-default.sh GENIE [DATA_DIR]   (DATA_DIR defaults to the checkout's tests/data)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-GENIE=$1
+GENIE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 DATA=${2:-$HERE/tests/data}
 WORKLOAD="$DATA/traces/generated/stg/gpt_dp2_tp2_pp2"
 if [ ! -d "$WORKLOAD" ]; then
@@ -17,14 +23,71 @@ if [ ! -d "$WORKLOAD" ]; then
 fi
 OUT="$HERE/build/run-default"
 rm -rf "$OUT"
-"$GENIE" inspect "$WORKLOAD"
-echo
-# First prove the replay moves the right data: one iteration with real buffers, every
-# reduction computed and every rank's result checked (slower: the checking is CPU work).
-"$GENIE" run "$WORKLOAD" --verify --output "$OUT/verify" 2>&1 | grep -E "verify:|failed|error" | head -3
-echo
-# Then the measurement: 5 iterations after a warm-up, timings free of the checking.
-"$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 \
-    --network "$HERE/examples/loopback.yml" --output "$OUT" --trace-out "$OUT/trace.json"
-echo
-echo "results: $OUT/results.json   timeline: $OUT/trace.json (open in https://ui.perfetto.dev)"
+mkdir -p "$OUT"
+TESTBED=genie_run
+
+# Why the testbed demo cannot run here, or nothing when it can.
+why_not_testbed() {
+  if [ "${GENIE_RUN:-}" = loopback ]; then echo "GENIE_RUN=loopback"; return; fi
+  if [ "$(id -u)" -ne 0 ]; then echo "not root (a testbed needs network namespaces and tc)"; return; fi
+  command -v tc >/dev/null || { echo "no tc (iproute2)"; return; }
+  local probe="genie-probe-$$"
+  if ! ip netns add "$probe" 2>/dev/null; then
+    echo "this machine does not let root create network namespaces (a container without CAP_SYS_ADMIN?)"
+    return
+  fi
+  ip netns del "$probe"
+}
+
+loopback() {
+  "$GENIE" inspect "$WORKLOAD"
+  echo
+  # First prove the replay moves the right data: one iteration with real buffers, every
+  # reduction computed and every rank's result checked (slower: the checking is CPU work).
+  "$GENIE" run "$WORKLOAD" --verify --output "$OUT/verify" 2>&1 | grep -E "verify:|failed|error" | head -3
+  echo
+  # Then the measurement: 5 iterations after a warm-up, timings free of the checking.
+  "$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 \
+      --network "$HERE/examples/loopback.yml" --output "$OUT" --trace-out "$OUT/trace.json"
+  echo
+  echo "results: $OUT/results.json   timeline: $OUT/trace.json (open in https://ui.perfetto.dev)"
+}
+
+testbed() {
+  "$GENIE" testbed down "$TESTBED" >/dev/null 2>&1 || true  # left over from an interrupted run
+  if ! "$GENIE" testbed up --name "$TESTBED" --topology star:8 --rate 1gbit; then
+    echo "make run: the testbed did not come up (above); falling back to loopback" >&2
+    loopback
+    return
+  fi
+  trap '"$GENIE" testbed down "$TESTBED" >/dev/null 2>&1 || true' EXIT
+  echo
+  # Short probes give the model this machine's goodput and per-message overhead.
+  "$GENIE" testbed calibrate "$TESTBED"
+  echo
+  local launch=("$GENIE" launch --testbed "$TESTBED" -n 8 --)
+  # One iteration with real buffers, every rank's result checked, before anything is timed.
+  "${launch[@]}" run "$WORKLOAD" --verify -o "$OUT/verify" 2>&1 | grep -E "verify:|failed|error" | head -3
+  echo
+  # The measurement: 5 iterations after a warm-up, each beside the flow model's prediction.
+  "${launch[@]}" run "$WORKLOAD" -n 5 --warmup 1 --predict \
+      -o "$OUT/gpt" --trace-out "$OUT/gpt/trace.json" --report "$OUT/gpt/report.html"
+  "$GENIE" testbed down "$TESTBED" >/dev/null
+  trap - EXIT
+  echo
+  echo "=== Figure 1: a NIC slows down mid-run (examples/nic-degradation) ==="
+  OUT="$OUT/nic-degradation" NAME=genie_nicdeg \
+      bash "$HERE/examples/nic-degradation/run.sh" "$(dirname "$(dirname "$(dirname "$GENIE")")")" 8
+  echo
+  echo "results: $OUT/gpt/results.json (report: $OUT/gpt/report.html)," \
+       "$OUT/nic-degradation/results/results.json (report: $OUT/nic-degradation/report.html)"
+}
+
+reason=$(why_not_testbed)
+if [ -z "$reason" ]; then
+  testbed
+else
+  echo "make run: over loopback, not on a testbed: $reason" >&2
+  echo
+  loopback
+fi
