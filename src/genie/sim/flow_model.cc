@@ -150,7 +150,8 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
     for (int id : flow.route) {
       Link& link = links_[id];
       if (link.flows.empty()) {
-        const double idle = static_cast<double>(now) - link.idle_since;
+        // (A spine link's idle_since, the latest of its leaf's hosts, may lie ahead.)
+        const double idle = std::max(0.0, static_cast<double>(now) - link.idle_since);
         link.tokens = std::min(link.bucket, link.tokens + link.capacity * idle);
         link.idle_since = static_cast<double>(now);
       }
@@ -376,6 +377,16 @@ void FlowModel::set_idle_since(int npu, double since) {
     if (id < 0 || links_[id].bucket == 0) continue;
     links_[id].tokens = 0;
     links_[id].idle_since = since;
+  }
+  // Its leaf's links to and from the spines, shared with the leaf's other hosts: idle since
+  // the last of them became idle (each carried until its hosts' last messages had passed).
+  topology_->LeafSpineLinks(npu, &out);
+  for (int id : out) {
+    Link& link = links_[id];
+    if (link.bucket == 0) continue;
+    link.idle_since = link.idle_set ? std::max(link.idle_since, since) : since;
+    link.tokens = 0;
+    link.idle_set = true;
   }
 }
 

@@ -33,7 +33,8 @@
 // a shaped path is delivered sooner than `burst_message_times` says its size takes with the
 // buckets full (the hosts' software); that table replaces `message_times` there, as the
 // bucket itself gives what a ring step steadily takes (its bytes at the rate, the software
-// hidden while the buckets refill). set_idle_since() starts a rank's buckets part full.
+// hidden while the buckets refill). set_idle_since() starts a rank's buckets part full, and
+// on a leaf-spine its leaf's spine links' as of the latest of its hosts.
 //
 // Connections: a real transport carries a pair's messages on one connection per channel (TCP:
 // one socket; its frames leave in the order they were queued). So messages of one connection
@@ -95,6 +96,7 @@ class FlowModel final : public NetworkModel {
     double bucket = 0;
     double tokens = 0;
     double idle_since = 0;
+    bool idle_set = false;  // set_idle_since() has set idle_since (a spine link: by a host)
   };
   struct Flow {
     std::vector<int> route;

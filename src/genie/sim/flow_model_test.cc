@@ -510,6 +510,33 @@ TEST(FlowModelTest, AShapersBucketLetsItsBurstOutAtOnceAndRefillsWhileIdle) {
   EXPECT_GE(f[1], 1000);
 }
 
+// A leaf-spine whose spine links are shaped too (dimension 1's burst): a message across gets
+// the burst of its emptiest bucket. A measured iteration's idle times empty the leaf's spine
+// links as of the latest of its hosts (they carried every host's traffic until then).
+TEST(FlowModelTest, ShapedSpineLinksRefillFromTheLatestOfTheirLeafsHosts) {
+  config::NetworkConfig ls{"", {config::TopologyKind::kSwitch, config::TopologyKind::kSwitch},
+                           {2, 2}, {kOneBytePerNs, kOneBytePerNs}, {10, 10}};
+  ls.goodput = {1.0};
+  ls.message_overhead_ns = {0.0};
+  ls.burst_bytes = {3000.0, 3000.0};
+  ls.leaf_spine = {1, kOneBytePerNs, 10};
+  Harness full(ls);
+  full.Send(0, 2, 2000);  // every bucket full: all of it at once, the path's 4 x 10 ns
+  EXPECT_EQ(full.Run()[0], 40);
+  Harness idle(ls);
+  idle.model().set_idle_since(0, -1000);  // host 0's links: 1,000 bytes refilled
+  idle.model().set_idle_since(1, -500);   // leaf 0's spine links: 500, as of host 1
+  idle.Send(0, 2, 2000);                  // 500 at once (the uplink), 1,500 at 1 B/ns
+  EXPECT_EQ(idle.Run()[0], 1500 + 40);
+  // Into leaf 0 from leaf 1, whose links were not touched: the spine's link down to leaf 0
+  // and host 1's own hold 500 each; with the order of the calls reversed, the same.
+  Harness back(ls);
+  back.model().set_idle_since(1, -500);
+  back.model().set_idle_since(0, -1000);
+  back.Send(3, 1, 2000);
+  EXPECT_EQ(back.Run()[0], 1500 + 40);
+}
+
 // With the buckets' table (burst_message_times) no message beats its size's time, however much
 // its buckets let out; and the table replaces message_times on shaped paths (a steady ring step
 // is the burst model's own: bytes at the rate, the software hidden while buckets refill).

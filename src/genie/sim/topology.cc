@@ -289,6 +289,16 @@ int Topology::FlowPaths(int src, int dst) const {
   return PinnedSpine(src, dst) >= 0 ? 1 : spines_;
 }
 
+void Topology::LeafSpineLinks(int npu, std::vector<int>* links) const {
+  links->clear();
+  if (spines_ == 0) return;
+  const int leaf = Coordinate(npu, 1);
+  for (int s = 0; s < spines_; ++s) {
+    links->push_back(spine_link_offset_ + 2 * (leaf * spines_ + s));
+    links->push_back(spine_link_offset_ + 2 * (leaf * spines_ + s) + 1);
+  }
+}
+
 void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) const {
   if (!CrossesSpines(src, dst)) {
     Route(src, dst, links);

@@ -95,6 +95,9 @@ class Topology {
   bool leaf_spine() const { return spines_ > 0; }
   int spines() const { return spines_; }
   int FlowPaths(int src, int dst) const;
+  // The links between the leaf of `npu` and every spine, both directions (none without a
+  // leaf-spine fabric).
+  void LeafSpineLinks(int npu, std::vector<int>* links) const;
   void FlowRoute(int src, int dst, int path, std::vector<int>* links) const;
   // A link's bytes/ns (ASTRA-sim's conversion), latency, and the flow model's goodput and
   // message overhead: its dimension's, or for a leaf-spine link spine_bandwidth /

@@ -170,6 +170,19 @@ TEST(Calibration, ShapedLinksGetTheirBurstAndTheFloorOfEachSize) {
   EXPECT_DOUBLE_EQ(net->BurstBytesOf(0), 131072);
   EXPECT_DOUBLE_EQ(net->BurstBytesOf(1), 0);  // the ranks of one host: loopback, no shaper
   EXPECT_EQ(net->burst_message_times, floors);
+  // On a leaf-spine the spine links are shaped too: dimension 1 carries their bucket (tbf's
+  // burst at their rate, 1 ms of 5 Gbit/s), dimension 0 the scan's.
+  TestbedSpec spec;
+  spec.name = "ls";
+  ASSERT_TRUE(ParseTopology("leafspine:2x1x2", &spec).ok());
+  spec.rate_bps = 10'000'000'000;
+  spec.spine_rate_bps = 5'000'000'000;
+  auto ls = LayOut(spec);
+  ASSERT_TRUE(ls.ok());
+  auto ls_net = config::ParseNetworkConfig(ToNetworkYml(*ls, 1, 1, &costs), "ls");
+  ASSERT_TRUE(ls_net.ok()) << ls_net.status().message();
+  EXPECT_DOUBLE_EQ(ls_net->BurstBytesOf(0), 131072);
+  EXPECT_DOUBLE_EQ(ls_net->BurstBytesOf(1), 625000);
   // Without the steps with the buckets full (an older genie, or no shaper known): none.
   scan["ring_steps"].erase("early_step_ns");
   const MeasuredCosts plain = CalibrationFromDoctor(layout, scan)->Costs();

@@ -271,7 +271,8 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
         "{:.6g}", network ? std::round(measured->message_overhead_ns)
                           : config::kDefaultMessageOverheadNs));
   };
-  double spine_gbps = 0;  // leafspine: the slowest leaf-spine link, per direction
+  double spine_gbps = 0;      // leafspine: the slowest leaf-spine link, per direction
+  double spine_burst = 0;     // and its tbf bucket, bytes
   if (s.kind == TopologyKind::kStar) {
     dim("Switch", s.hosts, host_gbps, lat);
   } else {
@@ -279,6 +280,7 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
     for (const Link& l : layout.links) {
       if (l.id.find('-') != std::string::npos && (spine_bps == 0 || l.rate_bps < spine_bps)) {
         spine_bps = l.rate_bps;
+        spine_burst = static_cast<double>(l.burst_bytes);
       }
     }
     if (spine_bps == 0) spine_bps = s.rate_bps;
@@ -321,13 +323,11 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
       text += " ]\n";
     }
     if (measured->burst_bytes > 0 && !measured->burst_message_times.empty()) {
-      // Dimension 0 only: the floors were measured there (within a leaf). A path across a
-      // leaf-spine's spines crosses more routing namespaces than they saw, and its bucket lets
-      // out no faster than that software (measured: 8 KiB steps ~150 us across, ~110 within),
-      // so it stays unshaped, costed by message_times (docs/prediction.md, "Shaped links").
+      // The hosts' links (dimension 0) and a leaf-spine's spine links (dimension 1's).
       std::vector<std::string> burst;
       for (size_t d = 0; d < topo.size(); ++d) {
-        burst.push_back(fmt::format("{:.0f}", d == 0 ? measured->burst_bytes : 0.0));
+        const double b = d == 0 ? measured->burst_bytes : d == 1 ? spine_burst : 0.0;
+        burst.push_back(fmt::format("{:.0f}", b));
       }
       text += fmt::format(
           "# The links' tbf burst, and what the first ring step of each size took with every "
