@@ -26,6 +26,18 @@ config::NetworkConfig Star(int n, double latency = 0) {
   return c;
 }
 
+// Two leaves of two hosts joined by one spine, every link (spine links too) at 1 B/ns and
+// 10 ns, goodput 1, no overhead; `burst`: the hosts' links' bucket and the spine links'.
+config::NetworkConfig LeafSpine2x2(double host_burst, double spine_burst) {
+  config::NetworkConfig c{"", {TopologyKind::kSwitch, TopologyKind::kSwitch}, {2, 2},
+                          {kOneBytePerNs, kOneBytePerNs}, {10, 10}};
+  c.goodput = {1.0};
+  c.message_overhead_ns = {0.0};
+  c.burst_bytes = {host_burst, spine_burst};
+  c.leaf_spine = {1, kOneBytePerNs, 10};
+  return c;
+}
+
 class Harness {
  public:
   explicit Harness(const config::NetworkConfig& net)
@@ -496,13 +508,7 @@ TEST(FlowModelTest, AShapersBucketLetsItsBurstOutAtOnceAndRefillsWhileIdle) {
   EXPECT_EQ(u.Run()[0], 1000 + 20);
   // A path with an unshaped link gets no burst: a leaf-spine whose spines are not shaped
   // (dimension 1's burst 0), across the spine; within a leaf the burst holds.
-  config::NetworkConfig ls{"", {config::TopologyKind::kSwitch, config::TopologyKind::kSwitch},
-                           {2, 2}, {kOneBytePerNs, kOneBytePerNs}, {10, 10}};
-  ls.goodput = {1.0};
-  ls.message_overhead_ns = {0.0};
-  ls.burst_bytes = {3000.0, 0.0};
-  ls.leaf_spine = {1, kOneBytePerNs, 10};
-  Harness m(ls);
+  Harness m(LeafSpine2x2(3000.0, 0.0));
   m.Send(0, 1, 1000);  // within leaf 0: all of it in the burst
   m.Send(2, 1, 1000);  // across the spine (rank 2 is in leaf 1): its bytes at the rate
   const auto f = m.Run();
@@ -514,12 +520,7 @@ TEST(FlowModelTest, AShapersBucketLetsItsBurstOutAtOnceAndRefillsWhileIdle) {
 // the burst of its emptiest bucket. A measured iteration's idle times empty the leaf's spine
 // links as of the latest of its hosts (they carried every host's traffic until then).
 TEST(FlowModelTest, ShapedSpineLinksRefillFromTheLatestOfTheirLeafsHosts) {
-  config::NetworkConfig ls{"", {config::TopologyKind::kSwitch, config::TopologyKind::kSwitch},
-                           {2, 2}, {kOneBytePerNs, kOneBytePerNs}, {10, 10}};
-  ls.goodput = {1.0};
-  ls.message_overhead_ns = {0.0};
-  ls.burst_bytes = {3000.0, 3000.0};
-  ls.leaf_spine = {1, kOneBytePerNs, 10};
+  const config::NetworkConfig ls = LeafSpine2x2(3000.0, 3000.0);
   Harness full(ls);
   full.Send(0, 2, 2000);  // every bucket full: all of it at once, the path's 4 x 10 ns
   EXPECT_EQ(full.Run()[0], 40);
