@@ -271,8 +271,8 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
         "{:.6g}", network ? std::round(measured->message_overhead_ns)
                           : config::kDefaultMessageOverheadNs));
   };
-  double spine_gbps = 0;      // leafspine: the slowest leaf-spine link, per direction
-  double spine_burst = 0;     // and its tbf bucket, bytes
+  double spine_gbps = 0;   // leafspine: the slowest leaf-spine link, per direction
+  double spine_burst = 0;  // and its tbf bucket, bytes
   if (s.kind == TopologyKind::kStar) {
     dim("Switch", s.hosts, host_gbps, lat);
   } else {
