@@ -9,7 +9,7 @@
 # flagged and the host named. About 2 minutes; the testbeds are removed on exit.
 # Otherwise (or with GENIE_RUN=loopback): the same step over loopback, checked then measured,
 # with the simulated prediction beside it. Changes nothing on the machine.
-# Results go to build/run-default/.
+# Results go to build/run-default/ (GENIE_RUN_OUT=DIR: there instead).
 # Usage: scripts/run-default.sh GENIE [DATA_DIR]   (DATA_DIR defaults to the checkout's tests/data)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +21,7 @@ if [ ! -d "$WORKLOAD" ]; then
        "(it ships in tests/data) or give DATA= a folder laid out like tests/data" >&2
   exit 1
 fi
-OUT="$HERE/build/run-default"
+OUT=${GENIE_RUN_OUT:-$HERE/build/run-default}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 TESTBED=genie_run
