@@ -76,7 +76,7 @@ void FlowModel::StartMessage(int c, double at, Bytes bytes, std::function<void()
   const int src = connections_[c].src, dst = connections_[c].dst;
   const int paths = topology_->FlowPaths(src, dst);
   if (paths == 1) {
-    Start(c, at, 0, bytes, bytes, std::move(delivered), nullptr);
+    Start(c, at, 0, 1, bytes, bytes, std::move(delivered), nullptr);
     return;
   }
   // ECMP with the hash unknown: one sub-flow per spine, bytes / paths each (the first
@@ -89,7 +89,7 @@ void FlowModel::StartMessage(int c, double at, Bytes bytes, std::function<void()
   for (int p = 0; p < paths; ++p) {
     const Bytes part = bytes / paths + (static_cast<Bytes>(p) < bytes % paths ? 1 : 0);
     Start(
-        c, at, p, part, bytes,
+        c, at, p, paths, part, bytes,
         [pending] {
           if (--pending->left == 0) pending->delivered();
         },
@@ -99,7 +99,7 @@ void FlowModel::StartMessage(int c, double at, Bytes bytes, std::function<void()
   }
 }
 
-void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
+void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes message,
                       std::function<void()> delivered, const std::vector<int>* counted) {
   const int src = connections_[c].src, dst = connections_[c].dst;
   int f;
@@ -128,6 +128,14 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
   }
   flow.tail_ns = latency + overhead;
   flow.floor_at = 0;
+  // One of `paths` sub-flows of a message split over the spines: together at most what one
+  // path's slowest link gives (a connection rides one spine; the split is where, not how fast).
+  flow.cap = 0;
+  if (paths > 1) {
+    double slowest = links_[flow.route.front()].capacity;
+    for (int id : flow.route) slowest = std::min(slowest, links_[id].capacity);
+    flow.cap = slowest / paths;
+  }
   const TimeNs now = queue_->Now();
   const bool shaped = !flow.route.empty() && bytes > 0 &&
                       std::all_of(flow.route.begin(), flow.route.end(),
@@ -145,7 +153,9 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
     flow.tail_ns += cost.extra_ns;
   }
   if (shaped) {
-    // The burst: what the emptiest bucket on the path holds leaves at once.
+    // The burst: what the emptiest bucket on the path holds leaves at once. A split message's
+    // sub-flow takes 1/paths of its spine's bucket: the whole message takes one spine's bucket
+    // (its connection rides one spine), each with chance 1/paths.
     double burst = flow.remaining;
     for (int id : flow.route) {
       Link& link = links_[id];
@@ -155,7 +165,8 @@ void FlowModel::Start(int c, double at, int path, Bytes bytes, Bytes message,
         link.tokens = std::min(link.bucket, link.tokens + link.capacity * idle);
         link.idle_since = static_cast<double>(now);
       }
-      burst = std::min(burst, link.tokens);
+      const bool shared = paths > 1 && topology_->IsSpineLink(id);
+      burst = std::min(burst, shared ? link.tokens / paths : link.tokens);
     }
     for (int id : flow.route) links_[id].tokens -= burst;
     flow.remaining -= burst;
@@ -247,27 +258,40 @@ void FlowModel::Recompute(const std::vector<int>& seeds) {
     link.unfrozen = static_cast<uint32_t>(link.flows.size());
     if (link.unfrozen > 0) heap_.push_back({link.left / link.unfrozen, l});
   }
+  // A capped flow (a sub-flow of a split message) enters as a link of its own: its cap, as
+  // link -1 - f.
+  for (int f : comp_flows_) {
+    if (flows_[f].cap > 0) heap_.push_back({flows_[f].cap, -1 - f});
+  }
   std::make_heap(heap_.begin(), heap_.end(), Later{});
+  // Fixes flow f at `share`; the share comes off its links (but `except`).
+  auto freeze = [&](int f, double share, int except) {
+    Flow& flow = flows_[f];
+    flow.frozen = epoch_;
+    flow.new_rate = share;
+    for (int l2 : flow.route) {
+      Link& other = links_[l2];
+      other.left = std::max(0.0, other.left - share);
+      --other.unfrozen;
+      if (l2 != except && other.unfrozen > 0) {
+        heap_.push_back({other.left / other.unfrozen, l2});
+        std::push_heap(heap_.begin(), heap_.end(), Later{});
+      }
+    }
+  };
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Share top = heap_.back();
     heap_.pop_back();
+    if (top.link < 0) {
+      const int f = -1 - top.link;
+      if (flows_[f].frozen != epoch_) freeze(f, top.share, -1);
+      continue;
+    }
     Link& link = links_[top.link];
     if (link.unfrozen == 0 || top.share != link.left / link.unfrozen) continue;  // stale entry
     for (int f : link.flows) {
-      Flow& flow = flows_[f];
-      if (flow.frozen == epoch_) continue;
-      flow.frozen = epoch_;
-      flow.new_rate = top.share;
-      for (int l2 : flow.route) {
-        Link& other = links_[l2];
-        other.left = std::max(0.0, other.left - top.share);
-        --other.unfrozen;
-        if (l2 != top.link && other.unfrozen > 0) {
-          heap_.push_back({other.left / other.unfrozen, l2});
-          std::push_heap(heap_.begin(), heap_.end(), Later{});
-        }
-      }
+      if (flows_[f].frozen != epoch_) freeze(f, top.share, top.link);
     }
   }
   // A flow whose rate did not change keeps its end event.

@@ -15,7 +15,10 @@
 //
 // Leaf-spine (Topology::FlowRoute): a message between leaves is split evenly over the S
 // spines, S sub-flows (bytes / S each) sharing like any flows, delivered when the last of them
-// is — ECMP with the hash unknown, its expectation. Sub-flows count as flows in max_queue.
+// is — ECMP with the hash unknown, its expectation of where the bytes go. Not of how fast: a
+// connection rides one spine, so the sub-flows of a message together get at most what one
+// path's slowest link gives (each capped at 1/S of it; the water-filling takes a cap as a link
+// of the flow's own). Sub-flows count as flows in max_queue.
 // A pair of hosts whose spine is known (network.yml `ecmp_routes`) has one path, on that spine.
 //
 // Measured message times (network.yml `message_times`, a testbed's calibration): a message
@@ -109,6 +112,7 @@ class FlowModel final : public NetworkModel {
     double start_exact = 0;   // when its bytes may start leaving (<= the ns it was started at)
     double tail_ns = 0;       // latency of the path + software overhead
     double floor_at = 0;      // no delivery before (a shaped path's burst_message_times)
+    double cap = 0;           // most bytes/ns it may get (a split message's sub-flow); 0: none
     uint64_t generation = 0;  // matches the one scheduled end event; others are stale
     uint32_t mark = 0;
     uint32_t frozen = 0;  // epoch in which water-filling fixed its rate
@@ -139,7 +143,7 @@ class FlowModel final : public NetworkModel {
   // Starts one flow of `bytes` (of a message of `message` bytes) on path `path` of the
   // connection. `counted`: the route of a sibling sub-flow already counted in the links' message
   // statistics (nullptr: none).
-  void Start(int c, double at, int path, Bytes bytes, Bytes message,
+  void Start(int c, double at, int path, int paths, Bytes bytes, Bytes message,
              std::function<void()> delivered, const std::vector<int>* counted);
   // Marks `links` as touched by a start or end now; schedules one Settle() for this ns.
   void Touch(const std::vector<int>& links);

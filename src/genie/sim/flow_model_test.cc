@@ -339,26 +339,39 @@ TEST(FlowModelTest, LeafSpineIntraLeafTrafficStaysOffTheUplinks) {
 }
 
 // Split evenly with the remainder on the first spines; the message is delivered when its last
-// sub-flow is, the path's latency paid once (host link, two spine links, host link).
+// sub-flow is, the path's latency paid once (host link, two spine links, host link). A message
+// alone gets one path's rate, as its connection riding one spine would (0.5 B/ns: each of two
+// sub-flows 0.25), not the two spines' together.
 TEST(FlowModelTest, LeafSpineSplitEndsWithTheLastSubFlow) {
   config::NetworkConfig c = LeafSpine(2);
   c.latency_ns = {10, 10};
   c.leaf_spine.latency_ns = 100;
   Harness h(c);
-  h.Send(0, 4, 1001);  // 501 B and 500 B at 0.5 B/ns each (the host link gives 1 in total)
+  h.Send(0, 4, 1001);  // 501 B and 500 B at 0.25 B/ns each
   h.Send(1, 2, 3);     // intra-leaf: 2 x 10 + 3
   h.Send(5, 1, 1);     // the other way, 1 B and 0 B: the empty half waits only the latency
-  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1002 + 220, 23, 2 + 220}));
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{2004 + 220, 23, 4 + 220}));
   EXPECT_EQ(h.model().active_flows(), 0u);
+  // With spines as fast as the hosts, the host's link is the path's slowest: 1 B/ns in all.
+  c.leaf_spine.bandwidth_gbps = kOneBytePerNs;
+  Harness fast(c);
+  fast.Send(0, 4, 1000);
+  EXPECT_EQ(fast.Run()[0], 1000 + 220);
+  // Two messages from one leaf's hosts share each uplink: two sub-flows on each, their fair
+  // share 0.25, the caps' too.
+  Harness two(LeafSpine(2));
+  two.Send(0, 4, 1000);
+  two.Send(1, 5, 1000);
+  EXPECT_EQ(two.Run(), (std::vector<TimeNs>{2000, 2000}));
 }
 
 // A connection whose messages are split over the spines sends the next when the last
 // sub-flow of the one before has left.
 TEST(FlowModelTest, LeafSpineSplitMessagesOfAConnectionFollowEachOther) {
   Harness h(LeafSpine(2));
-  h.Send(0, 4, 1001);  // 501 + 500 B at 0.5 B/ns each: 1,002 ns
-  h.Send(0, 4, 1000);  // then 500 + 500: 1,000 ns more
-  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1002, 2002}));
+  h.Send(0, 4, 1001);  // 501 + 500 B at 0.25 B/ns each: 2,004 ns
+  h.Send(0, 4, 1000);  // then 500 + 500: 2,000 ns more
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{2004, 4004}));
 }
 
 // ECMP with a known hash (ecmp_routes): hosts 0 and 1 -> 4 and 5 on spine 0, host 2 -> 6 on

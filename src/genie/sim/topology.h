@@ -95,6 +95,7 @@ class Topology {
   bool leaf_spine() const { return spines_ > 0; }
   int spines() const { return spines_; }
   int FlowPaths(int src, int dst) const;
+  bool IsSpineLink(int id) const { return spines_ > 0 && id >= spine_link_offset_; }
   // The links between the leaf of `npu` and every spine, both directions (none without a
   // leaf-spine fabric).
   void LeafSpineLinks(int npu, std::vector<int>* links) const;
@@ -156,7 +157,6 @@ class Topology {
   int MemberOf(int group, int dim, int coord) const;  // rank of `coord` in building block
   // Appends the links from `cur` to `dst` over dimensions first_dim.. (ASTRA-sim's order).
   void RouteFrom(int cur, int dst, int first_dim, std::vector<int>* links) const;
-  bool IsSpineLink(int id) const { return spines_ > 0 && id >= spine_link_offset_; }
   bool CrossesSpines(int src, int dst) const {
     return spines_ > 0 && Coordinate(src, 1) != Coordinate(dst, 1);
   }
