@@ -365,6 +365,18 @@ TEST(FlowModelTest, LeafSpineSplitEndsWithTheLastSubFlow) {
   EXPECT_EQ(two.Run(), (std::vector<TimeNs>{2000, 2000}));
 }
 
+// Shaped spines, the hash unknown: the message takes one spine's bucket in expectation, so each
+// of its S sub-flows takes 1/S of its spine's. 4,000 B over two spines with 2,000-byte buckets:
+// 1,000 B of each half at once, the other 1,000 at 0.25 B/ns (as one spine: 2,000 at once,
+// 2,000 at 0.5).
+TEST(FlowModelTest, LeafSpineSplitMessageTakesOneSpinesBucket) {
+  config::NetworkConfig c = LeafSpine(2);
+  c.burst_bytes = {10000.0, 2000.0};
+  Harness h(c);
+  h.Send(0, 4, 4000);
+  EXPECT_EQ(h.Run()[0], 4000);
+}
+
 // A connection whose messages are split over the spines sends the next when the last
 // sub-flow of the one before has left.
 TEST(FlowModelTest, LeafSpineSplitMessagesOfAConnectionFollowEachOther) {
