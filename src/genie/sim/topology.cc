@@ -294,8 +294,8 @@ void Topology::LeafSpineLinks(int npu, std::vector<int>* links) const {
   if (spines_ == 0) return;
   const int leaf = Coordinate(npu, 1);
   for (int s = 0; s < spines_; ++s) {
-    links->push_back(spine_link_offset_ + 2 * (leaf * spines_ + s));
-    links->push_back(spine_link_offset_ + 2 * (leaf * spines_ + s) + 1);
+    links->push_back(Uplink(leaf, s));
+    links->push_back(Downlink(leaf, s));
   }
 }
 
@@ -315,8 +315,8 @@ void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) co
   const int mid =
       src + (Coordinate(dst, 0) - Coordinate(src, 0)) * d0.stride + (to_leaf - leaf) * d1.stride;
   links->push_back(d0.link_offset + Group(src, 0) * d0.links_per_group + Coordinate(src, 0));
-  links->push_back(spine_link_offset_ + 2 * (leaf * spines_ + path));
-  links->push_back(spine_link_offset_ + 2 * (to_leaf * spines_ + path) + 1);
+  links->push_back(Uplink(leaf, path));
+  links->push_back(Downlink(to_leaf, path));
   links->push_back(d0.link_offset + Group(mid, 0) * d0.links_per_group + d0.size +
                    Coordinate(mid, 0));
   RouteFrom(mid, dst, 2, links);

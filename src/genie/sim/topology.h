@@ -157,6 +157,11 @@ class Topology {
   int MemberOf(int group, int dim, int coord) const;  // rank of `coord` in building block
   // Appends the links from `cur` to `dst` over dimensions first_dim.. (ASTRA-sim's order).
   void RouteFrom(int cur, int dst, int first_dim, std::vector<int>* links) const;
+  // Leaf `leaf`'s link to spine `spine`, and that spine's link down to the leaf.
+  int Uplink(int leaf, int spine) const {
+    return spine_link_offset_ + 2 * (leaf * spines_ + spine);
+  }
+  int Downlink(int leaf, int spine) const { return Uplink(leaf, spine) + 1; }
   bool CrossesSpines(int src, int dst) const {
     return spines_ > 0 && Coordinate(src, 1) != Coordinate(dst, 1);
   }
