@@ -86,6 +86,10 @@ TEST_F(Doctor, AHealthyTestbedIsHealthy) {
   // Against the testbed's own rate: every pair near 400 Mbit/s of goodput.
   EXPECT_NEAR(j["reference_gbps"].get<double>(), 0.047, 0.008) << out;
   EXPECT_NE(out.find("# healthy"), std::string::npos) << out;
+  // A healthy scan times the ring steps the calibration fits: every size, every host active.
+  ASSERT_TRUE(j.contains("ring_steps")) << out;
+  EXPECT_EQ(j["ring_steps"]["message_bytes"].size(), j["ring_steps"]["step_ns"].size());
+  EXPECT_GE(j["ring_steps"]["message_bytes"].size(), 4u) << j["ring_steps"].dump();
 }
 
 TEST_F(Doctor, ASlowTransmitSideIsNamedWithItsSide) {
@@ -96,6 +100,11 @@ TEST_F(Doctor, ASlowTransmitSideIsNamedWithItsSide) {
   ASSERT_FALSE(j.is_discarded()) << out;
   EXPECT_EQ(code, 1) << out;
   EXPECT_EQ(Findings(j), "slow_transmit:h2") << out;
+  // With findings the ring steps would only time the fault: skipped, and said.
+  EXPECT_FALSE(j.contains("ring_steps")) << j["ring_steps"].dump();
+  EXPECT_NE(out.find("ring steps (what genie testbed calibrate fits) not measured"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(Doctor, ASlowReceiveSideIsNamedWithItsSide) {
@@ -140,6 +149,34 @@ TEST(DoctorLeafSpine, ASlowSpineLinkIsNamed) {
   ASSERT_EQ(j["findings"].size(), 1u) << r.output;
   EXPECT_EQ(j["findings"][0]["kind"], "slow_uplink") << r.output;
   EXPECT_EQ(j["findings"][0]["link"], "l0-s1") << r.output;
+}
+
+// A calibration refuses a fabric with findings without timing its ring steps (the doctor skips
+// them); accepting the finding, they are measured and the description uses them.
+TEST(DoctorCalibrate, AFindingIsRefusedOrAcceptedWithTheRingSteps) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+  const std::string name = "k" + std::to_string(getpid());
+  CliResult up = RunCli(Genie("testbed up --name " + name + " --topology star:3 --rate 400mbit"));
+  ASSERT_EQ(up.exit_code, 0) << up.output;
+  CliResult fault = RunCli(Genie("testbed fault " + name + " h1 --loss 1%"));
+  CliResult refused = RunCli(Genie("testbed calibrate " + name));
+  CliResult accepted = RunCli(Genie("testbed calibrate " + name + " --accept-findings"));
+  const std::string saved = ReadFile("/run/genie/testbeds/" + name + ".calibration.json");
+  RunCli(Genie("testbed down " + name) + " >/dev/null 2>&1");
+  ASSERT_EQ(fault.exit_code, 0) << fault.output;
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("h1: its link drops packets"), std::string::npos)
+      << refused.output;
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.output;
+  EXPECT_NE(accepted.output.find("accepted finding: h1"), std::string::npos) << accepted.output;
+  EXPECT_NE(accepted.output.find("all hosts at once (ring steps)"), std::string::npos)
+      << accepted.output;
+  const json cal = json::parse(saved, nullptr, false);
+  ASSERT_FALSE(cal.is_discarded()) << saved;
+  EXPECT_EQ(cal.value("basis", ""), "all-hosts") << saved;
+  EXPECT_EQ(cal["all_hosts"]["ring_steps"]["step_ns"].size(),
+            cal["all_hosts"]["ring_steps"]["message_bytes"].size())
+      << saved;
 }
 
 TEST(DoctorLoopback, WritesEveryFigureAndRefusesBadInput) {

@@ -16,6 +16,7 @@
 GENIE_COMMAND(doctor, "Scan the fabric: name the slow host, side, pair or lossy link") {
   struct Args {
     std::string bytes = "4MiB", message = "256KiB", peer_timeout = "30s", expect;
+    std::string ring_steps = "healthy";
     genie::driver::DoctorOptions o;
   };
   auto a = std::make_shared<Args>();
@@ -45,6 +46,10 @@ GENIE_COMMAND(doctor, "Scan the fabric: name the slow host, side, pair or lossy 
       ->envname("GENIE_HOST");
   app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long")
       ->check(genie::cli::Duration(/*zero_ok=*/false));
+  app.add_option("--ring-steps", a->ring_steps,
+                 "Time ring steps with every host active (what genie testbed calibrate fits): "
+                 "healthy (only on a scan without findings), always, never")
+      ->check(CLI::IsMember({"healthy", "always", "never"}));
   genie::cli::AddTransportFlags(app, a->o.transport);
   return [a]() -> int {
     auto env = genie::launch::DiscoverRankEnv();
@@ -64,6 +69,10 @@ GENIE_COMMAND(doctor, "Scan the fabric: name the slow host, side, pair or lossy 
     a->o.bytes = *bytes;
     a->o.message = *message;
     a->o.peer_timeout = *timeout;
+    using genie::driver::RingStepsMode;
+    a->o.ring_steps = a->ring_steps == "always"  ? RingStepsMode::kAlways
+                      : a->ring_steps == "never" ? RingStepsMode::kNever
+                                                 : RingStepsMode::kHealthy;
     if (!a->expect.empty()) {
       auto rate = genie::ParseBitRate(a->expect);
       if (!rate.ok()) {

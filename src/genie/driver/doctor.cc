@@ -129,8 +129,25 @@ class Scan {
         if (!Pings(a, c, round, 1)) return false;
       }
     }
-    return Confirm() && Patterns() && RingSteps();
+    return Confirm() && Patterns();
   }
+
+  // Every rank: whether rank 0 (`go`, its decision from the gathered scan) wants the ring
+  // steps, then they and their gather. Skipped, the JSON has no `ring_steps`.
+  bool Steps(bool go) {
+    Batch batch(b_);
+    uint8_t flag = go ? 1 : 0;
+    if (me_ == 0) {
+      for (int p = 1; p < n_; ++p) batch.Send(p, Tag(kGather, 1, 0), 1, &flag);
+    } else {
+      batch.Recv(0, Tag(kGather, 1, 0), 1, &flag);
+    }
+    if (!batch.Wait()) return false;
+    if (flag == 0) return true;
+    steps_measured_ = true;
+    return RingSteps() && GatherSteps();
+  }
+  bool steps_measured() const { return steps_measured_; }
 
   // Rank 0, after Gather: the ring steps' figures and their fit (JSON "ring_steps").
   nlohmann::json RingStepsJson() const {
@@ -185,9 +202,6 @@ class Scan {
       row.insert(row.end(), v->begin(), v->end());
     row.push_back(ring_gbps_);
     row.push_back(alltoall_gbps_);
-    row.insert(row.end(), step_ns_.begin(), step_ns_.end());
-    row.insert(row.end(), first_ns_.begin(), first_ns_.end());
-    row.insert(row.end(), early_ns_.begin(), early_ns_.end());
     std::string label = o_.host.substr(0, kLabelBytes - 1);
     label.resize(kLabelBytes, '\0');
     const Bytes row_bytes = row.size() * sizeof(double);
@@ -228,6 +242,38 @@ class Scan {
       scan->ring_gbps.push_back(rows[to][4 * n]);
       scan->alltoall_gbps.push_back(rows[to][4 * n + 1]);
     }
+    // Several ranks on one host (a loopback run): tell them apart.
+    auto& h = scan->hosts;
+    for (size_t i = 0; i < n; ++i) {
+      if (std::count(h.begin(), h.end(), h[i]) > 1 || h[i].empty()) {
+        for (size_t j = 0; j < n; ++j) h[j] += "/r" + std::to_string(j);
+        break;
+      }
+    }
+    scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
+    scan->bottlenecks = bottleneck_;
+    scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
+    return true;
+  }
+
+  // Rank 0: every rank's ring steps, their mean per size. Other ranks: send theirs.
+  bool GatherSteps() {
+    std::vector<double> row(step_ns_);
+    row.insert(row.end(), first_ns_.begin(), first_ns_.end());
+    row.insert(row.end(), early_ns_.begin(), early_ns_.end());
+    const Bytes row_bytes = row.size() * sizeof(double);
+    Batch batch(b_);
+    if (me_ != 0) {
+      batch.Send(0, Tag(kGather, 2, 0), row_bytes, row.data());
+      return batch.Wait();
+    }
+    const auto n = static_cast<size_t>(n_);
+    std::vector<std::vector<double>> rows(n, std::vector<double>(row.size()));
+    rows[0] = row;
+    for (int p = 1; p < n_; ++p) {
+      batch.Recv(p, Tag(kGather, 2, 0), row_bytes, rows[static_cast<size_t>(p)].data());
+    }
+    if (!batch.Wait()) return false;
     // Ring steps: the mean over the ranks (in lockstep they differ only by noise).
     // `every_rank`: a mean only over every rank (the first step's is skew-free only then).
     auto mean_over_ranks = [&](size_t offset, bool every_rank, std::vector<double>* out) {
@@ -244,20 +290,9 @@ class Scan {
         if (count > 0 && (!every_rank || count == n)) (*out)[i] = sum / count;
       }
     };
-    mean_over_ranks(4 * n + 2, false, &step_ns_all_);
-    mean_over_ranks(4 * n + 2 + kNumStepSizes, true, &first_ns_all_);
-    mean_over_ranks(4 * n + 2 + 2 * kNumStepSizes, false, &early_ns_all_);
-    // Several ranks on one host (a loopback run): tell them apart.
-    auto& h = scan->hosts;
-    for (size_t i = 0; i < n; ++i) {
-      if (std::count(h.begin(), h.end(), h[i]) > 1 || h[i].empty()) {
-        for (size_t j = 0; j < n; ++j) h[j] += "/r" + std::to_string(j);
-        break;
-      }
-    }
-    scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
-    scan->bottlenecks = bottleneck_;
-    scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
+    mean_over_ranks(0, false, &step_ns_all_);
+    mean_over_ranks(kNumStepSizes, true, &first_ns_all_);
+    mean_over_ranks(2 * kNumStepSizes, false, &early_ns_all_);
     return true;
   }
 
@@ -594,6 +629,7 @@ class Scan {
   std::vector<double> alone_gbps_;  // [peer] measured again alone (NaN: not)
   std::vector<double> sent_, resent_;  // [peer] TCP segments sent to it, and sent again
   bool alone_ = false;              // Direction() measures for Confirm()
+  bool steps_measured_ = false;     // Steps() ran the ring steps
   testbed::Counters last_delta_;    // rank 0: around the last alone measurement
   std::vector<report::Bottleneck> bottleneck_;  // rank 0
   double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = std::nan("");
@@ -661,7 +697,15 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
     }
   }
   Scan s(b, o, layout ? &*layout : nullptr, ring_group, shaper);
-  if (!s.Run() || !s.Gather(&scan)) {
+  // Rank 0 judges the pairs and patterns before the ring steps: on a fabric with findings they
+  // would only time the fault (ten times longer behind a host at a tenth of its rate) for a
+  // calibration that refuses such a fabric anyway.
+  report::DoctorVerdict verdict;
+  bool ok = s.Run() && s.Gather(&scan);
+  if (ok && env.rank == 0) verdict = report::Diagnose(scan, o.thresholds);
+  const bool steps = o.ring_steps == RingStepsMode::kAlways ||
+                     (o.ring_steps == RingStepsMode::kHealthy && verdict.healthy());
+  if (!ok || !s.Steps(steps)) {
     // The scan could not finish: that is itself a finding about the fabric, but not a verdict.
     b.Abort(b.status());
     return fail("the scan could not finish: " + b.status().message(), launch::kExitBadInput);
@@ -673,11 +717,15 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
     std::cerr << "genie doctor: several ranks share a host: their figures measure that machine's "
                  "CPUs and loopback, not a fabric; start one rank per host\n";
   }
-  auto verdict = report::Diagnose(scan, o.thresholds);
   std::cout << report::FormatDoctorReport(scan, verdict) << std::flush;
+  if (!s.steps_measured() && o.ring_steps == RingStepsMode::kHealthy) {
+    std::cout << "ring steps (what genie testbed calibrate fits) not measured: the scan has "
+                 "findings; --ring-steps always measures them anyway\n"
+              << std::flush;
+  }
   if (!o.json_path.empty()) {
     nlohmann::json j = report::DoctorJson(scan, verdict);
-    j["ring_steps"] = s.RingStepsJson();
+    if (s.steps_measured()) j["ring_steps"] = s.RingStepsJson();
     Status w = report::WriteFileAtomically(o.json_path, j.dump(1) + "\n");
     if (!w.ok()) return fail(w.message(), launch::kExitBadInput);
   }

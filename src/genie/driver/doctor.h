@@ -3,12 +3,13 @@
 // of disjoint pairs (report/doctor_findings.h says how the figures are judged): each direction's
 // goodput (twice, the better kept) and TCP retransmissions (over both), then the pair's round
 // trip; then every host at once in a ring, all into rank 0 (incast), and everyone to
-// everyone; then ring steps with every host active at four message sizes, 8 KiB to 4 MiB (each host sends to
-// its ring neighbour once the previous step's message arrived; on a leaf-spine testbed one ring
-// per leaf), whose fit step = alpha + bytes / rate is the JSON's `ring_steps`, what
-// `genie testbed calibrate` calibrates under load with (testbed/calibration.h). Rank 0 gathers the
-// figures, prints the table and the findings and writes the JSON. Runs on one thread, the rank's
-// event loop.
+// everyone. Rank 0 gathers those figures and judges them. Then, on a healthy fabric (or with
+// --ring-steps always), ring steps with every host active at every power of two from 8 KiB to
+// 4 MiB (each host sends to its ring neighbour once the previous step's message arrived; on a
+// leaf-spine testbed one ring per leaf), whose fit step = alpha + bytes / rate is the JSON's
+// `ring_steps`, what `genie testbed calibrate` calibrates under load with
+// (testbed/calibration.h). Rank 0 prints the table and the findings and writes the JSON. Runs
+// on one thread, the rank's event loop.
 #pragma once
 
 #include <string>
@@ -19,6 +20,10 @@
 #include "genie/runtime/real_backend.h"
 
 namespace genie::driver {
+
+// When the ring steps run: only on a scan without findings (a calibration refuses any other),
+// always (calibrate --accept-findings), or never.
+enum class RingStepsMode { kHealthy, kAlways, kNever };
 
 struct DoctorOptions {
   Bytes bytes = 4 << 20;      // per direction of each pair
@@ -32,6 +37,7 @@ struct DoctorOptions {
   std::string json_path;      // rank 0 writes the scan and findings here ("" = none)
   std::string report_path;    // rank 0 writes the HTML page of the scan here ("" = none)
   report::DoctorThresholds thresholds;
+  RingStepsMode ring_steps = RingStepsMode::kHealthy;  // --ring-steps
   runtime::TransportChoice transport;  // --transport, --fabric-*
 };
 

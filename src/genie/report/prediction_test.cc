@@ -58,6 +58,30 @@ TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
   EXPECT_NE(out.str().find("1 of 2 iterations"), std::string::npos);
 }
 
+// A point-to-point transfer is compared by its recv: the real send completed as soon as the
+// socket buffer held it, the model's when it arrived.
+TEST(PredictionTest, PointToPointIsComparedByItsRecv) {
+  auto p2p = [](OpKind kind, int rank, TimeNs end) {
+    OpEvent e;
+    e.rank = rank;
+    e.iteration = 0;
+    e.kind = kind;
+    e.size = 1 << 20;
+    e.start = 0;
+    e.end = end;
+    return e;
+  };
+  Expectation expected = ExpectationFromSimulation(
+      "model", 1'000'000, {p2p(OpKind::kSend, 0, 1'000'000), p2p(OpKind::kRecv, 1, 1'000'000)});
+  std::vector<RankSummary> ranks = {{0, 0, 0, 1'000'000, 0, 0, 0}};
+  Comparison c = Compare({p2p(OpKind::kSend, 0, 10'000), p2p(OpKind::kRecv, 1, 1'000'000)}, ranks,
+                         expected, 0.25);
+  ASSERT_EQ(c.iterations.size(), 1u);
+  ASSERT_EQ(c.iterations[0].ops.size(), 1u);
+  EXPECT_EQ(c.iterations[0].ops[0].type, "recv");
+  EXPECT_NEAR(c.iterations[0].ops[0].slowdown, 1.0, 1e-9);
+}
+
 // An iteration predicted on its own (its ranks' measured start skew given to the model) is
 // judged against that prediction; the others against the common one.
 TEST(PredictionTest, AnIterationPredictedOnItsOwnIsJudgedByIt) {
