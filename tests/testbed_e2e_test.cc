@@ -163,6 +163,46 @@ TEST_F(Testbed, AFailedUpRemovesWhatItMade) {
   EXPECT_EQ(RunCli(Genie("testbed list")).output.find(name_), std::string::npos);
 }
 
+// The hosts' congestion control is the one asked for (one this machine does not default to,
+// so its namespaces must be allowed it), and genie's connections use it; a name the kernel
+// lacks is refused before anything is built.
+TEST_F(Testbed, TheHostsRunTheCongestionControlAskedFor) {
+  auto first_word = [](const std::string& text) {
+    std::istringstream in(text);
+    std::string w;
+    in >> w;
+    return w;
+  };
+  const std::string machine = first_word(ReadFile("/proc/sys/net/ipv4/tcp_congestion_control"));
+  const std::string want = machine == "cubic" ? "reno" : "cubic";
+  CliResult bad = RunCli(Genie("testbed up --name " + name_ + " --topology star:2 " +
+                               "--tcp-congestion nosuchcc"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("this kernel has no 'nosuchcc' (available: "), std::string::npos)
+      << bad.output;
+  EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
+
+  Up("--topology star:2 --rate 400mbit --tcp-congestion " + want);
+  EXPECT_EQ(RunCli("ip netns exec " + Ns("h1") + " sysctl -n net.ipv4.tcp_congestion_control")
+                .output,
+            want + "\n");
+  EXPECT_EQ(first_word(ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")), machine)
+      << "the machine's own default is left alone";
+  CliResult st = RunCli(Genie("testbed status " + name_));
+  EXPECT_NE(st.output.find("TCP " + want), std::string::npos) << st.output;
+  // A run records the congestion control its ranks' namespaces have.
+  CliResult g = RunCli(Genie("gen collective --type all_reduce --size 1MiB --ranks 2 -o " + dir_ +
+                             "/ar"));
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 2 -- run " + dir_ + "/ar -o " +
+                             dir_ + "/out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string header = ReadFile(dir_ + "/out/rank-1.jsonl");
+  EXPECT_NE(header.find("\"net.ipv4.tcp_congestion_control\":\"" + want + "\""),
+            std::string::npos)
+      << header.substr(0, 2000);
+}
+
 TEST_F(Testbed, StarRingAllReduceReachesTheLinkGoodput) {
   Up("--topology star:8 --rate 400mbit");
   const double iperf = Iperf(0, 1);

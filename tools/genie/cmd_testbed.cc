@@ -36,6 +36,7 @@ struct TestbedArgs {
   int mtu = 0;
   int nics = 0;
   std::string hash;
+  std::string tcp_congestion;
   std::string file;
   bool dry_run = false;
   bool json = false;
@@ -96,6 +97,7 @@ int Up(const TestbedArgs& a) {
   if (a.mtu > 0) spec.mtu = a.mtu;
   if (a.nics > 0) spec.nics = a.nics;
   if (!a.hash.empty()) spec.hash = a.hash == "l3" ? tb::EcmpHash::kL3 : tb::EcmpHash::kL4;
+  if (!a.tcp_congestion.empty()) spec.tcp_congestion = a.tcp_congestion;
   if (a.dry_run) {
     auto layout = tb::LayOut(spec);
     if (!layout.ok()) return Fail("up", layout.status());
@@ -108,13 +110,14 @@ int Up(const TestbedArgs& a) {
   if (!layout.ok()) return Fail("up", layout.status());
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("testbed {}: {} hosts ({}), {} links at {}{}, {} NIC(s) per host, up in {:.1f} s\n",
-             spec.name, layout->hosts.size(), spec.TopologyText(), layout->links.size(),
-             genie::FormatBitRate(spec.rate_bps),
-             spec.spine_rate_bps
-                 ? " (leaf-spine links at " + genie::FormatBitRate(*spec.spine_rate_bps) + ")"
-                 : std::string(),
-             spec.nics, secs);
+  fmt::print(
+      "testbed {}: {} hosts ({}), {} links at {}{}, {} NIC(s) per host, TCP {}, up in {:.1f} s\n",
+      spec.name, layout->hosts.size(), spec.TopologyText(), layout->links.size(),
+      genie::FormatBitRate(spec.rate_bps),
+      spec.spine_rate_bps
+          ? " (leaf-spine links at " + genie::FormatBitRate(*spec.spine_rate_bps) + ")"
+          : std::string(),
+      spec.nics, layout->spec.tcp_congestion.empty() ? "?" : layout->spec.tcp_congestion, secs);
   fmt::print("  hosts: {}-h0 .. {}-h{} (h0 at {}); description: {}\n", spec.name, spec.name,
              layout->hosts.size() - 1, layout->RendezvousAddress(), tb::DescriptionPath(spec.name));
   fmt::print("  run on it: genie launch --testbed {} -n {} -- run WORKLOAD\n", spec.name,
@@ -137,9 +140,10 @@ int Status(const TestbedArgs& a) {
     return 0;
   }
   const auto& s = layout->spec;
-  fmt::print("testbed {}: {}, {} NIC(s) per host, {} links, ECMP hash {}\n", s.name,
+  fmt::print("testbed {}: {}, {} NIC(s) per host, {} links, ECMP hash {}, TCP {}\n", s.name,
              s.TopologyText(), s.nics, layout->links.size(),
-             s.hash == tb::EcmpHash::kL3 ? "l3" : "l4");
+             s.hash == tb::EcmpHash::kL3 ? "l3" : "l4",
+             s.tcp_congestion.empty() ? "?" : s.tcp_congestion);
   fmt::print("{:<8} {:<12} {:<6} {:<16}\n", "host", "netns", "nic", "address");
   for (const auto& h : layout->hosts) {
     for (const auto& n : h.nics)
@@ -377,6 +381,9 @@ GENIE_COMMAND(testbed,
       ->check(genie::cli::IntIn(1, 8));
   up->add_option("--hash", a->hash, "leafspine ECMP hash: l3 (addresses) or l4 (and ports)")
       ->check(CLI::IsMember({"l3", "l4"}));
+  up->add_option("--tcp-congestion", a->tcp_congestion,
+                 "The hosts' TCP congestion control (cubic, bbr, reno, dctcp, ...; default: "
+                 "what a new namespace inherits from this machine)");
   up->add_option("--file,-f", a->file, "YAML description (docs/testbed.md); flags override it")
       ->check(CLI::ExistingFile);
   up->add_option("--name", a->name, "Testbed name, prefix of its namespaces (default genie)");

@@ -32,6 +32,12 @@ std::vector<Argv> UpCommands(const Layout& layout) {
     cmds.push_back({"ip", "netns", "add", ns});
     cmds.push_back(Ip(ns, {"link", "set", "lo", "up"}));
   }
+  // First, so that a congestion control the kernel lacks fails before anything else is built.
+  if (!spec.tcp_congestion.empty()) {
+    for (const auto& h : layout.hosts) {
+      cmds.push_back(Sysctl(h.netns, "net.ipv4.tcp_congestion_control=" + spec.tcp_congestion));
+    }
+  }
   // Bridges: the star switch has one per rail; a leaf has one per rail holding its hosts'
   // gateway address.
   for (const auto& sw : layout.switches) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -116,6 +117,31 @@ std::vector<std::string> NamespacesOf(const std::string& name, Shell& shell) {
   return out;
 }
 
+// Only the machine's own namespace may make a congestion control outside
+// net.ipv4.tcp_allowed_congestion_control a namespace's default: the testbed's is added to that
+// list (a permission only; the machine's own default stays as it is).
+Status AllowCongestion(const std::string& name, Shell& shell, std::string* log) {
+  if (name.empty()) return Status::Ok();
+  auto allowed = shell.Output({"sysctl", "-n", "net.ipv4.tcp_allowed_congestion_control"});
+  if (!allowed.ok()) return allowed.status();
+  std::istringstream in(*allowed);
+  std::string list, item;
+  while (in >> item) {
+    if (item == name) return Status::Ok();
+    list += item + " ";
+  }
+  const Argv cmd = {"sysctl", "-q", "-w", "net.ipv4.tcp_allowed_congestion_control=" + list + name};
+  if (log) *log += ToString(cmd) + "\n";
+  CommandResult r = shell.Run(cmd);
+  if (r.exit_code == 0) return Status::Ok();
+  auto available = shell.Output({"sysctl", "-n", "net.ipv4.tcp_available_congestion_control"});
+  std::string names = available.ok() ? *available : "?";
+  while (!names.empty() && std::isspace(static_cast<unsigned char>(names.back()))) names.pop_back();
+  return Status::InvalidArgument("tcp_congestion: this kernel has no '" + name +
+                                 "' (available: " + names + "; a module such as tcp_" + name +
+                                 " may need loading); nothing was changed");
+}
+
 Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
   GENIE_ASSIGN_OR_RETURN(Layout layout, LayOut(spec));
   GENIE_RETURN_IF_ERROR(CheckCanBuild(shell));
@@ -124,6 +150,7 @@ Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
     return Status::InvalidArgument("testbed '" + spec.name + "' exists; `genie testbed down " +
                                    spec.name + "` removes it, or pick another --name");
   }
+  GENIE_RETURN_IF_ERROR(AllowCongestion(spec.tcp_congestion, shell, log));
   for (const Argv& cmd : UpCommands(layout)) {
     if (log) *log += ToString(cmd) + "\n";
     Status st = shell.Must(cmd);
@@ -131,6 +158,14 @@ Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
       for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
       return Status::Internal("building testbed '" + spec.name + "': " + st.message() +
                               "; everything it had made was removed");
+    }
+  }
+  if (layout.spec.tcp_congestion.empty()) {  // inherited: say which, for the record
+    auto cc = shell.Output(
+        InNamespace(layout.hosts[0].netns, {"sysctl", "-n", "net.ipv4.tcp_congestion_control"}));
+    if (cc.ok()) {
+      std::istringstream in(*cc);
+      in >> layout.spec.tcp_congestion;
     }
   }
   Status st = WriteDescription(layout);

@@ -183,6 +183,7 @@ nlohmann::json Layout::ToJson() const {
   j["rate_bps"] = spec.rate_bps;
   j["mtu"] = spec.mtu;
   j["hash"] = spec.hash == EcmpHash::kL3 ? "l3" : "l4";
+  j["tcp_congestion"] = spec.tcp_congestion;
   j["rendezvous_address"] = RendezvousAddress();
   for (const auto& h : hosts) {
     nlohmann::json nics = nlohmann::json::array();
@@ -220,6 +221,8 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
     spec.rate_bps = j.at("rate_bps").get<uint64_t>();
     spec.mtu = j.at("mtu").get<int>();
     spec.hash = j.value("hash", "l4") == "l3" ? EcmpHash::kL3 : EcmpHash::kL4;
+    // "": a testbed from before the key, whose hosts kept the machine's.
+    spec.tcp_congestion = j.value("tcp_congestion", "");
     Layout out;
     out.spec = spec;
     for (const auto& h : j.at("hosts")) {

@@ -51,7 +51,8 @@ TEST(TestbedSpec, NamesArePrefixSafe) {
 TEST(TestbedSpec, YamlSetsEverythingAndNamesMistakes) {
   TestbedSpec s;
   ASSERT_TRUE(ParseSpecYaml("name: lab\ntopology: leafspine:2x2x2\nrate: 400mbit\nqueue: 1MB\n"
-                            "mtu: 9000\nnics: 2\nhash: l3\nlinks:\n  - link: h1\n    rate: 100mbit\n"
+                            "mtu: 9000\nnics: 2\nhash: l3\ntcp_congestion: bbr\nlinks:\n"
+                            "  - link: h1\n    rate: 100mbit\n"
                             "    mtu: 1500\n",
                             "tb.yml", &s)
                   .ok());
@@ -61,6 +62,7 @@ TEST(TestbedSpec, YamlSetsEverythingAndNamesMistakes) {
   EXPECT_EQ(s.mtu, 9000);
   EXPECT_EQ(s.nics, 2);
   EXPECT_EQ(s.hash, EcmpHash::kL3);
+  EXPECT_EQ(s.tcp_congestion, "bbr");
   ASSERT_EQ(s.links.size(), 1u);
   EXPECT_EQ(*s.links[0].rate_bps, 100'000'000u);
 
@@ -71,6 +73,10 @@ TEST(TestbedSpec, YamlSetsEverythingAndNamesMistakes) {
   EXPECT_NE(st.message().find("rate"), std::string::npos) << st.message();
   st = ParseSpecYaml("links:\n  - rate: 1gbit\n", "tb.yml", &t);
   EXPECT_NE(st.message().find("link: h3"), std::string::npos) << st.message();
+  TestbedSpec u = Spec("star:4");
+  u.tcp_congestion = "bbr; rm";
+  st = ValidateSpec(u);
+  EXPECT_NE(st.message().find("tcp_congestion: 'bbr; rm'"), std::string::npos) << st.message();
 }
 
 TEST(TestbedLayout, StarHasOneBridgePerRailAndAddressesPerNic) {
@@ -96,6 +102,17 @@ TEST(TestbedLayout, StarHasOneBridgePerRailAndAddressesPerNic) {
   EXPECT_TRUE(Has(cmds, "ip link add eth1 address 02:67:6e:00:05:00 netns tb-h2 type veth peer "
                         "name h2n1 address 02:67:6e:00:05:01 netns tb-sw"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-sw link set h2n1 master br1"));
+  // The hosts keep the congestion control a namespace inherits unless one is asked for.
+  for (const auto& c : cmds) {
+    EXPECT_EQ(ToString(c).find("tcp_congestion"), std::string::npos) << ToString(c);
+  }
+  TestbedSpec cubic = Spec("star:4");
+  cubic.tcp_congestion = "cubic";
+  auto cmds_cubic = UpCommands(*LayOut(cubic));
+  EXPECT_TRUE(
+      Has(cmds_cubic, "ip netns exec tb-h2 sysctl -q -w net.ipv4.tcp_congestion_control=cubic"));
+  EXPECT_FALSE(
+      Has(cmds_cubic, "ip netns exec tb-sw sysctl -q -w net.ipv4.tcp_congestion_control=cubic"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-h2 addr add 10.101.0.3/16 dev eth1"));
   // Both directions shaped: the host's NIC and the switch port.
   EXPECT_TRUE(Has(cmds, "tc -n tb-h2 qdisc replace dev eth1 root tbf rate 1000000000bit burst "

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -69,8 +70,8 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
     return Bad(origin, std::string("not YAML: ") + e.what());
   }
   if (!root.IsMap()) return Bad(origin, "expected a mapping of keys (topology, rate, links, ...)");
-  static const char* kKeys[] = {"name", "topology", "rate",  "spine_rate", "queue",
-                                "mtu",  "nics",     "hash", "links"};
+  static const char* kKeys[] = {"name", "topology", "rate", "spine_rate",     "queue",
+                                "mtu",  "nics",     "hash", "tcp_congestion", "links"};
   for (const auto& kv : root) {
     std::string key = Scalar(kv.first);
     bool known = false;
@@ -78,7 +79,7 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
     if (!known) {
       return Bad(origin, "unknown key '" + key +
                              "' (known: name, topology, rate, spine_rate, queue, mtu, nics, "
-                             "hash, links)");
+                             "hash, tcp_congestion, links)");
     }
   }
   auto str = [&](const char* key) { return Scalar(root[key]); };
@@ -107,6 +108,7 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
       if (h != "l3" && h != "l4") return Bad(origin, "hash: '" + h + "' is not l3 or l4");
       spec->hash = h == "l3" ? EcmpHash::kL3 : EcmpHash::kL4;
     }
+    if (root["tcp_congestion"]) spec->tcp_congestion = str("tcp_congestion");
     if (root["links"]) {
       if (!root["links"].IsSequence()) return Bad(origin, "links: expected a list of {link: ...}");
       for (const auto& l : root["links"]) {
@@ -149,8 +151,20 @@ Status LoadSpecFile(const std::string& path, TestbedSpec* spec) {
   return ParseSpecYaml(ss.str(), path, spec);
 }
 
+Status CheckCongestionName(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 15 &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+                  });
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument("tcp_congestion: '" + name +
+                                 "' is not a congestion control's name (cubic, reno, bbr, "
+                                 "dctcp: see /proc/sys/net/ipv4/tcp_available_congestion_control)");
+}
+
 Status ValidateSpec(const TestbedSpec& s) {
   GENIE_RETURN_IF_ERROR(CheckName(s.name));
+  if (!s.tcp_congestion.empty()) GENIE_RETURN_IF_ERROR(CheckCongestionName(s.tcp_congestion));
   if (s.hosts < 2 || s.hosts > kMaxHosts) {
     return Status::InvalidArgument("a testbed needs 2 to " + std::to_string(kMaxHosts) +
                                    " hosts; " + s.TopologyText() + " has " +

@@ -41,6 +41,10 @@ struct TestbedSpec {
   Bytes queue_bytes = 0;  // 0: enough for TCP at the rate (layout.h)
   int mtu = 1500;
   EcmpHash hash = EcmpHash::kL4;
+  // The hosts' TCP congestion control (net.ipv4.tcp_congestion_control in each host's
+  // namespace); "" = what a new namespace inherits from this machine, which `up` then records
+  // here. It moves measured steps by up to 15 % against the flow model (docs/testbed.md).
+  std::string tcp_congestion;
   std::vector<LinkOverride> links;
 
   std::string TopologyText() const;  // "star:8", "leafspine:2x2x4"
@@ -54,6 +58,8 @@ Status CheckName(const std::string& name);
 // A YAML description (docs/testbed.md) over `spec`; `origin` names the file in errors.
 Status ParseSpecYaml(const std::string& text, const std::string& origin, TestbedSpec* spec);
 Status LoadSpecFile(const std::string& path, TestbedSpec* spec);
+// A congestion control's name as the kernel spells them (cubic, bbr, dctcp, ...).
+Status CheckCongestionName(const std::string& name);
 // Checks counts and ranges; errors say which key and what to use.
 Status ValidateSpec(const TestbedSpec& spec);
 
