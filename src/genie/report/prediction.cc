@@ -77,9 +77,7 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
                    : 0.0;
     ic.slow = ic.ratio > 1.0 + threshold;
     for (const TypeRow& row : CollectiveTypeTable(ops_of[s.iteration])) {
-      // A real send completes once the socket buffer holds it, a simulated one once it has
-      // arrived: their busbw are not the same quantity. The transfer is timed by its recv.
-      if (row.type == "send") continue;
+      if (!row.times_a_transfer()) continue;
       auto want = expected_busbw.find(row.type);
       if (want == expected_busbw.end() || want->second <= 0) continue;
       OpComparison oc;

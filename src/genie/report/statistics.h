@@ -61,6 +61,11 @@ struct TypeRow {
   double mean_ns = 0;       // total_ns / count
   double algbw_gbps = 0;
   double busbw_gbps = 0;
+
+  // Whether the row's busbw is a transfer's. Not a send's: a real send is done once the socket
+  // buffer holds it (GB/s on any link), a simulated one once it has arrived; its recv times the
+  // transfer. Averages and measured-beside-predicted leave such rows out.
+  bool times_a_transfer() const { return type != "send"; }
 };
 // Rows in collective-type order, then send, recv.
 std::vector<TypeRow> CollectiveTypeTable(const std::vector<record::OpEvent>& ops);

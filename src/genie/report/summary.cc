@@ -54,9 +54,7 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
     out << fmt::format("  {:>20} {:>10} {:>16} {:>12.2f} {:>8} {:>8}\n", r.type, r.count,
                        r.count > 0 ? r.bytes / static_cast<Bytes>(r.count) : 0, r.mean_ns / 1000.0,
                        FormatBandwidth(r.algbw_gbps), FormatBandwidth(r.busbw_gbps));
-    // A real send is done once the socket buffer holds it (GB/s on any link): its recv times
-    // the transfer, so the average leaves the send out.
-    if (r.type == "send") {
+    if (!r.times_a_transfer()) {
       sends = true;
       continue;
     }

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -135,8 +134,9 @@ Status AllowCongestion(const std::string& name, Shell& shell, std::string* log) 
   CommandResult r = shell.Run(cmd);
   if (r.exit_code == 0) return Status::Ok();
   auto available = shell.Output({"sysctl", "-n", "net.ipv4.tcp_available_congestion_control"});
-  std::string names = available.ok() ? *available : "?";
-  while (!names.empty() && std::isspace(static_cast<unsigned char>(names.back()))) names.pop_back();
+  std::string names;
+  std::istringstream words(available.ok() ? *available : "?");
+  for (std::string w; words >> w;) names += (names.empty() ? "" : " ") + w;
   return Status::InvalidArgument("tcp_congestion: this kernel has no '" + name +
                                  "' (available: " + names + "; a module such as tcp_" + name +
                                  " may need loading); nothing was changed");
