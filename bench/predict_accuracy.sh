@@ -20,11 +20,14 @@
 #   WORKLOADS="gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2" ("" skips)
 #   SIZES="64KiB 256KiB 1MiB 4MiB 16MiB 64MiB" ("" skips)
 #   STAR=1 ("" skips the star testbed) LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips)
+#   SPINE_QUEUE="" (`--spine-queue` of the leaf-spine links; "": the testbed's default, 2 MB at
+#   500 Mbit/s. How its depth moves BBR's shares of a spine link: docs/testbed.md)
 #   NICDEG_HOSTS=16 ("" skips)
 #   CALIBRATE="--accept-findings" (flags for `genie testbed calibrate`: on a loaded 2-core
 #   machine its all-to-all scan may find the CPU, not the network, uneven; `--basis one-pair`
 #   predicts with one pair's figures instead of every host's at once, docs/prediction.md)
 #   HASH=l4 (the leaf-spine's ECMP hash; l3: the model knows each pair's spine)
+#   TESTBED_ARGS="" (more `genie testbed up` flags for both testbeds, e.g. "--tcp-congestion cubic")
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$(cd "${1:?usage: bench/predict_accuracy.sh BUILD_DIR [DATA_DIR]}" && pwd)"
@@ -40,6 +43,7 @@ SIZES=${SIZES-"64KiB 256KiB 1MiB 4MiB 16MiB 64MiB"}
 STAR=${STAR-1}
 LEAFSPINE=${LEAFSPINE-2x1x4}
 SPINE_RATE=${SPINE_RATE:-500mbit}
+SPINE_QUEUE=${SPINE_QUEUE:-}
 NICDEG_HOSTS=${NICDEG_HOSTS-16}
 
 if [ "$(id -u)" -ne 0 ]; then echo "predict_accuracy: needs root (network namespaces); skipped"; exit 0; fi
@@ -60,12 +64,13 @@ trap 'exit 130' INT TERM
 # testbed_up NAME ARGS...: build and calibrate; the calibration's summary goes to stderr.
 testbed_up() {
   local name=$1; shift
-  "$G" testbed up --name "$name" "$@" >/dev/null
+  # shellcheck disable=SC2086 # TESTBED_ARGS is a list of flags
+  "$G" testbed up --name "$name" "$@" ${TESTBED_ARGS:-} >/dev/null
   UP=$name
   "$G" testbed calibrate "$name" ${CALIBRATE:-} >"$T/$name.calibration" 2>&1 ||
     { echo "predict_accuracy: calibration of $name failed:" >&2; cat "$T/$name.calibration" >&2; exit 1; }
   "$G" testbed network-yml "$name" -o "$T/$name.network.yml" >/dev/null
-  echo "# testbed $name ($*):"
+  echo "# testbed $name ($* ${TESTBED_ARGS:-}):"
   grep -E 'one pair|all hosts|uses|ECMP' "$T/$name.calibration" | sed 's/^/#   /' || true
 }
 testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
@@ -125,6 +130,9 @@ if [ -n "$LEAFSPINE" ]; then
   HOSTS=$((L * H))
   spine=()
   if "$G" testbed up --help | grep -q -- --spine-rate; then spine=(--spine-rate "$SPINE_RATE"); fi
+  if [ -n "$SPINE_QUEUE" ] && "$G" testbed up --help | grep -q -- --spine-queue; then
+    spine+=(--spine-queue "$SPINE_QUEUE")
+  fi
   if [ ${#spine[@]} -eq 0 ]; then
     echo "# leafspine: this genie has no --spine-rate; the spine links run at $RATE"
   fi

@@ -32,6 +32,7 @@ struct TestbedArgs {
   std::string topology;
   std::string rate;
   std::string spine_rate;
+  std::string spine_queue;
   std::string queue;
   int mtu = 0;
   int nics = 0;
@@ -88,6 +89,11 @@ int Up(const TestbedArgs& a) {
     auto r = genie::ParseBitRate(a.spine_rate);
     if (!r.ok()) return Fail("up", r.status());
     spec.spine_rate_bps = *r;
+  }
+  if (!a.spine_queue.empty()) {
+    auto q = genie::ParseBytes(a.spine_queue);
+    if (!q.ok()) return Fail("up", q.status());
+    spec.spine_queue_bytes = *q;
   }
   if (!a.queue.empty()) {
     auto q = genie::ParseBytes(a.queue);
@@ -374,6 +380,8 @@ GENIE_COMMAND(testbed,
   up->add_option("--rate", a->rate, "Rate of every link, both directions (e.g. 1gbit, 400mbit)");
   up->add_option("--spine-rate", a->spine_rate,
                  "leafspine: rate of every leaf-spine link, both directions (default: --rate)");
+  up->add_option("--spine-queue", a->spine_queue,
+                 "leafspine: tbf queue limit of every leaf-spine link end (default: --queue)");
   up->add_option("--queue", a->queue,
                  "tbf queue limit per link end (default: 20 ms of the rate, >= 2 MB)");
   up->add_option("--mtu", a->mtu, "MTU of every link")->check(genie::cli::IntIn(576, 65000));

@@ -108,6 +108,7 @@ Result<Layout> LayOut(const TestbedSpec& spec) {
   auto make_spine_link = [&](std::string id, LinkEnd a, LinkEnd b) {
     make_link(std::move(id), std::move(a), std::move(b));
     if (spec.spine_rate_bps) out.links.back().rate_bps = *spec.spine_rate_bps;
+    if (spec.spine_queue_bytes) out.links.back().queue_bytes = *spec.spine_queue_bytes;
   };
   if (spec.kind == TopologyKind::kStar) {
     out.switches.push_back({"sw", name + "-sw", "bridge"});

@@ -244,5 +244,27 @@ TEST(TestbedLayout, LeafSpineNetworkYmlDescribesTheFabric) {
   EXPECT_NE(refused.status().message().find("spine_rate"), std::string::npos);
 }
 
+// --spine-queue / spine_queue sizes the leaf-spine link ends' queues only; a per-link override
+// still wins, and a star (no spines) refuses it.
+TEST(TestbedLayout, SpineQueueSizesOnlyTheFabricLinks) {
+  TestbedSpec s;
+  ASSERT_TRUE(ParseSpecYaml("topology: leafspine:2x2x4\nrate: 1gbit\nspine_queue: 512KB\n"
+                            "links:\n  - link: l1-s1\n    queue: 1MB\n",
+                            "ls.yml", &s)
+                  .ok());
+  auto l = LayOut(s);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->FindLink("l0-s0")->queue_bytes, 512'000u);
+  EXPECT_EQ(l->FindLink("l1-s0")->queue_bytes, 512'000u);
+  EXPECT_EQ(l->FindLink("l1-s1")->queue_bytes, 1'000'000u);
+  EXPECT_EQ(l->FindLink("h0")->queue_bytes, DefaultQueueFor(1'000'000'000));
+
+  TestbedSpec star = Spec("star:4");
+  star.spine_queue_bytes = 512'000;
+  auto refused = LayOut(star);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("spine_queue"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace genie::testbed

@@ -70,15 +70,15 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
     return Bad(origin, std::string("not YAML: ") + e.what());
   }
   if (!root.IsMap()) return Bad(origin, "expected a mapping of keys (topology, rate, links, ...)");
-  static const char* kKeys[] = {"name", "topology", "rate", "spine_rate",     "queue",
-                                "mtu",  "nics",     "hash", "tcp_congestion", "links"};
+  static const char* kKeys[] = {"name", "topology", "rate",           "spine_rate", "spine_queue",
+                                "queue", "mtu",     "nics", "hash", "tcp_congestion", "links"};
   for (const auto& kv : root) {
     std::string key = Scalar(kv.first);
     bool known = false;
     for (const char* k : kKeys) known = known || key == k;
     if (!known) {
       return Bad(origin, "unknown key '" + key +
-                             "' (known: name, topology, rate, spine_rate, queue, mtu, nics, "
+                             "' (known: name, topology, rate, spine_rate, spine_queue, queue, mtu, nics, "
                              "hash, tcp_congestion, links)");
     }
   }
@@ -95,6 +95,11 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
       auto r = ParseBitRate(str("spine_rate"));
       if (!r.ok()) return Bad(origin, "spine_rate: " + r.status().message());
       spec->spine_rate_bps = *r;
+    }
+    if (root["spine_queue"]) {
+      auto q = ParseBytes(str("spine_queue"));
+      if (!q.ok()) return Bad(origin, "spine_queue: " + q.status().message());
+      spec->spine_queue_bytes = *q;
     }
     if (root["queue"]) {
       auto q = ParseBytes(str("queue"));
@@ -196,6 +201,10 @@ Status ValidateSpec(const TestbedSpec& s) {
       return Status::InvalidArgument("spine_rate: " + FormatBitRate(*s.spine_rate_bps) +
                                      " is outside 1mbit..100gbit");
     }
+  }
+  if (s.spine_queue_bytes && s.kind != TopologyKind::kLeafSpine) {
+    return Status::InvalidArgument("spine_queue: " + s.TopologyText() +
+                                   " has no spines; use it with leafspine:LxSxH");
   }
   for (const auto& l : s.links) {
     if (l.mtu && !mtu_ok(*l.mtu)) return Status::InvalidArgument("links: " + l.link + ": mtu: use 576 to 65000");

@@ -38,6 +38,10 @@ struct TestbedSpec {
   uint64_t rate_bps = 1'000'000'000;
   // leafspine: the rate of every leaf-spine link (default: rate_bps); `links` still override.
   std::optional<uint64_t> spine_rate_bps;
+  // leafspine: the queue of every leaf-spine link end (default: queue_bytes). A switch port's
+  // buffer many times the path's bandwidth-delay product lets BBR flows sharing it settle on
+  // unequal rates (docs/testbed.md, "TCP congestion control"); `links` override it.
+  std::optional<Bytes> spine_queue_bytes;
   Bytes queue_bytes = 0;  // 0: enough for TCP at the rate (layout.h)
   int mtu = 1500;
   EcmpHash hash = EcmpHash::kL4;
