@@ -158,7 +158,9 @@ TEST(DoctorCalibrate, AFindingIsRefusedOrAcceptedWithTheRingSteps) {
   const std::string name = "k" + std::to_string(getpid());
   CliResult up = RunCli(Genie("testbed up --name " + name + " --topology star:3 --rate 400mbit"));
   ASSERT_EQ(up.exit_code, 0) << up.output;
-  CliResult fault = RunCli(Genie("testbed fault " + name + " h1 --loss 1%"));
+  // 3 %: each pair through h1 then retransmits well above the 0.5 % threshold (at 1 % one pair
+  // of a run sometimes measured under it, and the host was not named).
+  CliResult fault = RunCli(Genie("testbed fault " + name + " h1 --loss 3%"));
   CliResult refused = RunCli(Genie("testbed calibrate " + name));
   CliResult accepted = RunCli(Genie("testbed calibrate " + name + " --accept-findings"));
   const std::string saved = ReadFile("/run/genie/testbeds/" + name + ".calibration.json");

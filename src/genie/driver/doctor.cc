@@ -4,20 +4,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include "genie/driver/pair_probe.h"
 #include "genie/driver/pair_rounds.h"
 #include "genie/driver/rank_backend.h"
+#include "genie/driver/ring_steps.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/report/atomic_file.h"
@@ -47,47 +45,6 @@ enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfi
 constexpr int kMaxConfirm = 64;
 constexpr int kRepeats = 2;  // measurements of each direction
 
-// Ring steps with every host active (calibration under load): message sizes and steps per
-// measurement, small to large, so that a fit of step time = alpha + bytes / rate holds from
-// the chunks of a small all-reduce to bulk transfers. Each size is measured kStepRepeats times
-// and the median kept.
-struct StepSize {
-  Bytes message;
-  int steps;
-};
-// Every power of two from 8 KiB to 4 MiB (the flow model interpolates between them,
-// message_times); fewer steps as they grow, so the probe costs about what the four sizes of
-// its first version did (a slow host makes every large step long).
-constexpr StepSize kStepSizes[] = {{8 << 10, 40},   {16 << 10, 32},  {32 << 10, 24},
-                                   {64 << 10, 16},  {128 << 10, 12}, {256 << 10, 8},
-                                   {512 << 10, 6},  {1 << 20, 4},    {2 << 20, 3},
-                                   {4 << 20, 3}};
-constexpr int kNumStepSizes = static_cast<int>(std::size(kStepSizes));
-constexpr int kStepRepeats = 9;
-
-// Links behind a token-bucket shaper (a testbed's tbf): the ring steps wait for the buckets to
-// fill before each measurement, time the first step and the size's early steps with every
-// bucket full (what the hosts' software takes: burst_message_times), and time the steady steps
-// only once warm-up steps have spent the buckets (message_times). burst 0: no shaper known.
-struct Shaper {
-  Bytes burst = 0;       // the largest bucket of a link, bytes
-  TimeNs refill_ns = 0;  // the longest a bucket takes to fill at its link's rate
-};
-Shaper ShaperOf(const testbed::Layout& layout) {
-  Shaper s;
-  for (const testbed::Link& l : layout.links) {
-    if (l.burst_bytes == 0 || l.rate_bps == 0) continue;
-    s.burst = std::max(s.burst, l.burst_bytes);
-    s.refill_ns = std::max<TimeNs>(
-        s.refill_ns, static_cast<TimeNs>(static_cast<double>(l.burst_bytes) * 8e9 /
-                                         static_cast<double>(l.rate_bps)));
-  }
-  return s;
-}
-// Steps before the steady ones: enough bytes to spend 4 buckets (each step refills part of
-// one), at most this many.
-constexpr int kMaxWarmSteps = 64;
-
 class Scan {
  public:
   // `layout`: rank 0's testbed, whose switch counters say which link a slow transfer queued
@@ -100,11 +57,13 @@ class Scan {
       : b_(b),
         o_(o),
         layout_(layout),
-        shaper_(shaper),
         n_(b.world_size()),
         me_(b.rank()),
         k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)),
-        group_(ring_group >= 2 && n_ % ring_group == 0 ? ring_group : n_) {
+        steps_(
+            b, ring_group, shaper, [](int round, int purpose) { return Tag(kSteps, round, purpose); },
+            [](int round, int purpose) { return Tag(kGather, 2 + round, purpose); },
+            [this](int which) { return Barrier(1000 + which); }) {
     const auto n = static_cast<size_t>(n_);
     rx_gbps_.assign(n, std::nan(""));
     rtt_us_.assign(n, std::nan(""));
@@ -145,55 +104,12 @@ class Scan {
     if (!batch.Wait()) return false;
     if (flag == 0) return true;
     steps_measured_ = true;
-    return RingSteps() && GatherSteps();
+    return steps_.Measure() && steps_.Gather();
   }
   bool steps_measured() const { return steps_measured_; }
 
-  // Rank 0, after Gather: the ring steps' figures and their fit (JSON "ring_steps").
-  nlohmann::json RingStepsJson() const {
-    std::vector<double> sizes, ns, first, early;
-    for (int i = 0; i < kNumStepSizes; ++i) {
-      if (std::isnan(step_ns_all_[static_cast<size_t>(i)])) continue;
-      sizes.push_back(static_cast<double>(kStepSizes[i].message));
-      ns.push_back(step_ns_all_[static_cast<size_t>(i)]);
-      first.push_back(first_ns_all_[static_cast<size_t>(i)]);
-      early.push_back(early_ns_all_[static_cast<size_t>(i)]);
-    }
-    nlohmann::json j = {{"ring", group_}, {"message_bytes", sizes}, {"step_ns", ns}};
-    // With a shaper: its bucket, and the first step and the early steps of each size with
-    // every bucket full (null: not measured).
-    if (shaper_.burst > 0) {
-      j["burst_bytes"] = shaper_.burst;
-      auto list = [](const std::vector<double>& v) {
-        nlohmann::json out = nlohmann::json::array();
-        for (double x : v) out.push_back(std::isnan(x) ? nlohmann::json() : nlohmann::json(x));
-        return out;
-      };
-      j["first_step_ns"] = list(first);
-      j["early_step_ns"] = list(early);
-    }
-    // Step time = alpha + bytes / rate, least squares on relative error (weights 1 / t^2): a
-    // prediction is judged by its ratio, at every size alike.
-    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      const double w = 1 / (ns[i] * ns[i]);
-      sw += w;
-      sx += w * sizes[i];
-      sy += w * ns[i];
-      sxx += w * sizes[i] * sizes[i];
-      sxy += w * sizes[i] * ns[i];
-    }
-    const double det = sw * sxx - sx * sx;
-    if (sizes.size() >= 2 && det > 0) {
-      const double slope = (sw * sxy - sx * sy) / det;  // ns per byte
-      const double alpha = (sy - slope * sx) / sw;
-      if (slope > 0) {
-        j["alpha_ns"] = std::max(0.0, alpha);
-        j["gbps"] = 1 / slope;  // bytes per ns = GB/s (1e9 B/s)
-      }
-    }
-    return j;
-  }
+  // Rank 0, after Steps: the ring steps' figures and their fit (JSON "ring_steps").
+  nlohmann::json RingStepsJson() const { return steps_.ToJson(); }
 
   // Rank 0: every rank's figures. Other ranks: send theirs.
   bool Gather(report::DoctorScan* scan) {
@@ -253,46 +169,6 @@ class Scan {
     scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
     scan->bottlenecks = bottleneck_;
     scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
-    return true;
-  }
-
-  // Rank 0: every rank's ring steps, their mean per size. Other ranks: send theirs.
-  bool GatherSteps() {
-    std::vector<double> row(step_ns_);
-    row.insert(row.end(), first_ns_.begin(), first_ns_.end());
-    row.insert(row.end(), early_ns_.begin(), early_ns_.end());
-    const Bytes row_bytes = row.size() * sizeof(double);
-    Batch batch(b_);
-    if (me_ != 0) {
-      batch.Send(0, Tag(kGather, 2, 0), row_bytes, row.data());
-      return batch.Wait();
-    }
-    const auto n = static_cast<size_t>(n_);
-    std::vector<std::vector<double>> rows(n, std::vector<double>(row.size()));
-    rows[0] = row;
-    for (int p = 1; p < n_; ++p) {
-      batch.Recv(p, Tag(kGather, 2, 0), row_bytes, rows[static_cast<size_t>(p)].data());
-    }
-    if (!batch.Wait()) return false;
-    // Ring steps: the mean over the ranks (in lockstep they differ only by noise).
-    // `every_rank`: a mean only over every rank (the first step's is skew-free only then).
-    auto mean_over_ranks = [&](size_t offset, bool every_rank, std::vector<double>* out) {
-      out->assign(kNumStepSizes, std::nan(""));
-      for (size_t i = 0; i < static_cast<size_t>(kNumStepSizes); ++i) {
-        double sum = 0;
-        size_t count = 0;
-        for (size_t r = 0; r < n; ++r) {
-          const double v = rows[r][offset + i];
-          if (std::isnan(v)) continue;
-          sum += v;
-          ++count;
-        }
-        if (count > 0 && (!every_rank || count == n)) (*out)[i] = sum / count;
-      }
-    };
-    mean_over_ranks(0, false, &step_ns_all_);
-    mean_over_ranks(kNumStepSizes, true, &first_ns_all_);
-    mean_over_ranks(2 * kNumStepSizes, false, &early_ns_all_);
     return true;
   }
 
@@ -530,101 +406,12 @@ class Scan {
     return true;
   }
 
-  // Every host at once, each in a ring (of group_ ranks): step after step, a rank sends one
-  // message to its next and, once the message from its previous arrived, sends the next one,
-  // as a ring all-reduce does. A step's time, from the first arrival to the last over the
-  // steps between them (the start's skew left out), is what a collective's step costs with
-  // every host's stack busy, which on a testbed sharing a few cores is more than one pair
-  // alone pays (calibration.h).
-  bool RingSteps() {
-    const int base = me_ / group_ * group_;
-    const int next = base + (me_ - base + 1) % group_,
-              prev = base + (me_ - base + group_ - 1) % group_;
-    step_ns_.assign(kNumStepSizes, std::nan(""));
-    first_ns_.assign(kNumStepSizes, std::nan(""));
-    early_ns_.assign(kNumStepSizes, std::nan(""));
-    // Repeats round-robin over the sizes (all sizes once, then again): a burst of other load
-    // on a shared machine lands on one repeat of several sizes, which the median drops,
-    // rather than on every repeat of one size, which would bend the table there.
-    std::vector<std::vector<double>> per_step(kNumStepSizes), first_step(kNumStepSizes),
-        early_step(kNumStepSizes);
-    for (int rep = 0; rep < kStepRepeats; ++rep) {
-      for (int i = 0; i < kNumStepSizes; ++i) {
-        const StepSize& size = kStepSizes[i];
-        const int warm =
-            shaper_.burst == 0
-                ? 0
-                : static_cast<int>(std::min<Bytes>(
-                      kMaxWarmSteps, (4 * shaper_.burst + size.message - 1) / size.message));
-        const int steps = size.steps + warm;
-        if (!Barrier(1000 + i * kStepRepeats + rep)) return false;
-        // The links idle long enough for every bucket to fill (the barrier's small messages
-        // leave them nearly full).
-        if (shaper_.refill_ns > 0) {
-          std::this_thread::sleep_for(std::chrono::nanoseconds(2 * shaper_.refill_ns));
-        }
-        Batch batch(b_);
-        const uint64_t tag = Tag(kSteps, i * kStepRepeats + rep, 0);
-        // The early steps (as many as the size's own, from the first arrival: a collective's
-        // few steps after a pause) and the steady ones (after the warm-up).
-        const int early = std::min(size.steps, steps - 1);
-        TimeNs first = 0, early_end = 0, from = 0, last = 0;
-        const TimeNs sent = b_.Now();
-        batch.Send(next, tag, size.message);
-        for (int k = 0; k < steps; ++k) {
-          batch.Recv(prev, tag, size.message, nullptr, [&, k] {
-            if (k == 0) first = b_.Now();
-            if (k == early) early_end = b_.Now();
-            if (k == warm) from = b_.Now();
-            if (k + 1 < steps) {
-              batch.Send(next, tag, size.message);
-            } else {
-              last = b_.Now();
-            }
-          });
-        }
-        if (!batch.Wait()) return false;
-        if (last > from) {
-          per_step[static_cast<size_t>(i)].push_back(static_cast<double>(last - from) /
-                                                     (steps - 1 - warm));
-        }
-        // From this rank's send to its previous rank's first message: the ranks' skew cancels
-        // in the mean over a ring (Gather), each rank's late start counted once each way.
-        if (first > sent) {
-          first_step[static_cast<size_t>(i)].push_back(static_cast<double>(first - sent));
-        }
-        if (early_end > first) {
-          early_step[static_cast<size_t>(i)].push_back(static_cast<double>(early_end - first) /
-                                                       early);
-        }
-      }
-    }
-    auto median = [](std::vector<double>& v) {
-      if (v.empty()) return std::nan("");
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    for (int i = 0; i < kNumStepSizes; ++i) {
-      step_ns_[static_cast<size_t>(i)] = median(per_step[static_cast<size_t>(i)]);
-      first_ns_[static_cast<size_t>(i)] = median(first_step[static_cast<size_t>(i)]);
-      early_ns_[static_cast<size_t>(i)] = median(early_step[static_cast<size_t>(i)]);
-    }
-    return true;
-  }
-
   RealBackend& b_;
   const DoctorOptions& o_;
   const testbed::Layout* layout_;
-  const Shaper shaper_;
   const int n_, me_;
   const Bytes k_;  // messages per direction
-  const int group_;                                 // ranks per ring of the ring steps
-  std::vector<double> step_ns_;                     // [size] this rank's median step time
-  std::vector<double> step_ns_all_;                 // rank 0: [size] the mean over the ranks
-  std::vector<double> first_ns_;      // [size] this rank's median first step (buckets full)
-  std::vector<double> first_ns_all_;  // rank 0: [size] the mean over the ranks
-  std::vector<double> early_ns_;      // [size] this rank's median early step (buckets full)
-  std::vector<double> early_ns_all_;  // rank 0: [size] the mean over the ranks
+  RingSteps steps_;
   std::vector<double> rx_gbps_, rtt_us_, retrans_;  // [peer]
   std::vector<double> alone_gbps_;  // [peer] measured again alone (NaN: not)
   std::vector<double> sent_, resent_;  // [peer] TCP segments sent to it, and sent again
