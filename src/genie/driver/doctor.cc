@@ -61,9 +61,8 @@ class Scan {
         me_(b.rank()),
         k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)),
         steps_(
-            b, ring_group, shaper, [](int round, int purpose) { return Tag(kSteps, round, purpose); },
-            [](int round, int purpose) { return Tag(kGather, 2 + round, purpose); },
-            [this](int which) { return Barrier(1000 + which); }) {
+            b, ring_group, shaper, [](int round) { return Tag(kSteps, round, 0); },
+            Tag(kGather, 2, 0), [this](int which) { return Barrier(1000 + which); }) {
     const auto n = static_cast<size_t>(n_);
     rx_gbps_.assign(n, std::nan(""));
     rtt_us_.assign(n, std::nan(""));

@@ -48,14 +48,14 @@ Shaper ShaperOf(const testbed::Layout& layout) {
 }
 
 RingSteps::RingSteps(runtime::RealBackend& b, int ring_group, Shaper shaper, TagFn steps_tag,
-                     TagFn gather_tag, BarrierFn barrier)
+                     uint64_t gather_tag, BarrierFn barrier)
     : b_(b),
       n_(b.world_size()),
       me_(b.rank()),
       group_(ring_group >= 2 && n_ % ring_group == 0 ? ring_group : n_),
       shaper_(shaper),
       steps_tag_(std::move(steps_tag)),
-      gather_tag_(std::move(gather_tag)),
+      gather_tag_(gather_tag),
       barrier_(std::move(barrier)) {}
 
 // A step's time, from the first arrival to the last over the steps between them (the start's
@@ -89,7 +89,7 @@ bool RingSteps::Measure() {
         std::this_thread::sleep_for(std::chrono::nanoseconds(2 * shaper_.refill_ns));
       }
       Batch batch(b_);
-      const uint64_t tag = steps_tag_(i * kStepRepeats + rep, 0);
+      const uint64_t tag = steps_tag_(i * kStepRepeats + rep);
       // The early steps (as many as the size's own, from the first arrival: a collective's
       // few steps after a pause) and the steady ones (after the warm-up).
       const int early = std::min(size.steps, steps - 1);
@@ -144,14 +144,14 @@ bool RingSteps::Gather() {
   const Bytes row_bytes = row.size() * sizeof(double);
   Batch batch(b_);
   if (me_ != 0) {
-    batch.Send(0, gather_tag_(0, 0), row_bytes, row.data());
+    batch.Send(0, gather_tag_, row_bytes, row.data());
     return batch.Wait();
   }
   const auto n = static_cast<size_t>(n_);
   std::vector<std::vector<double>> rows(n, std::vector<double>(row.size()));
   rows[0] = row;
   for (int p = 1; p < n_; ++p) {
-    batch.Recv(p, gather_tag_(0, 0), row_bytes, rows[static_cast<size_t>(p)].data());
+    batch.Recv(p, gather_tag_, row_bytes, rows[static_cast<size_t>(p)].data());
   }
   if (!batch.Wait()) return false;
   // Ring steps: the mean over the ranks (in lockstep they differ only by noise).

@@ -32,8 +32,8 @@ Shaper ShaperOf(const testbed::Layout& layout);
 
 class RingSteps {
  public:
-  // A tag unique to (round, purpose), the same on every rank.
-  using TagFn = std::function<uint64_t(int round, int purpose)>;
+  // A tag unique to each measurement (`round`), the same on every rank.
+  using TagFn = std::function<uint64_t(int round)>;
   // Every rank waits for every other (`which` tells the barriers apart).
   using BarrierFn = std::function<bool(int which)>;
 
@@ -41,7 +41,7 @@ class RingSteps {
   // on a slower spine); 0, or one that does not divide the ranks: one ring of all.
   // `steps_tag` tags the steps' messages, `gather_tag` the figures sent to rank 0.
   RingSteps(runtime::RealBackend& b, int ring_group, Shaper shaper, TagFn steps_tag,
-            TagFn gather_tag, BarrierFn barrier);
+            uint64_t gather_tag, BarrierFn barrier);
 
   // Every rank: the steps, this rank's median per size. False when the backend failed.
   bool Measure();
@@ -55,7 +55,8 @@ class RingSteps {
   const int n_, me_;
   const int group_;  // ranks per ring
   const Shaper shaper_;
-  const TagFn steps_tag_, gather_tag_;
+  const TagFn steps_tag_;
+  const uint64_t gather_tag_;
   const BarrierFn barrier_;
   std::vector<double> step_ns_;       // [size] this rank's median steady step
   std::vector<double> first_ns_;      // [size] this rank's median first step (buckets full)

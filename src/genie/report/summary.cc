@@ -48,23 +48,19 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
   out << fmt::format("# {:>20} {:>10} {:>16} {:>12} {:>8} {:>8}\n", "", "(rank-ops)", "(B, mean)",
                      "(us per op)", "(GB/s)", "(GB/s)");
   double bus_sum = 0;
-  int averaged = 0;
-  bool sends = false;
+  size_t averaged = 0;
   for (const TypeRow& r : rows) {
     out << fmt::format("  {:>20} {:>10} {:>16} {:>12.2f} {:>8} {:>8}\n", r.type, r.count,
                        r.count > 0 ? r.bytes / static_cast<Bytes>(r.count) : 0, r.mean_ns / 1000.0,
                        FormatBandwidth(r.algbw_gbps), FormatBandwidth(r.busbw_gbps));
-    if (!r.times_a_transfer()) {
-      sends = true;
-      continue;
-    }
+    if (!r.times_a_transfer()) continue;
     bus_sum += r.busbw_gbps;
     ++averaged;
   }
   if (rows.empty()) out << "  (no communication recorded)\n";
   out << "# Avg bus bandwidth    : "
       << FormatBandwidth(averaged == 0 ? 0.0 : bus_sum / static_cast<double>(averaged))
-      << (sends ? " GB/s (mean over the types above but send: its recv times the transfer)\n"
+      << (averaged < rows.size() ? " GB/s (mean over the types above but send: its recv times the transfer)\n"
                 : " GB/s (mean over the types above)\n");
 }
 
