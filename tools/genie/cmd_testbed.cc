@@ -33,6 +33,7 @@ struct TestbedArgs {
   std::string rate;
   std::string spine_rate;
   std::string spine_queue;
+  std::string spine_sched;
   std::string queue;
   int mtu = 0;
   int nics = 0;
@@ -94,6 +95,11 @@ int Up(const TestbedArgs& a) {
     auto q = genie::ParseBytes(a.spine_queue);
     if (!q.ok()) return Fail("up", q.status());
     spec.spine_queue_bytes = *q;
+  }
+  if (!a.spine_sched.empty()) {
+    auto k = tb::ParseScheduling(a.spine_sched);
+    if (!k.ok()) return Fail("up", k.status());
+    spec.spine_scheduling = *k;
   }
   if (!a.queue.empty()) {
     auto q = genie::ParseBytes(a.queue);
@@ -381,7 +387,11 @@ GENIE_COMMAND(testbed,
   up->add_option("--spine-rate", a->spine_rate,
                  "leafspine: rate of every leaf-spine link, both directions (default: --rate)");
   up->add_option("--spine-queue", a->spine_queue,
-                 "leafspine: tbf queue limit of every leaf-spine link end (default: --queue)");
+                 "leafspine: queue limit of every leaf-spine link end (default: --queue)");
+  up->add_option("--spine-sched", a->spine_sched,
+                 "leafspine: how a leaf-spine link end shares its rate: per-host (a queue per "
+                 "sending host, served round-robin; default) or fifo (one queue)")
+      ->check(CLI::IsMember({"per-host", "fifo"}));
   up->add_option("--queue", a->queue,
                  "tbf queue limit per link end (default: 20 ms of the rate, >= 2 MB)");
   up->add_option("--mtu", a->mtu, "MTU of every link")->check(genie::cli::IntIn(576, 65000));

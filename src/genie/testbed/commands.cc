@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 
 namespace genie::testbed {
 
@@ -19,10 +21,50 @@ Argv Sysctl(const std::string& ns, const std::string& setting) {
 
 }  // namespace
 
-Argv ShapeCommand(const LinkEnd& end, uint64_t rate_bps, Bytes burst_bytes, Bytes queue_bytes) {
-  return {"tc", "-n", end.netns, "qdisc", "replace", "dev", end.ifname, "root", "tbf",
-          "rate", std::to_string(rate_bps) + "bit", "burst", std::to_string(burst_bytes),
-          "limit", std::to_string(queue_bytes)};
+std::vector<Argv> ShapeCommands(const Layout& layout, const Link& link, const LinkEnd& end,
+                                uint64_t rate_bps, Bytes burst_bytes, Bytes queue_bytes,
+                                ShapeStep step) {
+  const std::string rate = std::to_string(rate_bps) + "bit", burst = std::to_string(burst_bytes),
+                    queue = std::to_string(queue_bytes);
+  auto tc = [&](std::initializer_list<std::string> rest) {
+    Argv a = {"tc", "-n", end.netns};
+    a.insert(a.end(), rest.begin(), rest.end());
+    return a;
+  };
+  if (link.scheduling == Scheduling::kFifo) {
+    return {tc({"qdisc", "replace", "dev", end.ifname, "root", "tbf", "rate", rate, "burst", burst,
+                "limit", queue})};
+  }
+  const std::vector<const Host*> senders = layout.HostsSendingThrough(link, end);
+  // Equal guarantees that add up to the rate; the last class (1:2) takes what no filter matches.
+  const std::string share = std::to_string(std::max<uint64_t>(rate_bps / (senders.size() + 1), 8)) + "bit";
+  // A DRR quantum of a full GSO frame (veth hands htb up to 64 KiB at once) keeps the
+  // round-robin fair per byte without htb's "quantum is big" warning.
+  const std::string quantum = "65536";
+  std::vector<Argv> cmds;
+  if (step == ShapeStep::kBuild) {
+    cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "root", "handle", "1:", "htb", "default", "2"}));
+  }
+  cmds.push_back(tc({"class", "replace", "dev", end.ifname, "parent", "1:", "classid", "1:1", "htb",
+                     "rate", rate, "ceil", rate, "burst", burst, "cburst", burst, "quantum", quantum}));
+  auto leaf_class = [&](const std::string& id) {
+    cmds.push_back(tc({"class", "replace", "dev", end.ifname, "parent", "1:1", "classid", "1:" + id,
+                       "htb", "rate", share, "ceil", rate, "burst", burst, "cburst", burst,
+                       "quantum", quantum}));
+    cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "parent", "1:" + id, "handle", id + ":",
+                       "bfifo", "limit", queue}));
+  };
+  leaf_class("2");
+  for (size_t i = 0; i < senders.size(); ++i) {
+    const std::string id = fmt::format("{:x}", 0x100 + i);  // tc reads class ids as hex
+    leaf_class(id);
+    if (step != ShapeStep::kBuild) continue;
+    for (const auto& nic : senders[i]->nics) {
+      cmds.push_back(tc({"filter", "add", "dev", end.ifname, "parent", "1:", "protocol", "ip", "prio",
+                         "1", "u32", "match", "ip", "src", nic.address + "/32", "flowid", "1:" + id}));
+    }
+  }
+  return cmds;
 }
 
 std::vector<Argv> UpCommands(const Layout& layout) {
@@ -86,7 +128,9 @@ std::vector<Argv> UpCommands(const Layout& layout) {
         cmds.push_back(Ip(e->netns, {"addr", "add", fmt::format("{}/{}", e->address, e->prefix),
                                      "dev", e->ifname}));
       }
-      cmds.push_back(ShapeCommand(*e, l.rate_bps, l.burst_bytes, l.queue_bytes));
+      for (auto& c : ShapeCommands(layout, l, *e, l.rate_bps, l.burst_bytes, l.queue_bytes, ShapeStep::kBuild)) {
+        cmds.push_back(std::move(c));
+      }
       cmds.push_back(Ip(e->netns, {"link", "set", e->ifname, "up"}));
     }
   }

@@ -10,13 +10,23 @@
 
 namespace genie::testbed {
 
-// Namespaces, bridges, veth pairs, addresses, routes, sysctls and tbf on both ends of every
-// link, in an order that works: each command only needs what earlier ones made.
+// Namespaces, bridges, veth pairs, addresses, routes, sysctls and the shaping of both ends of
+// every link, in an order that works: each command only needs what earlier ones made.
 std::vector<Argv> UpCommands(const Layout& layout);
 
-// The tbf on one end's egress: `rate_bps` with the link's burst and `queue_bytes` as limit.
-// `replace` creates or changes it in place (tc qdisc replace keeps packets queued).
-Argv ShapeCommand(const LinkEnd& end, uint64_t rate_bps, Bytes burst_bytes, Bytes queue_bytes);
+// Shaping one end's egress to `rate_bps` with `burst_bytes` of bucket and `queue_bytes` of queue.
+// The link's scheduling picks the qdiscs:
+//   fifo      one tbf;
+//   per-host  an htb whose root class holds the rate, with one child class per host that can
+//             send through the end (Layout::HostsSendingThrough), each guaranteed an equal part,
+//             allowed the whole and queueing in its own bfifo of `queue_bytes`; u32 filters on
+//             the source address pick the class, anything else (ARP) takes a last class.
+// `build` adds what only exists once (the htb root and its filters); without it, the commands
+// change rate and queue in place. Every command is a `replace`, so packets stay queued.
+enum class ShapeStep { kBuild, kChange };
+std::vector<Argv> ShapeCommands(const Layout& layout, const Link& link, const LinkEnd& end,
+                                uint64_t rate_bps, Bytes burst_bytes, Bytes queue_bytes,
+                                ShapeStep step);
 
 // Removing a namespace removes its interfaces, qdiscs, routes and iptables rules with it.
 std::vector<Argv> DownCommands(const Layout& layout);

@@ -8,6 +8,7 @@
 
 #include "genie/testbed/injector.h"
 #include "genie/testbed/layout.h"
+#include "genie/testbed/spec.h"
 
 namespace genie::testbed {
 namespace {
@@ -143,6 +144,39 @@ TEST(Injector, EachFaultTouchesTheRightEnd) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("no link 'h9' (its links: h0, h1, h2, h3)"), std::string::npos)
       << st.message();
+}
+
+// A rate fault on a spine link shared per sending host changes the htb's classes in place: the
+// root and its filters stay, every class gets its part of the new rate.
+TEST(Injector, ARateFaultOnAPerHostSpineLinkChangesItsClasses) {
+  TestbedSpec s;
+  s.name = "tb";
+  ASSERT_TRUE(ParseTopology("leafspine:2x1x2", &s).ok());
+  s.rate_bps = 400'000'000;
+  auto layout = LayOut(s);
+  ASSERT_TRUE(layout.ok());
+  RecordingShell shell;
+  Injector inj(*layout, shell, "/bin/genie");
+  Fault rate;
+  rate.kind = FaultKind::kRate;
+  rate.link = "l0-s0";
+  rate.rate_bps = 90'000'000;
+  rate.direction = Direction::kOut;  // leaf 0's uplink
+  ASSERT_TRUE(inj.Apply(rate).ok());
+  auto t = Texts(shell);
+  EXPECT_TRUE(Has(t, "tc -n tb-l0 class replace dev s0 parent 1: classid 1:1 htb rate 90000000bit "
+                     "ceil 90000000bit burst 131072 cburst 131072 quantum 65536"));
+  EXPECT_TRUE(Has(t, "tc -n tb-l0 class replace dev s0 parent 1:1 classid 1:100 htb rate 30000000bit "
+                     "ceil 90000000bit burst 131072 cburst 131072 quantum 65536"));
+  for (const auto& c : t) {
+    EXPECT_EQ(c.find("root"), std::string::npos) << c;
+    EXPECT_EQ(c.find("filter"), std::string::npos) << c;
+    EXPECT_EQ(c.find("tb-s0"), std::string::npos) << c;  // one direction only
+  }
+  shell.commands.clear();
+  ASSERT_TRUE(inj.Undo(rate).ok());
+  EXPECT_TRUE(Has(Texts(shell), "tc -n tb-l0 class replace dev s0 parent 1: classid 1:1 htb rate "
+                                "400000000bit ceil 400000000bit burst 131072 cburst 131072 quantum 65536"));
 }
 
 TEST(Injector, ClearAllRestoresEveryLinkAndRemovesEveryRule) {

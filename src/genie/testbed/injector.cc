@@ -106,8 +106,11 @@ std::vector<const LinkEnd*> Injector::Receivers(const Link& l, Direction d) cons
   return {&l.b, &l.a};
 }
 
-Status Injector::Shape(const LinkEnd& end, Shaping s) {
-  GENIE_RETURN_IF_ERROR(shell_.Must(ShapeCommand(end, s.rate_bps, BurstFor(s.rate_bps), s.queue_bytes)));
+Status Injector::Shape(const Link& link, const LinkEnd& end, Shaping s) {
+  for (const auto& cmd : ShapeCommands(layout_, link, end, s.rate_bps, BurstFor(s.rate_bps), s.queue_bytes,
+                                       ShapeStep::kChange)) {
+    GENIE_RETURN_IF_ERROR(shell_.Must(cmd));
+  }
   shaping_[Key(end)] = s;
   return Status::Ok();
 }
@@ -204,13 +207,13 @@ Status Injector::Set(const Fault& f, bool on) {
     case FaultKind::kRate:
       for (const LinkEnd* e : Senders(link, f.direction)) {
         const uint64_t rate = on ? f.rate_bps : link.rate_bps;
-        GENIE_RETURN_IF_ERROR(Shape(*e, {rate, shaping_[Key(*e)].queue_bytes}));
+        GENIE_RETURN_IF_ERROR(Shape(link, *e, {rate, shaping_[Key(*e)].queue_bytes}));
       }
       return Status::Ok();
     case FaultKind::kQueue:
       for (const LinkEnd* e : Senders(link, f.direction)) {
         const Bytes queue = on ? f.queue_bytes : link.queue_bytes;
-        GENIE_RETURN_IF_ERROR(Shape(*e, {shaping_[Key(*e)].rate_bps, queue}));
+        GENIE_RETURN_IF_ERROR(Shape(link, *e, {shaping_[Key(*e)].rate_bps, queue}));
       }
       return Status::Ok();
     case FaultKind::kLoss:
@@ -262,7 +265,7 @@ Status Injector::ClearAll() {
     shell_.Run(InNamespace(sw.netns, {"sysctl", "-q", "-w", "net.bridge.bridge-nf-call-iptables=0"}));
   }
   for (const auto& l : layout_.links) {
-    for (const LinkEnd* e : {&l.a, &l.b}) note(Shape(*e, {l.rate_bps, l.queue_bytes}));
+    for (const LinkEnd* e : {&l.a, &l.b}) note(Shape(l, *e, {l.rate_bps, l.queue_bytes}));
     note(SetLink(l, true));
   }
   return first;

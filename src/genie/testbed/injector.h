@@ -59,7 +59,7 @@ class Injector {
   std::vector<const LinkEnd*> Senders(const Link& link, Direction d) const;
   std::vector<const LinkEnd*> Receivers(const Link& link, Direction d) const;
   Status Set(const Fault& fault, bool on);  // Apply (on) or Undo
-  Status Shape(const LinkEnd& end, Shaping s);
+  Status Shape(const Link& link, const LinkEnd& end, Shaping s);
   Status SetLink(const Link& link, bool up);  // its second (switch-side) end
   Status Rule(const Link& link, const LinkEnd& at, const Fault& f, bool add);
   int QueueNumber(const Link& link, const LinkEnd& at) const;

@@ -87,6 +87,19 @@ const Host* Layout::FindHost(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<const Host*> Layout::HostsSendingThrough(const Link& link, const LinkEnd& end) const {
+  const bool leaf_side = &end == &link.a;  // spine links have the leaf as a (LayOut)
+  const std::string& leaf = link.a.node;
+  std::vector<const Host*> out;
+  for (const auto& h : hosts) {
+    if (h.nics.empty()) continue;
+    const Link* host_link = FindLink(h.nics[0].link);
+    const bool on_leaf = host_link != nullptr && host_link->b.node == leaf;
+    if (on_leaf == leaf_side) out.push_back(&h);
+  }
+  return out;
+}
+
 Result<Layout> LayOut(const TestbedSpec& spec) {
   GENIE_RETURN_IF_ERROR(ValidateSpec(spec));
   Layout out;
@@ -109,6 +122,7 @@ Result<Layout> LayOut(const TestbedSpec& spec) {
     make_link(std::move(id), std::move(a), std::move(b));
     if (spec.spine_rate_bps) out.links.back().rate_bps = *spec.spine_rate_bps;
     if (spec.spine_queue_bytes) out.links.back().queue_bytes = *spec.spine_queue_bytes;
+    out.links.back().scheduling = spec.spine_scheduling.value_or(Scheduling::kPerHost);
   };
   if (spec.kind == TopologyKind::kStar) {
     out.switches.push_back({"sw", name + "-sw", "bridge"});
@@ -204,7 +218,8 @@ nlohmann::json Layout::ToJson() const {
                           {"rate_bps", l.rate_bps},
                           {"queue_bytes", l.queue_bytes},
                           {"burst_bytes", l.burst_bytes},
-                          {"mtu", l.mtu}});
+                          {"mtu", l.mtu},
+                          {"scheduling", SchedulingName(l.scheduling)}});
   }
   return j;
 }
@@ -243,6 +258,10 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
       link.queue_bytes = l.at("queue_bytes");
       link.burst_bytes = l.at("burst_bytes");
       link.mtu = l.at("mtu");
+      // Absent: a testbed from before the key, whose links were all one FIFO.
+      auto sched = ParseScheduling(l.value("scheduling", "fifo"));
+      if (!sched.ok()) return Status::InvalidArgument(origin + ": link " + link.id + ": " + sched.status().message());
+      link.scheduling = *sched;
       out.links.push_back(std::move(link));
     }
     if (out.hosts.empty() || out.hosts[0].nics.empty()) {

@@ -70,6 +70,7 @@ struct Link {
   Bytes queue_bytes = 0;  // tbf limit
   Bytes burst_bytes = 0;  // tbf burst
   int mtu = 1500;
+  Scheduling scheduling = Scheduling::kFifo;  // of both ends' egress (commands.h)
 };
 
 struct Layout {
@@ -88,6 +89,9 @@ struct Layout {
   const std::string& RendezvousAddress() const { return hosts.at(0).nics.at(0).address; }
   // The slowest host link's rate (what every host should get alone), 0 with no host links.
   uint64_t HostLinkRate() const;
+  // The hosts whose packets can leave through `end` of leaf-spine link `link`: a leaf's uplink
+  // carries its own hosts' packets, a spine's port to a leaf every other leaf's hosts'.
+  std::vector<const Host*> HostsSendingThrough(const Link& link, const LinkEnd& end) const;
 
   nlohmann::json ToJson() const;
 };

@@ -266,5 +266,69 @@ TEST(TestbedLayout, SpineQueueSizesOnlyTheFabricLinks) {
   EXPECT_NE(refused.status().message().find("spine_queue"), std::string::npos);
 }
 
+// A leaf-spine link end shares its rate per sending host by default: an htb class per host that
+// can send through it (a leaf's own hosts up, the other leaves' hosts down), each guaranteed an
+// equal part and queueing alone; `spine_sched: fifo` keeps one tbf; a star refuses the key.
+TEST(TestbedLayout, SpineLinksQueuePerSendingHost) {
+  TestbedSpec s = Spec("leafspine:3x1x2", 2);
+  s.spine_rate_bps = 600'000'000;
+  auto l = LayOut(s);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->FindLink("l0-s0")->scheduling, Scheduling::kPerHost);
+  EXPECT_EQ(l->FindLink("h0")->scheduling, Scheduling::kFifo);
+  const auto cmds = UpCommands(*l);
+  auto count = [&](const std::string& prefix) {
+    return std::count_if(cmds.begin(), cmds.end(),
+                         [&](const Argv& a) { return ToString(a).rfind(prefix, 0) == 0; });
+  };
+  // Leaf 1's uplink: its two hosts, each NIC's address filtered to the host's class.
+  EXPECT_TRUE(Has(cmds, "tc -n tb-l1 qdisc replace dev s0 root handle 1: htb default 2"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-l1 class replace dev s0 parent 1: classid 1:1 htb rate "
+                        "600000000bit ceil 600000000bit burst 131072 cburst 131072 quantum 65536"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-l1 class replace dev s0 parent 1:1 classid 1:101 htb rate "
+                        "200000000bit ceil 600000000bit burst 131072 cburst 131072 quantum 65536"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-l1 qdisc replace dev s0 parent 1:101 handle 101: bfifo limit 2000000"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-l1 filter add dev s0 parent 1: protocol ip prio 1 u32 match ip "
+                        "src 10.100.1.2/32 flowid 1:101"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-l1 filter add dev s0 parent 1: protocol ip prio 1 u32 match ip "
+                        "src 10.101.1.2/32 flowid 1:101"));
+  EXPECT_EQ(count("tc -n tb-l1 filter add dev s0 "), 4);  // 2 hosts x 2 NICs
+  EXPECT_EQ(count("tc -n tb-l1 class replace dev s0 parent 1:1 "), 3);  // and the last class
+  // The spine's port to leaf 1 carries the four hosts of leaves 0 and 2, a fifth each.
+  EXPECT_EQ(count("tc -n tb-s0 filter add dev l1 "), 8);
+  EXPECT_TRUE(Has(cmds, "tc -n tb-s0 filter add dev l1 parent 1: protocol ip prio 1 u32 match ip "
+                        "src 10.100.2.1/32 flowid 1:102"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-s0 class replace dev l1 parent 1:1 classid 1:103 htb rate "
+                        "120000000bit ceil 600000000bit burst 131072 cburst 131072 quantum 65536"));
+  EXPECT_EQ(count("tc -n tb-s0 filter add dev l1 parent 1: protocol ip prio 1 u32 match ip src 10.100.1."), 0);
+  // Host links stay one tbf.
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h0 qdisc replace dev eth0 root tbf rate 1000000000bit burst "
+                        "131072 limit 2500000"));
+  // The description keeps it.
+  auto back = LayoutFromJson(l->ToJson(), "x.json");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->FindLink("l2-s0")->scheduling, Scheduling::kPerHost);
+
+  TestbedSpec fifo;
+  ASSERT_TRUE(ParseSpecYaml("topology: leafspine:2x1x2\nspine_sched: fifo\n", "ls.yml", &fifo).ok());
+  auto f = LayOut(fifo);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->FindLink("l0-s0")->scheduling, Scheduling::kFifo);
+  EXPECT_TRUE(Has(UpCommands(*f), "tc -n genie-l0 qdisc replace dev s0 root tbf rate 1000000000bit "
+                                  "burst 131072 limit 2500000"));
+
+  TestbedSpec bad;
+  Status st = ParseSpecYaml("topology: leafspine:2x1x2\nspine_sched: fair\n", "ls.yml", &bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("ls.yml"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("per-host or fifo"), std::string::npos) << st.message();
+
+  TestbedSpec star = Spec("star:4");
+  star.spine_scheduling = Scheduling::kFifo;
+  auto refused = LayOut(star);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("spine_sched"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace genie::testbed

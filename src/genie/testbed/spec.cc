@@ -30,6 +30,14 @@ std::string TestbedSpec::TopologyText() const {
          std::to_string(hosts_per_leaf);
 }
 
+const char* SchedulingName(Scheduling s) { return s == Scheduling::kFifo ? "fifo" : "per-host"; }
+
+Result<Scheduling> ParseScheduling(const std::string& text) {
+  if (text == "fifo") return Scheduling::kFifo;
+  if (text == "per-host") return Scheduling::kPerHost;
+  return Status::InvalidArgument("'" + text + "' is not a scheduling (use per-host or fifo)");
+}
+
 Status ParseTopology(const std::string& text, TestbedSpec* spec) {
   std::smatch m;
   static const std::regex star(R"(star:([0-9]{1,5}))");
@@ -71,15 +79,16 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
   }
   if (!root.IsMap()) return Bad(origin, "expected a mapping of keys (topology, rate, links, ...)");
   static const char* kKeys[] = {"name", "topology", "rate",           "spine_rate", "spine_queue",
-                                "queue", "mtu",     "nics", "hash", "tcp_congestion", "links"};
+                                "spine_sched", "queue", "mtu", "nics", "hash", "tcp_congestion",
+                                "links"};
   for (const auto& kv : root) {
     std::string key = Scalar(kv.first);
     bool known = false;
     for (const char* k : kKeys) known = known || key == k;
     if (!known) {
       return Bad(origin, "unknown key '" + key +
-                             "' (known: name, topology, rate, spine_rate, spine_queue, queue, mtu, nics, "
-                             "hash, tcp_congestion, links)");
+                             "' (known: name, topology, rate, spine_rate, spine_queue, spine_sched, queue, "
+                             "mtu, nics, hash, tcp_congestion, links)");
     }
   }
   auto str = [&](const char* key) { return Scalar(root[key]); };
@@ -100,6 +109,11 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
       auto q = ParseBytes(str("spine_queue"));
       if (!q.ok()) return Bad(origin, "spine_queue: " + q.status().message());
       spec->spine_queue_bytes = *q;
+    }
+    if (root["spine_sched"]) {
+      auto k = ParseScheduling(str("spine_sched"));
+      if (!k.ok()) return Bad(origin, "spine_sched: " + k.status().message());
+      spec->spine_scheduling = *k;
     }
     if (root["queue"]) {
       auto q = ParseBytes(str("queue"));
@@ -204,6 +218,10 @@ Status ValidateSpec(const TestbedSpec& s) {
   }
   if (s.spine_queue_bytes && s.kind != TopologyKind::kLeafSpine) {
     return Status::InvalidArgument("spine_queue: " + s.TopologyText() +
+                                   " has no spines; use it with leafspine:LxSxH");
+  }
+  if (s.spine_scheduling && s.kind != TopologyKind::kLeafSpine) {
+    return Status::InvalidArgument("spine_sched: " + s.TopologyText() +
                                    " has no spines; use it with leafspine:LxSxH");
   }
   for (const auto& l : s.links) {

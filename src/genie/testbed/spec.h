@@ -20,6 +20,14 @@ enum class TopologyKind { kStar, kLeafSpine };
 // flow between two hosts takes one spine), l4 = addresses and ports (flows spread).
 enum class EcmpHash { kL3, kL4 };
 
+// How a link end's egress shares its rate among the packets waiting for it: one FIFO (tbf), or
+// one FIFO per sending host served round-robin (htb), as a switch with virtual output queues
+// arbitrates among its input ports. docs/testbed.md says what each does to TCP's shares.
+enum class Scheduling { kFifo, kPerHost };
+// "fifo", "per-host"; ParseScheduling's error lists both.
+const char* SchedulingName(Scheduling s);
+Result<Scheduling> ParseScheduling(const std::string& text);
+
 struct LinkOverride {
   std::string link;  // "h3" (host 3's NIC 0), "h3:1" (its NIC 1), "l0-s1" (leaf 0 to spine 1)
   std::optional<uint64_t> rate_bps;
@@ -42,6 +50,10 @@ struct TestbedSpec {
   // buffer many times the path's bandwidth-delay product lets BBR flows sharing it settle on
   // unequal rates (docs/testbed.md, "TCP congestion control"); `links` override it.
   std::optional<Bytes> spine_queue_bytes;
+  // leafspine: how every leaf-spine link end shares its rate (default: per host, so that TCP
+  // flows crossing a spine get the equal shares a fabric is built to give, whatever their
+  // congestion control makes of a deep FIFO).
+  std::optional<Scheduling> spine_scheduling;
   Bytes queue_bytes = 0;  // 0: enough for TCP at the rate (layout.h)
   int mtu = 1500;
   EcmpHash hash = EcmpHash::kL4;
