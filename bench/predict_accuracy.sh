@@ -28,6 +28,11 @@
 #   predicts with one pair's figures instead of every host's at once, docs/prediction.md)
 #   HASH=l4 (the leaf-spine's ECMP hash; l3: the model knows each pair's spine)
 #   TESTBED_ARGS="" (more `genie testbed up` flags for both testbeds, e.g. "--tcp-congestion cubic")
+#   STEAL_MAX=5 TRIES=3: a virtual machine's steal time (CPU its hypervisor gave to others, from
+#   /proc/stat) slows the ranks' software but not the model; seen at 26-29 % on a 2-core VM
+#   under load, where a 64 KiB all-reduce's iterations went from 2 ms to 4-15 ms. A row (and a
+#   calibration) measured with more than STEAL_MAX % steal is measured again, up to TRIES times;
+#   the row keeps its least-stolen try, and the `steal` column says how much it had.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$(cd "${1:?usage: bench/predict_accuracy.sh BUILD_DIR [DATA_DIR]}" && pwd)"
@@ -45,6 +50,8 @@ LEAFSPINE=${LEAFSPINE-2x1x4}
 SPINE_RATE=${SPINE_RATE:-500mbit}
 SPINE_QUEUE=${SPINE_QUEUE:-}
 NICDEG_HOSTS=${NICDEG_HOSTS-16}
+STEAL_MAX=${STEAL_MAX:-5}
+TRIES=${TRIES:-3}
 
 if [ "$(id -u)" -ne 0 ]; then echo "predict_accuracy: needs root (network namespaces); skipped"; exit 0; fi
 [ -x "$G" ] || { echo "predict_accuracy: no genie at $G; build it first" >&2; exit 1; }
@@ -61,16 +68,33 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# cpu_ticks: the machine's steal and total CPU ticks so far (/proc/stat: user nice system idle
+# iowait irq softirq steal; guest time is inside user already).
+cpu_ticks() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+# steal_pct "BEFORE" "AFTER": the share of CPU time stolen in between, in %.
+steal_pct() {
+  awk -v a="$1" -v b="$2" 'BEGIN{split(a, x, " "); split(b, y, " "); t = y[2] - x[2];
+    printf "%.1f", (t > 0 ? 100 * (y[1] - x[1]) / t : 0)}'
+}
+under_steal_max() { awk -v s="$1" -v m="$STEAL_MAX" 'BEGIN{exit !(s <= m)}'; }
+
 # testbed_up NAME ARGS...: build and calibrate; the calibration's summary goes to stderr.
 testbed_up() {
   local name=$1; shift
   # shellcheck disable=SC2086 # TESTBED_ARGS is a list of flags
   "$G" testbed up --name "$name" "$@" ${TESTBED_ARGS:-} >/dev/null
   UP=$name
-  "$G" testbed calibrate "$name" ${CALIBRATE:-} >"$T/$name.calibration" 2>&1 ||
-    { echo "predict_accuracy: calibration of $name failed:" >&2; cat "$T/$name.calibration" >&2; exit 1; }
+  local k before steal
+  for ((k = 1; k <= TRIES; k++)); do
+    before=$(cpu_ticks)
+    # shellcheck disable=SC2086 # CALIBRATE is a list of flags
+    "$G" testbed calibrate "$name" ${CALIBRATE:-} >"$T/$name.calibration" 2>&1 ||
+      { echo "predict_accuracy: calibration of $name failed:" >&2; cat "$T/$name.calibration" >&2; exit 1; }
+    steal=$(steal_pct "$before" "$(cpu_ticks)")
+    under_steal_max "$steal" && break
+  done
   "$G" testbed network-yml "$name" -o "$T/$name.network.yml" >/dev/null
-  echo "# testbed $name ($* ${TESTBED_ARGS:-}):"
+  echo "# testbed $name ($* ${TESTBED_ARGS:-}), calibrated with $steal % steal:"
   grep -E 'one pair|all hosts|uses|ECMP' "$T/$name.calibration" | sed 's/^/#   /' || true
 }
 testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
@@ -78,16 +102,26 @@ testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
 # step_median DIR: the median step (ns) of a simulate or run results.json.
 step_median() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['step_time_ns']['median'])" "$1/results.json"; }
 
-printf '%-28s %10s %10s %6s %10s %6s %10s %6s\n' workload measured flow ratio aware ratio unaware ratio
+printf '%-28s %10s %10s %6s %10s %6s %10s %6s %6s\n' workload measured flow ratio aware ratio unaware ratio steal%
 # one LABEL WORKLOAD_DIR RANKS [ITERATIONS]: the real run with --predict, then the two ASTRA-sim
 # models.
 one() {
   local label=$1 w=$2 n=$3 iters=${4:-$ITER} d="$T/runs/$1"
   mkdir -p "$d"
-  if ! "$G" launch --testbed "$UP" -n "$n" -- run "$w" -n "$iters" --warmup 1 --predict \
-      -o "$d/run" >"$d/run.log" 2>&1; then
-    echo "predict_accuracy: $label failed on $UP:" >&2; tail -20 "$d/run.log" >&2; return 1
-  fi
+  local k before steal best="" best_steal=""
+  for ((k = 1; k <= TRIES; k++)); do
+    before=$(cpu_ticks)
+    if ! "$G" launch --testbed "$UP" -n "$n" -- run "$w" -n "$iters" --warmup 1 --predict \
+        -o "$d/try$k" >"$d/try$k.log" 2>&1; then
+      echo "predict_accuracy: $label failed on $UP:" >&2; tail -20 "$d/try$k.log" >&2; return 1
+    fi
+    steal=$(steal_pct "$before" "$(cpu_ticks)")
+    if [ -z "$best" ] || awk -v s="$steal" -v b="$best_steal" 'BEGIN{exit !(s < b)}'; then
+      best=$k; best_steal=$steal
+    fi
+    under_steal_max "$steal" && break
+  done
+  mv "$d/try$best" "$d/run"; mv "$d/try$best.log" "$d/run.log"
   local m; m=$(python3 -c "
 import json,statistics,sys
 p=json.load(open(sys.argv[1]))['prediction']
@@ -99,11 +133,11 @@ print(int(statistics.median(i['measured_step_ns'] for i in p['iterations'])), in
       { echo "predict_accuracy: simulate $label ($model) failed:" >&2; tail "$d/$model.log" >&2; return 1; }
   done
   aware=$(step_median "$d/aware"); unaware=$(step_median "$d/unaware")
-  python3 - "$label" "$measured" "$flow" "$aware" "$unaware" <<'EOF'
+  python3 - "$label" "$measured" "$flow" "$aware" "$unaware" "$best_steal" <<'EOF'
 import sys
-label, m, f, a, u = sys.argv[1], *map(float, sys.argv[2:])
+label, m, f, a, u, steal = sys.argv[1], *map(float, sys.argv[2:])
 s = lambda ns: f"{ns / 1e9:.3f} s" if ns >= 1e8 else f"{ns / 1e6:.2f} ms"
-print(f"{label:<28} {s(m):>10} {s(f):>10} {m / f:6.2f} {s(a):>10} {m / a:6.2f} {s(u):>10} {m / u:6.2f}")
+print(f"{label:<28} {s(m):>10} {s(f):>10} {m / f:6.2f} {s(a):>10} {m / a:6.2f} {s(u):>10} {m / u:6.2f} {steal:6.1f}")
 EOF
 }
 
