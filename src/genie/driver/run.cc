@@ -23,6 +23,7 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/net/fd_limit.h"
+#include "genie/record/cpu_steal.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
@@ -280,7 +281,9 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   iterations.warmup = o.warmup;
   iterations.iterations = o.iterations;
   IterationDriver driver(iterations, setup->exec, **backend, **graph, recorder->get());
+  const auto cpu_before = record::ReadCpuTicks();
   Status st = DriveIterations(o, **backend, driver, bed.get());
+  const nlohmann::json cpu = record::CpuStealJson(cpu_before, record::ReadCpuTicks());
   nlohmann::json peers = nlohmann::json::array();
   for (int peer = 0; peer < env.world_size; ++peer) {
     const auto& t = (*backend)->traffic(peer);
@@ -308,7 +311,8 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                                 {"connected_peers", (*backend)->peers()},
                                 {"connections", (*backend)->connections()},
                                 {"startup", startup},
-                                {"peak_rss_bytes", PeakRssBytes()}});
+                                {"peak_rss_bytes", PeakRssBytes()},
+                                {"cpu", cpu}});
   // While the network is as the run left it (the testbed's faults are cleared by End()).
   if (st.ok() && o.localize) {
     LocalizeOptions lo;

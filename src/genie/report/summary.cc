@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "genie/record/cpu_steal.h"
 #include "genie/record/json_check.h"
 #include "genie/report/bandwidth.h"
 #include "genie/report/statistics.h"
@@ -76,6 +77,24 @@ void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
   }
   out << "# traffic, total over the run: " << FormatBytes(network) << " over the network, "
       << FormatBytes(modelled) << " modelled inside hosts (" << traffic.size() << " ranks)\n";
+  // The most stolen rank's machine: every rank on it waited for the CPU as long.
+  double steal = -1;
+  int at = -1;
+  for (const auto& rank : traffic) {
+    if (!rank.is_object() || !rank.contains("cpu") || !rank["cpu"].is_object()) continue;
+    const double f = rank["cpu"].value("steal_fraction", -1.0);
+    if (f > steal) {
+      steal = f;
+      at = static_cast<int>(record::IntField(rank, "rank", -1));
+    }
+  }
+  if (steal > record::kNotableStealFraction) {
+    out << fmt::format(
+        "# CPU steal: {:.1f} % of the CPU time of rank {}'s machine went to other guests of its "
+        "hypervisor during the run; the ranks' software waited for it, so measured times include "
+        "it and a prediction does not: compare with care, or measure again on a quieter machine\n",
+        100 * steal, at);
+  }
 }
 
 TimeNs FirstStart(const std::vector<record::OpEvent>& ops) {

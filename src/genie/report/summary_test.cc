@@ -43,5 +43,24 @@ TEST(SummaryTest, AvgBusBandwidthLeavesOutSends) {
             "# Avg bus bandwidth    : 1.00 GB/s (mean over the types above)\n");
 }
 
+// A run whose machine lost notable CPU time to its hypervisor says so, naming the rank; a quiet
+// one (or one recorded before the figure existed) prints only the traffic line.
+TEST(SummaryTest, NotableCpuStealIsNamed) {
+  auto rank = [](int r, double steal) {
+    nlohmann::json j = {{"rank", r}, {"peers", nlohmann::json::array()}};
+    if (steal >= 0) j["cpu"] = {{"steal_fraction", steal}, {"ticks", 1000}};
+    return j;
+  };
+  std::ostringstream quiet, old, stolen;
+  PrintTraffic(quiet, nlohmann::json::array({rank(0, 0.01), rank(1, 0.02)}));
+  EXPECT_EQ(quiet.str().find("steal"), std::string::npos) << quiet.str();
+  PrintTraffic(old, nlohmann::json::array({rank(0, -1)}));
+  EXPECT_EQ(old.str().find("steal"), std::string::npos) << old.str();
+  PrintTraffic(stolen, nlohmann::json::array({rank(0, 0.01), rank(1, 0.27), rank(2, 0.12)}));
+  EXPECT_NE(stolen.str().find("# CPU steal: 27.0 % of the CPU time of rank 1's machine"),
+            std::string::npos)
+      << stolen.str();
+}
+
 }  // namespace
 }  // namespace genie::report
