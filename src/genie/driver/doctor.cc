@@ -185,8 +185,7 @@ class Scan {
     // The lower of the two measurements: random loss shows in each, a healthy link's single
     // burst in one only (0.7 % of a 4 MiB transfer on two pairs of a healthy testbed, once,
     // on a loaded 2-core machine).
-    const double frac =
-        f.sender_delta.out > 0 ? f.sender_delta.retrans / f.sender_delta.out : 0;
+    const double frac = f.sender_delta.out > 0 ? f.sender_delta.Resent() / f.sender_delta.out : 0;
     double& kept = retrans_[static_cast<size_t>(to)];
     kept = std::isnan(kept) ? frac : std::min(kept, frac);
     return true;

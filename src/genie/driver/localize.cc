@@ -81,7 +81,7 @@ Result<nlohmann::json> ProbeUsedLinks(runtime::RealBackend& b, const LocalizeOpt
           if (me == to && (std::isnan(rx[p]) || f.gbps > rx[p])) rx[p] = f.gbps;
           if (me == from) {
             sent[p] += f.sender_delta.out;
-            resent[p] += f.sender_delta.retrans;
+            resent[p] += f.sender_delta.Resent();
           }
         }
       }

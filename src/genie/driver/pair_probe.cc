@@ -11,19 +11,33 @@ namespace genie::driver {
 using runtime::Message;
 using runtime::RealBackend;
 
-TcpSegments ReadTcpSegments() {
-  std::ifstream in("/proc/net/snmp");
+namespace {
+
+// Calls `take(name, value)` for every counter of `prefix`'s two lines (a header of names, a line
+// of values) in a /proc/net/snmp-style file.
+template <typename Take>
+void ReadCounters(const char* path, const std::string& prefix, Take take) {
+  std::ifstream in(path);
   std::string header, values;
-  TcpSegments t;
   while (std::getline(in, header)) {
-    if (header.rfind("Tcp:", 0) != 0 || !std::getline(in, values)) continue;
-    std::istringstream h(header), v(values);
-    for (std::string name, value; h >> name && v >> value;) {
-      if (name == "OutSegs") t.out = std::stod(value);
-      if (name == "RetransSegs") t.retrans = std::stod(value);
-    }
-    break;
+    if (header.rfind(prefix, 0) != 0 || !std::getline(in, values)) continue;
+    std::istringstream h(header.substr(prefix.size())), v(values.substr(prefix.size()));
+    for (std::string name, value; h >> name && v >> value;) take(name, std::stod(value));
+    return;
   }
+}
+
+}  // namespace
+
+TcpSegments ReadTcpSegments() {
+  TcpSegments t;
+  ReadCounters("/proc/net/snmp", "Tcp:", [&](const std::string& name, double value) {
+    if (name == "OutSegs") t.out = value;
+    if (name == "RetransSegs") t.retrans = value;
+  });
+  ReadCounters("/proc/net/netstat", "TcpExt:", [&](const std::string& name, double value) {
+    if (name == "TCPDSACKRecvSegs") t.spurious = value;
+  });
   return t;
 }
 
@@ -97,7 +111,8 @@ bool MeasureDirection(RealBackend& b, int from, int to, uint64_t tag, Bytes mess
   batch.Recv(to, done, 0);
   if (!batch.Wait()) return false;
   const TcpSegments after = ReadTcpSegments();
-  out->sender_delta = {after.out - before.out, after.retrans - before.retrans};
+  out->sender_delta = {after.out - before.out, after.retrans - before.retrans,
+                       after.spurious - before.spurious};
   return true;
 }
 
