@@ -312,7 +312,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                                 {"connections", (*backend)->connections()},
                                 {"startup", startup},
                                 {"peak_rss_bytes", PeakRssBytes()},
-                                {"cpu", cpu}});
+                                {"cpu_steal", cpu}});
   // While the network is as the run left it (the testbed's faults are cleared by End()).
   if (st.ok() && o.localize) {
     LocalizeOptions lo;

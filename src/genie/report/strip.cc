@@ -22,7 +22,7 @@ const std::vector<std::string>& TimingKeys() {
       "duration_ns", "compute_ns",   "comm_ns",       "exposed_comm_ns", "step_time_ns",
       "total_time_ns", "mean_time_ns", "algbw_gbps",  "busbw_gbps",   "time",
       "hostname",    "command_line",  "merged_files",  "job_id",       "launcher",
-      "clock_offsets_ns", "startup",  "peak_rss_bytes",  // per-rank scale figures (traffic)
+      "clock_offsets_ns", "startup",  "peak_rss_bytes", "cpu_steal",  // per-rank figures (traffic)
   };
   return kKeys;
 }

@@ -81,8 +81,8 @@ void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {
   double steal = -1;
   int at = -1;
   for (const auto& rank : traffic) {
-    if (!rank.is_object() || !rank.contains("cpu") || !rank["cpu"].is_object()) continue;
-    const double f = rank["cpu"].value("steal_fraction", -1.0);
+    if (!rank.is_object() || !rank.contains("cpu_steal") || !rank["cpu_steal"].is_object()) continue;
+    const double f = rank["cpu_steal"].value("steal_fraction", -1.0);
     if (f > steal) {
       steal = f;
       at = static_cast<int>(record::IntField(rank, "rank", -1));

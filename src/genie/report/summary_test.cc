@@ -48,7 +48,7 @@ TEST(SummaryTest, AvgBusBandwidthLeavesOutSends) {
 TEST(SummaryTest, NotableCpuStealIsNamed) {
   auto rank = [](int r, double steal) {
     nlohmann::json j = {{"rank", r}, {"peers", nlohmann::json::array()}};
-    if (steal >= 0) j["cpu"] = {{"steal_fraction", steal}, {"ticks", 1000}};
+    if (steal >= 0) j["cpu_steal"] = {{"steal_fraction", steal}, {"ticks", 1000}};
     return j;
   };
   std::ostringstream quiet, old, stolen;
