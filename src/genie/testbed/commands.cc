@@ -1,9 +1,8 @@
 #include "genie/testbed/commands.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
+#include <fmt/format.h>
 
 namespace genie::testbed {
 
