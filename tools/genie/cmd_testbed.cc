@@ -81,31 +81,20 @@ int Up(const TestbedArgs& a) {
                           "say which topology: --topology star:8 or leafspine:2x2x4 (or a "
                           "`topology:` in --file)"));
   }
-  if (!a.rate.empty()) {
-    auto r = genie::ParseBitRate(a.rate);
-    if (!r.ok()) return Fail("up", r.status());
-    spec.rate_bps = *r;
-  }
-  if (!a.spine_rate.empty()) {
-    auto r = genie::ParseBitRate(a.spine_rate);
-    if (!r.ok()) return Fail("up", r.status());
-    spec.spine_rate_bps = *r;
-  }
-  if (!a.spine_queue.empty()) {
-    auto q = genie::ParseBytes(a.spine_queue);
-    if (!q.ok()) return Fail("up", q.status());
-    spec.spine_queue_bytes = *q;
-  }
-  if (!a.spine_sched.empty()) {
-    auto k = tb::ParseScheduling(a.spine_sched);
-    if (!k.ok()) return Fail("up", k.status());
-    spec.spine_scheduling = *k;
-  }
-  if (!a.queue.empty()) {
-    auto q = genie::ParseBytes(a.queue);
-    if (!q.ok()) return Fail("up", q.status());
-    spec.queue_bytes = *q;
-  }
+  // A flag, when given, through `parse` (ParseBitRate, ParseBytes, ...) into `*into`.
+  auto read = [](const std::string& text, auto parse, auto* into) -> genie::Status {
+    if (text.empty()) return genie::Status::Ok();
+    auto v = parse(text);
+    if (!v.ok()) return v.status();
+    *into = *v;
+    return genie::Status::Ok();
+  };
+  genie::Status parsed = read(a.rate, genie::ParseBitRate, &spec.rate_bps);
+  if (parsed.ok()) parsed = read(a.spine_rate, genie::ParseBitRate, &spec.spine_rate_bps);
+  if (parsed.ok()) parsed = read(a.spine_queue, genie::ParseBytes, &spec.spine_queue_bytes);
+  if (parsed.ok()) parsed = read(a.spine_sched, tb::ParseScheduling, &spec.spine_scheduling);
+  if (parsed.ok()) parsed = read(a.queue, genie::ParseBytes, &spec.queue_bytes);
+  if (!parsed.ok()) return Fail("up", parsed);
   if (a.mtu > 0) spec.mtu = a.mtu;
   if (a.nics > 0) spec.nics = a.nics;
   if (!a.hash.empty()) spec.hash = a.hash == "l3" ? tb::EcmpHash::kL3 : tb::EcmpHash::kL4;

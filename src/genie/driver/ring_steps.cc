@@ -12,9 +12,9 @@
 namespace genie::driver {
 namespace {
 
-// Message sizes and steps per measurement, small to large, so that a fit of step time = alpha + bytes / rate holds from
-// the chunks of a small all-reduce to bulk transfers. Each size is measured kStepRepeats times
-// and the median kept.
+// Message sizes and steps per measurement, small to large, so that a fit of step time =
+// alpha + bytes / rate holds from the chunks of a small all-reduce to bulk transfers. Each size
+// is measured kStepRepeats times and the median kept.
 struct StepSize {
   Bytes message;
   int steps;

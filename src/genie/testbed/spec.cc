@@ -78,48 +78,37 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
     return Bad(origin, std::string("not YAML: ") + e.what());
   }
   if (!root.IsMap()) return Bad(origin, "expected a mapping of keys (topology, rate, links, ...)");
-  static const char* kKeys[] = {"name", "topology", "rate",           "spine_rate", "spine_queue",
-                                "spine_sched", "queue", "mtu", "nics", "hash", "tcp_congestion",
+  static const char* kKeys[] = {"name",  "topology", "rate", "spine_rate",     "spine_queue",
+                                "spine_sched", "queue", "mtu",  "nics", "hash", "tcp_congestion",
                                 "links"};
   for (const auto& kv : root) {
     std::string key = Scalar(kv.first);
     bool known = false;
     for (const char* k : kKeys) known = known || key == k;
     if (!known) {
-      return Bad(origin, "unknown key '" + key +
-                             "' (known: name, topology, rate, spine_rate, spine_queue, spine_sched, queue, "
-                             "mtu, nics, hash, tcp_congestion, links)");
+      std::string list;
+      for (const char* k : kKeys) list += (list.empty() ? "" : ", ") + std::string(k);
+      return Bad(origin, "unknown key '" + key + "' (known: " + list + ")");
     }
   }
   auto str = [&](const char* key) { return Scalar(root[key]); };
+  // A key, when given, through `parse` (ParseBitRate, ParseBytes, ...) into `*into`; its error
+  // names the file and the key.
+  auto read = [&](const char* key, auto parse, auto* into) -> Status {
+    if (!root[key]) return Status::Ok();
+    auto v = parse(str(key));
+    if (!v.ok()) return Bad(origin, std::string(key) + ": " + v.status().message());
+    *into = *v;
+    return Status::Ok();
+  };
   try {
     if (root["name"]) spec->name = str("name");
     if (root["topology"]) GENIE_RETURN_IF_ERROR(ParseTopology(str("topology"), spec));
-    if (root["rate"]) {
-      auto r = ParseBitRate(str("rate"));
-      if (!r.ok()) return Bad(origin, "rate: " + r.status().message());
-      spec->rate_bps = *r;
-    }
-    if (root["spine_rate"]) {
-      auto r = ParseBitRate(str("spine_rate"));
-      if (!r.ok()) return Bad(origin, "spine_rate: " + r.status().message());
-      spec->spine_rate_bps = *r;
-    }
-    if (root["spine_queue"]) {
-      auto q = ParseBytes(str("spine_queue"));
-      if (!q.ok()) return Bad(origin, "spine_queue: " + q.status().message());
-      spec->spine_queue_bytes = *q;
-    }
-    if (root["spine_sched"]) {
-      auto k = ParseScheduling(str("spine_sched"));
-      if (!k.ok()) return Bad(origin, "spine_sched: " + k.status().message());
-      spec->spine_scheduling = *k;
-    }
-    if (root["queue"]) {
-      auto q = ParseBytes(str("queue"));
-      if (!q.ok()) return Bad(origin, "queue: " + q.status().message());
-      spec->queue_bytes = *q;
-    }
+    GENIE_RETURN_IF_ERROR(read("rate", ParseBitRate, &spec->rate_bps));
+    GENIE_RETURN_IF_ERROR(read("spine_rate", ParseBitRate, &spec->spine_rate_bps));
+    GENIE_RETURN_IF_ERROR(read("spine_queue", ParseBytes, &spec->spine_queue_bytes));
+    GENIE_RETURN_IF_ERROR(read("spine_sched", ParseScheduling, &spec->spine_scheduling));
+    GENIE_RETURN_IF_ERROR(read("queue", ParseBytes, &spec->queue_bytes));
     if (root["mtu"]) spec->mtu = root["mtu"].as<int>();
     if (root["nics"]) spec->nics = root["nics"].as<int>();
     if (root["hash"]) {
