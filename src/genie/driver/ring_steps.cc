@@ -62,19 +62,71 @@ RingSteps::RingSteps(runtime::RealBackend& b, int ring_group, Shaper shaper, Tag
 // skew left out), is what a collective's step costs with every host's stack busy, which on a
 // testbed sharing a few cores is more than one pair alone pays (calibration.h).
 bool RingSteps::Measure() {
-  const int base = me_ / group_ * group_;
-  const int next = base + (me_ - base + 1) % group_,
-            prev = base + (me_ - base + group_ - 1) % group_;
+  // The ring of `group` consecutive ranks this rank is in: its next and previous rank.
+  auto neighbours = [&](int group) {
+    const int base = me_ / group * group;
+    return std::pair<int, int>{base + (me_ - base + 1) % group,
+                               base + (me_ - base + group - 1) % group};
+  };
   step_ns_.assign(kNumStepSizes, std::nan(""));
   first_ns_.assign(kNumStepSizes, std::nan(""));
   early_ns_.assign(kNumStepSizes, std::nan(""));
-  // Repeats round-robin over the sizes (all sizes once, then again): a burst of other load
-  // on a shared machine lands on one repeat of several sizes, which the median drops,
-  // rather than on every repeat of one size, which would bend the table there.
   std::vector<std::vector<double>> per_step(kNumStepSizes), first_step(kNumStepSizes),
       early_step(kNumStepSizes);
+
+  // One measurement: after a barrier and the buckets' refill, `steps` steps round the ring of
+  // `group`; the early steps (from the first arrival: a collective's few steps after a pause)
+  // and, after `warm` steps, the steady ones; `steady` and `burst` say which to keep.
+  auto ring = [&](int i, int round, int group, int steps, int warm, int early, bool steady,
+                  bool burst) {
+    const Bytes message = kStepSizes[i].message;
+    const auto [next, prev] = neighbours(group);
+    if (!barrier_(round)) return false;
+    // The links idle long enough for every bucket to fill (the barrier's small messages
+    // leave them nearly full).
+    if (shaper_.refill_ns > 0) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(2 * shaper_.refill_ns));
+    }
+    Batch batch(b_);
+    const uint64_t tag = steps_tag_(round);
+    TimeNs first = 0, early_end = 0, from = 0, last = 0;
+    const TimeNs sent = b_.Now();
+    batch.Send(next, tag, message);
+    for (int k = 0; k < steps; ++k) {
+      batch.Recv(prev, tag, message, nullptr, [&, k] {
+        if (k == 0) first = b_.Now();
+        if (k == early) early_end = b_.Now();
+        if (k == warm) from = b_.Now();
+        if (k + 1 < steps) {
+          batch.Send(next, tag, message);
+        } else {
+          last = b_.Now();
+        }
+      });
+    }
+    if (!batch.Wait()) return false;
+    const auto at = static_cast<size_t>(i);
+    if (steady && last > from) {
+      per_step[at].push_back(static_cast<double>(last - from) / (steps - 1 - warm));
+    }
+    // From this rank's send to its previous rank's first message: the ranks' skew cancels
+    // in the mean over a ring (Gather), each rank's late start counted once each way.
+    if (burst && first > sent) first_step[at].push_back(static_cast<double>(first - sent));
+    if (burst && early_end > first) {
+      early_step[at].push_back(static_cast<double>(early_end - first) / early);
+    }
+    return true;
+  };
+
+  // Repeats round-robin over the sizes (all sizes once, then again): a burst of other load
+  // on a shared machine lands on one repeat of several sizes, which the median drops,
+  // rather than on every repeat of one size, which would bend the table there. Largest
+  // first, so that each size follows the next larger one, not the largest: after bulk
+  // transfers BBR paces small messages at its bandwidth estimate for longer than the warm-up
+  // steps (star:8 at 1 Gbit/s, bbr: 8 KiB steps 125-165 us after a 4 MiB size, 90-100 us after
+  // 16 KiB, as in a 64 KiB all-reduce repeated; under cubic 87-101 either way).
   for (int rep = 0; rep < kStepRepeats; ++rep) {
-    for (int i = 0; i < kNumStepSizes; ++i) {
+    for (int i = kNumStepSizes - 1; i >= 0; --i) {
       const StepSize& size = kStepSizes[i];
       const int warm =
           shaper_.burst == 0
@@ -82,46 +134,24 @@ bool RingSteps::Measure() {
               : static_cast<int>(std::min<Bytes>(
                     kMaxWarmSteps, (4 * shaper_.burst + size.message - 1) / size.message));
       const int steps = size.steps + warm;
-      if (!barrier_(i * kStepRepeats + rep)) return false;
-      // The links idle long enough for every bucket to fill (the barrier's small messages
-      // leave them nearly full).
-      if (shaper_.refill_ns > 0) {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(2 * shaper_.refill_ns));
+      // The early steps: as many as the size's own, but behind a shaper no more than a
+      // bucket lets out at once (what burst_message_times stands for: none of them waits on
+      // a link's rate).
+      const int in_burst = shaper_.burst == 0
+                               ? size.steps
+                               : static_cast<int>(shaper_.burst / size.message) - 1;
+      const int early = std::clamp(in_burst, 1, std::min(size.steps, steps - 1));
+      const int round = 2 * (i * kStepRepeats + rep);
+      if (group_ == n_) {
+        if (!ring(i, round, n_, steps, warm, early, true, true)) return false;
+        continue;
       }
-      Batch batch(b_);
-      const uint64_t tag = steps_tag_(i * kStepRepeats + rep);
-      // The early steps (as many as the size's own, from the first arrival: a collective's
-      // few steps after a pause) and the steady ones (after the warm-up).
-      const int early = std::min(size.steps, steps - 1);
-      TimeNs first = 0, early_end = 0, from = 0, last = 0;
-      const TimeNs sent = b_.Now();
-      batch.Send(next, tag, size.message);
-      for (int k = 0; k < steps; ++k) {
-        batch.Recv(prev, tag, size.message, nullptr, [&, k] {
-          if (k == 0) first = b_.Now();
-          if (k == early) early_end = b_.Now();
-          if (k == warm) from = b_.Now();
-          if (k + 1 < steps) {
-            batch.Send(next, tag, size.message);
-          } else {
-            last = b_.Now();
-          }
-        });
-      }
-      if (!batch.Wait()) return false;
-      if (last > from) {
-        per_step[static_cast<size_t>(i)].push_back(static_cast<double>(last - from) /
-                                                   (steps - 1 - warm));
-      }
-      // From this rank's send to its previous rank's first message: the ranks' skew cancels
-      // in the mean over a ring (Gather), each rank's late start counted once each way.
-      if (first > sent) {
-        first_step[static_cast<size_t>(i)].push_back(static_cast<double>(first - sent));
-      }
-      if (early_end > first) {
-        early_step[static_cast<size_t>(i)].push_back(static_cast<double>(early_end - first) /
-                                                     early);
-      }
+      // Rings within a leaf give the steady steps (no step waits on a slower spine); the
+      // early ones, which a bucket lets out at once, come from the ring of every rank, as a
+      // job's collectives span the leaves, and on a few shared cores a longer ring's steps
+      // wait longer on its ranks' wake-ups (docs/prediction.md, "On a leaf-spine testbed").
+      if (!ring(i, round, group_, steps, warm, early, true, false)) return false;
+      if (!ring(i, round + 1, n_, early + 1, 0, early, false, true)) return false;
     }
   }
   auto median = [](std::vector<double>& v) {

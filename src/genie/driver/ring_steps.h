@@ -37,8 +37,10 @@ class RingSteps {
   // Every rank waits for every other (`which` tells the barriers apart).
   using BarrierFn = std::function<bool(int which)>;
 
-  // `ring_group`: rings of this many consecutive ranks (a leaf's hosts, so that no step waits
-  // on a slower spine); 0, or one that does not divide the ranks: one ring of all.
+  // `ring_group`: the steady steps run in rings of this many consecutive ranks (a leaf's hosts,
+  // so that no step waits on a slower spine), the first and early ones then again in the ring of
+  // all ranks (within a bucket the spine does not slow them, and a job's rings span the
+  // leaves); 0, or one that does not divide the ranks: one ring of all for everything.
   // `steps_tag` tags the steps' messages, `gather_tag` the figures sent to rank 0.
   RingSteps(runtime::RealBackend& b, int ring_group, Shaper shaper, TagFn steps_tag,
             uint64_t gather_tag, BarrierFn barrier);

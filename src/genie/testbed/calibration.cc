@@ -96,9 +96,13 @@ double BulkGbps(const std::vector<std::pair<double, double>>& steps) {
 
 // Links behind a shaper (the scan's ring steps carry `burst_bytes`, `first_step_ns` and
 // `early_step_ns`): the floor of each size (burst_message_times). A size whose steady step is
-// slower than its bytes at the bulk rate is held by the hosts' software, not the link: its
-// floor is the early steps' time (a collective's few steps after a pause, slower than a long
-// run's steady ones). Any other size: its first step with every bucket full. A floor is never
+// slower than its bytes at the bulk rate, or whose early steps (every bucket full) are clearly
+// slower than its steady ones, is held by the hosts' software, not the link: its floor is the
+// early steps' time (a collective's few steps after a pause). The second test is for a
+// leaf-spine, whose steady steps run in rings within a leaf and its early ones in the ring of
+// every host, longer and so slower on shared cores (ring_steps.h): there an 8 KiB steady step
+// can read its bytes at the rate while the job's ring pays 1.2-1.8 times that. Any other
+// size: its first step with every bucket full. A floor is never
 // below a smaller size's: a message does not take less time than a smaller one (the early
 // steps of a small size can be slower than the very first step of a larger one).
 void BurstFloors(const nlohmann::json& steps, double bulk_gbps, MeasuredCosts* c) {
@@ -123,7 +127,7 @@ void BurstFloors(const nlohmann::json& steps, double bulk_gbps, MeasuredCosts* c
     if (!(b >= 1 && f > 0 && e > 0 && t > 0) || (!floors.empty() && !(b > floors.back().first))) {
       return;
     }
-    const bool software = t > 1.05 * b / bulk_gbps;
+    const bool software = t > 1.05 * b / bulk_gbps || e > 1.1 * t;
     floors.emplace_back(b, software ? e : std::min(f, t));
   }
   for (size_t i = 1; i < floors.size(); ++i) {

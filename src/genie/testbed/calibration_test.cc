@@ -183,6 +183,16 @@ TEST(Calibration, ShapedLinksGetTheirBurstAndTheFloorOfEachSize) {
   ASSERT_TRUE(ls_net.ok()) << ls_net.status().message();
   EXPECT_DOUBLE_EQ(ls_net->BurstBytesOf(0), 131072);
   EXPECT_DOUBLE_EQ(ls_net->BurstBytesOf(1), 625000);
+  // A size whose early steps are clearly slower than its steady ones (a leaf-spine: steady
+  // steps within a leaf, early ones round every host) is held by the software too, though its
+  // steady step reads its bytes at the rate.
+  scan["ring_steps"]["step_ns"] = {170'000.0, 1'320'000.0, 5'250'000.0, 21'000'000.0};
+  scan["ring_steps"]["early_step_ns"] = {240'000.0, 1'100'000.0, 4'900'000.0, 20'900'000.0};
+  EXPECT_EQ(CalibrationFromDoctor(layout, scan)->Costs().burst_message_times.front(),
+            (std::pair<double, double>{8192, 240'000}));
+  scan["ring_steps"]["early_step_ns"] = {180'000.0, 1'100'000.0, 4'900'000.0, 20'900'000.0};
+  EXPECT_EQ(CalibrationFromDoctor(layout, scan)->Costs().burst_message_times.front(),
+            (std::pair<double, double>{8192, 150'000}));  // within 10 %: its first step
   // Without the steps with the buckets full (an older genie, or no shaper known): none.
   scan["ring_steps"].erase("early_step_ns");
   const MeasuredCosts plain = CalibrationFromDoctor(layout, scan)->Costs();
