@@ -142,16 +142,14 @@ bool RingSteps::Measure() {
                                : static_cast<int>(shaper_.burst / size.message) - 1;
       const int early = std::clamp(in_burst, 1, std::min(size.steps, steps - 1));
       const int round = 2 * (i * kStepRepeats + rep);
-      if (group_ == n_) {
-        if (!ring(i, round, n_, steps, warm, early, true, true)) return false;
-        continue;
-      }
-      // Rings within a leaf give the steady steps (no step waits on a slower spine); the
-      // early ones, which a bucket lets out at once, come from the ring of every rank, as a
-      // job's collectives span the leaves, and on a few shared cores a longer ring's steps
-      // wait longer on its ranks' wake-ups (docs/prediction.md, "On a leaf-spine testbed").
-      if (!ring(i, round, group_, steps, warm, early, true, false)) return false;
-      if (!ring(i, round + 1, n_, early + 1, 0, early, false, true)) return false;
+      // Rings within a leaf give the steady steps (no step waits on a slower spine). The first
+      // and early steps of a size a bucket lets out at once (three messages or more) come from
+      // the ring of every rank instead: a job's collectives span the leaves, and on a few
+      // shared cores a longer ring's steps wait longer on its ranks' wake-ups
+      // (docs/prediction.md, "Shaped links"). A larger size's would wait on the spine's rate.
+      const bool across = group_ < n_ && in_burst >= 2;
+      if (!ring(i, round, group_, steps, warm, early, true, !across)) return false;
+      if (across && !ring(i, round + 1, n_, early + 1, 0, early, false, true)) return false;
     }
   }
   auto median = [](std::vector<double>& v) {
