@@ -11,7 +11,8 @@
 # model. Each row is REPS paired tries: a fresh calibration, then the run predicted from it. On
 # a shared 2-core VM a testbed's all-hosts goodput drifts (0.88-0.95 within minutes) as the CPU
 # it gets does, and a calibration made minutes before a run carries that drift into the ratio.
-# The row shows the try with the median flow ratio, and the range of the REPS ratios. Workloads: the shipped STG steps, a ring all-reduce sweep SIZES, then the same on a
+# The row shows the try with the median flow ratio, and the range of the REPS ratios.
+# Workloads: the shipped STG steps, a ring all-reduce sweep SIZES, then the same on a
 # leaf-spine testbed whose spine links run at SPINE_RATE (contention the model must see), then
 # the NIC-degradation example (Figure 1) at NICDEG_HOSTS hosts: its flagged iterations and the
 # host it names.
@@ -152,7 +153,7 @@ one() {
     echo "$best_steal" >"$d/rep$rep.steal"
   done
   # Each try's median measured and predicted step over its iterations; the median try.
-  local pick rep measured flow range model aware unaware
+  local pick measured flow range model aware unaware
   pick=$(python3 - "$d" "$REPS" <<'EOF'
 import json, statistics, sys
 d, reps = sys.argv[1], int(sys.argv[2])
