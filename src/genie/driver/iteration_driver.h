@@ -73,6 +73,7 @@ class IterationDriver {
   // backend's loop when it is met. Not after a failure.
   void WorldBarrier(std::function<void()> then) { Barrier(std::move(then)); }
   const runtime::Executor& executor() const { return executor_; }
+  runtime::Executor& executor() { return executor_; }
   // What this rank waits on right now: the executor's pending ops, or which barrier.
   std::string DescribeWaiting() const;
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "genie/driver/run.h"
@@ -89,52 +90,65 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
   return config::ParseNetworkConfig(yml, "testbed " + o.testbed + ", " + note);
 }
 
-// The measured iterations' start skew given to the model: each iteration predicted again with
-// every rank starting when its measured one did (its start minus the iteration's first). A
-// measured step runs from the first rank's start, and ranks leave the iteration barrier one
-// wake-up after another (0.3-1 ms on 8 ranks of 2 busy cores), which a collective cannot
-// hide: without it the model, whose ranks all start at 0, reads the harness's skew as network
-// time. With it goes each rank's idle time before the iteration (since it finished the one
-// before, warm-up included): on shaped links it sets how much burst their buckets hold, which
-// the iteration barrier's few hundred µs only partly refill. The first kEachIterationMax
+// The measured iterations given to the model (MeasuredIteration): each iteration predicted
+// again with every rank starting when its measured one did (its start minus the iteration's
+// first). A measured step runs from the first rank's start, and ranks leave the iteration
+// barrier one wake-up after another (0.3-1 ms on 8 ranks of 2 busy cores), which a collective
+// cannot hide: without it the model, whose ranks all start at 0, reads the harness's skew as
+// network time. With it goes each rank's idle time before the iteration (since it finished the
+// one before, warm-up included): on shaped links it sets how much burst their buckets hold,
+// which the iteration barrier's few hundred µs only partly refill; and the order each rank
+// issued each group's collectives in (Executor::SetIssueOrder). The first kEachIterationMax
 // iterations are simulated one by one; the rest with each rank's median offset and idle time,
 // in one simulation.
 constexpr size_t kEachIterationMax = 64;
 
-struct IterationStarts {
-  std::vector<TimeNs> offsets;  // per rank: start - the iteration's first start
-  std::vector<TimeNs> idle;     // per rank: start - its finish of the iteration before; empty:
-                                // unknown (the first one recorded)
-};
-
-std::map<int, IterationStarts> MeasuredStarts(int n,
-                                              const std::vector<record::RankSummary>& ranks) {
+std::map<int, MeasuredIteration> MeasuredIterations(int n,
+                                                    const std::vector<record::RankSummary>& ranks,
+                                                    const std::vector<record::OpEvent>& ops) {
   std::map<int, std::vector<TimeNs>> start, finish;  // iteration -> per rank (-1: none)
   for (const auto& s : ranks) {
     if (s.rank < 0 || s.rank >= n) continue;
     start.try_emplace(s.iteration, std::vector<TimeNs>(n, -1)).first->second[s.rank] = s.start;
     finish.try_emplace(s.iteration, std::vector<TimeNs>(n, -1)).first->second[s.rank] = s.finish;
   }
-  std::map<int, IterationStarts> out;
+  std::map<int, MeasuredIteration> out;
   for (const auto& [iteration, st] : start) {
     if (iteration < 0) continue;
-    IterationStarts& it = out[iteration];
+    MeasuredIteration& it = out[iteration];
     TimeNs first = -1;
     for (TimeNs t : st) {
       if (t >= 0 && (first < 0 || t < first)) first = t;
     }
-    it.offsets.assign(n, 0);
-    for (int r = 0; r < n; ++r) it.offsets[r] = st[r] >= 0 ? st[r] - first : 0;
+    it.start_ns.assign(n, 0);
+    for (int r = 0; r < n; ++r) it.start_ns[r] = st[r] >= 0 ? st[r] - first : 0;
     auto before = finish.find(iteration - 1);
     if (before == finish.end()) continue;
-    it.idle.assign(n, 0);
+    it.idle_ns.assign(n, 0);
     for (int r = 0; r < n; ++r) {
       if (st[r] < 0 || before->second[r] < 0) {
-        it.idle.clear();
+        it.idle_ns.clear();
         break;
       }
-      it.idle[r] = std::max<TimeNs>(0, st[r] - before->second[r]);
+      it.idle_ns[r] = std::max<TimeNs>(0, st[r] - before->second[r]);
     }
+  }
+  // Issue orders: each rank's collectives of an iteration by start (ties: node id, the order
+  // the executor considers ready nodes in).
+  std::vector<const record::OpEvent*> colls;
+  for (const auto& e : ops) {
+    if (e.kind == OpKind::kCollective && e.rank >= 0 && e.rank < n && out.count(e.iteration)) {
+      colls.push_back(&e);
+    }
+  }
+  std::sort(colls.begin(), colls.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->iteration, a->rank, a->start, a->node) <
+           std::tie(b->iteration, b->rank, b->start, b->node);
+  });
+  for (const auto* e : colls) {
+    MeasuredIteration& it = out[e->iteration];
+    if (it.issue_order.empty()) it.issue_order.resize(n);
+    it.issue_order[e->rank][e->group].push_back(e->node);
   }
   return out;
 }
@@ -151,26 +165,29 @@ std::vector<TimeNs> MedianPerRank(int n, const std::vector<std::vector<TimeNs>>&
 }
 
 // Each rank's median idle time before its iterations (empty: none known).
-std::vector<TimeNs> MedianIdle(int n, const std::map<int, IterationStarts>& starts) {
+std::vector<TimeNs> MedianIdle(int n, const std::map<int, MeasuredIteration>& measured) {
   std::vector<std::vector<TimeNs>> rows;
-  for (const auto& [iteration, it] : starts) {
-    if (!it.idle.empty()) rows.push_back(it.idle);
+  for (const auto& [iteration, it] : measured) {
+    if (!it.idle_ns.empty()) rows.push_back(it.idle_ns);
   }
   if (rows.empty()) return {};
   return MedianPerRank(n, rows);
 }
 
 void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkConfig& net,
-                          sim::NetworkModelKind kind, const std::map<int, IterationStarts>& starts,
+                          sim::NetworkModelKind kind,
+                          const std::map<int, MeasuredIteration>& measured,
                           const std::vector<TimeNs>& common_idle, report::Expectation* expected) {
   const int n = setup.world_size();
-  auto predict = [&](const std::vector<TimeNs>& offsets,
-                     const std::vector<TimeNs>& idle) -> std::optional<TimeNs> {
-    if (std::all_of(offsets.begin(), offsets.end(), [](TimeNs t) { return t == 0; }) &&
-        idle == common_idle) {
-      return expected->step_ns;
+  auto predict = [&](const MeasuredIteration& m) -> std::optional<TimeNs> {
+    auto sim = Simulate(setup, net, kind, nullptr, SimulatedIterations(1), &m);
+    if (!sim.ok() && !m.issue_order.empty()) {
+      // The order a run had always admits a schedule, but a model is not a run: should the
+      // simulation stall on it, the issue rules alone decide.
+      MeasuredIteration unordered = m;
+      unordered.issue_order.clear();
+      sim = Simulate(setup, net, kind, nullptr, SimulatedIterations(1), &unordered);
     }
-    auto sim = Simulate(setup, net, kind, nullptr, SimulatedIterations(1), offsets, idle);
     if (!sim.ok()) {
       std::cerr << "genie run: --predict: the iterations' start skew could not be simulated ("
                 << sim.status().message() << "); every iteration expects the common step\n";
@@ -180,21 +197,25 @@ void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkC
   };
   std::vector<std::vector<TimeNs>> rest, rest_idle;  // the iterations past the cap
   std::vector<int> rest_iterations;
-  for (const auto& [iteration, it] : starts) {
+  for (const auto& [iteration, it] : measured) {
     if (expected->step_ns_of_iteration.size() >= kEachIterationMax) {
-      rest.push_back(it.offsets);
-      if (!it.idle.empty()) rest_idle.push_back(it.idle);
+      rest.push_back(it.start_ns);
+      if (!it.idle_ns.empty()) rest_idle.push_back(it.idle_ns);
       rest_iterations.push_back(iteration);
       continue;
     }
-    const std::optional<TimeNs> step = predict(it.offsets, it.idle);
+    const std::optional<TimeNs> step = predict(it);
     if (!step) return;
     expected->step_ns_of_iteration[iteration] = *step;
   }
   if (rest.empty()) return;
-  const std::optional<TimeNs> step =
-      predict(MedianPerRank(n, rest), rest_idle.empty() ? std::vector<TimeNs>()
-                                                          : MedianPerRank(n, rest_idle));
+  MeasuredIteration median;
+  median.start_ns = MedianPerRank(n, rest);
+  if (!rest_idle.empty()) median.idle_ns = MedianPerRank(n, rest_idle);
+  const bool common = std::all_of(median.start_ns.begin(), median.start_ns.end(),
+                                  [](TimeNs t) { return t == 0; }) &&
+                      median.idle_ns == common_idle;
+  const std::optional<TimeNs> step = common ? expected->step_ns : predict(median);
   if (!step) return;
   for (int iteration : rest_iterations) expected->step_ns_of_iteration[iteration] = *step;
 }
@@ -214,11 +235,12 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
           sim::ParseNetworkModelKind(o.network_model).value_or(sim::NetworkModelKind::kFlow);
       // The common expectation (per op, and every iteration's without a measured start) with
       // each rank's median idle time before an iteration.
-      const auto starts = MeasuredStarts(setup.world_size(), ranks);
-      const std::vector<TimeNs> idle = MedianIdle(setup.world_size(), starts);
+      const auto measured = MeasuredIterations(setup.world_size(), ranks, ops);
+      MeasuredIteration common;
+      common.idle_ns = MedianIdle(setup.world_size(), measured);
       auto rec = record::Recorder::Create("", nlohmann::json::object());
       auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1),
-                                     {}, idle)
+                                     &common)
                           : Result<SimulationStats>(rec.status());
       if (!sim.ok()) {
         std::cerr << "genie run: --predict: the simulation failed: " << sim.status().message()
@@ -229,7 +251,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
             net->path;  // the --network file, or "testbed T, (un)calibrated ..."
         report::Expectation expected =
             report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops());
-        PredictEachIteration(setup, *net, kind, starts, idle, &expected);
+        PredictEachIteration(setup, *net, kind, measured, common.idle_ns, &expected);
         out.push_back(report::Compare(ops, ranks, expected, o.flag_threshold));
       }
     }

@@ -14,17 +14,21 @@ namespace genie::driver {
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder, const IterationPolicy& iterations,
-                                 const std::vector<TimeNs>& rank_start_ns,
-                                 const std::vector<TimeNs>& rank_idle_ns) {
+                                 const MeasuredIteration* measured) {
   const int n = setup.world_size();
-  if (!rank_start_ns.empty() && static_cast<int>(rank_start_ns.size()) != n) {
-    return Status::InvalidArgument("start times given for " + std::to_string(rank_start_ns.size()) +
-                                   " ranks of " + std::to_string(n));
-  }
-  if (!rank_idle_ns.empty() && static_cast<int>(rank_idle_ns.size()) != n) {
-    return Status::InvalidArgument("idle times given for " + std::to_string(rank_idle_ns.size()) +
-                                   " ranks of " + std::to_string(n));
-  }
+  static const MeasuredIteration kNone;
+  const MeasuredIteration& m = measured != nullptr ? *measured : kNone;
+  const std::vector<TimeNs>& rank_start_ns = m.start_ns;
+  const std::vector<TimeNs>& rank_idle_ns = m.idle_ns;
+  auto per_rank = [n](size_t given, const char* what) {
+    return given == 0 || static_cast<int>(given) == n
+               ? Status::Ok()
+               : Status::InvalidArgument(std::string(what) + " given for " + std::to_string(given) +
+                                         " ranks of " + std::to_string(n));
+  };
+  GENIE_RETURN_IF_ERROR(per_rank(rank_start_ns.size(), "start times"));
+  GENIE_RETURN_IF_ERROR(per_rank(rank_idle_ns.size(), "idle times"));
+  GENIE_RETURN_IF_ERROR(per_rank(m.issue_order.size(), "issue orders"));
   std::vector<std::unique_ptr<workload::RankGraph>> graphs;
   graphs.reserve(n);
   for (int r = 0; r < n; ++r) {
@@ -66,6 +70,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   for (int r = 0; r < n; ++r) {
     drivers.push_back(std::make_unique<IterationDriver>(iterations, exec, backend->ForRank(r),
                                                         *graphs[r], recorder));
+    if (!m.issue_order.empty()) drivers.back()->executor().SetIssueOrder(&m.issue_order[r]);
   }
   for (int r = 0; r < n; ++r) {
     IterationDriver& d = *drivers[r];

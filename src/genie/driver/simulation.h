@@ -9,6 +9,7 @@
 
 #include "genie/driver/iteration_driver.h"
 #include "genie/record/recorder.h"
+#include "genie/runtime/executor.h"
 #include "genie/runtime/run_setup.h"
 #include "genie/runtime/sim_backend.h"
 
@@ -30,18 +31,28 @@ struct SimulationStats {
   TimeNs memory_wait_ns = 0;
 };
 
+// What a measured iteration fixes for its prediction: the hosts' part of its timing, so that
+// where the prediction differs, the difference is the network's.
+struct MeasuredIteration {
+  // Per rank (empty: all 0): start rank r at virtual time start_ns[r] instead of 0, the
+  // iteration's start skew, so that a prediction starts each rank when the real one did.
+  std::vector<TimeNs> start_ns;
+  // Per rank (empty: unknown): how long rank r's links had been idle when it started (since it
+  // finished the iteration before), which on shaped links (network.yml `burst`) sets how full
+  // their buckets are; unknown = full.
+  std::vector<TimeNs> idle_ns;
+  // Per rank (empty: none): the order it issued each group's collectives in
+  // (Executor::SetIssueOrder).
+  std::vector<runtime::IssueOrder> issue_order;
+};
+
 // Runs the workload described by `setup` on `network` with the chosen model. Records every op
-// into `recorder` (may be null). `rank_start_ns`, when given (one entry per rank), starts rank r
-// at virtual time rank_start_ns[r] instead of 0: a measured iteration's start skew, so that a
-// prediction starts each rank when the real one did. `rank_idle_ns`, when given, says how long
-// rank r's links had been idle when it started (a measured iteration: since the rank finished
-// the one before), which on shaped links (network.yml `burst`) sets how full their buckets are;
-// without it they start full.
+// into `recorder` (may be null). `measured` (may be null) conditions the simulation on a
+// measured iteration.
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder,
                                  const IterationPolicy& iterations = SimulatedIterations(),
-                                 const std::vector<TimeNs>& rank_start_ns = {},
-                                 const std::vector<TimeNs>& rank_idle_ns = {});
+                                 const MeasuredIteration* measured = nullptr);
 
 }  // namespace genie::driver

@@ -58,6 +58,7 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   last_progress_ = summary_.start;
   ready_time_ = summary_.start;
   ++starts_;
+  issue_next_.clear();
   if (!indexed_) {
     Status st = IndexCommunication();
     if (!st.ok()) {
@@ -66,6 +67,15 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
     }
   }
   Pump();
+}
+
+void Executor::SetIssueOrder(const IssueOrder* order) {
+  issue_order_ = order;
+  issue_position_.clear();
+  if (order == nullptr) return;
+  for (const auto& [group, ids] : *order) {
+    for (size_t i = 0; i < ids.size(); ++i) issue_position_.emplace(ids[i], std::pair{group, i});
+  }
 }
 
 Executor::Resource Executor::ResourceFor(const Op& op) const {
@@ -132,6 +142,17 @@ void Executor::Pump() {
 bool Executor::TryIssue(const Op& op) {
   const Resource resource = ResourceFor(op);
   if (resource != Resource::kNone && busy_[static_cast<int>(resource)] > 0) return false;
+  if (issue_order_ != nullptr) {
+    auto pos = issue_position_.find(op.id);
+    if (pos != issue_position_.end()) {
+      size_t& next = issue_next_[pos->second.first];
+      if (pos->second.second > next) return false;  // an earlier one of its group has not issued
+      if (pos->second.second == next) {
+        ++next;
+        pump_again_ = true;  // the one after it may be waiting
+      }
+    }
+  }
   graph_.Take(op.id);
 
   if (op.kind == OpKind::kMetadata || op.kind == OpKind::kInvalid) {
@@ -518,7 +539,10 @@ std::string Executor::DescribePending() const {
   }
   for (const auto& [id, op] : ready_ops_) {
     out << "  rank " << rank_ << " node " << id << " (" << op.name << ", " << OpKindName(op.kind)
-        << ") is ready but its resource is busy\n";
+        << ") is ready but its resource is busy"
+        << (issue_position_.count(id) != 0 ? " or an earlier collective of its group (issue order)"
+                                            : "")
+        << "\n";
   }
   if (in_flight_.empty() && ready_ops_.empty() && !graph_.AllComplete()) {
     out << "  rank " << rank_ << ": nothing in flight or ready, " << graph_.completed() << " of "

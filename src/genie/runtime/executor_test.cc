@@ -201,7 +201,9 @@ class ExecutorTest : public ::testing::Test {
 
   // Runs every rank's graph to the end of the world's events; returns each rank's outcome
   // (nullopt: never finished).
-  std::vector<std::optional<Status>> RunAll(const std::vector<std::vector<N>>& traces) {
+  // `orders[r]`, when given and not null, is rank r's Executor::SetIssueOrder.
+  std::vector<std::optional<Status>> RunAll(const std::vector<std::vector<N>>& traces,
+                                            const std::vector<const IssueOrder*>& orders = {}) {
     const int n = static_cast<int>(traces.size());
     config_.world_size = n;
     std::vector<std::optional<Status>> out(static_cast<size_t>(n));
@@ -213,6 +215,7 @@ class ExecutorTest : public ::testing::Test {
       backends_.push_back(std::make_unique<FakeBackend>(world_, r, n));
       executors_.push_back(
           std::make_unique<Executor>(*graphs_.back(), config_, *backends_.back(), nullptr));
+      if (static_cast<size_t>(r) < orders.size()) executors_.back()->SetIssueOrder(orders[r]);
     }
     for (int r = 0; r < n; ++r) {
       executors_[static_cast<size_t>(r)]->Start(0, [&out, r](const Status& st) {
@@ -317,6 +320,21 @@ TEST_F(ExecutorTest, AnErrorInACollectiveStopsTheRun) {
       << out[0]->ToString();
   EXPECT_TRUE(Calls(0).empty());  // node 2, ready beside it, was never issued
   EXPECT_EQ(executors_[0]->status().code(), out[0]->code());
+}
+
+TEST_F(ExecutorTest, AnIssueOrderThatCannotBeMetLeavesTheRankWaitingAndSaysWhy) {
+  // Node 2 depends on node 1, but the order puts 2 first: node 1 never issues.
+  config_.comm_streams = ExecutorConfig::CommStreams::kConcurrent;
+  std::vector<std::vector<N>> traces = {{AllReduce(1, 1024, ""), AllReduce(2, 1024, "")}};
+  traces[0][1].deps = {1};
+  const IssueOrder order = {{kWorldGroup, {2, 1}}};
+  auto out = RunAll(traces, {&order});
+  EXPECT_FALSE(out[0].has_value());
+  const std::string pending = executors_[0]->DescribePending();
+  EXPECT_NE(pending.find("node 1 (n1, collective) is ready but its resource is busy or an earlier "
+                         "collective of its group (issue order)"),
+            std::string::npos)
+      << pending;
 }
 
 // Remote memory (runtime/remote_memory.h): figures worked by hand from ASTRA-sim's analytical
