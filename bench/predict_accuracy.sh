@@ -106,15 +106,22 @@ calibrate() {
   "$G" testbed network-yml "$name" -o "$T/$name.network.yml" >/dev/null
 }
 
-# testbed_up NAME ARGS...: build and calibrate; the first calibration's summary is printed.
+# testbed_up NAME ARGS...: build it. Every row calibrates it afresh (one()); the first row's
+# calibration is summarised under the testbed's header.
 testbed_up() {
   local name=$1; shift
   # shellcheck disable=SC2086 # TESTBED_ARGS is a list of flags
   "$G" testbed up --name "$name" "$@" ${TESTBED_ARGS:-} >/dev/null
   UP=$name
-  calibrate "$name"
-  echo "# testbed $name ($* ${TESTBED_ARGS:-}), first calibration ($CAL_STEAL % steal):"
-  grep -E 'one pair|all hosts|uses|ECMP' "$T/$name.calibration" | sed 's/^/#   /' || true
+  UP_ARGS="$* ${TESTBED_ARGS:-}"
+  FIRST_CAL=1
+}
+# first_calibration_summary: after the testbed's first calibration, its header and summary.
+first_calibration_summary() {
+  [ -n "${FIRST_CAL:-}" ] || return 0
+  FIRST_CAL=""
+  echo "# testbed $UP ($UP_ARGS), first calibration ($CAL_STEAL % steal):"
+  grep -E 'one pair|all hosts|uses|ECMP' "$T/$UP.calibration" | sed 's/^/#   /' || true
 }
 testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
 
@@ -133,6 +140,7 @@ one() {
   local rep k before steal best best_steal
   for ((rep = 1; rep <= REPS; rep++)); do
     calibrate "$UP"
+    first_calibration_summary
     cp "$T/$UP.network.yml" "$d/rep$rep.network.yml"
     cp "$T/$UP.calibration" "$d/rep$rep.calibration"
     best=""; best_steal=""
