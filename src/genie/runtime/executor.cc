@@ -70,7 +70,6 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
 }
 
 void Executor::SetIssueOrder(const IssueOrder* order) {
-  issue_order_ = order;
   issue_position_.clear();
   if (order == nullptr) return;
   for (const auto& [group, ids] : *order) {
@@ -142,7 +141,7 @@ void Executor::Pump() {
 bool Executor::TryIssue(const Op& op) {
   const Resource resource = ResourceFor(op);
   if (resource != Resource::kNone && busy_[static_cast<int>(resource)] > 0) return false;
-  if (issue_order_ != nullptr) {
+  if (!issue_position_.empty()) {
     auto pos = issue_position_.find(op.id);
     if (pos != issue_position_.end()) {
       size_t& next = issue_next_[pos->second.first];

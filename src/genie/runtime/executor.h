@@ -60,7 +60,7 @@ class Executor {
   // different orders wait on each other's queues (measured on a leaf-spine llama_dp2_tp2_sp2:
   // a 7.6 MB all-reduce whose pair issued it on either side of a 32 MB one ended 4 s later
   // than in the pairs that agreed). A prediction replays the order the run had, which is the
-  // hosts' timing, not the network's. `order` (may be null: none) must outlive the iterations.
+  // hosts' timing, not the network's. `order` (null: none) is copied.
   void SetIssueOrder(const IssueOrder* order);
 
   bool finished() const { return finished_; }
@@ -145,7 +145,6 @@ class Executor {
   };
   std::map<NodeId, Ordinal> ordinal_;
   // SetIssueOrder: each listed node's (group, position), and per group the next position due.
-  const IssueOrder* issue_order_ = nullptr;
   std::map<NodeId, std::pair<int64_t, size_t>> issue_position_;
   std::map<int64_t, size_t> issue_next_;
   bool indexed_ = false;
