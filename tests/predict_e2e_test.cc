@@ -86,7 +86,12 @@ TEST_F(Predict, AHealthyRunFlagsNothingAndMatchesTheModel) {
     EXPECT_LT(it["ratio"].get<double>(), 1.25) << it.dump();
     ASSERT_EQ(it["ops"].size(), 1u);
     EXPECT_EQ(it["ops"][0]["type"], "all_reduce");
+    // The one all-reduce beside its own prediction, on all four ranks.
+    ASSERT_EQ(it["ops_behind"].size(), 1u) << it.dump();
+    EXPECT_EQ(it["ops_behind"][0]["ranks"], json::array({0, 1, 2, 3})) << it.dump();
+    EXPECT_GT(it["ops_behind"][0]["expected_ns"].get<int64_t>(), 0) << it.dump();
   }
+  EXPECT_NE(r.output.find("# the ops furthest behind the model"), std::string::npos) << r.output;
   // The probe of the links the run used (a ring: every host's two neighbours) names nothing.
   const json l = Results("healthy")["localization"];
   EXPECT_TRUE(l["healthy"].get<bool>()) << l.dump(1);
@@ -118,6 +123,11 @@ TEST_F(Predict, ARateFaultFlagsExactlyTheIterationsAfterIt) {
   for (const auto& it : results["prediction"]["iterations"]) {
     if (it["iteration"].get<int>() < 3) continue;
     EXPECT_TRUE(it["ops"][0]["slow"].get<bool>()) << it.dump();
+    // The op behind: the all-reduce, several times its own prediction and ending that late.
+    const json& op = it["ops_behind"][0];
+    EXPECT_EQ(op["type"], "all_reduce") << it.dump();
+    EXPECT_GT(op["ratio"].get<double>(), 3.0) << it.dump();
+    EXPECT_GT(op["late_ns"].get<int64_t>(), 2 * op["expected_ns"].get<int64_t>()) << it.dump();
   }
   // The fault is still on when the run probes its links: h2 is named, both directions.
   EXPECT_EQ(Findings(results), "slow_link:h2") << results["localization"].dump(1);

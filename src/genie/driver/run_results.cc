@@ -174,24 +174,51 @@ std::vector<TimeNs> MedianIdle(int n, const std::map<int, MeasuredIteration>& me
   return MedianPerRank(n, rows);
 }
 
+// Each measured iteration's own prediction (its step into `expected`) and, for those predicted
+// one by one, the ops furthest behind it (into `behind`).
 void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkConfig& net,
                           sim::NetworkModelKind kind,
                           const std::map<int, MeasuredIteration>& measured,
-                          const std::vector<TimeNs>& common_idle, report::Expectation* expected) {
+                          const std::vector<TimeNs>& common_idle,
+                          const std::vector<record::OpEvent>& ops,
+                          const std::vector<record::RankSummary>& ranks,
+                          report::Expectation* expected,
+                          std::map<int, std::vector<report::OpBehind>>* behind) {
   const int n = setup.world_size();
-  auto predict = [&](const MeasuredIteration& m) -> std::optional<TimeNs> {
-    auto sim = Simulate(setup, net, kind, nullptr, SimulatedIterations(1), &m);
+  std::map<int, std::vector<record::OpEvent>> comm_of;  // the run's comm ops per iteration
+  for (const auto& e : ops) {
+    if (e.iteration >= 0 && e.is_comm()) comm_of[e.iteration].push_back(e);
+  }
+  std::map<int, TimeNs> first_start;  // per iteration, on the run's clock
+  for (const auto& s : ranks) {
+    auto [it, fresh] = first_start.try_emplace(s.iteration, s.start);
+    if (!fresh) it->second = std::min(it->second, s.start);
+  }
+  // `iteration` < 0: a median of several, whose ops are nobody's.
+  auto predict = [&](const MeasuredIteration& m, int iteration) -> std::optional<TimeNs> {
+    auto rec = record::Recorder::Create("", nlohmann::json::object());
+    record::Recorder* r = iteration >= 0 && rec.ok() ? rec->get() : nullptr;
+    auto sim = Simulate(setup, net, kind, r, SimulatedIterations(1), &m);
     if (!sim.ok() && !m.issue_order.empty()) {
       // The order a run had always admits a schedule, but a model is not a run: should the
       // simulation stall on it, the issue rules alone decide.
       MeasuredIteration unordered = m;
       unordered.issue_order.clear();
-      sim = Simulate(setup, net, kind, nullptr, SimulatedIterations(1), &unordered);
+      if (r != nullptr) {
+        rec = record::Recorder::Create("", nlohmann::json::object());
+        r = rec.ok() ? rec->get() : nullptr;
+      }
+      sim = Simulate(setup, net, kind, r, SimulatedIterations(1), &unordered);
     }
     if (!sim.ok()) {
       std::cerr << "genie run: --predict: the iterations' start skew could not be simulated ("
                 << sim.status().message() << "); every iteration expects the common step\n";
       return std::nullopt;
+    }
+    if (r != nullptr && first_start.count(iteration)) {
+      (*behind)[iteration] = report::OpsBehind(comm_of[iteration], first_start[iteration],
+                                               r->ops(), report::kOpsBehindKept);
+      for (auto& op : (*behind)[iteration]) op.iteration = iteration;
     }
     return sim->end_ns;
   };
@@ -204,7 +231,7 @@ void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkC
       rest_iterations.push_back(iteration);
       continue;
     }
-    const std::optional<TimeNs> step = predict(it);
+    const std::optional<TimeNs> step = predict(it, iteration);
     if (!step) return;
     expected->step_ns_of_iteration[iteration] = *step;
   }
@@ -215,7 +242,7 @@ void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkC
   const bool common = std::all_of(median.start_ns.begin(), median.start_ns.end(),
                                   [](TimeNs t) { return t == 0; }) &&
                       median.idle_ns == common_idle;
-  const std::optional<TimeNs> step = common ? expected->step_ns : predict(median);
+  const std::optional<TimeNs> step = common ? expected->step_ns : predict(median, -1);
   if (!step) return;
   for (int iteration : rest_iterations) expected->step_ns_of_iteration[iteration] = *step;
 }
@@ -251,8 +278,15 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
             net->path;  // the --network file, or "testbed T, (un)calibrated ..."
         report::Expectation expected =
             report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops());
-        PredictEachIteration(setup, *net, kind, measured, common.idle_ns, &expected);
-        out.push_back(report::Compare(ops, ranks, expected, o.flag_threshold));
+        std::map<int, std::vector<report::OpBehind>> behind;
+        PredictEachIteration(setup, *net, kind, measured, common.idle_ns, ops, ranks, &expected,
+                             &behind);
+        report::Comparison c = report::Compare(ops, ranks, expected, o.flag_threshold);
+        for (auto& it : c.iterations) {
+          auto b = behind.find(it.iteration);
+          if (b != behind.end()) it.behind = std::move(b->second);
+        }
+        out.push_back(std::move(c));
       }
     }
   }

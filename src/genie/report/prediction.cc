@@ -125,6 +125,9 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
   }
   out << fmt::format("# {} of {} iterations slower than expected\n", c.flagged,
                      c.iterations.size());
+  std::vector<std::vector<OpBehind>> behind;
+  for (const auto& it : c.iterations) behind.push_back(it.behind);
+  out << FormatOpsBehind(FurthestBehind(behind, kOpsBehindPrinted));
 }
 
 std::string ToCsv(const Comparison& c) {
@@ -156,12 +159,18 @@ nlohmann::json ToJson(const Comparison& c) {
                          {"slowdown", op.slowdown},
                          {"slow", op.slow}});
     }
-    iters.push_back({{"iteration", it.iteration},
-                     {"measured_step_ns", it.measured_ns},
-                     {"expected_step_ns", it.expected_ns},
-                     {"ratio", it.ratio},
-                     {"slow", it.slow},
-                     {"ops", std::move(op_list)}});
+    nlohmann::json row = {{"iteration", it.iteration},
+                          {"measured_step_ns", it.measured_ns},
+                          {"expected_step_ns", it.expected_ns},
+                          {"ratio", it.ratio},
+                          {"slow", it.slow},
+                          {"ops", std::move(op_list)}};
+    if (!it.behind.empty()) {
+      nlohmann::json behind = nlohmann::json::array();
+      for (const auto& op : it.behind) behind.push_back(ToJson(op));
+      row["ops_behind"] = std::move(behind);
+    }
+    iters.push_back(std::move(row));
     if (it.slow) flagged.push_back(it.iteration);
   }
   return {{"source", c.source},
@@ -193,6 +202,9 @@ Comparison ComparisonFromJson(const nlohmann::json& j) {
         oc.slow = op.value("slow", false);
         ic.ops.push_back(oc);
       }
+    }
+    if (it.contains("ops_behind") && it["ops_behind"].is_array()) {
+      for (const auto& op : it["ops_behind"]) ic.behind.push_back(OpBehindFromJson(op));
     }
     if (ic.slow) ++c.flagged;
     c.iterations.push_back(std::move(ic));

@@ -14,6 +14,7 @@
 #include "genie/common/status.h"
 #include "genie/record/op_event.h"
 #include "genie/record/rank_summary.h"
+#include "genie/report/ops_behind.h"
 #include "genie/report/statistics.h"
 
 namespace genie::report {
@@ -54,6 +55,9 @@ struct IterationComparison {
   double ratio = 0;  // measured / expected step (> 1: slower than expected)
   bool slow = false;
   std::vector<OpComparison> ops;
+  // The ops furthest behind this iteration's own prediction (OpsBehind), most first; empty for
+  // a baseline and for iterations past those predicted one by one.
+  std::vector<OpBehind> behind;
 };
 
 struct Comparison {
@@ -68,7 +72,12 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
                    const std::vector<record::RankSummary>& ranks, const Expectation& expected,
                    double threshold);
 
-// The table: iteration, measured, expected, ratio, per-type busbw measured/expected, "SLOW".
+// The ops behind the model kept per iteration (results.json), and printed over the run.
+inline constexpr size_t kOpsBehindKept = 10;
+inline constexpr size_t kOpsBehindPrinted = 5;
+
+// The table: iteration, measured, expected, ratio, per-type busbw measured/expected, "SLOW";
+// then the kOpsBehindPrinted ops furthest behind over the iterations (FormatOpsBehind).
 void PrintComparison(std::ostream& out, const Comparison& comparison);
 // One row per iteration and collective type (an iteration without comm ops: one row, type
 // empty): iteration,measured_step_ns,expected_step_ns,ratio,type,measured_busbw_gbps,
