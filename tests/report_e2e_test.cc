@@ -234,6 +234,9 @@ TEST_F(ReportOnTestbed, APredictedRunWithAFaultScheduleAndADoctorScan) {
   }
   EXPECT_TRUE(o.has("class=\"l named\" data-host=\"h2\"")) << "h2 named in the heat map";
   EXPECT_TRUE(o.has("tbf drops"));  // the testbed's counters
+  // The ops furthest behind the model: the all-reduce of a faulted iteration heads the table.
+  EXPECT_TRUE(o.has("The ops furthest behind the prediction")) << o.dom.substr(0, 3000);
+  EXPECT_TRUE(o.has(results["prediction"]["iterations"][5]["ops_behind"][0]["name"].get<std::string>()));
 
   // The doctor's page of the same testbed with h2 slowed.
   CliResult f = RunCli(Genie("testbed fault " + name_ + " h2 --rate 40mbit"));

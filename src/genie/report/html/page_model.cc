@@ -133,6 +133,11 @@ json ExpectationJson(const Comparison& c) {
     if (it.slow) flagged.push_back(it.iteration);
   }
   e["flagged_iterations"] = flagged;
+  std::vector<std::vector<OpBehind>> behind;
+  for (const auto& it : c.iterations) behind.push_back(it.behind);
+  json ops = json::array();
+  for (const auto& op : FurthestBehind(behind, kOpsBehindPrinted)) ops.push_back(ToJson(op));
+  e["ops_behind"] = ops;
   return e;
 }
 

@@ -73,6 +73,14 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   row.busbw_gbps = 40.0;
   e.types = {row};
   Comparison c = Compare(testing::RunOps(0), testing::RunRanks(0), e, 0.25);
+  OpBehind behind;  // iteration 1's op furthest behind its prediction
+  behind.iteration = 1;
+  behind.node = 5;
+  behind.type = "all_reduce";
+  behind.ranks = {0, 1};
+  behind.measured_ns = 80000;
+  behind.expected_ns = 40000;
+  c.iterations.at(1).behind = {behind};
   results["prediction"] = ToJson(c);
   // Faults on rank 0's clock: during iteration 0, between 0 and 1 (hits 1), after the run.
   results["provenance"]["testbed"] = {
@@ -98,6 +106,9 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   EXPECT_EQ(x["iterations"][0]["expected_step_ns"], 40000);
   EXPECT_NEAR(x["iterations"][0]["ratio"].get<double>(), 2.0, 1e-9);
   EXPECT_NEAR(x["iterations"][1]["expected_busbw_gbps"]["all_reduce"].get<double>(), 40.0, 1e-9);
+  ASSERT_EQ(x["ops_behind"].size(), 1u);
+  EXPECT_EQ(x["ops_behind"][0]["node"], 5);
+  EXPECT_NEAR(x["ops_behind"][0]["ratio"].get<double>(), 2.0, 1e-9);
   const json& f = (*p)["faults"];
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[0]["iteration"], 0);
