@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -19,8 +18,8 @@ std::string TypeOf(const record::OpEvent& e) {
 
 // Most behind first; ties by iteration, node: the order is the same on every run of the data.
 bool Before(const OpBehind& a, const OpBehind& b) {
-  return std::make_tuple(-a.excess_ns(), a.iteration, a.node) <
-         std::make_tuple(-b.excess_ns(), b.iteration, b.node);
+  return std::make_tuple(-a.added_ns(), a.iteration, a.node) <
+         std::make_tuple(-b.added_ns(), b.iteration, b.node);
 }
 
 Ranges RangesOf(const std::vector<int>& sorted) {
@@ -68,7 +67,13 @@ std::vector<OpBehind> OpsBehind(const std::vector<record::OpEvent>& measured,
     }
     auto [it, fresh] = ops.try_emplace(key);
     OpBehind& op = it->second;
-    const TimeNs late = (e.end - measured_start) - p.end;
+    const TimeNs issue = e.start - measured_start, end = e.end - measured_start;
+    if (fresh) {
+      op.measured_issue_ns = issue;
+      op.measured_end_ns = end;
+      op.expected_issue_ns = p.start;
+      op.expected_end_ns = p.end;
+    }
     if (fresh || e.rank < op.ranks.front()) {  // named as on its lowest rank
       op.iteration = e.iteration;
       op.node = e.node;
@@ -77,10 +82,11 @@ std::vector<OpBehind> OpsBehind(const std::vector<record::OpEvent>& measured,
       op.size = e.size;
       op.group = e.group;
     }
-    op.late_ns = fresh ? late : std::max(op.late_ns, late);
     op.ranks.insert(std::upper_bound(op.ranks.begin(), op.ranks.end(), e.rank), e.rank);
-    op.measured_ns = std::max(op.measured_ns, e.duration());
-    op.expected_ns = std::max(op.expected_ns, p.duration());
+    op.measured_issue_ns = std::max(op.measured_issue_ns, issue);
+    op.measured_end_ns = std::max(op.measured_end_ns, end);
+    op.expected_issue_ns = std::max(op.expected_issue_ns, p.start);
+    op.expected_end_ns = std::max(op.expected_end_ns, p.end);
   }
   std::vector<OpBehind> out;
   out.reserve(ops.size());
@@ -102,30 +108,40 @@ std::vector<OpBehind> FurthestBehind(const std::vector<std::vector<OpBehind>>& l
 std::string FormatOpsBehind(const std::vector<OpBehind>& ops) {
   if (ops.empty()) return "";
   std::string out =
-      "# the ops furthest behind the model (each beside its iteration's own prediction; time "
-      "= issue to end on the slowest of its ranks; late = ended after the model's end)\n"
-      "#  iter    node  type                  size  ranks           measured     expected  "
-      "ratio         late  name\n";
+      "# the ops furthest behind the model, each beside its iteration's own prediction (time: "
+      "from its last rank's issue to its end; added = time - expected; late = how long after "
+      "the model's end it ended)\n"
+      "#  iter    node  type                  size  ranks               time     expected  "
+      "ratio        added         late  name\n";
   for (const auto& op : ops) {
     std::string ranks = FormatRanges(RangesOf(op.ranks));
     if (ranks.size() > 14) ranks = ranks.substr(0, 11) + "...";
-    out += fmt::format("  {:>5} {:>7}  {:<16} {:>9}  {:<14} {:>10} {:>12} {:>6.2f} {:>12}  {}\n",
-                       op.iteration, op.node, op.type, FormatBytes(op.size), ranks,
-                       FormatDuration(op.measured_ns), FormatDuration(op.expected_ns),
-                       op.ratio(),
-                       (op.late_ns < 0 ? "-" : "") + FormatDuration(std::abs(op.late_ns)),
-                       op.name);
+    out += fmt::format(
+        "  {:>5} {:>7}  {:<16} {:>9}  {:<14} {:>10} {:>12} {:>6.2f} {:>12} {:>12}  {}\n",
+        op.iteration, op.node, op.type, FormatBytes(op.size), ranks,
+        FormatDuration(op.measured_ns()), FormatDuration(op.expected_ns()), op.ratio(),
+        FormatDuration(op.added_ns()), FormatDuration(op.late_ns()), op.name);
   }
   return out;
 }
 
 nlohmann::json ToJson(const OpBehind& op) {
-  return {{"iteration", op.iteration},     {"node", op.node},
-          {"name", op.name},               {"type", op.type},
-          {"size", op.size},               {"group", op.group},
-          {"ranks", op.ranks},             {"measured_ns", op.measured_ns},
-          {"expected_ns", op.expected_ns}, {"ratio", op.ratio()},
-          {"late_ns", op.late_ns}};
+  return {{"iteration", op.iteration},
+          {"node", op.node},
+          {"name", op.name},
+          {"type", op.type},
+          {"size", op.size},
+          {"group", op.group},
+          {"ranks", op.ranks},
+          {"measured_issue_ns", op.measured_issue_ns},
+          {"measured_end_ns", op.measured_end_ns},
+          {"expected_issue_ns", op.expected_issue_ns},
+          {"expected_end_ns", op.expected_end_ns},
+          {"measured_ns", op.measured_ns()},
+          {"expected_ns", op.expected_ns()},
+          {"ratio", op.ratio()},
+          {"added_ns", op.added_ns()},
+          {"late_ns", op.late_ns()}};
 }
 
 OpBehind OpBehindFromJson(const nlohmann::json& j) {
@@ -142,9 +158,10 @@ OpBehind OpBehindFromJson(const nlohmann::json& j) {
       if (r.is_number_integer()) op.ranks.push_back(r.get<int>());
     }
   }
-  op.measured_ns = j.value("measured_ns", TimeNs{0});
-  op.expected_ns = j.value("expected_ns", TimeNs{0});
-  op.late_ns = j.value("late_ns", TimeNs{0});
+  op.measured_issue_ns = j.value("measured_issue_ns", TimeNs{0});
+  op.measured_end_ns = j.value("measured_end_ns", TimeNs{0});
+  op.expected_issue_ns = j.value("expected_issue_ns", TimeNs{0});
+  op.expected_end_ns = j.value("expected_end_ns", TimeNs{0});
   return op;
 }
 

@@ -47,14 +47,16 @@ TEST(OpsBehindTest, RanksTheOpsThatTookLongestBeyondTheirPrediction) {
   EXPECT_EQ(b.type, "all_reduce");
   EXPECT_EQ(b.group, 1);
   EXPECT_EQ(b.ranks, (std::vector<int>{0, 1}));
-  EXPECT_EQ(b.measured_ns, 4'000'000);  // the slowest rank's
-  EXPECT_EQ(b.expected_ns, 1'000'000);
-  EXPECT_EQ(b.excess_ns(), 3'000'000);
-  EXPECT_DOUBLE_EQ(b.ratio(), 4.0);
-  EXPECT_EQ(b.late_ns, 3'000'000);  // ended at 5 ms against the model's 2 ms
+  // Its own time runs from rank 0's late issue (2 ms, 1 ms after the model's) to 5 ms: 3 ms
+  // against 1, so it added 2 ms; the other 1 ms of its lateness was rank 0's, issued late.
+  EXPECT_EQ(b.measured_ns(), 3'000'000);
+  EXPECT_EQ(b.expected_ns(), 1'000'000);
+  EXPECT_EQ(b.added_ns(), 2'000'000);
+  EXPECT_DOUBLE_EQ(b.ratio(), 3.0);
+  EXPECT_EQ(b.late_ns(), 3'000'000);  // ended at 5 ms against the model's 2 ms
   EXPECT_EQ(behind[1].node, 10u);
-  EXPECT_EQ(behind[1].excess_ns(), 100'000);
-  EXPECT_EQ(behind[1].late_ns, 100'000);
+  EXPECT_EQ(behind[1].added_ns(), 100'000);
+  EXPECT_EQ(behind[1].late_ns(), 100'000);
   // Kept: the most behind only.
   ASSERT_EQ(OpsBehind(run, kStart, model, 1).size(), 1u);
   EXPECT_EQ(OpsBehind(run, kStart, model, 1)[0].node, 11u);
@@ -80,10 +82,10 @@ TEST(OpsBehindTest, ACollectivesRanksAreMatchedByPositionInTheirGroup) {
   ASSERT_EQ(behind.size(), 3u);
   EXPECT_EQ(behind[0].node, 11u);  // named as on rank 0, the lowest
   EXPECT_EQ(behind[0].ranks, (std::vector<int>{0, 1}));
-  EXPECT_EQ(behind[0].excess_ns(), 4'000'000);
+  EXPECT_EQ(behind[0].added_ns(), 4'000'000);
   EXPECT_EQ(behind[1].node, 10u);
   EXPECT_EQ(behind[1].ranks, (std::vector<int>{0, 1}));
-  EXPECT_EQ(behind[1].excess_ns(), 1'000'000);
+  EXPECT_EQ(behind[1].added_ns(), 1'000'000);
   EXPECT_EQ(behind[2].group, 2);
   EXPECT_EQ(behind[2].ranks, (std::vector<int>{0}));
 }
@@ -100,9 +102,9 @@ TEST(OpsBehindTest, PointToPointOpsAreEachRanksOwn) {
   ASSERT_EQ(behind.size(), 2u);
   EXPECT_EQ(behind[0].type, "recv");
   EXPECT_EQ(behind[0].ranks, (std::vector<int>{1}));
-  EXPECT_EQ(behind[0].excess_ns(), 1'000'000);
+  EXPECT_EQ(behind[0].added_ns(), 1'000'000);
   EXPECT_EQ(behind[1].type, "send");
-  EXPECT_EQ(behind[1].late_ns, -1'500'000);
+  EXPECT_EQ(behind[1].late_ns(), -1'500'000);
 }
 
 TEST(OpsBehindTest, FurthestOverIterationsPrintedAndKeptInTheResults) {
@@ -113,19 +115,22 @@ TEST(OpsBehindTest, FurthestOverIterationsPrintedAndKeptInTheResults) {
   a.type = "all_reduce";
   a.size = 32 << 20;
   a.ranks = {0, 1, 2, 3, 6};
-  a.measured_ns = 3'000'000'000;
-  a.expected_ns = 1'000'000'000;
-  a.late_ns = 2'500'000'000;
+  a.measured_issue_ns = 500'000'000;
+  a.measured_end_ns = 3'500'000'000;  // 3 s from its issue, ended 2.5 s late
+  a.expected_issue_ns = 0;
+  a.expected_end_ns = 1'000'000'000;
   OpBehind b = a;
   b.iteration = 1;
-  b.measured_ns = 1'500'000'000;
+  b.measured_end_ns = 2'000'000'000;
   const std::vector<OpBehind> top = FurthestBehind({{b}, {a}}, 1);
   ASSERT_EQ(top.size(), 1u);
   EXPECT_EQ(top[0].iteration, 0);
   const std::string text = FormatOpsBehind(top);
   EXPECT_NE(text.find("the ops furthest behind the model"), std::string::npos) << text;
   EXPECT_NE(text.find("0-3,6"), std::string::npos) << text;
-  EXPECT_NE(text.find("3.00"), std::string::npos) << text;  // the ratio
+  EXPECT_NE(text.find("3.00 "), std::string::npos) << text;  // the ratio
+  EXPECT_NE(text.find("2.000 s"), std::string::npos) << text;  // added
+  EXPECT_NE(text.find("2.500 s"), std::string::npos) << text;  // late
   EXPECT_NE(text.find("layer.3.grad_all_reduce"), std::string::npos) << text;
   EXPECT_EQ(FormatOpsBehind({}), "");
   EXPECT_EQ(ToJson(OpBehindFromJson(ToJson(a))), ToJson(a));

@@ -78,8 +78,8 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   behind.node = 5;
   behind.type = "all_reduce";
   behind.ranks = {0, 1};
-  behind.measured_ns = 80000;
-  behind.expected_ns = 40000;
+  behind.measured_end_ns = 80000;
+  behind.expected_end_ns = 40000;
   c.iterations.at(1).behind = {behind};
   results["prediction"] = ToJson(c);
   // Faults on rank 0's clock: during iteration 0, between 0 and 1 (hits 1), after the run.
