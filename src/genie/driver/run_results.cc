@@ -185,9 +185,9 @@ void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkC
                           report::Expectation* expected,
                           std::map<int, std::vector<report::OpBehind>>* behind) {
   const int n = setup.world_size();
-  std::map<int, std::vector<record::OpEvent>> comm_of;  // the run's comm ops per iteration
+  std::map<int, std::vector<const record::OpEvent*>> comm_of;  // the run's, per iteration
   for (const auto& e : ops) {
-    if (e.iteration >= 0 && e.is_comm()) comm_of[e.iteration].push_back(e);
+    if (e.iteration >= 0 && e.is_comm()) comm_of[e.iteration].push_back(&e);
   }
   std::map<int, TimeNs> first_start;  // per iteration, on the run's clock
   for (const auto& s : ranks) {

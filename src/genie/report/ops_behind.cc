@@ -36,7 +36,7 @@ Ranges RangesOf(const std::vector<int>& sorted) {
 
 }  // namespace
 
-std::vector<OpBehind> OpsBehind(const std::vector<record::OpEvent>& measured,
+std::vector<OpBehind> OpsBehind(const std::vector<const record::OpEvent*>& measured,
                                 TimeNs measured_start,
                                 const std::vector<record::OpEvent>& expected, size_t keep) {
   std::map<std::pair<int, NodeId>, const record::OpEvent*> model;
@@ -47,12 +47,13 @@ std::vector<OpBehind> OpsBehind(const std::vector<record::OpEvent>& measured,
   // group and position in node-id order among the rank's collectives of that group (their node
   // ids differ in many traces). A point-to-point op is its rank's own entry.
   std::map<std::pair<int, int64_t>, std::vector<NodeId>> order;  // (rank, group) -> node ids
-  for (const auto& e : measured) {
-    if (e.kind == OpKind::kCollective) order[{e.rank, e.group}].push_back(e.node);
+  for (const record::OpEvent* e : measured) {
+    if (e->kind == OpKind::kCollective) order[{e->rank, e->group}].push_back(e->node);
   }
   for (auto& [key, nodes] : order) std::sort(nodes.begin(), nodes.end());
   std::map<std::tuple<int, int64_t, int64_t>, OpBehind> ops;
-  for (const auto& e : measured) {
+  for (const record::OpEvent* run_op : measured) {
+    const record::OpEvent& e = *run_op;
     if (!e.is_comm()) continue;
     auto m = model.find({e.rank, e.node});
     if (m == model.end()) continue;

@@ -46,11 +46,12 @@ struct OpBehind {
 };
 
 // The `keep` ops of one iteration that added the most time beyond their prediction, most first.
-// `measured`: the run's comm ops of the iteration (its wall clock; other ops are ignored),
+// `measured`: the run's comm ops of the iteration, by pointer (a long run's ops are many; its
+// wall clock; other ops are ignored),
 // `measured_start`: the iteration's first rank start on that clock; `expected`: the simulated
 // ops of the iteration's prediction (virtual time from 0), matched by rank and node id. Ops
 // missing from either side are left out.
-std::vector<OpBehind> OpsBehind(const std::vector<record::OpEvent>& measured,
+std::vector<OpBehind> OpsBehind(const std::vector<const record::OpEvent*>& measured,
                                 TimeNs measured_start,
                                 const std::vector<record::OpEvent>& expected, size_t keep);
 

@@ -26,6 +26,13 @@ OpEvent Op(int rank, NodeId node, std::string name, TimeNs start, TimeNs end,
   return e;
 }
 
+// OpsBehind takes the run's ops by pointer.
+std::vector<const OpEvent*> Ptrs(const std::vector<OpEvent>& ops) {
+  std::vector<const OpEvent*> out;
+  for (const auto& e : ops) out.push_back(&e);
+  return out;
+}
+
 constexpr TimeNs kStart = 5'000'000;  // the measured iteration's first rank start (run clock)
 
 TEST(OpsBehindTest, RanksTheOpsThatTookLongestBeyondTheirPrediction) {
@@ -39,7 +46,7 @@ TEST(OpsBehindTest, RanksTheOpsThatTookLongestBeyondTheirPrediction) {
       Op(0, 11, "ar.b", kStart + 2'000'000, kStart + 5'000'000),
       Op(1, 11, "ar.b", kStart + 1'000'000, kStart + 5'000'000),
       Op(0, 12, "compute", kStart, kStart + 9'000'000, OpKind::kCompute)};
-  const std::vector<OpBehind> behind = OpsBehind(run, kStart, model, 10);
+  const std::vector<OpBehind> behind = OpsBehind(Ptrs(run), kStart, model, 10);
   ASSERT_EQ(behind.size(), 2u);  // the compute op is not compared
   const OpBehind& b = behind[0];
   EXPECT_EQ(b.node, 11u);
@@ -58,8 +65,8 @@ TEST(OpsBehindTest, RanksTheOpsThatTookLongestBeyondTheirPrediction) {
   EXPECT_EQ(behind[1].added_ns(), 100'000);
   EXPECT_EQ(behind[1].late_ns(), 100'000);
   // Kept: the most behind only.
-  ASSERT_EQ(OpsBehind(run, kStart, model, 1).size(), 1u);
-  EXPECT_EQ(OpsBehind(run, kStart, model, 1)[0].node, 11u);
+  ASSERT_EQ(OpsBehind(Ptrs(run), kStart, model, 1).size(), 1u);
+  EXPECT_EQ(OpsBehind(Ptrs(run), kStart, model, 1)[0].node, 11u);
 }
 
 // As the runtime matches them: by group and position among the rank's collectives of the
@@ -78,7 +85,7 @@ TEST(OpsBehindTest, ACollectivesRanksAreMatchedByPositionInTheirGroup) {
       Op(0, 11, "b", kStart + 1'000'000, kStart + 6'000'000),
       Op(1, 110, "a", kStart, kStart + 2'000'000), Op(0, 10, "a", kStart, kStart + 1'000'000),
       in_group(Op(0, 12, "c", kStart, kStart + 1'000'000), 2)};
-  const std::vector<OpBehind> behind = OpsBehind(run, kStart, model, 10);
+  const std::vector<OpBehind> behind = OpsBehind(Ptrs(run), kStart, model, 10);
   ASSERT_EQ(behind.size(), 3u);
   EXPECT_EQ(behind[0].node, 11u);  // named as on rank 0, the lowest
   EXPECT_EQ(behind[0].ranks, (std::vector<int>{0, 1}));
@@ -98,7 +105,7 @@ TEST(OpsBehindTest, PointToPointOpsAreEachRanksOwn) {
       Op(0, 20, "send", kStart, kStart + 500'000, OpKind::kSend),  // left when buffered: sooner
       Op(1, 20, "recv", kStart, kStart + 3'000'000, OpKind::kRecv),
       Op(1, 21, "recv", kStart, kStart + 9'000'000, OpKind::kRecv)};  // not in the model
-  const std::vector<OpBehind> behind = OpsBehind(run, kStart, model, 10);
+  const std::vector<OpBehind> behind = OpsBehind(Ptrs(run), kStart, model, 10);
   ASSERT_EQ(behind.size(), 2u);
   EXPECT_EQ(behind[0].type, "recv");
   EXPECT_EQ(behind[0].ranks, (std::vector<int>{1}));
