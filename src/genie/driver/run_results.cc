@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
@@ -176,49 +177,46 @@ std::vector<TimeNs> MedianIdle(int n, const std::map<int, MeasuredIteration>& me
 
 // Each measured iteration's own prediction (its step into `expected`) and, for those predicted
 // one by one, the ops furthest behind it (into `behind`).
-void PredictEachIteration(const runtime::RunSetup& setup, const config::NetworkConfig& net,
-                          sim::NetworkModelKind kind,
-                          const std::map<int, MeasuredIteration>& measured,
-                          const std::vector<TimeNs>& common_idle,
-                          const std::vector<record::OpEvent>& ops,
-                          const std::vector<record::RankSummary>& ranks,
-                          report::Expectation* expected,
-                          std::map<int, std::vector<report::OpBehind>>* behind) {
+void PredictEachIteration(
+    const runtime::RunSetup& setup, const config::NetworkConfig& net, sim::NetworkModelKind kind,
+    const std::map<int, MeasuredIteration>& measured, const std::vector<TimeNs>& common_idle,
+    const std::vector<record::OpEvent>& ops, const std::vector<record::RankSummary>& ranks,
+    report::Expectation* expected, std::map<int, std::vector<report::OpBehind>>* behind) {
   const int n = setup.world_size();
   std::map<int, std::vector<const record::OpEvent*>> comm_of;  // the run's, per iteration
   for (const auto& e : ops) {
     if (e.iteration >= 0 && e.is_comm()) comm_of[e.iteration].push_back(&e);
   }
   std::map<int, TimeNs> first_start;  // per iteration, on the run's clock
-  for (const auto& s : ranks) {
-    auto [it, fresh] = first_start.try_emplace(s.iteration, s.start);
-    if (!fresh) it->second = std::min(it->second, s.start);
-  }
-  // `iteration` < 0: a median of several, whose ops are nobody's.
+  for (const report::IterationStep& s : report::StepTimes(ranks))
+    first_start[s.iteration] = s.start;
+  // `iteration` < 0: a median of several, whose ops are nobody's (nothing recorded).
   auto predict = [&](const MeasuredIteration& m, int iteration) -> std::optional<TimeNs> {
-    auto rec = record::Recorder::Create("", nlohmann::json::object());
-    record::Recorder* r = iteration >= 0 && rec.ok() ? rec->get() : nullptr;
-    auto sim = Simulate(setup, net, kind, r, SimulatedIterations(1), &m);
+    std::unique_ptr<record::Recorder> rec;
+    auto simulate = [&](const MeasuredIteration& conditions) {
+      rec.reset();  // a failed simulation's ops are not the prediction's
+      if (iteration >= 0) {
+        auto made = record::Recorder::Create("", nlohmann::json::object());
+        if (made.ok()) rec = std::move(*made);
+      }
+      return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &conditions);
+    };
+    auto sim = simulate(m);
     if (!sim.ok() && !m.issue_order.empty()) {
       // The order a run had always admits a schedule, but a model is not a run: should the
       // simulation stall on it, the issue rules alone decide.
       MeasuredIteration unordered = m;
       unordered.issue_order.clear();
-      if (r != nullptr) {
-        rec = record::Recorder::Create("", nlohmann::json::object());
-        r = rec.ok() ? rec->get() : nullptr;
-      }
-      sim = Simulate(setup, net, kind, r, SimulatedIterations(1), &unordered);
+      sim = simulate(unordered);
     }
     if (!sim.ok()) {
       std::cerr << "genie run: --predict: the iterations' start skew could not be simulated ("
                 << sim.status().message() << "); every iteration expects the common step\n";
       return std::nullopt;
     }
-    if (r != nullptr && first_start.count(iteration)) {
+    if (rec != nullptr && first_start.count(iteration)) {
       (*behind)[iteration] = report::OpsBehind(comm_of[iteration], first_start[iteration],
-                                               r->ops(), report::kOpsBehindKept);
-      for (auto& op : (*behind)[iteration]) op.iteration = iteration;
+                                               rec->ops(), report::kOpsBehindKept);
     }
     return sim->end_ns;
   };
@@ -266,8 +264,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
       MeasuredIteration common;
       common.idle_ns = MedianIdle(setup.world_size(), measured);
       auto rec = record::Recorder::Create("", nlohmann::json::object());
-      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1),
-                                     &common)
+      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1), &common)
                           : Result<SimulationStats>(rec.status());
       if (!sim.ok()) {
         std::cerr << "genie run: --predict: the simulation failed: " << sim.status().message()

@@ -37,8 +37,8 @@ Ranges RangesOf(const std::vector<int>& sorted) {
 }  // namespace
 
 std::vector<OpBehind> OpsBehind(const std::vector<const record::OpEvent*>& measured,
-                                TimeNs measured_start,
-                                const std::vector<record::OpEvent>& expected, size_t keep) {
+                                TimeNs measured_start, const std::vector<record::OpEvent>& expected,
+                                size_t keep) {
   std::map<std::pair<int, NodeId>, const record::OpEvent*> model;
   for (const auto& e : expected) {
     if (e.is_comm()) model[{e.rank, e.node}] = &e;
@@ -61,8 +61,7 @@ std::vector<OpBehind> OpsBehind(const std::vector<const record::OpEvent*>& measu
     std::tuple<int, int64_t, int64_t> key;
     if (e.kind == OpKind::kCollective) {
       const auto& nodes = order[{e.rank, e.group}];
-      key = {-1, e.group,
-             std::lower_bound(nodes.begin(), nodes.end(), e.node) - nodes.begin()};
+      key = {-1, e.group, std::lower_bound(nodes.begin(), nodes.end(), e.node) - nodes.begin()};
     } else {
       key = {e.rank, static_cast<int64_t>(e.node), 0};
     }
@@ -97,8 +96,7 @@ std::vector<OpBehind> OpsBehind(const std::vector<const record::OpEvent*>& measu
   return out;
 }
 
-std::vector<OpBehind> FurthestBehind(const std::vector<std::vector<OpBehind>>& lists,
-                                     size_t keep) {
+std::vector<OpBehind> FurthestBehind(const std::vector<std::vector<OpBehind>>& lists, size_t keep) {
   std::vector<OpBehind> all;
   for (const auto& l : lists) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end(), Before);

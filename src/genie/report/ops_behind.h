@@ -1,8 +1,8 @@
 // The ops furthest behind the model: each communication op of a measured iteration beside the
 // same op in that iteration's own prediction (the model started with the iteration's measured
 // start skew, idle time and issue order, driver/run_results.cc), ranked by how much longer it
-// took than predicted (from the last of its ranks' issue). It answers "which collective made this step late" where the per-type
-// busbw only says "the all-reduces, on average". Pure; any thread.
+// took than predicted (from the last of its ranks' issue). It answers "which collective made this
+// step late" where the per-type busbw only says "the all-reduces, on average". Pure; any thread.
 #pragma once
 
 #include <algorithm>
@@ -30,13 +30,13 @@ struct OpBehind {
   std::string type;  // collective type ("all_reduce"), or "send" / "recv"
   Bytes size = 0;
   int64_t group = kWorldGroup;
-  std::vector<int> ranks;  // ascending
+  std::vector<int> ranks;                             // ascending
   TimeNs measured_issue_ns = 0, measured_end_ns = 0;  // the last rank's issue and end
   TimeNs expected_issue_ns = 0, expected_end_ns = 0;  // the model's
 
   TimeNs measured_ns() const { return std::max<TimeNs>(0, measured_end_ns - measured_issue_ns); }
   TimeNs expected_ns() const { return std::max<TimeNs>(0, expected_end_ns - expected_issue_ns); }
-  TimeNs added_ns() const { return measured_ns() - expected_ns(); }  // ranks the list
+  TimeNs added_ns() const { return measured_ns() - expected_ns(); }     // ranks the list
   TimeNs late_ns() const { return measured_end_ns - expected_end_ns; }  // < 0: sooner
   double ratio() const {
     return expected_ns() > 0
@@ -52,8 +52,8 @@ struct OpBehind {
 // ops of the iteration's prediction (virtual time from 0), matched by rank and node id. Ops
 // missing from either side are left out.
 std::vector<OpBehind> OpsBehind(const std::vector<const record::OpEvent*>& measured,
-                                TimeNs measured_start,
-                                const std::vector<record::OpEvent>& expected, size_t keep);
+                                TimeNs measured_start, const std::vector<record::OpEvent>& expected,
+                                size_t keep);
 
 // The `keep` furthest behind over several iterations' lists, most first.
 std::vector<OpBehind> FurthestBehind(const std::vector<std::vector<OpBehind>>& lists, size_t keep);

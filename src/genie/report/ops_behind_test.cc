@@ -37,9 +37,9 @@ constexpr TimeNs kStart = 5'000'000;  // the measured iteration's first rank sta
 
 TEST(OpsBehindTest, RanksTheOpsThatTookLongestBeyondTheirPrediction) {
   // The model: node 10 from 0 to 1 ms, node 11 from 1 to 2 ms, on both ranks.
-  const std::vector<OpEvent> model = {Op(0, 10, "ar.a", 0, 1'000'000), Op(1, 10, "ar.a", 0, 1'000'000),
-                                      Op(0, 11, "ar.b", 1'000'000, 2'000'000),
-                                      Op(1, 11, "ar.b", 1'000'000, 2'000'000)};
+  const std::vector<OpEvent> model = {
+      Op(0, 10, "ar.a", 0, 1'000'000), Op(1, 10, "ar.a", 0, 1'000'000),
+      Op(0, 11, "ar.b", 1'000'000, 2'000'000), Op(1, 11, "ar.b", 1'000'000, 2'000'000)};
   // The run: node 10 on time; node 11 took 4 ms on rank 1 (3 ms on rank 0, issued later).
   const std::vector<OpEvent> run = {
       Op(0, 10, "ar.a", kStart, kStart + 1'000'000), Op(1, 10, "ar.a", kStart, kStart + 1'100'000),
@@ -76,15 +76,15 @@ TEST(OpsBehindTest, ACollectivesRanksAreMatchedByPositionInTheirGroup) {
     e.group = group;
     return e;
   };
-  const std::vector<OpEvent> model = {
-      Op(0, 10, "a", 0, 1'000'000), Op(1, 110, "a", 0, 1'000'000),
-      Op(0, 11, "b", 1'000'000, 2'000'000), Op(1, 111, "b", 1'000'000, 2'000'000),
-      in_group(Op(0, 12, "c", 0, 1'000'000), 2)};
-  const std::vector<OpEvent> run = {
-      Op(1, 111, "b", kStart + 1'000'000, kStart + 6'000'000),
-      Op(0, 11, "b", kStart + 1'000'000, kStart + 6'000'000),
-      Op(1, 110, "a", kStart, kStart + 2'000'000), Op(0, 10, "a", kStart, kStart + 1'000'000),
-      in_group(Op(0, 12, "c", kStart, kStart + 1'000'000), 2)};
+  const std::vector<OpEvent> model = {Op(0, 10, "a", 0, 1'000'000), Op(1, 110, "a", 0, 1'000'000),
+                                      Op(0, 11, "b", 1'000'000, 2'000'000),
+                                      Op(1, 111, "b", 1'000'000, 2'000'000),
+                                      in_group(Op(0, 12, "c", 0, 1'000'000), 2)};
+  const std::vector<OpEvent> run = {Op(1, 111, "b", kStart + 1'000'000, kStart + 6'000'000),
+                                    Op(0, 11, "b", kStart + 1'000'000, kStart + 6'000'000),
+                                    Op(1, 110, "a", kStart, kStart + 2'000'000),
+                                    Op(0, 10, "a", kStart, kStart + 1'000'000),
+                                    in_group(Op(0, 12, "c", kStart, kStart + 1'000'000), 2)};
   const std::vector<OpBehind> behind = OpsBehind(Ptrs(run), kStart, model, 10);
   ASSERT_EQ(behind.size(), 3u);
   EXPECT_EQ(behind[0].node, 11u);  // named as on rank 0, the lowest
@@ -135,7 +135,7 @@ TEST(OpsBehindTest, FurthestOverIterationsPrintedAndKeptInTheResults) {
   const std::string text = FormatOpsBehind(top);
   EXPECT_NE(text.find("the ops furthest behind the model"), std::string::npos) << text;
   EXPECT_NE(text.find("0-3,6"), std::string::npos) << text;
-  EXPECT_NE(text.find("3.00 "), std::string::npos) << text;  // the ratio
+  EXPECT_NE(text.find("3.00 "), std::string::npos) << text;    // the ratio
   EXPECT_NE(text.find("2.000 s"), std::string::npos) << text;  // added
   EXPECT_NE(text.find("2.500 s"), std::string::npos) << text;  // late
   EXPECT_NE(text.find("layer.3.grad_all_reduce"), std::string::npos) << text;
