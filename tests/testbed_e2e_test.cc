@@ -12,8 +12,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,13 +29,15 @@ class Testbed : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
+    if (RunCli("ip netns list 2>/dev/null").exit_code != 0)
+      GTEST_SKIP() << "no network namespaces here";
     // A killed earlier run of these tests could not take its testbed down: do it now (every
     // testbed named t<pid> whose process is gone).
     CliResult old = RunCli("ip netns list 2>/dev/null | grep -o '^t[0-9]*-' | sort -u | tr -d -");
     std::istringstream names(old.output);
     for (std::string n; names >> n;) {
-      if (kill(std::stoi(n.substr(1)), 0) != 0) RunCli(Genie("testbed down " + n) + " >/dev/null 2>&1");
+      if (kill(std::stoi(n.substr(1)), 0) != 0)
+        RunCli(Genie("testbed down " + n) + " >/dev/null 2>&1");
     }
     name_ = "t" + std::to_string(getpid());
     dir_ = FreshDir("testbed-" + name_);
@@ -50,7 +52,8 @@ class Testbed : public ::testing::Test {
               "0\n");
     RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
     // Nothing of the testbed is left: namespaces, and with them links, qdiscs and rules.
-    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
+              "0\n");
   }
   static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   void Up(const std::string& args) {
@@ -64,7 +67,8 @@ class Testbed : public ::testing::Test {
     RunCli("ip netns exec " + Ns("h" + std::to_string(to)) + " iperf3 -s -1 -D -B " + addr +
            " >/dev/null 2>&1; sleep 0.3");
     CliResult r = RunCli("ip netns exec " + Ns("h" + std::to_string(from)) + " iperf3 -c " + addr +
-                         " -t " + std::to_string(seconds) + " -J", Stderr::kApart);
+                             " -t " + std::to_string(seconds) + " -J",
+                         Stderr::kApart);
     if (r.exit_code != 0) return 0;
     return json::parse(r.output)["end"]["sum_received"]["bits_per_second"].get<double>() / 8;
   }
@@ -72,8 +76,8 @@ class Testbed : public ::testing::Test {
   CliResult Run(const std::string& gen, int ranks, const std::string& run_args,
                 const std::string& out = "out") {
     const std::string w = dir_ + "/w-" + out;
-    CliResult g = RunCli(Genie("gen collective " + gen + " --ranks " + std::to_string(ranks) +
-                               " -o " + w));
+    CliResult g =
+        RunCli(Genie("gen collective " + gen + " --ranks " + std::to_string(ranks) + " -o " + w));
     EXPECT_EQ(g.exit_code, 0) << g.output;
     return RunCli(Genie("launch --testbed " + name_ + " -n " + std::to_string(ranks) + " -- run " +
                         w + " -o " + dir_ + "/" + out + " " + run_args));
@@ -135,6 +139,8 @@ TEST_F(Testbed, UpStatusListDownAndNothingIsLeft) {
   ASSERT_EQ(RunCli(Genie("testbed down " + name_)).exit_code, 0);
   EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
   EXPECT_EQ(RunCli(Genie("testbed status " + name_)).exit_code, 2);
+  // Nor its files in the state directory (the name's lock included).
+  EXPECT_EQ(RunCli("ls /run/genie/testbeds | grep -c '^" + name_ + "\\.' || true").output, "0\n");
 }
 
 TEST_F(Testbed, WithoutRootItSaysSoAndChangesNothing) {
@@ -154,13 +160,14 @@ TEST_F(Testbed, AFailedUpRemovesWhatItMade) {
                              << "*) echo 'tc: injected failure' >&2; exit 1;; esac\n"
                                 "exec /usr/sbin/tc \"$@\"\n";
   RunCli("chmod +x " + bin + "/tc");
-  CliResult r = RunCli("PATH=" + bin + ":$PATH " + Genie("testbed up --name " + name_ +
-                                                          " --topology star:4"));
+  CliResult r = RunCli("PATH=" + bin + ":$PATH " +
+                       Genie("testbed up --name " + name_ + " --topology star:4"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("injected failure"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("everything it had made was removed"), std::string::npos) << r.output;
   EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
   EXPECT_EQ(RunCli(Genie("testbed list")).output.find(name_), std::string::npos);
+  EXPECT_EQ(RunCli("ls /run/genie/testbeds | grep -c '^" + name_ + "\\.' || true").output, "0\n");
 }
 
 // The hosts' congestion control is the one asked for (one this machine does not default to,
@@ -175,31 +182,30 @@ TEST_F(Testbed, TheHostsRunTheCongestionControlAskedFor) {
   };
   const std::string machine = first_word(ReadFile("/proc/sys/net/ipv4/tcp_congestion_control"));
   const std::string want = machine == "cubic" ? "reno" : "cubic";
-  CliResult bad = RunCli(Genie("testbed up --name " + name_ + " --topology star:2 " +
-                               "--tcp-congestion nosuchcc"));
+  CliResult bad = RunCli(
+      Genie("testbed up --name " + name_ + " --topology star:2 " + "--tcp-congestion nosuchcc"));
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("this kernel has no 'nosuchcc' (available: "), std::string::npos)
       << bad.output;
   EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
 
   Up("--topology star:2 --rate 400mbit --tcp-congestion " + want);
-  EXPECT_EQ(RunCli("ip netns exec " + Ns("h1") + " sysctl -n net.ipv4.tcp_congestion_control")
-                .output,
-            want + "\n");
+  EXPECT_EQ(
+      RunCli("ip netns exec " + Ns("h1") + " sysctl -n net.ipv4.tcp_congestion_control").output,
+      want + "\n");
   EXPECT_EQ(first_word(ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")), machine)
       << "the machine's own default is left alone";
   CliResult st = RunCli(Genie("testbed status " + name_));
   EXPECT_NE(st.output.find("TCP " + want), std::string::npos) << st.output;
   // A run records the congestion control its ranks' namespaces have.
-  CliResult g = RunCli(Genie("gen collective --type all_reduce --size 1MiB --ranks 2 -o " + dir_ +
-                             "/ar"));
+  CliResult g =
+      RunCli(Genie("gen collective --type all_reduce --size 1MiB --ranks 2 -o " + dir_ + "/ar"));
   ASSERT_EQ(g.exit_code, 0) << g.output;
-  CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 2 -- run " + dir_ + "/ar -o " +
-                             dir_ + "/out"));
+  CliResult r = RunCli(
+      Genie("launch --testbed " + name_ + " -n 2 -- run " + dir_ + "/ar -o " + dir_ + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string header = ReadFile(dir_ + "/out/rank-1.jsonl");
-  EXPECT_NE(header.find("\"net.ipv4.tcp_congestion_control\":\"" + want + "\""),
-            std::string::npos)
+  EXPECT_NE(header.find("\"net.ipv4.tcp_congestion_control\":\"" + want + "\""), std::string::npos)
       << header.substr(0, 2000);
 }
 
@@ -207,14 +213,14 @@ TEST_F(Testbed, StarRingAllReduceReachesTheLinkGoodput) {
   Up("--topology star:8 --rate 400mbit");
   const double iperf = Iperf(0, 1);
   ASSERT_GT(iperf, 40e6);
-  CliResult r = Run("--type all_reduce --size 64MiB", 8,
-                    "--iterations 3 --warmup 1 --peer-timeout 30s");
+  CliResult r =
+      Run("--type all_reduce --size 64MiB", 8, "--iterations 3 --warmup 1 --peer-timeout 30s");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json res = Results();
   const double busbw = Median(BusBwPerIteration(res));
   RecordProperty("busbw_over_iperf3", std::to_string(busbw / iperf));
-  std::cout << "star:8 at 400mbit, 64 MiB ring all-reduce: busbw " << busbw / 1e9 << " GB/s, iperf3 "
-            << iperf / 1e9 << " GB/s, ratio " << busbw / iperf << "\n";
+  std::cout << "star:8 at 400mbit, 64 MiB ring all-reduce: busbw " << busbw / 1e9
+            << " GB/s, iperf3 " << iperf / 1e9 << " GB/s, ratio " << busbw / iperf << "\n";
   EXPECT_GE(busbw / iperf, 0.90) << "busbw " << busbw << " B/s, iperf3 " << iperf << " B/s";
   // Rank 0 recorded the testbed's counters: every host's NIC carried the ring's traffic.
   json h3 = HostCounters(res, "h3");
@@ -229,10 +235,10 @@ TEST_F(Testbed, LeafSpineSpreadsCrossLeafFlowsOverBothSpines) {
   auto spine_tx = [&](int s) {
     uint64_t sum = 0;
     for (int l = 0; l < 2; ++l) {
-      sum += std::stoull(RunCli("ip netns exec " + Ns("s" + std::to_string(s)) +
-                                " cat /sys/class/net/l" + std::to_string(l) +
-                                "/statistics/tx_bytes")
-                             .output);
+      sum +=
+          std::stoull(RunCli("ip netns exec " + Ns("s" + std::to_string(s)) +
+                             " cat /sys/class/net/l" + std::to_string(l) + "/statistics/tx_bytes")
+                          .output);
     }
     return sum;
   };
@@ -241,12 +247,15 @@ TEST_F(Testbed, LeafSpineSpreadsCrossLeafFlowsOverBothSpines) {
   // on a spine at random, and TCP shares a link unevenly over 2 s, so the bytes are judged with
   // a margin: each spine carries at least a fifth (32 flows against a floor of a quarter failed
   // once, 0.79 / 0.21).
-  RunCli("ip netns exec " + Ns("h4") + " iperf3 -s -1 -D -B 10.100.1.1 >/dev/null 2>&1; ip netns exec " +
-         Ns("h1") + " iperf3 -s -1 -D -B 10.100.0.2 >/dev/null 2>&1; sleep 0.3");
-  CliResult r = RunCli("ip netns exec " + Ns("h0") + " iperf3 -c 10.100.1.1 -t 2 -P 32 >/dev/null & " +
-                       "ip netns exec " + Ns("h5") + " iperf3 -c 10.100.0.2 -t 2 -P 32 >/dev/null; wait");
+  RunCli("ip netns exec " + Ns("h4") +
+         " iperf3 -s -1 -D -B 10.100.1.1 >/dev/null 2>&1; ip netns exec " + Ns("h1") +
+         " iperf3 -s -1 -D -B 10.100.0.2 >/dev/null 2>&1; sleep 0.3");
+  CliResult r =
+      RunCli("ip netns exec " + Ns("h0") + " iperf3 -c 10.100.1.1 -t 2 -P 32 >/dev/null & " +
+             "ip netns exec " + Ns("h5") + " iperf3 -c 10.100.0.2 -t 2 -P 32 >/dev/null; wait");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const double d0 = static_cast<double>(spine_tx(0) - s0), d1 = static_cast<double>(spine_tx(1) - s1);
+  const double d0 = static_cast<double>(spine_tx(0) - s0),
+               d1 = static_cast<double>(spine_tx(1) - s1);
   const double cross = d0 + d1;
   ASSERT_GT(cross, 50e6) << "cross-leaf bytes " << cross;
   std::cout << "leafspine:2x2x4, 64 iperf3 flows: spine 0 carried " << d0 / cross << ", spine 1 "
@@ -268,8 +277,8 @@ TEST_F(Testbed, LeafSpineLinksShareTheSpineEquallyAmongSendingHosts) {
     const std::string addr = "10.100.1." + std::to_string(i + 1);
     servers += "ip netns exec " + Ns("h" + std::to_string(4 + i)) + " iperf3 -s -1 -D -B " + addr +
                " >/dev/null 2>&1; ";
-    clients += "ip netns exec " + Ns("h" + std::to_string(i)) + " iperf3 -c " + addr + " -t 4 -J > " +
-               dir_ + "/flow" + std::to_string(i) + ".json & ";
+    clients += "ip netns exec " + Ns("h" + std::to_string(i)) + " iperf3 -c " + addr +
+               " -t 4 -J > " + dir_ + "/flow" + std::to_string(i) + ".json & ";
   }
   RunCli(servers + "sleep 0.3");
   ASSERT_EQ(RunCli(clients + "wait").exit_code, 0);
@@ -281,8 +290,8 @@ TEST_F(Testbed, LeafSpineLinksShareTheSpineEquallyAmongSendingHosts) {
   const auto [lo, hi] = std::minmax_element(mbps.begin(), mbps.end());
   double total = 0;
   for (double m : mbps) total += m;
-  std::cout << "leafspine:2x1x4, 100 Mbit/s spine, 4 flows across it: " << mbps[0] << " / " << mbps[1]
-            << " / " << mbps[2] << " / " << mbps[3] << " Mbit/s\n";
+  std::cout << "leafspine:2x1x4, 100 Mbit/s spine, 4 flows across it: " << mbps[0] << " / "
+            << mbps[1] << " / " << mbps[2] << " / " << mbps[3] << " Mbit/s\n";
   // One FIFO gave bbr flows 23-222 Mbit/s of a 500 Mbit/s spine (docs/testbed.md); per host they
   // got 117 each.
   EXPECT_GT(*lo / *hi, 0.8) << *lo << " vs " << *hi;
@@ -295,8 +304,8 @@ TEST_F(Testbed, LeafSpineLinksShareTheSpineEquallyAmongSendingHosts) {
 TEST_F(Testbed, AVerifiedReplayOverTheFabricTransport) {
   Up("--topology star:4 --rate 400mbit");
   for (const std::string mode : {"", " --fabric-rma"}) {
-    CliResult r = Run("--type all_reduce --size 4MiB", 4,
-                      "--verify --transport fabric" + mode, mode.empty() ? "fab" : "fab-rma");
+    CliResult r = Run("--type all_reduce --size 4MiB", 4, "--verify --transport fabric" + mode,
+                      mode.empty() ? "fab" : "fab-rma");
     ASSERT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
     EXPECT_NE(r.output.find("collectives checked, all correct"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
@@ -328,8 +337,8 @@ TEST_F(Testbed, ARateFaultSlowsOnlyTransfersThroughThatLink) {
 TEST_F(Testbed, LossShowsAsRetransmissionsOfTheHostSendingIntoIt) {
   Up("--topology star:4 --rate 400mbit");
   std::ofstream(dir_ + "/faults.yml") << "faults:\n  - {link: h2, loss: 2%, direction: in}\n";
-  CliResult r = Run("--type all_reduce --size 16MiB", 4,
-                    "--iterations 2 --faults " + dir_ + "/faults.yml");
+  CliResult r =
+      Run("--type all_reduce --size 16MiB", 4, "--iterations 2 --faults " + dir_ + "/faults.yml");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json res = Results();
   // The ring sends h1 -> h2: h1 retransmits, the others (whose sends avoid h2's way in) hardly.
@@ -345,8 +354,9 @@ TEST_F(Testbed, LossShowsAsRetransmissionsOfTheHostSendingIntoIt) {
   EXPECT_EQ(faults[0]["action"], "apply");
   EXPECT_EQ(faults.back()["action"], "clear");
   // Cleared at the end: no rule left.
-  EXPECT_EQ(RunCli("ip netns exec " + Ns("h2") + " iptables -t mangle -S PREROUTING | wc -l").output,
-            "1\n");
+  EXPECT_EQ(
+      RunCli("ip netns exec " + Ns("h2") + " iptables -t mangle -S PREROUTING | wc -l").output,
+      "1\n");
 }
 
 TEST_F(Testbed, DelayShowsInTheRoundTripThroughThatLink) {
@@ -421,10 +431,12 @@ TEST_F(Testbed, ALinkDownForGoodEndsEveryRankWithinThePeerTimeoutNamingThePeer) 
 
 TEST_F(Testbed, FaultsAreClearedWhenRankZeroIsKilled) {
   Up("--topology star:4 --rate 400mbit");
-  std::ofstream(dir_ + "/faults.yml")
-      << "faults:\n  - {link: h1, rate: 50mbit}\n  - {link: h2, loss: 5%}\n  - {link: h3, delay: 5ms}\n";
+  std::ofstream(dir_ + "/faults.yml") << "faults:\n  - {link: h1, rate: 50mbit}\n  - {link: h2, "
+                                         "loss: 5%}\n  - {link: h3, delay: 5ms}\n";
   const std::string w = dir_ + "/w";
-  ASSERT_EQ(RunCli(Genie("gen collective --type all_reduce --size 16MiB --ranks 4 -o " + w)).exit_code, 0);
+  ASSERT_EQ(
+      RunCli(Genie("gen collective --type all_reduce --size 16MiB --ranks 4 -o " + w)).exit_code,
+      0);
   Child launch = Spawn(Genie("launch --testbed " + name_ + " -n 4 -- run " + w +
                              " --iterations 1000 --peer-timeout 5s --faults " + dir_ +
                              "/faults.yml -o " + dir_ + "/out"),
@@ -439,7 +451,8 @@ TEST_F(Testbed, FaultsAreClearedWhenRankZeroIsKilled) {
   ASSERT_TRUE(on) << ReadLog(launch);
   usleep(500'000);
   // SIGKILL rank 0 (the one whose runner applied the faults): its guardian clears them.
-  CliResult pid = RunCli("pgrep -f '" + w + " --iterations 1000' | head -n 20 | while read p; do "
+  CliResult pid = RunCli("pgrep -f '" + w +
+                         " --iterations 1000' | head -n 20 | while read p; do "
                          "grep -qa GENIE_RANK=0 /proc/$p/environ 2>/dev/null && echo $p; done");
   ASSERT_FALSE(pid.output.empty());
   RunCli("kill -9 " + pid.output.substr(0, pid.output.find('\n')));
@@ -448,10 +461,11 @@ TEST_F(Testbed, FaultsAreClearedWhenRankZeroIsKilled) {
   EXPECT_NE(*code, 0);
   bool cleared = false;
   for (int i = 0; i < 50 && !cleared; ++i) {
-    cleared = RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output.find("400Mbit") !=
-                  std::string::npos &&
-              RunCli("ip netns exec " + Ns("h2") + " iptables -t mangle -S PREROUTING | wc -l")
-                      .output == "1\n";
+    cleared =
+        RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output.find("400Mbit") !=
+            std::string::npos &&
+        RunCli("ip netns exec " + Ns("h2") + " iptables -t mangle -S PREROUTING | wc -l").output ==
+            "1\n";
     if (!cleared) usleep(100'000);
   }
   EXPECT_TRUE(cleared) << RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,22 +24,41 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Holds an exclusive lock on StateDir()/NAME.lock for its lifetime.
+// Holds an exclusive lock on StateDir()/NAME.lock for its lifetime. Remove() deletes the file
+// once the testbed is gone, so that names used once (tests, benchmarks) leave nothing behind. A
+// process that was waiting on the deleted file then holds a lock nobody else can see: it finds
+// its file no longer at the path and locks the path's new file instead.
 class NameLock {
  public:
-  explicit NameLock(const std::string& name) {
+  explicit NameLock(const std::string& name) : path_(StateDir() + "/" + name + ".lock") {
     std::error_code ec;
     fs::create_directories(StateDir(), ec);
-    fd_ = open((StateDir() + "/" + name + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0) flock(fd_, LOCK_EX);
+    for (int tries = 0; tries < 100; ++tries) {
+      fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd_ < 0) return;  // unlocked; the commands it guards report the state dir
+      struct stat held {
+      }, named{};
+      if (flock(fd_, LOCK_EX) != 0 || fstat(fd_, &held) != 0) return;
+      if (stat(path_.c_str(), &named) == 0 && named.st_ino == held.st_ino &&
+          named.st_dev == held.st_dev) {
+        return;
+      }
+      close(fd_);
+      fd_ = -1;
+    }
   }
   ~NameLock() {
     if (fd_ >= 0) close(fd_);
   }
   NameLock(const NameLock&) = delete;
   NameLock& operator=(const NameLock&) = delete;
+  // Deletes the lock file while still holding it (the lock itself ends with this object).
+  void Remove() {
+    if (fd_ >= 0) unlink(path_.c_str());
+  }
 
  private:
+  std::string path_;
   int fd_ = -1;
 };
 
@@ -70,7 +90,8 @@ void StopProcessesIn(const std::string& ns, Shell& shell, const std::function<bo
     return std::any_of(targets.begin(), targets.end(), [](int pid) { return kill(pid, 0) == 0; });
   };
   for (int pid : targets) kill(pid, SIGTERM);
-  for (int i = 0; i < 20 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 20 && alive(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (int pid : targets) kill(pid, SIGKILL);  // those still there
 }
 
@@ -156,6 +177,7 @@ Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
     Status st = shell.Must(cmd);
     if (!st.ok()) {
       for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
+      lock.Remove();
       return Status::Internal("building testbed '" + spec.name + "': " + st.message() +
                               "; everything it had made was removed");
     }
@@ -171,6 +193,7 @@ Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
   Status st = WriteDescription(layout);
   if (!st.ok()) {
     for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
+    lock.Remove();
     return st;
   }
   return layout;
@@ -198,6 +221,7 @@ Status Down(const std::string& name, Shell& shell) {
     if (e.path().filename().string().rfind(name + ".netdelay-", 0) == 0) fs::remove(e.path(), ec);
   }
   if (!failed.empty()) return Status::Internal("could not remove namespace(s):" + failed);
+  lock.Remove();
   return Status::Ok();
 }
 
