@@ -24,41 +24,44 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Holds an exclusive lock on StateDir()/NAME.lock for its lifetime. Remove() deletes the file
-// once the testbed is gone, so that names used once (tests, benchmarks) leave nothing behind. A
+// Holds an exclusive lock on StateDir()/NAME.lock for its lifetime. The file lives as long as
+// the testbed's description: released with none there (never built, taken down, refused), the
+// lock deletes it first, so that names used once (tests, benchmarks) leave nothing behind. A
 // process that was waiting on the deleted file then holds a lock nobody else can see: it finds
 // its file no longer at the path and locks the path's new file instead.
 class NameLock {
  public:
-  explicit NameLock(const std::string& name) : path_(StateDir() + "/" + name + ".lock") {
+  explicit NameLock(const std::string& name)
+      : name_(name), path_(StateDir() + "/" + name + ".lock") {
     std::error_code ec;
     fs::create_directories(StateDir(), ec);
     for (int tries = 0; tries < 100; ++tries) {
       fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
       if (fd_ < 0) return;  // unlocked; the commands it guards report the state dir
-      struct stat held {
-      }, named{};
-      if (flock(fd_, LOCK_EX) != 0 || fstat(fd_, &held) != 0) return;
-      if (stat(path_.c_str(), &named) == 0 && named.st_ino == held.st_ino &&
-          named.st_dev == held.st_dev) {
-        return;
-      }
-      close(fd_);
+      if (flock(fd_, LOCK_EX) == 0 && StillNamed()) return;
+      close(fd_);  // deleted while this one waited: lock the path's new file
       fd_ = -1;
     }
   }
   ~NameLock() {
-    if (fd_ >= 0) close(fd_);
+    if (fd_ < 0) return;
+    std::error_code ec;
+    if (!fs::exists(DescriptionPath(name_), ec)) unlink(path_.c_str());  // still holding it
+    close(fd_);
   }
   NameLock(const NameLock&) = delete;
   NameLock& operator=(const NameLock&) = delete;
-  // Deletes the lock file while still holding it (the lock itself ends with this object).
-  void Remove() {
-    if (fd_ >= 0) unlink(path_.c_str());
-  }
 
  private:
-  std::string path_;
+  // The path still names the file this lock holds.
+  bool StillNamed() const {
+    struct stat held {};
+    struct stat named {};
+    return fstat(fd_, &held) == 0 && stat(path_.c_str(), &named) == 0 &&
+           named.st_ino == held.st_ino && named.st_dev == held.st_dev;
+  }
+
+  std::string name_, path_;
   int fd_ = -1;
 };
 
@@ -172,12 +175,14 @@ Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
                                    spec.name + "` removes it, or pick another --name");
   }
   GENIE_RETURN_IF_ERROR(AllowCongestion(spec.tcp_congestion, shell, log));
+  auto undo = [&] {  // a failed build removes what it made
+    for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
+  };
   for (const Argv& cmd : UpCommands(layout)) {
     if (log) *log += ToString(cmd) + "\n";
     Status st = shell.Must(cmd);
     if (!st.ok()) {
-      for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
-      lock.Remove();
+      undo();
       return Status::Internal("building testbed '" + spec.name + "': " + st.message() +
                               "; everything it had made was removed");
     }
@@ -192,8 +197,7 @@ Result<Layout> Up(const TestbedSpec& spec, Shell& shell, std::string* log) {
   }
   Status st = WriteDescription(layout);
   if (!st.ok()) {
-    for (const auto& ns : NamespacesOf(spec.name, shell)) shell.Run({"ip", "netns", "del", ns});
-    lock.Remove();
+    undo();
     return st;
   }
   return layout;
@@ -221,7 +225,6 @@ Status Down(const std::string& name, Shell& shell) {
     if (e.path().filename().string().rfind(name + ".netdelay-", 0) == 0) fs::remove(e.path(), ec);
   }
   if (!failed.empty()) return Status::Internal("could not remove namespace(s):" + failed);
-  lock.Remove();
   return Status::Ok();
 }
 
