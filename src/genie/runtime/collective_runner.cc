@@ -63,44 +63,7 @@ CollectiveRunner::CollectiveRunner(Backend& backend, collective::Schedule schedu
     plans[k] = collective::Schedule{};
     for (uint16_t d : chunks_[k].dims) max_dim = std::max(max_dim, d);
   }
-  active_in_dim_.assign(max_dim + 1, 0);
-  waiting_in_dim_.resize(max_dim + 1);
-  record_spans_ = max_dim > 0;
-  // Chunks that visit the dimensions in different orders (themis), or a dimension twice
-  // (localBWAware's reduce-scatter and all-gather), can enter a dimension in a different order
-  // on two ranks of it when their timing differs, each then waiting for the other's chunk: a
-  // deadlock on a real network. Each dimension then admits its chunks in one order every rank
-  // knows: by the phase's position in its chunk, then by chunk (last first under LIFO). Every
-  // wait points to an earlier (position, chunk), so none can close a cycle. Simulated ranks
-  // of one order keep ASTRA-sim's arrival order (their timing is the model's, and equal).
-  // On a real network one order is not enough either once a chunk crosses two dimensions:
-  // the two ranks of a later dimension get their chunks from different groups of the earlier
-  // one, at different times, and LIFO admits whichever arrived last (a 3-D all-reduce or
-  // all-to-all in 4 chunks deadlocked).
-  bool same_order = true, repeats = false;
-  for (const Chunk& c : Chunks()) {
-    same_order = same_order && c.dims == chunks_[0].dims;
-    std::vector<uint16_t> sorted = c.dims;
-    std::sort(sorted.begin(), sorted.end());
-    repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
-  }
-  const bool crosses = num_chunks_ > 0 && chunks_[0].dims.size() > 1;
-  if (!same_order || ((repeats || crosses) && !modelled_)) {
-    const uint32_t n = num_chunks_;
-    const bool lifo = policy_ == SchedulingPolicy::kLifo;
-    std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
-    for (uint32_t k = 0; k < n; ++k) {
-      for (size_t p = 0; p < chunks_[k].dims.size(); ++p) {
-        uses[chunks_[k].dims[p]].push_back({p, lifo ? n - 1 - k : k});
-      }
-    }
-    dim_sequence_.resize(max_dim + 1);
-    dim_next_.assign(max_dim + 1, 0);
-    for (size_t d = 0; d < uses.size(); ++d) {
-      std::sort(uses[d].begin(), uses[d].end());
-      for (const auto& [p, key] : uses[d]) dim_sequence_[d].push_back(lifo ? n - 1 - key : key);
-    }
-  }
+  SetUpDimensions(max_dim, false);
 }
 
 namespace {
@@ -158,9 +121,49 @@ CollectiveRunner::CollectiveRunner(Backend& backend, SharedChunk first, uint32_t
     ScheduleCache* cache = backend_.schedule_cache();
     if (cache != nullptr) cache->Release(first);
   }
+  SetUpDimensions(max_dim, true);
+}
+
+void CollectiveRunner::SetUpDimensions(uint16_t max_dim, bool one_order) {
   active_in_dim_.assign(max_dim + 1, 0);
   waiting_in_dim_.resize(max_dim + 1);
   record_spans_ = max_dim > 0;
+  if (one_order && modelled_) return;  // below: nothing to do (a simulation's hot path)
+  // Chunks that visit the dimensions in different orders (themis), or a dimension twice
+  // (localBWAware's reduce-scatter and all-gather), can enter a dimension in a different order
+  // on two ranks of it when their timing differs, each then waiting for the other's chunk: a
+  // deadlock on a real network. Each dimension then admits its chunks in one order every rank
+  // knows: by the phase's position in its chunk, then by chunk (last first under LIFO). Every
+  // wait points to an earlier (position, chunk), so none can close a cycle. Simulated ranks
+  // of one order keep ASTRA-sim's arrival order (their timing is the model's, and equal).
+  // On a real network one order is not enough either once a chunk crosses two dimensions:
+  // the two ranks of a later dimension get their chunks from different groups of the earlier
+  // one, at different times, and LIFO admits whichever arrived last (a 3-D all-reduce or
+  // all-to-all in 4 chunks deadlocked).
+  bool same_order = true, repeats = false;
+  for (const Chunk& c : Chunks()) {
+    same_order = same_order && c.dims == chunks_[0].dims;
+    std::vector<uint16_t> sorted = c.dims;
+    std::sort(sorted.begin(), sorted.end());
+    repeats = repeats || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+  }
+  const bool crosses = num_chunks_ > 0 && chunks_[0].dims.size() > 1;
+  if (!same_order || ((repeats || crosses) && !modelled_)) {
+    const uint32_t n = num_chunks_;
+    const bool lifo = policy_ == SchedulingPolicy::kLifo;
+    std::vector<std::vector<std::pair<size_t, uint32_t>>> uses(max_dim + 1);
+    for (uint32_t k = 0; k < n; ++k) {
+      for (size_t p = 0; p < chunks_[k].dims.size(); ++p) {
+        uses[chunks_[k].dims[p]].push_back({p, lifo ? n - 1 - k : k});
+      }
+    }
+    dim_sequence_.resize(max_dim + 1);
+    dim_next_.assign(max_dim + 1, 0);
+    for (size_t d = 0; d < uses.size(); ++d) {
+      std::sort(uses[d].begin(), uses[d].end());
+      for (const auto& [p, key] : uses[d]) dim_sequence_[d].push_back(lifo ? n - 1 - key : key);
+    }
+  }
 }
 
 CollectiveRunner::~CollectiveRunner() {

@@ -180,6 +180,10 @@ class alignas(64) CollectiveRunner final : private EventHandler {
   TimeNs ReductionCost(Bytes bytes);  // remembers the last size's cost
 
   // Sets the number of chunks (once, before any runs).
+  // The per-dimension admission state, and on a real network the order in which each dimension
+  // admits its chunks when arrival order could deadlock. `one_order`: every chunk has chunk
+  // 0's dimensions.
+  void SetUpDimensions(uint16_t max_dim, bool one_order);
   void ResizeChunks(uint32_t n);
   std::span<Chunk> Chunks() { return {chunks_, num_chunks_}; }
 

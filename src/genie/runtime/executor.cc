@@ -312,10 +312,23 @@ Status Executor::IssueCollective(InFlight& f) {
   ScheduleCache* cache = backend_.schedule_cache();
   const bool shared = cache != nullptr && backend_.modelled() && !config_.verify &&
                       spec.options.inter_dim == collective::InterDimScheduling::kBaseline;
+  // A real rank without payloads to verify takes the plan it made in an earlier iteration
+  // (plan_memo.h): planning at every start is CPU the ranks' shared cores would count as the
+  // network's.
+  std::shared_ptr<const PlanMemo::Chunks> memo;
+  if (!backend_.modelled() && !config_.verify &&
+      spec.options.inter_dim == collective::InterDimScheduling::kBaseline) {
+    auto got = plans_.Get(spec, group_index, backend_.world_size());
+    if (!got.ok()) {
+      return got.status().WithContext("rank " + std::to_string(rank_) + ", node " +
+                                      std::to_string(op.id) + " (" + op.name + ")");
+    }
+    memo = std::move(got).value();
+  }
   std::shared_ptr<const PlanKey> key;
   std::shared_ptr<const CompactChunk> first;
   Result<collective::Schedule> schedule = collective::Schedule{};
-  if (shared) {
+  if (memo == nullptr && shared) {
     key = cache->InternKey(RotationKey(spec, group_index, backend_.world_size()));
     auto planned = PlanShared(spec, group_index, backend_.world_size(), 0, key, *cache);
     if (planned.ok()) {
@@ -323,7 +336,7 @@ Status Executor::IssueCollective(InFlight& f) {
     } else {
       schedule = planned.status();
     }
-  } else {
+  } else if (memo == nullptr) {
     schedule =
         lazy ? collective::PlanChunk(spec, group_index, 0) : collective::Plan(spec, group_index);
   }
@@ -383,7 +396,12 @@ Status Executor::IssueCollective(InFlight& f) {
     }
     Finish(id, fl.runner->bytes_sent(), fl.runner->bytes_received());
   };
-  if (shared) {
+  if (memo != nullptr) {
+    f.runner = std::make_unique<CollectiveRunner>(
+        backend_, memo->front(), static_cast<uint32_t>(memo->size()),
+        [memo](uint32_t chunk) { return (*memo)[chunk]; }, tag, config_.costs,
+        config_.plan.active_chunks, config_.policy, std::move(done));
+  } else if (shared) {
     const int world = backend_.world_size();
     f.runner = std::make_unique<CollectiveRunner>(
         backend_, std::move(first), static_cast<uint32_t>(std::max(1, spec.options.chunks)),
@@ -540,7 +558,7 @@ std::string Executor::DescribePending() const {
     out << "  rank " << rank_ << " node " << id << " (" << op.name << ", " << OpKindName(op.kind)
         << ") is ready but its resource is busy"
         << (issue_position_.count(id) != 0 ? " or an earlier collective of its group (issue order)"
-                                            : "")
+                                           : "")
         << "\n";
   }
   if (in_flight_.empty() && ready_ops_.empty() && !graph_.AllComplete()) {

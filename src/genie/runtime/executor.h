@@ -36,6 +36,7 @@
 #include "genie/runtime/backend.h"
 #include "genie/runtime/collective_runner.h"
 #include "genie/runtime/executor_config.h"
+#include "genie/runtime/plan_memo.h"
 #include "genie/workload/rank_graph.h"
 
 namespace genie::runtime {
@@ -129,6 +130,7 @@ class Executor {
   // --verify buffers of finished collectives, reused: a fresh multi-MiB buffer per collective
   // costs page faults that would show up in the measured times.
   std::vector<std::vector<uint8_t>> spare_buffers_;
+  PlanMemo plans_;                 // real ranks: the collectives planned so far
   int busy_[5] = {0, 0, 0, 0, 0};  // per Resource
   // Messages of two ranks' corresponding operations must carry the same tag however the ranks'
   // timing orders their issue, so an operation's sequence number is its position in program
