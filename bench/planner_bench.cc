@@ -1,9 +1,13 @@
 // Planning time: a 1 GiB all-reduce at 1,024 ranks with every algorithm — one rank's Plan()
-// (what each rank process pays at run time) and all 1,024 schedules (what `genie plan` and the
-// simulator pay). Also a ring all-to-all, whose schedule grows as N^2/2 messages.
+// (what a rank process pays the first time it runs a collective) and all 1,024 schedules (what
+// `genie plan` and the simulator pay). Also a ring all-to-all, whose schedule grows as N^2/2
+// messages. And what a real rank pays to start a small collective it has run before: planned
+// and compacted again (before runtime/plan_memo.h), or taken from its PlanMemo.
 #include <benchmark/benchmark.h>
 
 #include "genie/collective/planner.h"
+#include "genie/runtime/compact_chunk.h"
+#include "genie/runtime/plan_memo.h"
 
 namespace {
 
@@ -21,8 +25,8 @@ CollectiveSpec Spec(Algorithm a, genie::CollectiveType type, int ranks, int chan
 }
 
 void BM_PlanOneRank(benchmark::State& state, Algorithm a) {
-  const CollectiveSpec spec = Spec(a, genie::CollectiveType::kAllReduce, 1024,
-                                   static_cast<int>(state.range(0)));
+  const CollectiveSpec spec =
+      Spec(a, genie::CollectiveType::kAllReduce, 1024, static_cast<int>(state.range(0)));
   size_t steps = 0;
   for (auto _ : state) {
     auto s = genie::collective::Plan(spec, 517);
@@ -49,7 +53,35 @@ void BM_RingAllToAllOneRank(benchmark::State& state) {
   }
 }
 
-#define PLANNER_BENCH(name, alg)                                                          \
+// An 8-rank ring all-reduce of 64 KiB (the benchmark's smallest row: 14 steps of 8 KiB).
+CollectiveSpec SmallRing() {
+  CollectiveSpec s = Spec(Algorithm::kRing, genie::CollectiveType::kAllReduce, 8, 1);
+  s.size = 64 << 10;
+  return s;
+}
+
+void BM_StartSmallPlanned(benchmark::State& state) {
+  const CollectiveSpec spec = SmallRing();
+  for (auto _ : state) {
+    auto s = genie::collective::Plan(spec, 3);
+    auto c = genie::runtime::Compact(*s, 3, 8, nullptr);
+    benchmark::DoNotOptimize(c);
+  }
+}
+
+void BM_StartSmallMemo(benchmark::State& state) {
+  const CollectiveSpec spec = SmallRing();
+  genie::runtime::PlanMemo memo;
+  for (auto _ : state) {
+    auto c = memo.Get(spec, 3, 8);
+    benchmark::DoNotOptimize(c);
+  }
+}
+
+BENCHMARK(BM_StartSmallPlanned)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_StartSmallMemo)->Unit(benchmark::kMicrosecond);
+
+#define PLANNER_BENCH(name, alg)                                                               \
   BENCHMARK_CAPTURE(BM_PlanOneRank, name, alg)->Arg(1)->Arg(8)->Unit(benchmark::kMicrosecond); \
   BENCHMARK_CAPTURE(BM_PlanAllRanks, name, alg)->Unit(benchmark::kMillisecond);
 
