@@ -30,13 +30,14 @@ PlanKey MemoKey(const collective::CollectiveSpec& spec, int group_index);
 class PlanMemo {
  public:
   using Chunks = std::vector<std::shared_ptr<const CompactChunk>>;
-  static constexpr uint64_t kMaxSteps = 1 << 20;
+  static constexpr uint64_t kMaxSteps = 1 << 18;  // ~12 MB of steps and dependents
 
   // Every chunk of member `group_index`'s plan of `spec`, compact for `world` ranks: the
   // remembered ones, or planned now. Null when the chunks do not all run on chunk 0's
   // dimensions (the caller then plans the collective as a whole); a planning error as is.
   Result<std::shared_ptr<const Chunks>> Get(const collective::CollectiveSpec& spec, int group_index,
                                             int world);
+  uint64_t held_steps() const { return steps_; }
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
 

@@ -95,5 +95,26 @@ TEST(PlanMemo, APlanningErrorIsReturnedNotRemembered) {
   EXPECT_EQ(memo.misses(), 2u);
 }
 
+// A rank whose collectives add up to more steps than the memo holds plans again rather than
+// growing without bound.
+TEST(PlanMemo, StartsAgainEmptyPastItsSteps) {
+  PlanMemo memo;
+  const auto first = RingAllReduce(1024, 1 << 20, 1);
+  ASSERT_TRUE(memo.Get(first, 0, 1024).ok());
+  const uint64_t per_plan = memo.held_steps();
+  ASSERT_GT(per_plan, 1000u);
+  Bytes size = 1 << 20;
+  while (memo.held_steps() + per_plan <= PlanMemo::kMaxSteps) {
+    size += 1024 * 4;  // another collective of the same shape
+    ASSERT_TRUE(memo.Get(RingAllReduce(1024, size, 1), 0, 1024).ok());
+  }
+  ASSERT_TRUE(memo.Get(first, 0, 1024).ok());
+  EXPECT_EQ(memo.hits(), 1u) << "still held";
+  ASSERT_TRUE(memo.Get(RingAllReduce(1024, size + 4096, 1), 0, 1024).ok());  // past the cap
+  EXPECT_LE(memo.held_steps(), per_plan);
+  ASSERT_TRUE(memo.Get(first, 0, 1024).ok());
+  EXPECT_EQ(memo.hits(), 1u) << "planned again after the memo started empty";
+}
+
 }  // namespace
 }  // namespace genie::runtime
