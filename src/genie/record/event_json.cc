@@ -1,9 +1,9 @@
 #include "genie/record/event_json.h"
 
+#include <fmt/format.h>
+
 #include <iterator>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "genie/record/json_check.h"
 #include "genie/record/names.h"
@@ -13,9 +13,9 @@ namespace genie::record {
 using nlohmann::json;
 
 json ToJson(const OpEvent& e) {
-  json j = {{"rank", e.rank},   {"iteration", e.iteration}, {"node", e.node},
-            {"name", e.name},   {"kind", KindName(e.kind)}, {"is_cpu_op", e.is_cpu_op},
-            {"start", e.start}, {"end", e.end}};
+  json j = {
+      {"rank", e.rank},           {"iteration", e.iteration}, {"node", e.node},   {"name", e.name},
+      {"kind", KindName(e.kind)}, {"is_cpu_op", e.is_cpu_op}, {"start", e.start}, {"end", e.end}};
   if (e.is_comm()) {
     if (e.kind == OpKind::kCollective) j["type"] = CollectiveName(e.coll_type);
     j["size"] = e.size;
@@ -69,11 +69,12 @@ void AppendString(std::string_view v, std::string* out) {
 
 void AppendOpRecord(const OpEvent& e, std::string* out) {
   auto it = std::back_inserter(*out);
-  fmt::format_to(it, "{{\"record\":\"op\",\"rank\":{},\"iteration\":{},\"node\":{},\"name\":",
-                 e.rank, e.iteration, e.node);
+  fmt::format_to(it,
+                 "{{\"record\":\"op\",\"rank\":{},\"iteration\":{},\"node\":{},\"name\":", e.rank,
+                 e.iteration, e.node);
   AppendString(e.name, out);
-  fmt::format_to(it, ",\"kind\":\"{}\",\"is_cpu_op\":{},\"start\":{},\"end\":{}",
-                 KindName(e.kind), e.is_cpu_op, e.start, e.end);
+  fmt::format_to(it, ",\"kind\":\"{}\",\"is_cpu_op\":{},\"start\":{},\"end\":{}", KindName(e.kind),
+                 e.is_cpu_op, e.start, e.end);
   if (e.is_comm()) {
     if (e.kind == OpKind::kCollective) {
       fmt::format_to(it, ",\"type\":\"{}\"", CollectiveName(e.coll_type));
@@ -82,8 +83,7 @@ void AppendOpRecord(const OpEvent& e, std::string* out) {
                    e.group, e.group_size);
     AppendString(e.algorithm, out);
     if (e.peer >= 0) fmt::format_to(it, ",\"peer\":{}", e.peer);
-    fmt::format_to(it, ",\"bytes_sent\":{},\"bytes_received\":{}", e.bytes_sent,
-                   e.bytes_received);
+    fmt::format_to(it, ",\"bytes_sent\":{},\"bytes_received\":{}", e.bytes_sent, e.bytes_received);
   }
   if (!e.phases.empty()) {
     out->append(",\"phases\":[");
@@ -95,6 +95,14 @@ void AppendOpRecord(const OpEvent& e, std::string* out) {
     out->push_back(']');
   }
   out->push_back('}');
+}
+
+void AppendRankRecord(const RankSummary& s, std::string* out) {
+  fmt::format_to(std::back_inserter(*out),
+                 "{{\"record\":\"rank\",\"rank\":{},\"iteration\":{},\"start\":{},\"finish\":{},"
+                 "\"compute_ns\":{},\"comm_ns\":{},\"exposed_comm_ns\":{}}}",
+                 s.rank, s.iteration, s.start, s.finish, s.compute_ns, s.comm_ns,
+                 s.exposed_comm_ns);
 }
 
 json ToJson(const RankSummary& s) {

@@ -4,9 +4,8 @@
 // Pure functions; any thread.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "genie/common/status.h"
 #include "genie/record/op_event.h"
@@ -21,6 +20,8 @@ nlohmann::json ToJson(const RankSummary& summary);
 // object (no newline) to `out`, without building a JSON tree — the Recorder calls this on the
 // rank's event loop for every op. Parses back to exactly ToJson(event) + {"record": "op"}.
 void AppendOpRecord(const OpEvent& event, std::string* out);
+// The same for a rank's iteration summary: ToJson(summary) + {"record": "rank"}.
+void AppendRankRecord(const RankSummary& summary, std::string* out);
 
 // Reading back, checked field by field (json_check.h): errors name `where` (the file and the
 // line or entry), the missing, mistyped or out-of-range field, and end in `remedy`. Timing fields

@@ -104,5 +104,21 @@ TEST(RecordStreamTest, PhasesReadBack) {
   EXPECT_EQ(back->phases[0].dim, 1);
 }
 
+TEST(RecordStream, RankRecordParsesBackToItsSummary) {
+  RankSummary s;
+  s.rank = 3;
+  s.iteration = -1;
+  s.start = 12;
+  s.finish = 9'000'000'000'000;
+  s.compute_ns = 5;
+  s.comm_ns = 6;
+  s.exposed_comm_ns = 7;
+  std::string line;
+  AppendRankRecord(s, &line);
+  nlohmann::json want = ToJson(s);
+  want["record"] = "rank";
+  EXPECT_EQ(nlohmann::json::parse(line), want);
+}
+
 }  // namespace
 }  // namespace genie::record

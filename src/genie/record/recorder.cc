@@ -1,29 +1,28 @@
 #include "genie/record/recorder.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
 #include "genie/record/event_json.h"
 
 namespace genie::record {
 
 Result<std::unique_ptr<Recorder>> Recorder::Create(const std::string& stream_path,
-                                                   const nlohmann::json& header,
-                                                   bool keep_ops) {
+                                                   const nlohmann::json& header, bool keep_ops) {
   int fd = -1;
   if (!stream_path.empty()) {
     fd = ::open(stream_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-      return Status::IoError(fmt::format("cannot create results stream {}: {} (check that the "
-                                         "output directory exists and is writable)",
-                                         stream_path, std::strerror(errno)));
+      return Status::IoError(
+          fmt::format("cannot create results stream {}: {} (check that the "
+                      "output directory exists and is writable)",
+                      stream_path, std::strerror(errno)));
     }
   }
   std::unique_ptr<Recorder> r(new Recorder(fd, stream_path, header, keep_ops));
@@ -40,8 +39,8 @@ Recorder::~Recorder() { Close(); }
 Status Recorder::Close() {
   if (fd_ >= 0) {
     if (::close(fd_) != 0 && status_.ok()) {
-      status_ = Status::IoError(fmt::format("closing results stream {}: {}", path_,
-                                            std::strerror(errno)));
+      status_ = Status::IoError(
+          fmt::format("closing results stream {}: {}", path_, std::strerror(errno)));
     }
     fd_ = -1;
   }
@@ -69,9 +68,12 @@ void Recorder::OnOp(const OpEvent& event) {
 void Recorder::OnRankDone(const RankSummary& summary) {
   ranks_.push_back(summary);
   if (fd_ < 0) return;
-  nlohmann::json j = ToJson(summary);
-  j["record"] = "rank";
-  WriteLine(j);
+  // Once an iteration, as the rank's last op ends while others may still be in theirs: no JSON
+  // tree (on shared cores its CPU would count as their steps').
+  line_.clear();
+  AppendRankRecord(summary, &line_);
+  line_.push_back('\n');
+  WriteBuffered();
 }
 
 void Recorder::Note(const std::string& kind, nlohmann::json fields) {
