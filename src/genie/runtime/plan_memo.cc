@@ -65,12 +65,13 @@ Result<std::shared_ptr<const PlanMemo::Chunks>> PlanMemo::Get(
     steps += c->size();
     chunks->push_back(std::move(c));
   }
+  std::shared_ptr<const Chunks> out = std::move(chunks);
+  if (steps > kMaxSteps) return out;  // larger than the memo: used once, planned each time
   if (steps_ + steps > kMaxSteps) {
     plans_.clear();
     steps_ = 0;
   }
   steps_ += steps;
-  std::shared_ptr<const Chunks> out = std::move(chunks);
   plans_.emplace(std::move(key), out);
   return out;
 }

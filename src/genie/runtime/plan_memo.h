@@ -6,9 +6,10 @@
 //
 // Keyed by everything the planner reads (MemoKey); planned on a miss with
 // collective::PlanChunk per chunk, as a simulation plans them. Holds at most kMaxSteps steps:
-// past that it starts again empty (a trace with more distinct collectives than that per
-// iteration plans as before). Owned by one Executor; its loop thread only. The chunks it
-// hands out are immutable and shared: a runner may hold them after the memo has dropped them.
+// past that it starts again empty, and a plan larger than that alone is not kept (a trace
+// whose collectives need more per iteration plans as before). Owned by one Executor; its loop
+// thread only. The chunks it hands out are immutable and shared: a runner may hold them after the
+// memo has dropped them.
 #pragma once
 
 #include <cstdint>

@@ -116,5 +116,17 @@ TEST(PlanMemo, StartsAgainEmptyPastItsSteps) {
   EXPECT_EQ(memo.hits(), 1u) << "planned again after the memo started empty";
 }
 
+TEST(PlanMemo, APlanLargerThanTheMemoIsNotKept) {
+  PlanMemo memo;
+  collective::CollectiveSpec all_to_all = RingAllReduce(1024, 1 << 20, 1);
+  all_to_all.type = CollectiveType::kAllToAll;  // ring: ~N^2/2 steps for one rank
+  auto got = memo.Get(all_to_all, 0, 1024);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  uint64_t steps = 0;
+  for (const auto& c : **got) steps += c->size();
+  ASSERT_GT(steps, PlanMemo::kMaxSteps);
+  EXPECT_EQ(memo.held_steps(), 0u);
+}
+
 }  // namespace
 }  // namespace genie::runtime
