@@ -193,6 +193,12 @@ TEST(Calibration, ShapedLinksGetTheirBurstAndTheFloorOfEachSize) {
   scan["ring_steps"]["early_step_ns"] = {180'000.0, 1'100'000.0, 4'900'000.0, 20'900'000.0};
   EXPECT_EQ(CalibrationFromDoctor(layout, scan)->Costs().burst_message_times.front(),
             (std::pair<double, double>{8192, 150'000}));  // within 10 %: its first step
+  // A size a bucket lets out three at a time whose early steps (a chain) beat its first step
+  // after the idle spell: the chain's time. A larger size's early step is not a chain.
+  scan["ring_steps"]["early_step_ns"] = {120'000.0, 120'000.0, 4'900'000.0, 20'900'000.0};
+  const MeasuredCosts chained = CalibrationFromDoctor(layout, scan)->Costs();
+  EXPECT_EQ(chained.burst_message_times[0], (std::pair<double, double>{8192, 120'000}));
+  EXPECT_EQ(chained.burst_message_times[1], (std::pair<double, double>{65536, 140'000}));
   // Without the steps with the buckets full (an older genie, or no shaper known): none.
   scan["ring_steps"].erase("early_step_ns");
   const MeasuredCosts plain = CalibrationFromDoctor(layout, scan)->Costs();
