@@ -25,22 +25,26 @@ class NicDegradation : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
+    if (RunCli("ip netns list 2>/dev/null").exit_code != 0)
+      GTEST_SKIP() << "no network namespaces here";
     if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
     name_ = "nd" + std::to_string(getpid());
     dir_ = FreshDir("nicdeg-" + name_);
   }
   void TearDown() override {
     if (name_.empty()) return;
-    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
+              "0\n");
   }
   // Runs the example; returns its output, results.json and the flagged iterations of figure.csv.
-  // Threshold 0.5, not the default 0.25: 8 ranks on 2 cores once took a healthy 150 ms step to
-  // 209 ms (1.33x, no retransmit: scheduling), while the fault makes a step ~10x slower.
+  // Threshold 1.0 (2x), not the default 0.25: the fault makes a step ~10x slower, while 8 ranks
+  // on 2 cores once took a healthy 150 ms step to 209 ms (1.33x, no retransmit: scheduling)
+  // and once, in a CI run right after a series of testbed tests, the first measured step to
+  // 249 ms (1.58x; the iterations after it 0.97x). The test is about telling the two apart.
   CliResult Example(const std::string& out, const std::string& env) {
     const std::string build = GenieBinary().substr(0, GenieBinary().rfind("/tools/genie/genie"));
     return RunCli("cd " + dir_ + " && " + env + " ITERATIONS=" + std::to_string(kIterations) +
-                  " SIZE=4MiB FLAG_THRESHOLD=0.5 NAME=" + name_ + " OUT=" + out + " " +
+                  " SIZE=4MiB FLAG_THRESHOLD=1.0 NAME=" + name_ + " OUT=" + out + " " +
                   Source("examples/nic-degradation/run.sh") + " " + build + " 8");
   }
   json Results(const std::string& out) {
