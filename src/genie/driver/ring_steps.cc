@@ -32,7 +32,7 @@ constexpr int kStepRepeats = 9;
 // repeat: its early steps, a chain of short steps, set the floor of a collective's small
 // messages, and one chain's mean step moves 2x between repeats on shared cores (star:8 at
 // 1 Gbit/s, 8 KiB: 33-87 us within one rank), so a median of 9 moved 47-65 us between
-// calibrations where the job's steps held 45-50. 27 chains: ~0.6 s more per calibration.
+// calibrations where the job's steps held 45-50. 27 chains: +0.3 s per calibration (star:8).
 constexpr int kChainRepeats = 2;
 constexpr int kRoundsPerRepeat = 2 * (1 + kChainRepeats);  // a ring, and one of every rank
 
@@ -154,8 +154,9 @@ bool RingSteps::Measure() {
       // the ring of every rank instead: a job's collectives span the leaves, and on a few
       // shared cores a longer ring's steps wait longer on its ranks' wake-ups
       // (docs/prediction.md, "Shaped links"). A larger size's would wait on the spine's rate.
-      const bool across = group_ < n_ && in_burst >= 2;
-      for (int c = 0; c <= (in_burst >= 2 ? kChainRepeats : 0); ++c) {
+      const bool chain = in_burst >= 2;
+      const bool across = group_ < n_ && chain;
+      for (int c = 0; c <= (chain ? kChainRepeats : 0); ++c) {
         const int round = round0 + 2 * c;
         if (!ring(i, round, group_, steps, warm, early, true, !across)) return false;
         if (across && !ring(i, round + 1, n_, early + 1, 0, early, false, true)) return false;

@@ -121,6 +121,7 @@ void BurstFloors(const nlohmann::json& steps, double bulk_gbps, MeasuredCosts* c
   for (const auto* v : {&first, &early, &steady}) {
     if (!bytes.is_array() || !v->is_array() || v->size() != bytes.size()) return;
   }
+  const double burst = steps["burst_bytes"].get<double>();
   std::vector<std::pair<double, double>> floors;
   for (size_t i = 0; i < bytes.size(); ++i) {
     for (const auto* v : {&bytes, &first, &early, &steady}) {
@@ -132,14 +133,14 @@ void BurstFloors(const nlohmann::json& steps, double bulk_gbps, MeasuredCosts* c
       return;
     }
     const bool software = t > 1.05 * b / bulk_gbps || e > 1.1 * t;
-    const bool chain = 3 * b <= steps["burst_bytes"].get<double>();
+    const bool chain = 3 * b <= burst;  // ring_steps.cc times its early steps as a chain
     floors.emplace_back(b, software ? e : chain ? std::min({f, e, t}) : std::min(f, t));
   }
   for (size_t i = 1; i < floors.size(); ++i) {
     floors[i].second = std::max(floors[i].second, floors[i - 1].second);
   }
   if (floors.size() < 2) return;
-  c->burst_bytes = steps["burst_bytes"].get<double>();
+  c->burst_bytes = burst;
   c->burst_message_times = std::move(floors);
 }
 
