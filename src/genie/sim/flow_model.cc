@@ -42,10 +42,10 @@ FlowModel::FlowModel(const Topology* topology, EventQueue* queue)
   }
 }
 
-void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t /*flow*/, uint16_t channel,
+void FlowModel::Transmit(int src, int dst, Bytes bytes, uint64_t flow, uint16_t channel,
                          std::function<void()> delivered) {
   const int c = ConnectionFor(src, dst, channel);
-  connections_[c].queued.push_back({bytes, std::move(delivered)});
+  connections_[c].queued.push_back({bytes, std::move(delivered), flow});
   Pump(c, static_cast<double>(queue_->Now()));
 }
 
@@ -68,15 +68,16 @@ void FlowModel::Pump(int c, double at) {
   while (connections_[c].sending == 0 && !connections_[c].queued.empty() && !queue_->failed()) {
     Connection::Queued next = std::move(connections_[c].queued.front());
     connections_[c].queued.pop_front();
-    StartMessage(c, at, next.bytes, std::move(next.delivered));
+    StartMessage(c, at, std::move(next));
   }
 }
 
-void FlowModel::StartMessage(int c, double at, Bytes bytes, std::function<void()> delivered) {
+void FlowModel::StartMessage(int c, double at, Connection::Queued message) {
   const int src = connections_[c].src, dst = connections_[c].dst;
   const int paths = topology_->FlowPaths(src, dst);
+  const Bytes bytes = message.bytes;
   if (paths == 1) {
-    Start(c, at, 0, 1, bytes, bytes, std::move(delivered), nullptr);
+    Start(c, at, 0, 1, bytes, bytes, message.chunk, std::move(message.delivered), nullptr);
     return;
   }
   // ECMP with the hash unknown: one sub-flow per spine, bytes / paths each (the first
@@ -85,11 +86,11 @@ void FlowModel::StartMessage(int c, double at, Bytes bytes, std::function<void()
     int left;
     std::function<void()> delivered;
   };
-  auto pending = std::make_shared<Pending>(Pending{paths, std::move(delivered)});
+  auto pending = std::make_shared<Pending>(Pending{paths, std::move(message.delivered)});
   for (int p = 0; p < paths; ++p) {
     const Bytes part = bytes / paths + (static_cast<Bytes>(p) < bytes % paths ? 1 : 0);
     Start(
-        c, at, p, paths, part, bytes,
+        c, at, p, paths, part, bytes, message.chunk,
         [pending] {
           if (--pending->left == 0) pending->delivered();
         },
@@ -100,7 +101,8 @@ void FlowModel::StartMessage(int c, double at, Bytes bytes, std::function<void()
 }
 
 void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes message,
-                      std::function<void()> delivered, const std::vector<int>* counted) {
+                      uint64_t chunk, std::function<void()> delivered,
+                      const std::vector<int>* counted) {
   const int src = connections_[c].src, dst = connections_[c].dst;
   int f;
   if (free_flows_.empty()) {
@@ -177,6 +179,13 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
   }
   ++active_;
   ++connections_[c].sending;
+  flow.pace = 0;
+  flow.chunk = chunk;
+  if (chunk != 0) {
+    std::vector<int>& members = chunks_[chunk].flows;
+    flow.chunk_slot = static_cast<uint32_t>(members.size());
+    members.push_back(f);
+  }
   flow.slot.resize(flow.route.size());
   for (size_t i = 0; i < flow.route.size(); ++i) {
     Link& link = links_[flow.route[i]];
@@ -249,6 +258,32 @@ void FlowModel::Recompute(const std::vector<int>& seeds) {
     if (flow.remaining < 0) flow.remaining = 0;
     flow.updated = now;
   }
+  for (int f : comp_flows_) SetPace(f, 0);
+  Fill();
+  if (Pace(now)) Fill();
+  // A flow whose rate did not change keeps its end event.
+  for (int f : comp_flows_) {
+    Flow& flow = flows_[f];
+    if (flow.scheduled && SameRate(flow.rate, flow.new_rate)) continue;
+    flow.rate = flow.new_rate;
+    double end = static_cast<double>(now) + flow.remaining / flow.rate;
+    if (!flow.scheduled && flow.start_exact < static_cast<double>(now)) {
+      // Started by its connection at the exact end of the message before it, a fraction of a
+      // ns ago: its bytes have been leaving since then (else each message of a connection
+      // would lose the fraction, and 16-byte slices take 1 ns each).
+      end = flow.start_exact + flow.remaining / flow.rate;
+      flow.remaining = std::max(0.0, end - static_cast<double>(now)) * flow.rate;
+    }
+    ScheduleEnd(f, end);
+    if (queue_->failed()) return;
+  }
+}
+
+void FlowModel::Fill() {
+  if (++pass_ == 0) {  // wrapped: forget every mark
+    for (Flow& fl : flows_) fl.frozen = 0;
+    pass_ = 1;
+  }
   // Progressive filling: the link with the smallest fair share fixes its unfrozen flows at
   // that share; the share comes off their other links, whose shares can only grow.
   heap_.clear();
@@ -258,16 +293,19 @@ void FlowModel::Recompute(const std::vector<int>& seeds) {
     link.unfrozen = static_cast<uint32_t>(link.flows.size());
     if (link.unfrozen > 0) heap_.push_back({link.left / link.unfrozen, l});
   }
-  // A capped flow (a sub-flow of a split message) enters as a link of its own: its cap, as
-  // link -1 - f.
+  // A capped flow (a sub-flow of a split message, a paced one) enters as a link of its own:
+  // its cap, as link -1 - f.
   for (int f : comp_flows_) {
-    if (flows_[f].cap > 0) heap_.push_back({flows_[f].cap, -1 - f});
+    const Flow& flow = flows_[f];
+    const double cap = flow.cap > 0 && flow.pace > 0 ? std::min(flow.cap, flow.pace)
+                                                     : std::max(flow.cap, flow.pace);
+    if (cap > 0) heap_.push_back({cap, -1 - f});
   }
   std::make_heap(heap_.begin(), heap_.end(), Later{});
   // Fixes flow f at `share`; the share comes off its links (but `except`).
   auto freeze = [&](int f, double share, int except) {
     Flow& flow = flows_[f];
-    flow.frozen = epoch_;
+    flow.frozen = pass_;
     flow.new_rate = share;
     for (int l2 : flow.route) {
       Link& other = links_[l2];
@@ -285,31 +323,58 @@ void FlowModel::Recompute(const std::vector<int>& seeds) {
     heap_.pop_back();
     if (top.link < 0) {
       const int f = -1 - top.link;
-      if (flows_[f].frozen != epoch_) freeze(f, top.share, -1);
+      if (flows_[f].frozen != pass_) freeze(f, top.share, -1);
       continue;
     }
     Link& link = links_[top.link];
     if (link.unfrozen == 0 || top.share != link.left / link.unfrozen) continue;  // stale entry
     for (int f : link.flows) {
-      if (flows_[f].frozen != epoch_) freeze(f, top.share, top.link);
+      if (flows_[f].frozen != pass_) freeze(f, top.share, top.link);
     }
   }
-  // A flow whose rate did not change keeps its end event.
+}
+
+bool FlowModel::Pace(TimeNs now) {
+  const double t = static_cast<double>(now);
+  // When each chunk of the component ends: its slowest flow, at the rates just filled (flows
+  // of the chunk outside the component at their scheduled end).
+  chunk_end_.clear();
+  for (int f : comp_flows_) {
+    const uint64_t chunk = flows_[f].chunk;
+    if (chunk == 0 || chunk_end_.count(chunk) != 0) continue;
+    double last = 0;
+    for (int m : chunks_[chunk].flows) {
+      const Flow& o = flows_[m];
+      const double end = o.mark != epoch_ ? o.end
+                         : o.new_rate > 0 ? t + o.remaining / o.new_rate
+                                          : t;
+      last = std::max(last, end);
+    }
+    chunk_end_[chunk] = last;
+  }
+  bool paced = false;
   for (int f : comp_flows_) {
     Flow& flow = flows_[f];
-    if (flow.scheduled && SameRate(flow.rate, flow.new_rate)) continue;
-    flow.rate = flow.new_rate;
-    double end = static_cast<double>(now) + flow.remaining / flow.rate;
-    if (!flow.scheduled && flow.start_exact < static_cast<double>(now)) {
-      // Started by its connection at the exact end of the message before it, a fraction of a
-      // ns ago: its bytes have been leaving since then (else each message of a connection
-      // would lose the fraction, and 16-byte slices take 1 ns each).
-      end = flow.start_exact + flow.remaining / flow.rate;
-      flow.remaining = std::max(0.0, end - static_cast<double>(now)) * flow.rate;
+    if (flow.chunk == 0 || !(flow.new_rate > 0) || !connections_[flow.connection].queued.empty()) {
+      continue;
     }
-    ScheduleEnd(f, end);
-    if (queue_->failed()) return;
+    const double last = chunk_end_[flow.chunk];
+    // Only one that would end clearly sooner (1 % of the time left, and 1 us).
+    if (!(last - (t + flow.remaining / flow.new_rate) > 0.01 * (last - t) + 1000)) continue;
+    SetPace(f, flow.remaining / (last - t));
+    paced = true;
   }
+  return paced;
+}
+
+void FlowModel::SetPace(int f, double pace) {
+  Flow& flow = flows_[f];
+  if ((flow.pace > 0) == (pace > 0)) {
+    flow.pace = pace;
+    return;
+  }
+  if (flow.chunk != 0) chunks_[flow.chunk].paced += pace > 0 ? 1 : -1;
+  flow.pace = pace;
 }
 
 void FlowModel::ScheduleEnd(int f, double end) {
@@ -344,6 +409,24 @@ void FlowModel::Ended(int f, uint64_t generation) {
 void FlowModel::Release(int f) {
   Flow& flow = flows_[f];
   const TimeNs now = queue_->Now();
+  if (flow.chunk != 0) {
+    SetPace(f, 0);
+    auto it = chunks_.find(flow.chunk);
+    Chunk& chunk = it->second;
+    const int moved = chunk.flows.back();
+    chunk.flows[flow.chunk_slot] = moved;
+    flows_[moved].chunk_slot = flow.chunk_slot;
+    chunk.flows.pop_back();
+    if (chunk.flows.empty()) {
+      chunks_.erase(it);
+    } else if (chunk.paced > 0) {
+      // The chunk's slowest may have been this one: its paced flows are paced again.
+      for (int m : chunk.flows) {
+        if (flows_[m].pace > 0) Touch(flows_[m].route);
+      }
+    }
+    flow.chunk = 0;
+  }
   for (size_t i = 0; i < flow.route.size(); ++i) {
     Link& link = links_[flow.route[i]];
     const uint32_t at = flow.slot[i];

@@ -39,6 +39,17 @@
 // hidden while the buckets refill). set_idle_since() starts a rank's buckets part full, and
 // on a leaf-spine its leaf's spine links' as of the latest of its hosts.
 //
+// Chunks: the messages of one collective chunk in flight together (Transmit's `flow` id, the
+// same on every rank) are paced to end with the slowest of them: a message that would end
+// sooner is capped at its remaining bytes over the time the slowest has left, and what it does
+// not take goes to the other flows on its links now. A chunk's step ends when its slowest
+// message does, so the early ones gain nothing by ending early. On a real fabric their
+// bytes queue where they share a link, and a flow held by another link keeps its rate while
+// its own standing queue there drains; a fluid model has no queues, so without pacing the
+// capacity an early message takes during its burst would be lost to that flow (measured:
+// docs/prediction.md, "The leaf-spine's moe_dp2_ep4"). A message with another queued behind it
+// on its connection is not paced (the one behind would wait for it).
+//
 // Connections: a real transport carries a pair's messages on one connection per channel (TCP:
 // one socket; its frames leave in the order they were queued). So messages of one connection
 // (src, dst, channel) go one at a time, in order: the next starts when the one before has left
@@ -113,13 +124,21 @@ class FlowModel final : public NetworkModel {
     double tail_ns = 0;       // latency of the path + software overhead
     double floor_at = 0;      // no delivery before (a shaped path's burst_message_times)
     double cap = 0;           // most bytes/ns it may get (a split message's sub-flow); 0: none
+    double pace = 0;          // most bytes/ns to end with its chunk's slowest message; 0: none
+    uint64_t chunk = 0;       // Transmit's flow id (0: none)
+    uint32_t chunk_slot = 0;  // index of this flow in chunks_[chunk].flows
     uint64_t generation = 0;  // matches the one scheduled end event; others are stale
     uint32_t mark = 0;
-    uint32_t frozen = 0;  // epoch in which water-filling fixed its rate
+    uint32_t frozen = 0;  // Fill() pass that fixed its rate
     bool scheduled = false;
     int connection = 0;  // index in connections_ (its npus, for errors)
     Bytes bytes = 0;
     std::function<void()> delivered;
+  };
+  // The flows of one chunk in flight, and how many of them are paced.
+  struct Chunk {
+    std::vector<int> flows;
+    int paced = 0;
   };
   // One (src, dst, channel): the message on the wire (its sub-flows still sending) and the
   // messages queued behind it.
@@ -127,6 +146,7 @@ class FlowModel final : public NetworkModel {
     struct Queued {
       Bytes bytes;
       std::function<void()> delivered;
+      uint64_t chunk;  // Transmit's flow id (0: none)
     };
     int src = 0, dst = 0;
     int sending = 0;           // sub-flows of the current message not yet off the bottleneck
@@ -139,11 +159,11 @@ class FlowModel final : public NetworkModel {
   // as a zero-byte one, frees it again), the first at exact time `at` (<= now).
   void Pump(int c, double at);
   // Starts one message of connection `c`: one flow, or one per spine when the path is split.
-  void StartMessage(int c, double at, Bytes bytes, std::function<void()> delivered);
+  void StartMessage(int c, double at, Connection::Queued message);
   // Starts one flow of `bytes` (of a message of `message` bytes) on path `path` of the
   // connection. `counted`: the route of a sibling sub-flow already counted in the links' message
   // statistics (nullptr: none).
-  void Start(int c, double at, int path, int paths, Bytes bytes, Bytes message,
+  void Start(int c, double at, int path, int paths, Bytes bytes, Bytes message, uint64_t chunk,
              std::function<void()> delivered, const std::vector<int>* counted);
   // Marks `links` as touched by a start or end now; schedules one Settle() for this ns.
   void Touch(const std::vector<int>& links);
@@ -151,6 +171,12 @@ class FlowModel final : public NetworkModel {
   // Recomputes the max-min fair rates of every flow connected to `seeds` (links) and
   // reschedules the end of each flow whose rate changed.
   void Recompute(const std::vector<int>& seeds);
+  // One water-filling pass over the component (comp_links_, comp_flows_): sets new_rate.
+  void Fill();
+  // Paces the component's flows that would end before their chunk's slowest message (sets
+  // pace); true if any was.
+  bool Pace(TimeNs now);
+  void SetPace(int f, double pace);
   // Schedules the end event of flow f, whose last byte leaves at exact time `end`.
   void ScheduleEnd(int f, double end);
   void Ended(int f, uint64_t generation);
@@ -166,7 +192,9 @@ class FlowModel final : public NetworkModel {
   std::vector<int> free_flows_;
   std::vector<Connection> connections_;
   std::unordered_map<uint64_t, int> connection_index_;  // by (src, dst, channel)
+  std::unordered_map<uint64_t, Chunk> chunks_;          // by Transmit's flow id, in flight
   uint32_t epoch_ = 0;
+  uint32_t pass_ = 0;  // of Fill(), for Flow::frozen
   uint64_t next_generation_ = 0;
   size_t active_ = 0;
   uint64_t recomputations_ = 0;
@@ -182,6 +210,7 @@ class FlowModel final : public NetworkModel {
     int link;
   };
   std::vector<Share> heap_;
+  std::unordered_map<uint64_t, double> chunk_end_;  // scratch of Pace()
 };
 
 }  // namespace genie::sim

@@ -43,11 +43,13 @@ class Harness {
   explicit Harness(const config::NetworkConfig& net)
       : topology_(*Topology::Create(net)),
         model_(MakeNetworkModel(NetworkModelKind::kFlow, &topology_, &queue_)) {}
-  size_t Send(int src, int dst, Bytes bytes, TimeNs at = 0, uint16_t channel = 0) {
+  // `flow`: Transmit's flow id, a collective chunk (0: none).
+  size_t Send(int src, int dst, Bytes bytes, TimeNs at = 0, uint16_t channel = 0,
+              uint64_t flow = 0) {
     size_t i = delivered_.size();
     delivered_.push_back(-1);
-    queue_.At(at, [this, src, dst, bytes, i, channel] {
-      model_->Transmit(src, dst, bytes, 0, channel, [this, i] { delivered_[i] = queue_.Now(); });
+    queue_.At(at, [this, src, dst, bytes, i, channel, flow] {
+      model_->Transmit(src, dst, bytes, flow, channel, [this, i] { delivered_[i] = queue_.Now(); });
     });
     return i;
   }
@@ -384,6 +386,42 @@ TEST(FlowModelTest, LeafSpineSplitMessagesOfAConnectionFollowEachOther) {
   h.Send(0, 4, 1001);  // 501 + 500 B at 0.25 B/ns each: 2,004 ns
   h.Send(0, 4, 1000);  // then 500 + 500: 2,000 ns more
   EXPECT_EQ(h.Run(), (std::vector<TimeNs>{2004, 4004}));
+}
+
+// A chunk's messages in flight together end with the slowest (flow_model.h, "Chunks"), as on
+// the leaf-spine's moe_dp2_ep4: a bulk 0 -> 1 shares host 0's link with a chunk's hop within
+// the leaf (0 -> 2) and host 1's with the same chunk's hop across a spine at 1/4 of the host
+// rate (5 -> 1, 0.25 B/ns). Max-min alone: the bulk gets 0.5 while the short hop runs (ends
+// at 2,000 ns), 0.75 while the one across the spine does (4,000), then 1 B/ns: 11,500 ns.
+// Paced, the short hop takes 0.25 (its 1,000 B by 4,000 ns) and the bulk 0.75 from the start:
+// 3,000 B by 4,000 ns, 11,000 ns in all. A hop with a message queued behind it on its
+// connection is not paced (the one behind would wait).
+TEST(FlowModelTest, AChunksMessagesArePacedToEndWithItsSlowest) {
+  config::NetworkConfig net = LeafSpine(1);
+  net.leaf_spine.bandwidth_gbps = kOneBytePerNs / 4;
+  {
+    Harness h(net);
+    h.Send(0, 1, 10000);
+    h.Send(5, 1, 1000, 0, 0, 7);
+    h.Send(0, 2, 1000, 0, 0, 7);
+    EXPECT_EQ(h.Run(), (std::vector<TimeNs>{11000, 4000, 4000}));
+  }
+  {  // Not one chunk: max-min alone.
+    Harness h(net);
+    h.Send(0, 1, 10000);
+    h.Send(5, 1, 1000, 0, 0, 7);
+    h.Send(0, 2, 1000, 0, 0, 8);
+    EXPECT_EQ(h.Run(), (std::vector<TimeNs>{11500, 4000, 2000}));
+  }
+  {  // Another message queued behind the short hop: it is not paced.
+    Harness h(net);
+    h.Send(0, 1, 10000);
+    h.Send(5, 1, 1000, 0, 0, 7);
+    h.Send(0, 2, 1000, 0, 0, 7);
+    h.Send(0, 2, 500);
+    const std::vector<TimeNs> d = h.Run();
+    EXPECT_EQ(d[2], 2000);
+  }
 }
 
 // ECMP with a known hash (ecmp_routes): hosts 0 and 1 -> 4 and 5 on spine 0, host 2 -> 6 on
