@@ -260,7 +260,27 @@ void FlowModel::Recompute(const std::vector<int>& seeds) {
   }
   for (int f : comp_flows_) SetPace(f, 0);
   Fill();
-  if (Pace(now)) Fill();
+  if (Pace(now)) {
+    for (int f : comp_flows_) flows_[f].unpaced_rate = flows_[f].new_rate;
+    Fill();
+    // A pace no other flow gains by is dropped: it would only hold its links longer (a shaped
+    // link refills its bucket only while idle).
+    bool dropped = false;
+    for (int f : comp_flows_) {
+      if (!(flows_[f].pace > 0)) continue;
+      bool gains = false;
+      for (int l : flows_[f].route) {
+        for (int g : links_[l].flows) {
+          gains = gains || (g != f && flows_[g].new_rate > flows_[g].unpaced_rate * (1 + 1e-9));
+        }
+      }
+      if (!gains) {
+        SetPace(f, 0);
+        dropped = true;
+      }
+    }
+    if (dropped) Fill();
+  }
   // A flow whose rate did not change keeps its end event.
   for (int f : comp_flows_) {
     Flow& flow = flows_[f];

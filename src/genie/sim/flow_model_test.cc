@@ -395,7 +395,8 @@ TEST(FlowModelTest, LeafSpineSplitMessagesOfAConnectionFollowEachOther) {
 // at 2,000 ns), 0.75 while the one across the spine does (4,000), then 1 B/ns: 11,500 ns.
 // Paced, the short hop takes 0.25 (its 1,000 B by 4,000 ns) and the bulk 0.75 from the start:
 // 3,000 B by 4,000 ns, 11,000 ns in all. A hop with a message queued behind it on its
-// connection is not paced (the one behind would wait).
+// connection is not paced (the one behind would wait), nor one whose pace no other flow gains
+// by (it would only hold its links, whose buckets refill only while idle).
 TEST(FlowModelTest, AChunksMessagesArePacedToEndWithItsSlowest) {
   config::NetworkConfig net = LeafSpine(1);
   net.leaf_spine.bandwidth_gbps = kOneBytePerNs / 4;
@@ -421,6 +422,12 @@ TEST(FlowModelTest, AChunksMessagesArePacedToEndWithItsSlowest) {
     h.Send(0, 2, 500);
     const std::vector<TimeNs> d = h.Run();
     EXPECT_EQ(d[2], 2000);
+  }
+  {  // Alone on its links: ends when its bytes are out.
+    Harness h(net);
+    h.Send(0, 1, 1000, 0, 0, 7);
+    h.Send(2, 3, 4000, 0, 0, 7);
+    EXPECT_EQ(h.Run(), (std::vector<TimeNs>{1000, 4000}));
   }
 }
 
