@@ -220,7 +220,7 @@ void FlowModel::Settle() {
 void FlowModel::Recompute(const std::vector<int>& seeds) {
   if (++epoch_ == 0) {  // wrapped: forget every mark
     for (Link& l : links_) l.mark = 0;
-    for (Flow& fl : flows_) fl.mark = fl.frozen = 0;
+    for (Flow& fl : flows_) fl.mark = 0;
     epoch_ = 1;
   }
   ++recomputations_;
@@ -260,27 +260,7 @@ void FlowModel::Recompute(const std::vector<int>& seeds) {
   }
   for (int f : comp_flows_) SetPace(f, 0);
   Fill();
-  if (Pace(now)) {
-    for (int f : comp_flows_) flows_[f].unpaced_rate = flows_[f].new_rate;
-    Fill();
-    // A pace no other flow gains by is dropped: it would only hold its links longer (a shaped
-    // link refills its bucket only while idle).
-    bool dropped = false;
-    for (int f : comp_flows_) {
-      if (!(flows_[f].pace > 0)) continue;
-      bool gains = false;
-      for (int l : flows_[f].route) {
-        for (int g : links_[l].flows) {
-          gains = gains || (g != f && flows_[g].new_rate > flows_[g].unpaced_rate * (1 + 1e-9));
-        }
-      }
-      if (!gains) {
-        SetPace(f, 0);
-        dropped = true;
-      }
-    }
-    if (dropped) Fill();
-  }
+  PaceChunks(now);
   // A flow whose rate did not change keeps its end event.
   for (int f : comp_flows_) {
     Flow& flow = flows_[f];
@@ -354,6 +334,29 @@ void FlowModel::Fill() {
   }
 }
 
+void FlowModel::PaceChunks(TimeNs now) {
+  if (!Pace(now)) return;
+  for (int f : comp_flows_) flows_[f].unpaced_rate = flows_[f].new_rate;
+  Fill();
+  // A pace no other flow gains by is dropped: it would only hold its links longer (a shaped
+  // link refills its bucket only while idle).
+  bool dropped = false;
+  for (int f : comp_flows_) {
+    if (!(flows_[f].pace > 0)) continue;
+    bool gains = false;
+    for (int l : flows_[f].route) {
+      for (int g : links_[l].flows) {
+        gains = gains || (g != f && flows_[g].new_rate > flows_[g].unpaced_rate * (1 + 1e-9));
+      }
+    }
+    if (!gains) {
+      SetPace(f, 0);
+      dropped = true;
+    }
+  }
+  if (dropped) Fill();
+}
+
 bool FlowModel::Pace(TimeNs now) {
   const double t = static_cast<double>(now);
   // When each chunk of the component ends: its slowest flow, at the rates just filled (flows
@@ -363,7 +366,7 @@ bool FlowModel::Pace(TimeNs now) {
     const uint64_t chunk = flows_[f].chunk;
     if (chunk == 0 || chunk_end_.count(chunk) != 0) continue;
     double last = 0;
-    for (int m : chunks_[chunk].flows) {
+    for (int m : chunks_.at(chunk).flows) {
       const Flow& o = flows_[m];
       const double end = o.mark != epoch_ ? o.end
                          : o.new_rate > 0 ? t + o.remaining / o.new_rate

@@ -177,6 +177,8 @@ class FlowModel final : public NetworkModel {
   void Recompute(const std::vector<int>& seeds);
   // One water-filling pass over the component (comp_links_, comp_flows_): sets new_rate.
   void Fill();
+  // After Fill(): paces the component's chunks ("Chunks" above) and fills again.
+  void PaceChunks(TimeNs now);
   // Paces the component's flows that would end before their chunk's slowest message (sets
   // pace); true if any was.
   bool Pace(TimeNs now);
