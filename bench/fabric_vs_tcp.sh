@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The libfabric transport beside genie's TCP transport and libfabric's own fi_pingpong, on
-# loopback, in one script (docs/transports.md has the figures):
+# loopback, in one script (docs/fabric.md has the figures):
 #  1. stream: 2 ranks, a window of 4 messages in flight (bench/p2p_bench), 4 KiB - 64 MiB:
 #     tcp, fabric (tcp;ofi_rxm, tagged), fabric --fabric-rma. Gbit/s, and fabric/tcp ratios.
 #  2. 8-rank ring all-reduce busbw (genie run, 5 iterations) over the three transports, and over
