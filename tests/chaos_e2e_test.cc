@@ -169,6 +169,28 @@ TEST(Chaos, AnInterruptStopsEveryRankEvenWhenSigintWasInheritedAsIgnored) {
   EXPECT_NE(show.output.find("INCOMPLETE"), std::string::npos) << show.output;
 }
 
+// A launcher killed by SIGKILL (an OOM kill, a batch system's hard stop) runs no cleanup: its
+// ranks must still stop, and what they wrote stay readable and say it is incomplete.
+TEST(Chaos, RanksDieWithALauncherKilledBySigkill) {
+  const std::string dir = FreshDir("chaos-kill-launcher");
+  const std::string w = Gen(dir, 4, "8MiB");
+  // `exec`: the child's pid is the launcher's, so only the launcher is killed below.
+  Child launch = Spawn("exec " + GenieBinary() + " launch -n 4 -- run " + w +
+                           " --iterations 100000 --peer-timeout 5s -o " + dir + "/out",
+                       dir + "/launch.log");
+  ASSERT_TRUE(AllRanksRunning(dir + "/out", 4, 30)) << ReadLog(launch);
+  ASSERT_EQ(kill(launch.pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitExit(launch, 5).has_value());
+  const double deadline = NowSeconds() + 10;
+  while (ProcessesMentioning(dir + "/out") > 0 && NowSeconds() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(ProcessesMentioning(dir + "/out"), 0) << "ranks outlived their launcher";
+  CliResult show = RunCli(GenieBinary() + " results show " + dir + "/out");
+  ExpectNoCrash(show.exit_code, show.output);
+  EXPECT_NE(show.output.find("INCOMPLETE"), std::string::npos) << show.output;
+}
+
 TEST(Chaos, RemovingTheOutputFolderMidRunNeverCrashes) {
   const std::string dir = FreshDir("chaos-rmdir");
   Job job(dir, Gen(dir, 2, "4MiB"), 2, FreeTcpPort(), "--iterations 60 --peer-timeout 10s",

@@ -471,5 +471,54 @@ TEST_F(Testbed, FaultsAreClearedWhenRankZeroIsKilled) {
   EXPECT_TRUE(cleared) << RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output;
 }
 
+// `genie launch` killed by SIGKILL runs no cleanup of its own: its ranks die with it (the
+// parent-death signal, the launch guardian), and with rank 0 the fault guardian clears every
+// fault, filter rule and delay helper the run put on the testbed (TearDown checks the helpers).
+TEST_F(Testbed, EverythingOfARunDiesWithALauncherKilledBySigkill) {
+  Up("--topology star:4 --rate 400mbit");
+  std::ofstream(dir_ + "/faults.yml") << "faults:\n  - {link: h1, rate: 50mbit}\n  - {link: h2, "
+                                         "loss: 5%}\n  - {link: h3, delay: 5ms}\n";
+  const std::string w = dir_ + "/w";
+  ASSERT_EQ(
+      RunCli(Genie("gen collective --type all_reduce --size 16MiB --ranks 4 -o " + w)).exit_code,
+      0);
+  // `exec`: the child's pid is the launcher's, so only the launcher is killed below.
+  Child launch = Spawn("exec " + Genie("launch --testbed " + name_ + " -n 4 -- run " + w +
+                                       " --iterations 1000 --peer-timeout 5s --faults " + dir_ +
+                                       "/faults.yml -o " + dir_ + "/out"),
+                       dir_ + "/launch.log");
+  bool on = false;
+  for (int i = 0; i < 100 && !on; ++i) {
+    on = RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output.find("50Mbit") !=
+             std::string::npos &&
+         RunCli("ip netns exec " + Ns("h2") + " iptables -t mangle -S PREROUTING | wc -l")
+                 .output != "1\n";
+    if (!on) usleep(100'000);
+  }
+  ASSERT_TRUE(on) << ReadLog(launch);
+  ASSERT_EQ(kill(launch.pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitExit(launch, 5).has_value());
+  const std::string ranks = "pgrep -f '" + w + " --iterations 1000' | wc -l";
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = RunCli(ranks).output == "0\n";
+    if (!gone) usleep(100'000);
+  }
+  EXPECT_TRUE(gone) << "ranks outlived their launcher: " << RunCli("pgrep -af '" + w + "'").output;
+  bool cleared = false;
+  for (int i = 0; i < 100 && !cleared; ++i) {
+    cleared =
+        RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output.find("400Mbit") !=
+            std::string::npos &&
+        RunCli("ip netns exec " + Ns("h2") + " iptables -t mangle -S PREROUTING | wc -l").output ==
+            "1\n";
+    if (!cleared) usleep(100'000);
+  }
+  EXPECT_TRUE(cleared) << RunCli("tc -n " + Ns("h1") + " qdisc show dev eth0").output;
+  // What the ranks wrote is there, marked incomplete.
+  CliResult show = RunCli(Genie("results show " + dir_ + "/out"));
+  EXPECT_NE(show.output.find("INCOMPLETE"), std::string::npos) << show.output;
+}
+
 }  // namespace
 }  // namespace genie::testing

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "genie/launch/launch_guardian.h"
 #include "genie/launch/rank_env.h"
 
 namespace genie::launch {
@@ -203,6 +204,8 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   clock_gettime(CLOCK_REALTIME, &launched);
   const std::string launch_time =
       std::to_string(static_cast<int64_t>(launched.tv_sec) * 1000000000 + launched.tv_nsec);
+  const pid_t launcher = getpid();
+  LaunchGuardian guardian;  // the ranks die with the launcher, however it dies
   for (int r = 0; r < o.ranks; ++r) {
     pid_t pid = fork();
     if (pid < 0) {
@@ -216,6 +219,7 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     }
     if (pid == 0) {
       ResetSignalsInChild();
+      ArmParentDeathSignal(launcher);
       setenv("GENIE_RANK", std::to_string(first + r).c_str(), 1);
       setenv("GENIE_WORLD_SIZE", std::to_string(world).c_str(), 1);
       setenv("GENIE_LOCAL_RANK", std::to_string(r).c_str(), 1);
@@ -232,6 +236,12 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     pids[static_cast<size_t>(r)] = pid;
     running[static_cast<size_t>(r)] = true;
     ++alive;
+    guardian.Watch(pid);
+  }
+  if (alive > 0 && !guardian.Start(o.grace)) {
+    spdlog::warn("genie launch: cannot start the guardian that stops the ranks should the "
+                 "launcher be killed ({}); they still get SIGTERM when it dies",
+                 strerror(errno));
   }
 
   while (alive > 0) {
@@ -344,6 +354,7 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       result.message += fmt::format("; stopped the other {} rank(s)", stopped_others);
     }
   }
+  guardian.Done();
   close(sfd);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   if (own_dir) {
