@@ -498,13 +498,15 @@ TEST_F(Testbed, EverythingOfARunDiesWithALauncherKilledBySigkill) {
   ASSERT_TRUE(on) << ReadLog(launch);
   ASSERT_EQ(kill(launch.pid, SIGKILL), 0);
   ASSERT_TRUE(WaitExit(launch, 5).has_value());
-  const std::string ranks = "pgrep -f '" + w + " --iterations 1000' | wc -l";
+  // "[ ]run": the regex matches the ranks' command lines, not this shell's own.
+  const std::string ranks = "pgrep -f '[ ]run " + w + " --iterations 1000' | wc -l";
   bool gone = false;
   for (int i = 0; i < 100 && !gone; ++i) {
     gone = RunCli(ranks).output == "0\n";
     if (!gone) usleep(100'000);
   }
-  EXPECT_TRUE(gone) << "ranks outlived their launcher: " << RunCli("pgrep -af '" + w + "'").output;
+  EXPECT_TRUE(gone) << "ranks outlived their launcher: "
+                    << RunCli("pgrep -af '[ ]run " + w + "'").output;
   bool cleared = false;
   for (int i = 0; i < 100 && !cleared; ++i) {
     cleared =
