@@ -79,11 +79,12 @@ TEST(LaunchE2eTest, ForwardsSigtermAndExitsNonZero) {
   Child launcher =
       genie::testing::Spawn("exec " + kGenie + " launch -n 2 --exec -- sleep 60", dir + "/log");
   ASSERT_GT(launcher.pid, 0);
-  // Signal once both ranks run, so there is something to forward the signal to.
-  for (int i = 0; i < 3000 && genie::testing::CountChildren(launcher.pid) < 2; ++i) {
+  // Signal once both ranks run, so there is something to forward the signal to. The launcher's
+  // children: the two ranks and, once they are started, its guardian (launch_guardian.h).
+  for (int i = 0; i < 3000 && genie::testing::CountChildren(launcher.pid) < 3; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_EQ(genie::testing::CountChildren(launcher.pid), 2) << genie::testing::ReadLog(launcher);
+  ASSERT_EQ(genie::testing::CountChildren(launcher.pid), 3) << genie::testing::ReadLog(launcher);
   kill(launcher.pid, SIGTERM);
   // Ends only once the launcher exited; it waits for its ranks, which sleep for 60 s unless
   // the signal reached them.
@@ -129,11 +130,12 @@ Child StartIgnoringSigint(const std::string& command, const std::string& name, i
 // The launcher forwards SIGINT; ranks that inherited it ignored must stop on it all the same,
 // not keep measuring until the grace period's SIGKILL.
 TEST(LaunchE2eTest, SigintStopsRanksThatInheritedItIgnored) {
+  // Its children: the two ranks and the launch guardian (launch_guardian.h).
   Child launcher = StartIgnoringSigint(kGenie + " launch -n 2 --grace 30s --exec -- sleep 60",
-                                       "launch-sigint-ignored", 2);
+                                       "launch-sigint-ignored", 3);
   ASSERT_GT(launcher.pid, 0);
   ASSERT_TRUE(RunsGenieWithSigintRestored(launcher.pid)) << genie::testing::ReadLog(launcher);
-  ASSERT_EQ(genie::testing::CountChildren(launcher.pid), 2) << genie::testing::ReadLog(launcher);
+  ASSERT_EQ(genie::testing::CountChildren(launcher.pid), 3) << genie::testing::ReadLog(launcher);
   const double start = genie::testing::NowSeconds();
   kill(launcher.pid, SIGINT);
   Outcome r = Finish(launcher, 50);
