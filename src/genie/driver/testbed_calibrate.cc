@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,39 @@
 namespace genie::driver {
 
 namespace tb = testbed;
+
+namespace {
+
+// While the scan runs, Ctrl-C is the scan's: as std::system did, this process ignores SIGINT
+// and SIGQUIT (the launcher, which restores them for itself, stops its ranks and exits), then
+// says the scan wrote no figures.
+class IgnoreInterrupts {
+ public:
+  IgnoreInterrupts() {
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, &ignore, &int_);
+    sigaction(SIGQUIT, &ignore, &quit_);
+  }
+  ~IgnoreInterrupts() {
+    sigaction(SIGINT, &int_, nullptr);
+    sigaction(SIGQUIT, &quit_, nullptr);
+  }
+  IgnoreInterrupts(const IgnoreInterrupts&) = delete;
+  IgnoreInterrupts& operator=(const IgnoreInterrupts&) = delete;
+
+ private:
+  struct sigaction int_ = {}, quit_ = {};
+};
+
+tb::CommandResult RunScan(const tb::Argv& argv) {
+  IgnoreInterrupts ignore;
+  tb::SystemShell shell;
+  return shell.Run(argv);
+}
+
+}  // namespace
 
 testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name,
                                   int hosts, bool accept_findings, const std::string& json) {
@@ -56,9 +90,8 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   std::fflush(stdout);
   // The scan's own messages are kept aside: a doctor with findings exits 1 (its launcher says
   // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
-  tb::SystemShell shell;
   const tb::CommandResult scan =
-      shell.Run(CalibrationScanArgv(SelfExe(), a.name, hosts, a.accept_findings, json));
+      RunScan(CalibrationScanArgv(SelfExe(), a.name, hosts, a.accept_findings, json));
   nlohmann::json doc;
   {
     std::ifstream in(json);
@@ -84,6 +117,7 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   }
   std::string ecmp;
   if (tb::EcmpKnown(layout)) {
+    tb::SystemShell shell;
     auto routes = tb::QueryEcmpRoutes(layout, shell);
     if (routes.ok()) {
       cal.ecmp_routes = nlohmann::json::array();
