@@ -35,7 +35,8 @@ GENIE_COMMAND(results, "Show, strip (for diffing) and merge genie results files"
   strip->add_option("files", a->strip.files, "results JSON, Chrome trace or .jsonl stream")
       ->required()
       ->check(CLI::ExistingFile);
-  strip->add_flag("--stdout", a->strip.to_stdout, "Print the stripped text instead of writing files");
+  strip->add_flag("--stdout", a->strip.to_stdout,
+                  "Print the stripped text instead of writing files");
   strip->add_flag("--in-place", a->strip.in_place, "Overwrite each file");
   strip->add_option("-o,--output-dir", a->strip.dir, "Write the stripped files into DIR");
 

@@ -76,7 +76,8 @@ int RunNetcheck(const NetcheckOptions& a) {
     if (pending > 0) b.Run();
     for (int p = 0; p < n && b.status().ok(); ++p) {
       if (p == me) continue;
-      for (size_t i = 0; i < words; ++i) wrong += in[static_cast<size_t>(p)][i] != word(p, me, it, i);
+      const auto& got = in[static_cast<size_t>(p)];
+      for (size_t i = 0; i < words; ++i) wrong += got[i] != word(p, me, it, i);
     }
   }
   TimeNs elapsed = b.Now() - start;

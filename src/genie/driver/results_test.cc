@@ -80,7 +80,8 @@ TEST(ResultsShow, PrintsWhatTheRunPrintedFromItsResultsFile) {
   // As genie run writes it (run_results.cc): the records and the baseline beside them.
   nlohmann::json doc = report::BuildResultsJson(r.run_info, r.ops, r.ranks, r.clock_offsets_ns);
   doc["baseline"] = report::ToJson(c);
-  const fs::path dir = fs::temp_directory_path() / ("genie-results-test-" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("genie-results-test-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string file = (dir / "results.json").string();
   ASSERT_TRUE(report::WriteJsonFile(file, doc).ok());

@@ -42,7 +42,7 @@ TEST(TestbedCalibrate, SaysOnePairAllHostsAndWhatTheDescriptionUses) {
   cal.median_rtt_us = 84.6;
   cal.basis = testbed::kBasisOnePair;
   EXPECT_EQ(FormatCalibration("cal", layout, cal),
-            "testbed cal: one pair: goodput 0.941 of 1Gbit (median pair 0.1177 GB/s), message "
+            "testbed cal: one pair: goodput 0.941 of 1gbit (median pair 0.1177 GB/s), message "
             "overhead 42.3 us (median round trip 84.6 us)\n"
             "testbed cal: the description uses one-pair (goodput 0.941, message overhead 42.3 "
             "us); saved in /tmp/genie-cal-test/cal.calibration.json; `genie testbed network-yml "
