@@ -1,31 +1,27 @@
-// genie testbed: a multi-host network on one machine — up, down, status, list, faults, and its
-// network.yml for ASTRA-sim. The testbed itself is src/genie/testbed/; this file only turns
-// flags into its calls and prints (docs/testbed.md).
+// genie testbed: a multi-host network on one machine — up, down, status, list, faults,
+// calibrate, and its network.yml for ASTRA-sim. The testbed itself is src/genie/testbed/, what
+// each subcommand does driver/testbed_commands.h, driver/testbed_calibrate.h and
+// testbed/status.h; this file only turns flags into their calls (docs/testbed.md).
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <nlohmann/json.hpp>
-#include <thread>
+#include <memory>
+#include <string>
 
+#include "genie/driver/testbed_calibrate.h"
+#include "genie/driver/testbed_commands.h"
 #include "genie/testbed/calibration.h"
-#include "genie/testbed/commands.h"
-#include "genie/testbed/control.h"
-#include "genie/testbed/counters.h"
-#include "genie/testbed/ecmp.h"
-#include "genie/testbed/injector.h"
+#include "genie/testbed/fault.h"
+#include "genie/testbed/shell.h"
+#include "genie/testbed/spec.h"
+#include "genie/testbed/status.h"
 #include "tools/genie/cli_flags.h"
 #include "tools/genie/command.h"
 
 namespace {
 
 namespace tb = genie::testbed;
-namespace fs = std::filesystem;
 
 struct TestbedArgs {
   std::string name = "genie";
@@ -99,106 +95,22 @@ int Up(const TestbedArgs& a) {
   if (a.nics > 0) spec.nics = a.nics;
   if (!a.hash.empty()) spec.hash = a.hash == "l3" ? tb::EcmpHash::kL3 : tb::EcmpHash::kL4;
   if (!a.tcp_congestion.empty()) spec.tcp_congestion = a.tcp_congestion;
-  if (a.dry_run) {
-    auto layout = tb::LayOut(spec);
-    if (!layout.ok()) return Fail("up", layout.status());
-    for (const auto& cmd : tb::UpCommands(*layout)) fmt::print("{}\n", tb::ToString(cmd));
-    return 0;
-  }
-  tb::SystemShell shell;
-  const auto started = std::chrono::steady_clock::now();
-  auto layout = tb::Up(spec, shell);
-  if (!layout.ok()) return Fail("up", layout.status());
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print(
-      "testbed {}: {} hosts ({}), {} links at {}{}, {} NIC(s) per host, TCP {}, up in {:.1f} s\n",
-      spec.name, layout->hosts.size(), spec.TopologyText(), layout->links.size(),
-      genie::FormatBitRate(spec.rate_bps),
-      spec.spine_rate_bps
-          ? " (leaf-spine links at " + genie::FormatBitRate(*spec.spine_rate_bps) + ")"
-          : std::string(),
-      spec.nics, layout->spec.tcp_congestion.empty() ? "?" : layout->spec.tcp_congestion, secs);
-  fmt::print("  hosts: {}-h0 .. {}-h{} (h0 at {}); description: {}\n", spec.name, spec.name,
-             layout->hosts.size() - 1, layout->RendezvousAddress(), tb::DescriptionPath(spec.name));
-  fmt::print("  run on it: genie launch --testbed {} -n {} -- run WORKLOAD\n", spec.name,
-             layout->hosts.size());
-  return 0;
+  genie::Status st = genie::driver::TestbedUp(spec, a.dry_run);
+  return st.ok() ? 0 : Fail("up", st);
 }
 
-std::string Rate(uint64_t bps) { return genie::FormatBitRate(bps); }
-
 int Status(const TestbedArgs& a) {
-  auto layout = tb::Load(a.name);
-  if (!layout.ok()) return Fail("status", layout.status());
   tb::SystemShell shell;
-  auto counters = tb::ReadCounters(*layout, shell);
-  if (!counters.ok()) return Fail("status", counters.status());
-  if (a.json) {
-    nlohmann::json j = layout->ToJson();
-    j["counters"] = counters->ToJson();
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-  const auto& s = layout->spec;
-  fmt::print("testbed {}: {}, {} NIC(s) per host, {} links, ECMP hash {}, TCP {}\n", s.name,
-             s.TopologyText(), s.nics, layout->links.size(),
-             s.hash == tb::EcmpHash::kL3 ? "l3" : "l4",
-             s.tcp_congestion.empty() ? "?" : s.tcp_congestion);
-  fmt::print("{:<8} {:<12} {:<6} {:<16}\n", "host", "netns", "nic", "address");
-  for (const auto& h : layout->hosts) {
-    for (const auto& n : h.nics)
-      fmt::print("{:<8} {:<12} {:<6} {:<16}\n", h.name, h.netns, n.ifname, n.address);
-  }
-  // Live state of each link end: carrier, what its tbf is set to now, counters.
-  fmt::print("\n{:<7} {:<4} {:<10} {:<6} {:<10} {:>12} {:>12} {:>9} {:>9}\n", "link", "end",
-             "interface", "state", "rate", "tx bytes", "rx bytes", "q drops", "backlog");
-  for (const auto& l : layout->links) {
-    for (const tb::LinkEnd* e : {&l.a, &l.b}) {
-      std::string state = "?", rate = Rate(l.rate_bps);
-      auto info = shell.Output({"ip", "-n", e->netns, "-j", "link", "show", e->ifname});
-      if (info.ok()) {
-        try {
-          auto j = nlohmann::json::parse(*info);
-          if (!j.empty()) state = j[0].value("operstate", "?");
-        } catch (...) {
-        }
-      }
-      auto q = shell.Output({"tc", "-n", e->netns, "-j", "qdisc", "show", "dev", e->ifname});
-      if (q.ok()) {
-        try {
-          for (const auto& qd : nlohmann::json::parse(*q)) {
-            if (qd.value("kind", "") == "tbf") rate = Rate(qd["options"].value("rate", 0ull) * 8);
-          }
-        } catch (...) {
-        }
-      }
-      const tb::InterfaceCounters* c = counters->Find(e->node, e->ifname);
-      fmt::print("{:<7} {:<4} {:<10} {:<6} {:<10} {:>12} {:>12} {:>9} {:>9}\n", l.id, e->node,
-                 e->ifname, state, rate, c ? c->tx_bytes : 0, c ? c->rx_bytes : 0,
-                 c ? c->qdisc_drops : 0, c ? c->qdisc_backlog_bytes : 0);
-    }
-  }
-  fmt::print("\n{:<8} {:>14} {:>14} {:>10}\n", "host", "tcp out segs", "retrans segs", "timeouts");
-  for (const auto& h : counters->hosts) {
-    fmt::print("{:<8} {:>14} {:>14} {:>10}\n", h.host, h.out_segs, h.retrans_segs, h.timeouts);
-  }
+  auto text = tb::StatusText(a.name, a.json, shell);
+  if (!text.ok()) return Fail("status", text.status());
+  fmt::print("{}", *text);
   return 0;
 }
 
 int Fault(const TestbedArgs& a) {
-  auto layout = tb::Load(a.name);
-  if (!layout.ok()) return Fail("fault", layout.status());
-  tb::SystemShell shell;
-  tb::Injector injector(*layout, shell);
   if (a.target == "clear") {
-    genie::Status st = injector.ClearAll();
-    if (!st.ok()) return Fail("fault", st);
-    fmt::print(
-        "testbed {}: every fault cleared (links up, shaping as described, no rules, no "
-        "helpers)\n",
-        a.name);
-    return 0;
+    genie::Status st = genie::driver::TestbedClearFaults(a.name);
+    return st.ok() ? 0 : Fail("fault", st);
   }
   tb::Fault f;
   f.link = a.target;
@@ -249,18 +161,8 @@ int Fault(const TestbedArgs& a) {
     if (!d.ok()) return bad(d.status());
     f.duration = *d;
   }
-  genie::Status st = injector.Check(f);
-  if (!st.ok()) return bad(st);
-  // Timed faults (--for, --flap) play here, in the foreground.
-  const auto start = std::chrono::steady_clock::now();
-  for (const auto& action : tb::Expand(f)) {
-    std::this_thread::sleep_until(start + std::chrono::nanoseconds(action.offset));
-    st = injector.Do(action);
-    if (!st.ok()) return Fail("fault", st);
-    fmt::print("testbed {}: {} {}\n", a.name,
-               action.undo ? "undone:" : "applied:", action.fault.Describe());
-  }
-  return 0;
+  genie::Status st = genie::driver::TestbedFault(a.name, f);
+  return st.ok() ? 0 : Fail("fault", st);
 }
 
 int NetworkYml(const TestbedArgs& a) {
@@ -282,85 +184,13 @@ int NetworkYml(const TestbedArgs& a) {
   return 0;
 }
 
-// `genie doctor` on the testbed, one rank per host, its figures turned into the calibration.
 int Calibrate(const TestbedArgs& a) {
-  auto layout = tb::Load(a.name);
-  if (!layout.ok()) return Fail("calibrate", layout.status());
-  const std::string json = tb::StateDir() + "/" + a.name + ".calibration-scan.json";
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
-  // The scan's own messages are kept aside: a doctor with findings exits 1 (its launcher says
-  // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
-  const std::string log = json + ".log";
-  // Accepted findings still need the ring steps (the doctor skips them on a scan with findings).
-  const std::string cmd = fmt::format(
-      "'{}' launch --testbed '{}' -n {} -- doctor --bytes 16MiB --ring-steps {} --json '{}' "
-      ">'{}' 2>&1",
-      self, a.name, layout->hosts.size(), a.accept_findings ? "always" : "healthy", json, log);
-  fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
-             layout->hosts.size());
-  std::fflush(stdout);
-  const int rc = std::system(cmd.c_str());
-  std::ifstream in(json);
-  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  std::string scan_log;
-  {
-    std::ifstream log_in(log);
-    scan_log.assign(std::istreambuf_iterator<char>(log_in), std::istreambuf_iterator<char>());
-  }
-  std::error_code ec;
-  fs::remove(json, ec);
-  fs::remove(log, ec);
-  if (doc.is_discarded()) {
-    std::cerr << scan_log;
-    return Fail("calibrate", genie::Status::Unavailable(fmt::format(
-                                 "the scan wrote no figures (genie doctor exited with {}); run "
-                                 "`genie launch --testbed {} -n {} -- doctor` to see why",
-                                 rc, a.name, layout->hosts.size())));
-  }
-  auto cal = tb::CalibrationFromDoctor(*layout, doc, a.accept_findings, a.basis);
-  if (!cal.ok()) return Fail("calibrate", cal.status());
-  if (doc.contains("findings") && doc["findings"].is_array()) {
-    for (const auto& f : doc["findings"]) {
-      fmt::print("testbed {}: accepted finding: {}\n", a.name, f.value("text", std::string("?")));
-    }
-  }
-  std::string ecmp;
-  if (tb::EcmpKnown(*layout)) {
-    tb::SystemShell shell;
-    auto routes = tb::QueryEcmpRoutes(*layout, shell);
-    if (routes.ok()) {
-      cal->ecmp_routes = nlohmann::json::array();
-      for (const auto& r : *routes) cal->ecmp_routes.push_back({r.src_host, r.dst_host, r.spine});
-      ecmp = fmt::format(
-          "testbed {}: ECMP l3: the spine of each of its {} pairs across leaves is "
-          "known (ip route get, recorded); the flow model routes them there\n",
-          a.name, routes->size());
-    } else {
-      ecmp = fmt::format("testbed {}: ECMP l3 but {}\n", a.name, routes.status().message());
-    }
-  }
-  genie::Status st = tb::SaveCalibration(a.name, *cal);
-  if (!st.ok()) return Fail("calibrate", st);
-  fmt::print(
-      "testbed {}: one pair: goodput {:.3f} of {} (median pair {:.4f} GB/s), message "
-      "overhead {:.1f} us (median round trip {:.1f} us)\n",
-      a.name, cal->goodput, genie::FormatBitRate(layout->HostLinkRate()), cal->median_gbps,
-      cal->message_overhead_ns / 1e3, cal->median_rtt_us);
-  if (cal->all_hosts_goodput > 0) {
-    fmt::print(
-        "testbed {}: all hosts at once (ring steps): goodput {:.3f} ({:.4f} GB/s), "
-        "{:.1f} us per step\n",
-        a.name, cal->all_hosts_goodput, cal->all_hosts_gbps, cal->all_hosts_overhead_ns / 1e3);
-  }
-  const tb::MeasuredCosts costs = cal->Costs();
-  fmt::print(
-      "testbed {}: the description uses {} (goodput {:.3f}, message overhead {:.1f} us); "
-      "saved in {}; `genie testbed network-yml {}` and `genie run --predict` on it use "
-      "them\n",
-      a.name, cal->basis, costs.goodput, costs.message_overhead_ns / 1e3,
-      tb::CalibrationPath(a.name), a.name);
-  fmt::print("{}", ecmp);
-  return 0;
+  genie::driver::CalibrateOptions o;
+  o.name = a.name;
+  o.accept_findings = a.accept_findings;
+  o.basis = a.basis;
+  genie::Status st = genie::driver::CalibrateTestbed(o);
+  return st.ok() ? 0 : Fail("calibrate", st);
 }
 
 }  // namespace
@@ -450,24 +280,12 @@ GENIE_COMMAND(testbed,
   return [=]() -> int {
     if (up->parsed()) return Up(*a);
     if (down->parsed()) {
-      tb::SystemShell shell;
-      genie::Status st = tb::CheckCanBuild(shell);
-      if (st.ok()) st = tb::Down(a->name, shell);
-      if (!st.ok()) return Fail("down", st);
-      fmt::print("testbed {}: removed\n", a->name);
-      return 0;
+      genie::Status st = genie::driver::TestbedDown(a->name);
+      return st.ok() ? 0 : Fail("down", st);
     }
     if (status->parsed()) return Status(*a);
     if (list->parsed()) {
-      for (const auto& n : tb::List()) {
-        auto l = tb::Load(n);
-        if (l.ok()) {
-          fmt::print("{:<16} {:<18} {} hosts, {}\n", n, l->spec.TopologyText(), l->hosts.size(),
-                     genie::FormatBitRate(l->spec.rate_bps));
-        } else {
-          fmt::print("{:<16} (damaged: {})\n", n, l.status().message());
-        }
-      }
+      fmt::print("{}", genie::driver::TestbedListText());
       return 0;
     }
     if (fault->parsed()) return Fault(*a);

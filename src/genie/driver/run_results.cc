@@ -324,6 +324,22 @@ std::optional<report::Localization> Localization(const RunOptions& o, const nloh
 
 }  // namespace
 
+void PrintRunResults(std::ostream& out, const report::RunRecords& records,
+                     const std::vector<report::Comparison>& compared,
+                     const std::optional<report::Localization>& localized,
+                     const std::function<void()>& before_comparisons) {
+  report::PrintSummary(out, records.ops, records.ranks);
+  const nlohmann::json& info = records.run_info;
+  report::PrintTraffic(
+      out, info.is_object() && info.contains("traffic") ? info["traffic"] : nlohmann::json());
+  if (info.is_object() && info.contains("testbed")) {
+    report::PrintTestbed(out, info["testbed"], report::FirstStart(records.ops));
+  }
+  if (before_comparisons) before_comparisons();
+  for (const auto& c : compared) report::PrintComparison(out, c);
+  if (localized) out << report::FormatLocalization(*localized);
+}
+
 int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const launch::RankEnv& env,
                  const std::string& run_id) {
   // The folder's streams of this run (report/run_streams.h); a rank whose own stream is gone
@@ -404,16 +420,9 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
             << report::StepTimes(merged->ranks).size()
             << " measured iteration(s) (1 cycle = 1 ns)\n";
   report::PrintAstraSimLines(std::cout, merged->ranks);
-  report::PrintSummary(std::cout, merged->ops, merged->ranks);
-  const nlohmann::json& info = merged->run_info;
-  report::PrintTraffic(
-      std::cout, info.is_object() && info.contains("traffic") ? info["traffic"] : nlohmann::json());
-  if (info.is_object() && info.contains("testbed")) {
-    report::PrintTestbed(std::cout, info["testbed"], report::FirstStart(merged->ops));
-  }
-  if (!o.predict) PrintPrediction(setup, o.network_model, merged->ranks, "");
-  for (const auto& c : compared) report::PrintComparison(std::cout, c);
-  if (localized) std::cout << report::FormatLocalization(*localized);
+  PrintRunResults(std::cout, *merged, compared, localized, [&] {
+    if (!o.predict) PrintPrediction(setup, o.network_model, merged->ranks, "");
+  });
   return 0;
 }
 

@@ -1,16 +1,23 @@
 // What a finished real run leaves behind and prints: each rank's stream (rank-R.jsonl in the
 // output folder) is merged into results.json by one rank per folder, which also prints
 // ASTRA-sim's per-rank lines, the summary, the traffic line, and the prediction for the same
-// workload on the modelled network beside the measurement.
+// workload on the modelled network beside the measurement. `genie results show` prints the
+// same figures again from the file (PrintRunResults: one implementation for both).
 //
 // Threading: the process's main thread, after the rank's run has ended.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "genie/launch/rank_env.h"
 #include "genie/record/rank_summary.h"
+#include "genie/report/localization.h"
+#include "genie/report/prediction.h"
+#include "genie/report/results_file.h"
 #include "genie/runtime/run_setup.h"
 
 namespace genie::driver {
@@ -32,5 +39,14 @@ int WriteResults(const RunOptions& options, const runtime::RunSetup& setup,
 // `which` qualifies the measurement (e.g. " (this host's ranks)").
 void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
                      const std::vector<record::RankSummary>& ranks, const std::string& which);
+
+// The figures of a run as `genie run` prints them at its end and `genie results show` prints
+// them again: the summary, the traffic line, the testbed's counters; then `before_comparisons`
+// (genie run's prediction line, when it has no --predict), the measurement beside each
+// prediction or baseline, and the link probes judged.
+void PrintRunResults(std::ostream& out, const report::RunRecords& records,
+                     const std::vector<report::Comparison>& compared,
+                     const std::optional<report::Localization>& localized,
+                     const std::function<void()>& before_comparisons = nullptr);
 
 }  // namespace genie::driver

@@ -1,0 +1,138 @@
+#include "genie/driver/testbed_calibrate.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "genie/common/units.h"
+#include "genie/driver/testbed_placement.h"
+#include "genie/testbed/control.h"
+#include "genie/testbed/ecmp.h"
+
+namespace genie::driver {
+
+namespace tb = testbed;
+
+namespace {
+
+// While the scan runs, Ctrl-C is the scan's: as std::system did, this process ignores SIGINT
+// and SIGQUIT (the launcher, which restores them for itself, stops its ranks and exits), then
+// says the scan wrote no figures.
+class IgnoreInterrupts {
+ public:
+  IgnoreInterrupts() {
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, &ignore, &int_);
+    sigaction(SIGQUIT, &ignore, &quit_);
+  }
+  ~IgnoreInterrupts() {
+    sigaction(SIGINT, &int_, nullptr);
+    sigaction(SIGQUIT, &quit_, nullptr);
+  }
+  IgnoreInterrupts(const IgnoreInterrupts&) = delete;
+  IgnoreInterrupts& operator=(const IgnoreInterrupts&) = delete;
+
+ private:
+  struct sigaction int_ = {}, quit_ = {};
+};
+
+tb::CommandResult RunScan(const tb::Argv& argv) {
+  IgnoreInterrupts ignore;
+  tb::SystemShell shell;
+  return shell.Run(argv);
+}
+
+}  // namespace
+
+testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name,
+                                  int hosts, bool accept_findings, const std::string& json) {
+  return {genie_exe, "launch", "--testbed", name, "-n", std::to_string(hosts), "--",
+          "doctor", "--bytes", "16MiB", "--ring-steps", accept_findings ? "always" : "healthy",
+          "--json", json};
+}
+
+std::string FormatCalibration(const std::string& name, const tb::Layout& layout,
+                              const tb::Calibration& cal) {
+  std::string out = fmt::format(
+      "testbed {}: one pair: goodput {:.3f} of {} (median pair {:.4f} GB/s), message "
+      "overhead {:.1f} us (median round trip {:.1f} us)\n",
+      name, cal.goodput, FormatBitRate(layout.HostLinkRate()), cal.median_gbps,
+      cal.message_overhead_ns / 1e3, cal.median_rtt_us);
+  if (cal.all_hosts_goodput > 0) {
+    out += fmt::format(
+        "testbed {}: all hosts at once (ring steps): goodput {:.3f} ({:.4f} GB/s), "
+        "{:.1f} us per step\n",
+        name, cal.all_hosts_goodput, cal.all_hosts_gbps, cal.all_hosts_overhead_ns / 1e3);
+  }
+  const tb::MeasuredCosts costs = cal.Costs();
+  out += fmt::format(
+      "testbed {}: the description uses {} (goodput {:.3f}, message overhead {:.1f} us); "
+      "saved in {}; `genie testbed network-yml {}` and `genie run --predict` on it use "
+      "them\n",
+      name, cal.basis, costs.goodput, costs.message_overhead_ns / 1e3, tb::CalibrationPath(name),
+      name);
+  return out;
+}
+
+Status CalibrateTestbed(const CalibrateOptions& a) {
+  GENIE_ASSIGN_OR_RETURN(tb::Layout layout, tb::Load(a.name));
+  const int hosts = static_cast<int>(layout.hosts.size());
+  const std::string json = tb::StateDir() + "/" + a.name + ".calibration-scan.json";
+  fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
+             hosts);
+  std::fflush(stdout);
+  // The scan's own messages are kept aside: a doctor with findings exits 1 (its launcher says
+  // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
+  const tb::CommandResult scan =
+      RunScan(CalibrationScanArgv(SelfExe(), a.name, hosts, a.accept_findings, json));
+  nlohmann::json doc;
+  {
+    std::ifstream in(json);
+    doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  }
+  std::error_code ec;
+  std::filesystem::remove(json, ec);
+  if (doc.is_discarded()) {
+    std::cerr << scan.output << scan.errors;
+    // As std::system reported it: the exit status in wait()'s encoding (-1: not started).
+    const int rc = scan.exit_code < 0 ? -1 : scan.exit_code << 8;
+    return Status::Unavailable(fmt::format(
+        "the scan wrote no figures (genie doctor exited with {}); run "
+        "`genie launch --testbed {} -n {} -- doctor` to see why",
+        rc, a.name, hosts));
+  }
+  GENIE_ASSIGN_OR_RETURN(tb::Calibration cal,
+                         tb::CalibrationFromDoctor(layout, doc, a.accept_findings, a.basis));
+  if (doc.contains("findings") && doc["findings"].is_array()) {
+    for (const auto& f : doc["findings"]) {
+      fmt::print("testbed {}: accepted finding: {}\n", a.name, f.value("text", std::string("?")));
+    }
+  }
+  std::string ecmp;
+  if (tb::EcmpKnown(layout)) {
+    tb::SystemShell shell;
+    auto routes = tb::QueryEcmpRoutes(layout, shell);
+    if (routes.ok()) {
+      cal.ecmp_routes = nlohmann::json::array();
+      for (const auto& r : *routes) cal.ecmp_routes.push_back({r.src_host, r.dst_host, r.spine});
+      ecmp = fmt::format(
+          "testbed {}: ECMP l3: the spine of each of its {} pairs across leaves is "
+          "known (ip route get, recorded); the flow model routes them there\n",
+          a.name, routes->size());
+    } else {
+      ecmp = fmt::format("testbed {}: ECMP l3 but {}\n", a.name, routes.status().message());
+    }
+  }
+  GENIE_RETURN_IF_ERROR(tb::SaveCalibration(a.name, cal));
+  fmt::print("{}{}", FormatCalibration(a.name, layout, cal), ecmp);
+  return Status::Ok();
+}
+
+}  // namespace genie::driver

@@ -1,0 +1,41 @@
+// Testbed calibration: `genie testbed calibrate NAME` runs `genie doctor` on the testbed, one
+// rank per host (this program again, through `genie launch --testbed`, as a child process
+// with an argument vector), turns its figures into the testbed's calibration
+// (testbed/calibration.h: goodput and per-message cost, one pair alone and every host at once),
+// records a leaf-spine's ECMP routes beside them, saves it, and says what was measured and what
+// the network description now carries.
+//
+// Threading: the CLI's main thread; it waits for the scan.
+#pragma once
+
+#include <string>
+
+#include "genie/common/status.h"
+#include "genie/testbed/calibration.h"
+#include "genie/testbed/layout.h"
+#include "genie/testbed/shell.h"
+
+namespace genie::driver {
+
+struct CalibrateOptions {
+  std::string name = "genie";
+  bool accept_findings = false;  // calibrate even when the scan finds a slow host or loss
+  std::string basis = testbed::kBasisAllHosts;
+};
+
+// Prints its progress and result on stdout; the scan's own output goes to stderr when the scan
+// wrote no figures. The error names the testbed and says what to run to see why.
+Status CalibrateTestbed(const CalibrateOptions& options);
+
+// The scan: `genie_exe launch --testbed NAME -n HOSTS -- doctor --bytes 16MiB --ring-steps
+// healthy|always --json JSON` (accepted findings still need the ring steps, which the doctor
+// skips on a scan with findings unless told `always`).
+testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name,
+                                  int hosts, bool accept_findings, const std::string& json);
+
+// What calibrate says once the calibration is saved: one pair's figures, every host's (when the
+// scan had ring steps), which set the description carries and where it is kept.
+std::string FormatCalibration(const std::string& name, const testbed::Layout& layout,
+                              const testbed::Calibration& calibration);
+
+}  // namespace genie::driver

@@ -1,0 +1,93 @@
+#include "genie/driver/testbed_commands.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
+#include "genie/common/units.h"
+#include "genie/testbed/commands.h"
+#include "genie/testbed/control.h"
+#include "genie/testbed/injector.h"
+#include "genie/testbed/layout.h"
+
+namespace genie::driver {
+
+namespace tb = testbed;
+
+Status TestbedUp(const tb::TestbedSpec& spec, bool dry_run) {
+  if (dry_run) {
+    GENIE_ASSIGN_OR_RETURN(tb::Layout layout, tb::LayOut(spec));
+    for (const auto& cmd : tb::UpCommands(layout)) fmt::print("{}\n", tb::ToString(cmd));
+    return Status::Ok();
+  }
+  tb::SystemShell shell;
+  const auto started = std::chrono::steady_clock::now();
+  GENIE_ASSIGN_OR_RETURN(tb::Layout layout, tb::Up(spec, shell));
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  fmt::print(
+      "testbed {}: {} hosts ({}), {} links at {}{}, {} NIC(s) per host, TCP {}, up in {:.1f} s\n",
+      spec.name, layout.hosts.size(), spec.TopologyText(), layout.links.size(),
+      FormatBitRate(spec.rate_bps),
+      spec.spine_rate_bps ? " (leaf-spine links at " + FormatBitRate(*spec.spine_rate_bps) + ")"
+                          : std::string(),
+      spec.nics, layout.spec.tcp_congestion.empty() ? "?" : layout.spec.tcp_congestion, secs);
+  fmt::print("  hosts: {}-h0 .. {}-h{} (h0 at {}); description: {}\n", spec.name, spec.name,
+             layout.hosts.size() - 1, layout.RendezvousAddress(), tb::DescriptionPath(spec.name));
+  fmt::print("  run on it: genie launch --testbed {} -n {} -- run WORKLOAD\n", spec.name,
+             layout.hosts.size());
+  return Status::Ok();
+}
+
+Status TestbedDown(const std::string& name) {
+  tb::SystemShell shell;
+  GENIE_RETURN_IF_ERROR(tb::CheckCanBuild(shell));
+  GENIE_RETURN_IF_ERROR(tb::Down(name, shell));
+  fmt::print("testbed {}: removed\n", name);
+  return Status::Ok();
+}
+
+std::string TestbedListText() {
+  std::string out;
+  for (const auto& n : tb::List()) {
+    auto l = tb::Load(n);
+    if (l.ok()) {
+      out += fmt::format("{:<16} {:<18} {} hosts, {}\n", n, l->spec.TopologyText(),
+                         l->hosts.size(), FormatBitRate(l->spec.rate_bps));
+    } else {
+      out += fmt::format("{:<16} (damaged: {})\n", n, l.status().message());
+    }
+  }
+  return out;
+}
+
+Status TestbedFault(const std::string& name, const tb::Fault& f) {
+  GENIE_ASSIGN_OR_RETURN(tb::Layout layout, tb::Load(name));
+  tb::SystemShell shell;
+  tb::Injector injector(layout, shell);
+  GENIE_RETURN_IF_ERROR(injector.Check(f));
+  // Timed faults (--for, --flap) play here, in the foreground.
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& action : tb::Expand(f)) {
+    std::this_thread::sleep_until(start + std::chrono::nanoseconds(action.offset));
+    GENIE_RETURN_IF_ERROR(injector.Do(action));
+    fmt::print("testbed {}: {} {}\n", name, action.undo ? "undone:" : "applied:",
+               action.fault.Describe());
+  }
+  return Status::Ok();
+}
+
+Status TestbedClearFaults(const std::string& name) {
+  GENIE_ASSIGN_OR_RETURN(tb::Layout layout, tb::Load(name));
+  tb::SystemShell shell;
+  tb::Injector injector(layout, shell);
+  GENIE_RETURN_IF_ERROR(injector.ClearAll());
+  fmt::print(
+      "testbed {}: every fault cleared (links up, shaping as described, no rules, no "
+      "helpers)\n",
+      name);
+  return Status::Ok();
+}
+
+}  // namespace genie::driver

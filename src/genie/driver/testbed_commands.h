@@ -1,0 +1,33 @@
+// Testbed commands: what `genie testbed up | down | list | fault` do once their flags are
+// parsed — build or remove a testbed and say what was done, list the testbeds that are up,
+// apply a fault now or play a timed one (--for, --flap) in the foreground. The testbed itself
+// is src/genie/testbed/; status and calibration are testbed/status.h and testbed_calibrate.h.
+// Each prints its result on stdout and returns the error for the CLI to print (it names the
+// testbed, the link or the flag).
+//
+// Threading: the CLI's main thread; a timed fault sleeps on it until it is undone.
+#pragma once
+
+#include <string>
+
+#include "genie/common/status.h"
+#include "genie/testbed/fault.h"
+#include "genie/testbed/spec.h"
+
+namespace genie::driver {
+
+// Lays out `spec` and builds it (or, with `dry_run`, prints the commands it would run), then
+// says how large it is, how long it took and how to run on it.
+Status TestbedUp(const testbed::TestbedSpec& spec, bool dry_run);
+// Removes testbed `name` after checking this process may.
+Status TestbedDown(const std::string& name);
+// One line per testbed that is up: name, topology, hosts, rate (or why its description is
+// damaged).
+std::string TestbedListText();
+// Checks `fault` against testbed `name` and plays it: applied now, undone after its duration,
+// a flap's downs and ups on their schedule; one line per action.
+Status TestbedFault(const std::string& name, const testbed::Fault& fault);
+// Every fault on testbed `name` undone: links up, shaping as described, no rules, no helpers.
+Status TestbedClearFaults(const std::string& name);
+
+}  // namespace genie::driver
