@@ -57,7 +57,7 @@ void TcpTransport::OnConnEvent(Conn* c, uint32_t events) {
     FinishConnect(c);
     return;
   }
-  if ((events & EPOLLIN) && c->peer >= 0) liveness_.Heard(c->peer);
+  if ((events & EPOLLIN) && c->peer >= 0) heartbeats_.liveness().Heard(c->peer);
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ReadSome(c);
   if (c->state != Conn::State::kClosed && (events & EPOLLOUT)) Flush(c);
 }
@@ -254,7 +254,7 @@ Status TcpTransport::FinishPayload(Conn* c) {
       return Status::Ok();  // it was heard: that is all (OnConnEvent noted it)
     case FrameType::kAbort:
       // The peer's reason is the news; its connection closing next is not.
-      liveness_.Done(c->peer);
+      heartbeats_.liveness().Done(c->peer);
       ReportFatal(
           Status::Unavailable(fmt::format("rank {} stopped the job: {}", c->peer, c->text)));
       CloseConn(c, "");
