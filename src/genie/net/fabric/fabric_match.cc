@@ -131,12 +131,13 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     auto& ctr = counters_[static_cast<size_t>(peer)];
     ++ctr.messages_received;
     ctr.bytes_received += h.bytes;
+    ctr.wire_bytes_received += h.bytes;
     auto posted = matcher_.ArriveWhole(options_.rank, k, has_data ? inline_data : nullptr, h.bytes,
                                        h.aux, kInlineHandle);
     if (!posted.ok()) {
       ReportFatal(posted.status());
     } else if (const auto& p = *posted) {
-      Complete({Done::kRecv, peer, h.channel, p->cookie, h.aux, h.bytes, 0});
+      Complete({Completion::kRecv, peer, h.channel, p->cookie, h.aux, h.bytes, 0});
     }
     return;
   }
@@ -427,9 +428,11 @@ void FabricTransport::PayloadLanded(int peer, uint16_t channel, uint64_t cookie,
   auto& ctr = counters_[static_cast<size_t>(peer)];
   ++ctr.messages_received;
   ctr.bytes_received += bytes;
-  liveness_.Heard(peer);
+  // A payload is one provider operation: it counts as moved when it lands (not in parts).
+  ctr.wire_bytes_received += bytes;
+  heartbeats_.liveness().Heard(peer);
   if (early < 0) {
-    Complete({Done::kRecv, peer, channel, cookie, remote_data, bytes, 0});
+    Complete({Completion::kRecv, peer, channel, cookie, remote_data, bytes, 0});
     return;
   }
   Early& e = *early_[static_cast<size_t>(early)];

@@ -179,13 +179,18 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
     }
     case kCtrlSend:
       --sends_in_flight_;
-      if (c->user) Complete({Completion::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
+      if (c->user) {
+        counters_[static_cast<size_t>(c->peer)].wire_bytes_sent += c->bytes;
+        Complete({Completion::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
+      }
       if (HeaderOf(c)->type == kAbort) --aborts_in_flight_;
       FreeCtx(c);
       return;
     case kPayloadSend:
     case kRmaSend:
       --sends_in_flight_;
+      // One provider operation: its bytes count as moved when it completes (not in parts).
+      counters_[static_cast<size_t>(c->peer)].wire_bytes_sent += c->bytes;
       Complete({Completion::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
       FreeCtx(c);
       return;

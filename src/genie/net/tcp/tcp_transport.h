@@ -86,6 +86,7 @@ class TcpTransport final : public Transport {
   // conn_io.cc: the read state machine and the write path.
   void OnConnEvent(Conn* c, uint32_t events);
   void ReadSome(Conn* c);
+  void PayloadMoved(Conn* c, Bytes n);  // n payload bytes of c's current frame were read
   Status BeginPayload(Conn* c);
   Status FinishPayload(Conn* c);
   void Flush(Conn* c);
