@@ -19,6 +19,7 @@
 #include "genie/net/fabric/fabric_library.h"
 #include "genie/net/fabric/fabric_transport.h"
 #include "genie/net/frame.h"
+#include "genie/net/interface_address.h"
 
 namespace genie::net {
 
@@ -218,6 +219,8 @@ Status FabricTransport::Open() {
   if (options_.fabric_domain.empty() && IsSocketProvider(prov)) {
     node = options_.bind_addr.c_str();  // the interface with this address
     flags = FI_SOURCE;
+    // Not this host's: say so (fi_getinfo would only find no provider there).
+    GENIE_RETURN_IF_ERROR(CheckBindable(options_.rank, options_.bind_addr, "open the fabric"));
   }
   const std::string where =
       options_.fabric_domain.empty()

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "genie/net/interface_address.h"
 #include "genie/net/socket_util.h"
 #include "genie/net/tcp/tcp_conn.h"
 #include "genie/net/tcp/tcp_transport.h"
@@ -30,10 +31,11 @@ Result<std::string> TcpTransport::Listen() {
                        options_.tcp_congestion};
   Status st = SetDataSocketOptions(fd, so);
   if (st.ok() && bind(fd, addr.get(), addr.length) != 0) {
-    st =
-        Status::IoError(fmt::format("rank {}: cannot bind {}: {} (use --bind with an address "
-                                    "of this host)",
-                                    options_.rank, options_.bind_addr, strerror(errno)));
+    st = errno == EADDRNOTAVAIL
+             ? AddressNotOnThisHost(options_.rank, options_.bind_addr, "listen")
+             : Status::IoError(fmt::format("rank {}: cannot bind {}: {} (use --bind with an "
+                                           "address of this host)",
+                                           options_.rank, options_.bind_addr, strerror(errno)));
   }
   if (st.ok() && listen(fd, 1024) != 0) {
     st = Status::IoError(fmt::format("listen: {}", strerror(errno)));

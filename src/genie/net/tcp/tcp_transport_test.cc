@@ -466,6 +466,22 @@ TEST(TcpTransportTest, BindsOnlyTheGivenAddressForListeningAndConnecting) {
   EXPECT_EQ(sources, std::set<std::string>{"127.0.0.2"});
 }
 
+// --bind to an address this host lacks: bad input naming it (the run exits 2), not an I/O
+// failure a launcher would blame on another rank.
+TEST(TcpTransportTest, ListeningOnAnAddressThisHostLacksIsBadInputNamingIt) {
+  auto loop = std::move(EventLoop::Create()).value();
+  auto o = Opts(1, 2);
+  o.bind_addr = "192.0.2.77";
+  auto t = std::move(TcpTransport::Create(loop.get(), o)).value();
+  auto a = t->Listen();
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), Status::Code::kInvalidArgument) << a.status().ToString();
+  EXPECT_NE(a.status().message().find("rank 1: cannot listen on 192.0.2.77: it is not an address "
+                                      "of this host"),
+            std::string::npos)
+      << a.status().message();
+}
+
 TEST(TcpTransportTest, FlowControlBoundsUnexpectedDataAndResumesForAWaitingReceive) {
   Cluster c(2);
   constexpr int kMsgs = 80;
