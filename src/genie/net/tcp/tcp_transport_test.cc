@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -379,23 +380,27 @@ TEST(TcpTransportTest, IdleRanksStayAliveOnHeartbeatsWhichAreNotCounted) {
 // Size mismatches (either order) are in the conformance suite (net/transport_conformance_test.cc).
 
 // A message's bytes count as they leave and arrive, before it completes (the watchdog judges
-// progress by them: one message may last many times --peer-timeout on a slow link). Received
-// in 4 MiB reads per loop turn, 64 MiB takes several turns; sent from a 4 MiB socket buffer.
+// progress by them: one message may last many times --peer-timeout on a slow link). The
+// receiver reads nothing until the send was posted, so the first sendmsg stops when the socket
+// buffers (a few MiB) are full; it then reads 4 MiB per loop turn, so 64 MiB takes several.
 TEST(TcpTransportTest, PayloadBytesCountAsTheyMoveBeforeTheMessageCompletes) {
   Cluster c(2);
   constexpr Bytes kBig = Bytes{64} << 20;
   std::vector<unsigned char> out(kBig, 0x5a), in(kBig);
   bool partial_sent = false, partial_received = false;
+  std::atomic<bool> posted{false};
   c.Run([&](int rank, Node& n) {
     const PeerCounters& k = n.t->counters(1 - rank);
     if (rank == 0) {
       n.t->PostSend({1, 0, 7, out.data(), kBig, 1});
+      posted = true;
       ASSERT_TRUE(n.RunUntil([&] {
         partial_sent |= n.sends.empty() && k.wire_bytes_sent > 0 && k.wire_bytes_sent < kBig;
         return !n.sends.empty();
       }));
       EXPECT_EQ(k.wire_bytes_sent, kBig);
     } else {
+      while (!posted) std::this_thread::yield();
       n.t->PostRecv({0, 0, 7, in.data(), kBig, 2});
       ASSERT_TRUE(n.RunUntil([&] {
         partial_received |= n.recvs.empty() && k.wire_bytes_received > 0 &&
