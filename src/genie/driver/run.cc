@@ -245,8 +245,14 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   auto backend = runtime::RealBackend::Create(opt);
   if (!backend.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
-    // Bad input (an address, a host layout) is this rank's to report; the rest is the peers'.
-    return backend.status().code() == Status::Code::kInvalidArgument ? 2 : launch::kExitPeerFailed;
+    // Bad input (an address, a host layout) is this rank's to report (2); a peer that failed
+    // or never came is the peers' (75); the rest — the network here, this rank's own sockets —
+    // is this rank's failure (1).
+    const Status::Code code = backend.status().code();
+    if (code == Status::Code::kInvalidArgument) return 2;
+    return code == Status::Code::kUnavailable || code == Status::Code::kTimeout
+               ? launch::kExitPeerFailed
+               : 1;
   }
   const auto& clock = (*backend)->clock();
   (*recorder)->Note("clock", {{"rank", env.rank},

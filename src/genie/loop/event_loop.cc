@@ -83,6 +83,13 @@ EventLoop::TimerId EventLoop::RunAt(TimeNs deadline, Task fn) {
   return id;
 }
 
+EventLoop::TimerId EventLoop::RunAtCoarse(TimeNs deadline, Task fn) {
+  TimerId id = next_timer_id_++;
+  timers_.push({deadline, id, true});
+  timer_tasks_.emplace(id, std::move(fn));
+  return id;
+}
+
 void EventLoop::Cancel(TimerId id) { timer_tasks_.erase(id); }
 
 void EventLoop::Post(Task fn) { posted_.push_back(std::move(fn)); }
@@ -118,13 +125,17 @@ void EventLoop::Wait(TimeNs max_wait_until) {
   // Drop cancelled timers from the top so they do not wake us.
   while (!timers_.empty() && !timer_tasks_.count(timers_.top().id)) timers_.pop();
   TimeNs target = max_wait_until;
-  if (!timers_.empty() && timers_.top().deadline < target) target = timers_.top().deadline;
+  bool spin = policy_.spin;
+  if (!timers_.empty() && timers_.top().deadline < target) {
+    target = timers_.top().deadline;
+    spin = spin && !timers_.top().coarse;  // housekeeping is not worth a core
+  }
 
   int timeout_ms = -1;
   TimeNs now = MonotonicNow();
   if (!posted_.empty() || quitting() || target <= now) {
     timeout_ms = 0;
-  } else if (policy_.spin && target - now <= policy_.margin) {
+  } else if (spin && target - now <= policy_.margin) {
     // Inside the margin: busy-poll sockets until the deadline; for the last few µs spin
     // without syscalls, since one epoll_wait costs about a microsecond.
     if (target - now <= kPureSpin) {
@@ -137,7 +148,7 @@ void EventLoop::Wait(TimeNs max_wait_until) {
     }
     timeout_ms = 0;
   } else if (target != kForever) {
-    ArmTimerFd(policy_.spin ? target - policy_.margin : target);
+    ArmTimerFd(spin ? target - policy_.margin : target);
   }
 
   epoll_event events[128];
@@ -172,7 +183,7 @@ void EventLoop::FireDueTimers() {
     if (it == timer_tasks_.end()) continue;
     Task fn = std::move(it->second);
     timer_tasks_.erase(it);
-    if (now - t.deadline > kLateThreshold) ++late_timers_;
+    if (!t.coarse && now - t.deadline > kLateThreshold) ++late_timers_;
     fn();
   }
 }

@@ -46,6 +46,10 @@ class EventLoop {
   // Runs `fn` once MonotonicNow() >= deadline (absolute ns). Returns an id for Cancel.
   TimerId RunAt(TimeNs deadline, Task fn);
   TimerId RunAfter(TimeNs delay, Task fn) { return RunAt(MonotonicNow() + delay, std::move(fn)); }
+  // A housekeeping timer (liveness ticks): runs once due like RunAt, but the loop never spins
+  // for it and does not count it in late_timers(), so that it costs neither CPU nor the
+  // precision figures of a run.
+  TimerId RunAtCoarse(TimeNs deadline, Task fn);
   // A cancelled timer never runs; cancelling a fired or unknown id does nothing.
   void Cancel(TimerId id);
   // Runs `fn` on the next loop iteration (after the current callback returns).
@@ -71,6 +75,7 @@ class EventLoop {
   struct Timer {
     TimeNs deadline;
     TimerId id;
+    bool coarse = false;
     bool operator>(const Timer& o) const {
       return deadline != o.deadline ? deadline > o.deadline : id > o.id;
     }

@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,31 @@ TEST(EventLoopTest, TimersFireInDeadlineOrderAndNeverEarly) {
     EXPECT_EQ(order, (std::vector<int>{4, 1, 2, 3, 0})) << "spin=" << spin;
     for (TimeNs l : lateness) EXPECT_GE(l, 0);
   }
+}
+
+// A housekeeping timer fires when due (never early); one fired late (the loop was busy) is
+// not a late timer, where a precise one is.
+TEST(EventLoopTest, CoarseTimersFireWithoutSpinningOrCountingAsLate) {
+  auto loop = MakeLoop(true);
+  const TimeNs deadline = MonotonicNow() + 2 * kNsPerMs;
+  TimeNs fired = 0;
+  loop->RunAtCoarse(deadline, [&] {
+    fired = MonotonicNow();
+    loop->Quit();
+  });
+  loop->Run();
+  EXPECT_GE(fired, deadline);
+  loop->ResetQuit();
+  loop->RunAtCoarse(MonotonicNow(), [&] { loop->Quit(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // due long ago when it runs
+  loop->Run();
+  EXPECT_EQ(loop->late_timers(), 0u);
+  // A precise one as late is counted.
+  loop->ResetQuit();
+  loop->RunAt(MonotonicNow(), [&] { loop->Quit(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  loop->Run();
+  EXPECT_EQ(loop->late_timers(), 1u);
 }
 
 TEST(EventLoopTest, CancelledTimerNeverRuns) {

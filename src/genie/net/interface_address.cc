@@ -12,6 +12,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include "genie/net/socket_util.h"
 
 namespace genie::net {
 
@@ -143,6 +146,28 @@ Result<std::string> ResolveBindAddress(const std::string& spec, int local_rank) 
   return Status::NotFound(
       fmt::format("network interface '{}'{} has no IPv4 or IPv6 address to bind; this host has: {}",
                   entry, which.empty() ? "" : " (" + which + ")", Describe(interfaces)));
+}
+
+Status AddressNotOnThisHost(int rank, const std::string& address, const std::string& what,
+                            const std::string& setting) {
+  return Status::InvalidArgument(fmt::format(
+      "rank {}: cannot {} on {}: it is not an address of this host, whose interfaces are: {} "
+      "(give {} one of these addresses{}; `ip -brief address` lists them too)",
+      rank, what, address, DescribeInterfaces(), setting,
+      setting == "--bind" ? " or an interface name" : ""));
+}
+
+Status CheckBindable(int rank, const std::string& address, const std::string& what) {
+  GENIE_ASSIGN_OR_RETURN(SocketAddress addr, ResolveAddress(address, 0));
+  const int fd = socket(addr.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IoError(fmt::format("socket: {}", strerror(errno)));
+  const int rc = bind(fd, addr.get(), addr.length);
+  const int err = errno;
+  close(fd);
+  if (rc == 0) return Status::Ok();
+  if (err == EADDRNOTAVAIL) return AddressNotOnThisHost(rank, address, what);
+  return Status::IoError(
+      fmt::format("rank {}: cannot {} on {}: {}", rank, what, address, strerror(err)));
 }
 
 }  // namespace genie::net

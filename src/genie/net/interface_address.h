@@ -24,4 +24,15 @@ Result<std::string> ResolveBindAddress(const std::string& spec, int local_rank);
 // addresses, in getifaddrs() order; for error messages and logs.
 std::string DescribeInterfaces();
 
+// The error for binding `address` where the kernel said EADDRNOTAVAIL (it is not an address of
+// this host): InvalidArgument — bad input, exit 2 — naming the rank and the address and listing
+// this host's interfaces with their addresses, so that the user can pick one for `setting`
+// (--bind, MASTER_ADDR).
+Status AddressNotOnThisHost(int rank, const std::string& address, const std::string& what,
+                            const std::string& setting = "--bind");
+// Ok when a socket can bind `address` (port 0, released at once); AddressNotOnThisHost when
+// it is not this host's; IoError otherwise. For code that hands the address to a library
+// (libfabric) whose own error would not say so.
+Status CheckBindable(int rank, const std::string& address, const std::string& what);
+
 }  // namespace genie::net

@@ -70,5 +70,25 @@ TEST(InterfaceAddressTest, MalformedSpecsAreInvalid) {
   EXPECT_FALSE(ResolveBindAddress("lo", -1).ok());
 }
 
+// An address no interface here has (TEST-NET-1): bad input naming it and the host's own
+// addresses, so that the user can pick one; not an I/O failure (the exit code follows the code).
+TEST(InterfaceAddressTest, AnAddressThisHostLacksIsBadInputListingTheHostsAddresses) {
+  EXPECT_TRUE(CheckBindable(3, "127.0.0.1", "listen").ok());
+  Status st = CheckBindable(3, "192.0.2.77", "listen");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << st.ToString();
+  const std::string& m = st.message();
+  EXPECT_NE(m.find("rank 3: cannot listen on 192.0.2.77: it is not an address of this host"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("lo 127.0.0.1"), std::string::npos) << m;
+  EXPECT_NE(m.find("give --bind one of these addresses or an interface name"), std::string::npos)
+      << m;
+  EXPECT_NE(AddressNotOnThisHost(0, "192.0.2.77:29500", "serve the rendezvous store", "MASTER_ADDR")
+                .message()
+                .find("give MASTER_ADDR one of these addresses;"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace genie::net

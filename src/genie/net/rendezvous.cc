@@ -3,8 +3,10 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +19,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "genie/net/interface_address.h"
 #include "genie/net/launcher_kvs.h"
 #include "genie/net/socket_util.h"
 #include "genie/loop/precise_sleep.h"
@@ -249,6 +252,9 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const L
     const int err = errno;
     close(lfd);
     if (err == EADDRINUSE) return PortTaken(q, own, at, where, strerror(err));
+    if (err == EADDRNOTAVAIL) {
+      return AddressNotOnThisHost(0, where, "serve the rendezvous store", "MASTER_ADDR");
+    }
     return Status::IoError(fmt::format("rank 0: cannot serve the rendezvous store on {}: {} "
                                        "(set MASTER_ADDR to an address of rank 0's host)",
                                        where, strerror(err)));
@@ -267,8 +273,10 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const L
   while (static_cast<int>(clients.size()) < q.world_size - 1 && conflict.empty()) {
     if (loop::MonotonicNow() > deadline) {
       result = Status::Timeout(fmt::format(
-          "rank 0: rendezvous store on {} timed out after {}: rank(s) {} never registered",
-          where, FormatDuration(q.timeout), MissingRanks(addrs)));
+          "rank 0: rendezvous store on {} timed out after {}: rank(s) {} never registered; did "
+          "they start, with this MASTER_ADDR/--rendezvous, and can their hosts reach {}? (a "
+          "link down between them and this host looks the same: their output says)",
+          where, FormatDuration(q.timeout), MissingRanks(addrs), where));
       break;
     }
     std::vector<pollfd> fds{{lfd, POLLIN, 0}};
@@ -368,19 +376,40 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const L
   TimeNs deadline = loop::MonotonicNow() + q.timeout;
   int fd = -1;
   std::string last_error;
+  int last_errno = 0;
   while (true) {
     fd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // A connect to a host behind a link that is down waits for SYN retries (minutes): bound
+    // each attempt by what is left of the deadline (connect() honours SO_SNDTIMEO).
+    const TimeNs left = std::max<TimeNs>(deadline - loop::MonotonicNow(), 10 * kNsPerMs);
+    timeval tv{static_cast<time_t>(left / kNsPerSec),
+               static_cast<suseconds_t>(left % kNsPerSec / 1000)};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     if (connect(fd, at.get(), at.length) == 0) break;
-    last_error = strerror(errno);
+    last_errno = errno == EINPROGRESS ? ETIMEDOUT : errno;
+    last_error = strerror(last_errno);
     close(fd);
     fd = -1;
     if (loop::MonotonicNow() > deadline) {
-      return Status::Timeout(fmt::format(
-          "rank {}: cannot reach the rendezvous store of rank 0 at {} within {} ({}); is rank 0 "
-          "running?", q.rank, where, FormatDuration(q.timeout), last_error));
+      if (last_errno == ECONNREFUSED) {
+        // Its host answered: nothing listens there, rank 0 is not (yet, or any more) running.
+        return Status::Timeout(fmt::format(
+            "rank {}: cannot reach the rendezvous store of rank 0 at {} within {} ({}); is "
+            "rank 0 running?", q.rank, where, FormatDuration(q.timeout), last_error));
+      }
+      // Its host never answered: the network between the two is the cause, this rank's to
+      // report (IoError: the network failed), not a peer's.
+      return Status::IoError(fmt::format(
+          "rank {}: cannot reach the rendezvous store of rank 0 at {} within {} ({}): the link "
+          "between this host and {} may be down, or a route or firewall is missing (check "
+          "`ip link` and `ping` from here; on a testbed, `genie testbed status`)",
+          q.rank, where, FormatDuration(q.timeout), last_error, where));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  // Back to blocking without a bound: ReadReply waits with poll() up to the deadline.
+  timeval none{};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
   SendAll(fd, Hello(q, mine));
   std::string reply = ReadReply(fd, deadline);
   close(fd);

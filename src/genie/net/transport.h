@@ -68,10 +68,16 @@ struct TransportOptions {
 // Per-peer figures (tests count them; results report them). Payload bytes only: control
 // frames (handshake, heartbeats, goodbyes) are not counted.
 struct PeerCounters {
-  uint64_t bytes_sent = 0;
+  uint64_t bytes_sent = 0;  // of messages and writes handed over whole
   uint64_t messages_sent = 0;
-  uint64_t bytes_received = 0;
+  uint64_t bytes_received = 0;  // of messages and writes landed whole
   uint64_t messages_received = 0;
+  // Payload bytes as they move on the wire, a message's partial progress included (TCP: each
+  // send and receive on the socket; libfabric: each segment completed). These move during a
+  // message that lasts longer than --peer-timeout, where the two above move only at its end:
+  // progress (the watchdog) is judged by them.
+  uint64_t wire_bytes_sent = 0;
+  uint64_t wire_bytes_received = 0;
   uint64_t writes_sent = 0;
   uint64_t writes_received = 0;
   int connections = 0;  // established connections to this peer right now

@@ -38,9 +38,9 @@ void FabricTransport::DeliverToSelf(const SendOp& op, uint16_t ch) {
     return;
   }
   if (const auto& p = *posted) {
-    Complete({Done::kRecv, options_.rank, ch, p->cookie, op.remote_data, op.bytes, 0});
+    Complete({Completion::kRecv, options_.rank, ch, p->cookie, op.remote_data, op.bytes, 0});
   }
-  Complete({Done::kSend, options_.rank, ch, op.cookie, 0, op.bytes, 0});
+  Complete({Completion::kSend, options_.rank, ch, op.cookie, 0, op.bytes, 0});
 }
 
 void FabricTransport::PostRecv(const RecvOp& op) {
@@ -61,7 +61,7 @@ void FabricTransport::PostRecv(const RecvOp& op) {
     if (a->handle == kInlineHandle) {
       const uint64_t remote_data = a->remote_data;
       matcher_.Deliver(std::move(*a), op.into, op.bytes);
-      Complete({Done::kRecv, op.peer, ch, op.cookie, remote_data, op.bytes, 0});
+      Complete({Completion::kRecv, op.peer, ch, op.cookie, remote_data, op.bytes, 0});
     } else if ((a->handle & kEarlyHandle) != 0) {
       const int id = static_cast<int>(a->handle & ~kEarlyHandle);
       Early& e = *early_[static_cast<size_t>(id)];
@@ -131,12 +131,13 @@ void FabricTransport::OnData(int peer, const Header& h, const unsigned char* inl
     auto& ctr = counters_[static_cast<size_t>(peer)];
     ++ctr.messages_received;
     ctr.bytes_received += h.bytes;
+    ctr.wire_bytes_received += h.bytes;
     auto posted = matcher_.ArriveWhole(options_.rank, k, has_data ? inline_data : nullptr, h.bytes,
                                        h.aux, kInlineHandle);
     if (!posted.ok()) {
       ReportFatal(posted.status());
     } else if (const auto& p = *posted) {
-      Complete({Done::kRecv, peer, h.channel, p->cookie, h.aux, h.bytes, 0});
+      Complete({Completion::kRecv, peer, h.channel, p->cookie, h.aux, h.bytes, 0});
     }
     return;
   }
@@ -427,9 +428,11 @@ void FabricTransport::PayloadLanded(int peer, uint16_t channel, uint64_t cookie,
   auto& ctr = counters_[static_cast<size_t>(peer)];
   ++ctr.messages_received;
   ctr.bytes_received += bytes;
-  liveness_.Heard(peer);
+  // A payload is one provider operation: it counts as moved when it lands (not in parts).
+  ctr.wire_bytes_received += bytes;
+  heartbeats_.liveness().Heard(peer);
   if (early < 0) {
-    Complete({Done::kRecv, peer, channel, cookie, remote_data, bytes, 0});
+    Complete({Completion::kRecv, peer, channel, cookie, remote_data, bytes, 0});
     return;
   }
   Early& e = *early_[static_cast<size_t>(early)];
@@ -449,7 +452,7 @@ void FabricTransport::DeliverEarly(int early) {
   Bytes& held = e.from_credit ? credit_bytes_ : unexpected_bytes_;
   held -= std::min(held, e.held);
   matcher_.ReturnBuffer(std::move(e.buf));
-  Complete({Done::kRecv, e.peer, e.channel, e.cookie, e.remote_data, e.bytes, 0});
+  Complete({Completion::kRecv, e.peer, e.channel, e.cookie, e.remote_data, e.bytes, 0});
   e = Early{};
   free_early_.push_back(early);
 }

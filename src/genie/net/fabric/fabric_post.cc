@@ -193,7 +193,7 @@ void FabricTransport::SendCtrl(int peer, Ctx* s, Bytes payload_bytes) {
   h->world_size = static_cast<uint32_t>(options_.world_size);
   s->peer = peer;
   ++sends_in_flight_;
-  liveness_.Sent(peer);
+  heartbeats_.liveness().Sent(peer);
   const fi_addr_t dest = fi_addr_[static_cast<size_t>(peer)];
   fid_ep* ep = ep_;
   Submit(
@@ -324,7 +324,7 @@ void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, 
                          rma ? FI_WRITE : FI_SEND, &desc);
   if (c == nullptr) return;
   ++sends_in_flight_;
-  liveness_.Sent(peer);
+  heartbeats_.liveness().Sent(peer);
   const fi_addr_t dest = fi_addr_[static_cast<size_t>(peer)];
   const Bytes bytes = p.bytes;
   fid_ep* ep = ep_;
@@ -387,7 +387,7 @@ void FabricTransport::PostWrite(const WriteOp& op) {
   if (c == nullptr) return;
   ++counters_[static_cast<size_t>(op.peer)].writes_sent;
   ++sends_in_flight_;
-  liveness_.Sent(op.peer);
+  heartbeats_.liveness().Sent(op.peer);
   const fi_addr_t dest = fi_addr_[static_cast<size_t>(op.peer)];
   const uint64_t addr = op.remote_offset, key = op.remote_key;
   const Bytes bytes = op.bytes;

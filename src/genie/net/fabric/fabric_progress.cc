@@ -179,19 +179,24 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
     }
     case kCtrlSend:
       --sends_in_flight_;
-      if (c->user) Complete({Done::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
+      if (c->user) {
+        counters_[static_cast<size_t>(c->peer)].wire_bytes_sent += c->bytes;
+        Complete({Completion::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
+      }
       if (HeaderOf(c)->type == kAbort) --aborts_in_flight_;
       FreeCtx(c);
       return;
     case kPayloadSend:
     case kRmaSend:
       --sends_in_flight_;
-      Complete({Done::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
+      // One provider operation: its bytes count as moved when it completes (not in parts).
+      counters_[static_cast<size_t>(c->peer)].wire_bytes_sent += c->bytes;
+      Complete({Completion::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
       FreeCtx(c);
       return;
     case kUserWrite:
       --sends_in_flight_;
-      Complete({Done::kWrite, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
+      Complete({Completion::kWrite, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
       FreeCtx(c);
       return;
     case kPayloadRecv: {
@@ -289,7 +294,7 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
   }
   const int peer = static_cast<int>(h.src_rank);
   const size_t pi = static_cast<size_t>(peer);
-  liveness_.Heard(peer);
+  heartbeats_.liveness().Heard(peer);
   switch (h.type) {
     case kHello:
       if (!hello_from_[pi]) {
@@ -311,7 +316,7 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
       return;
     case kNotice:
       ++counters_[pi].writes_received;
-      Complete({Done::kRemoteWrite, peer, h.channel, h.tag, h.aux, h.bytes,
+      Complete({Completion::kRemoteWrite, peer, h.channel, h.tag, h.aux, h.bytes,
                 static_cast<uint32_t>(h.aux2)});
       return;
     case kHeartbeat:
@@ -324,7 +329,7 @@ void FabricTransport::OnCtrl(Ctx* slot, Bytes len) {
                                std::min<Bytes>(extra, h.bytes));
       if (lost_[pi]) return;
       lost_[pi] = 1;
-      liveness_.Done(peer);
+      heartbeats_.liveness().Done(peer);
       counters_[pi].connections = 0;
       ReportFatal(Status::Unavailable(fmt::format("rank {} stopped the job: {}", peer, reason)));
       return;

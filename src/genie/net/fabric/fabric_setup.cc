@@ -19,6 +19,7 @@
 #include "genie/net/fabric/fabric_library.h"
 #include "genie/net/fabric/fabric_transport.h"
 #include "genie/net/frame.h"
+#include "genie/net/interface_address.h"
 
 namespace genie::net {
 
@@ -139,7 +140,11 @@ FabricTransport::FabricTransport(loop::EventLoop* loop, const TransportOptions& 
       credits_(static_cast<size_t>(options.world_size)),
       crossings_(static_cast<size_t>(options.world_size), 0),
       credit_sent_(static_cast<size_t>(options.world_size)),
-      liveness_(options.rank, options.world_size, options.peer_timeout, options.clock),
+      completions_(loop),
+      heartbeats_(loop, options, &completions_,
+                  {[this](int p) { return LinkTo(p); },
+                   [this](int p) { SendSimpleCtrl(p, kHeartbeat, nullptr, 0); },
+                   [this](int p) { return AddrName(p); }, [this](int p) { GiveUp(p); }}),
       alive_(std::make_shared<bool>(true)) {
   spin_ns_ = CqSpinNs(loop->policy().spin);
 }
@@ -159,7 +164,7 @@ FabricTransport::~FabricTransport() {
         stats_.offers, stats_.sent_on_offer, stats_.sent_crossed, stats_.cts_replies,
         stats_.credits, stats_.sent_on_credit, stats_.offers_dropped);
   }
-  StopHeartbeats();
+  heartbeats_.Stop();
   CloseAll();
 }
 
@@ -214,6 +219,8 @@ Status FabricTransport::Open() {
   if (options_.fabric_domain.empty() && IsSocketProvider(prov)) {
     node = options_.bind_addr.c_str();  // the interface with this address
     flags = FI_SOURCE;
+    // Not this host's: say so (fi_getinfo would only find no provider there).
+    GENIE_RETURN_IF_ERROR(CheckBindable(options_.rank, options_.bind_addr, "open the fabric"));
   }
   const std::string where =
       options_.fabric_domain.empty()
@@ -420,7 +427,7 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses,
   GENIE_ASSIGN_OR_RETURN(peers_, NormalizePeers(peers, options_.rank, n));
   is_peer_.assign(static_cast<size_t>(n), 0);
   for (int p : peers_) is_peer_[static_cast<size_t>(p)] = 1;
-  liveness_.SetPeers(peers_);
+  heartbeats_.liveness().SetPeers(peers_);
   std::vector<std::string> watch;
   for (int p = 0; p < n; ++p) {
     const std::string& a = addresses[static_cast<size_t>(p)];
@@ -448,18 +455,18 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses,
   }
   const TimeNs deadline = loop_->Now() + options_.peer_timeout;
   GENIE_RETURN_IF_ERROR(ConnectWatches(watch, deadline));
-  GENIE_RETURN_IF_ERROR(StartHeartbeats());
+  heartbeats_.Start();
   for (int p : peers_) SendSimpleCtrl(p, kHello, nullptr, 0);
   const int expected = static_cast<int>(peers_.size());
-  while (hellos_ < expected && !first_fatal_seen_ && loop_->Now() < deadline) {
+  while (hellos_ < expected && !completions_.fatal_seen() && loop_->Now() < deadline) {
     loop_->RunOnce(std::min(deadline, loop_->Now() + 10 * kNsPerMs));
   }
-  if (first_fatal_seen_) {
-    StopHeartbeats();
-    return first_fatal_;
+  if (completions_.fatal_seen()) {
+    heartbeats_.Stop();
+    return completions_.first_fatal();
   }
   if (hellos_ < expected) {
-    StopHeartbeats();
+    heartbeats_.Stop();
     std::string missing;
     for (int p : peers_) {
       if (!hello_from_[static_cast<size_t>(p)]) {
@@ -471,7 +478,7 @@ Status FabricTransport::Connect(const std::vector<std::string>& addresses,
                                        missing, provider_));
   }
   for (int p : peers_) counters_[static_cast<size_t>(p)].connections = 1;
-  liveness_.StartChecking();
+  heartbeats_.liveness().StartChecking();
   return Status::Ok();
 }
 

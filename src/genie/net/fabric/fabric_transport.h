@@ -83,7 +83,8 @@
 #include <vector>
 
 #include "genie/loop/event_loop.h"
-#include "genie/net/liveness.h"
+#include "genie/net/completion_queue.h"
+#include "genie/net/heartbeats.h"
 #include "genie/net/matcher.h"
 #include "genie/net/transport.h"
 
@@ -110,7 +111,7 @@ class FabricTransport final : public Transport {
   ~FabricTransport() override;
 
   std::string name() const override;
-  void SetEvents(TransportEvents* events) override { events_ = events; }
+  void SetEvents(TransportEvents* events) override { completions_.SetEvents(events); }
   Result<std::string> Listen() override;
   Status Connect(const std::vector<std::string>& addresses, const std::vector<int>& peers) override;
   void PostSend(const SendOp& op) override;
@@ -232,31 +233,20 @@ class FabricTransport final : public Transport {
   void OnWatchEnded(int peer);
   void CloseWatches();
 
-  // fabric_teardown.cc: liveness, Shutdown, Abort, completions delivery.
-  Status StartHeartbeats();
-  void StopHeartbeats();
-  void OnHeartbeatTick();
+  // fabric_teardown.cc: liveness hooks, lost peers, Shutdown, Abort (net/heartbeats.h and
+  // net/teardown.h: the parts shared with TCP).
+  PeerLiveness::Link LinkTo(int peer) const;
+  void GiveUp(int peer);  // found silent
   void PeerLost(int peer, const std::string& why);
-  void ReportFatal(Status status);
+  void ReportFatal(Status status) { completions_.ReportFatal(std::move(status)); }
   void Flush();  // drives the loop until every posted send completed (bounded by the caller)
   std::string AddrName(int peer) const;
 
-  enum class Done { kSend, kRecv, kWrite, kRemoteWrite };
-  struct Completion {
-    Done type;
-    int peer;
-    uint16_t channel;
-    uint64_t cookie;  // or region key
-    Bytes offset;     // kRecv: remote_data
-    Bytes bytes;
-    uint32_t imm;
-  };
-  void Complete(const Completion& c);
-  void DrainCompletions();
+  // Completions and errors, delivered from the loop (net/completion_queue.h).
+  void Complete(const Completion& c) { completions_.Complete(c); }
 
   loop::EventLoop* loop_;
   TransportOptions options_;
-  TransportEvents* events_ = nullptr;
   uint64_t job_hash_;
   std::string provider_;
 
@@ -361,15 +351,10 @@ class FabricTransport final : public Transport {
   std::vector<Region> regions_;
   std::vector<std::pair<void*, Bytes>> zero_maps_, scratch_maps_;  // the last is current
 
-  std::vector<Completion> done_, draining_;
-  std::vector<Status> fatal_;
-  bool drain_posted_ = false;
-  bool first_fatal_seen_ = false;
-  Status first_fatal_;
   bool shutting_down_ = false;
 
-  PeerLiveness liveness_;
-  int tick_fd_ = -1;
+  CompletionQueue completions_;
+  Heartbeats heartbeats_;  // after completions_, which it reports to
   int watch_listen_fd_ = -1;
   std::vector<int> watch_fd_;    // by peer rank
   std::shared_ptr<bool> alive_;  // tasks posted to the loop check it: the transport may be gone

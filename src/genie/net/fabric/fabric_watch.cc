@@ -19,6 +19,7 @@
 
 #include "genie/net/fabric/fabric_internal.h"
 #include "genie/net/fabric/fabric_transport.h"
+#include "genie/net/interface_address.h"
 #include "genie/net/socket_util.h"
 
 namespace genie::net {
@@ -59,7 +60,9 @@ Result<std::string> FabricTransport::ListenWatch() {
   int fd = socket(addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IoError(fmt::format("socket: {}", strerror(errno)));
   if (bind(fd, addr.get(), addr.length) != 0 || listen(fd, 1024) != 0) {
-    Status st = Status::IoError(fmt::format(
+    Status st = errno == EADDRNOTAVAIL
+                    ? AddressNotOnThisHost(options_.rank, options_.bind_addr, "listen")
+                    : Status::IoError(fmt::format(
         "rank {}: cannot listen on {} for the watch connections: {} (use --bind with an address "
         "of this host)",
         options_.rank, options_.bind_addr, strerror(errno)));

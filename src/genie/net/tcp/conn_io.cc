@@ -57,7 +57,7 @@ void TcpTransport::OnConnEvent(Conn* c, uint32_t events) {
     FinishConnect(c);
     return;
   }
-  if ((events & EPOLLIN) && c->peer >= 0) liveness_.Heard(c->peer);
+  if ((events & EPOLLIN) && c->peer >= 0) heartbeats_.liveness().Heard(c->peer);
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ReadSome(c);
   if (c->state != Conn::State::kClosed && (events & EPOLLOUT)) Flush(c);
 }
@@ -67,6 +67,12 @@ void TcpTransport::UpdateInterest(Conn* c) {
   uint32_t ev = (c->paused ? 0u : static_cast<uint32_t>(EPOLLIN)) |
                 (c->want_out ? static_cast<uint32_t>(EPOLLOUT) : 0u);
   (void)loop_->ModifyFd(c->fd, ev);
+}
+
+void TcpTransport::PayloadMoved(Conn* c, Bytes n) {
+  // Messages and writes only: a hello's or an abort's text is not the run's progress.
+  if (c->peer < 0 || (c->cur.type != FrameType::kData && c->cur.type != FrameType::kWrite)) return;
+  counters_[static_cast<size_t>(c->peer)].wire_bytes_received += n;
 }
 
 void TcpTransport::ReadSome(Conn* c) {
@@ -140,6 +146,7 @@ void TcpTransport::ReadSome(Conn* c) {
       if (c->target != nullptr) std::memcpy(c->target + c->got, c->rbuf.data() + c->rpos, n);
       c->rpos += n;
       c->got += n;
+      PayloadMoved(c, n);
     } else {
       unsigned char* dst;
       size_t want;
@@ -161,7 +168,10 @@ void TcpTransport::ReadSome(Conn* c) {
       ssize_t n;
       if (dst != nullptr) {
         n = recv(c->fd, dst, want, flags);
-        if (n > 0) c->got += static_cast<Bytes>(n);
+        if (n > 0) {
+          c->got += static_cast<Bytes>(n);
+          PayloadMoved(c, static_cast<Bytes>(n));
+        }
       } else {
         c->rpos = c->rend = 0;
         n = recv(c->fd, c->rbuf.data(), c->rbuf.size(), 0);
@@ -254,7 +264,7 @@ Status TcpTransport::FinishPayload(Conn* c) {
       return Status::Ok();  // it was heard: that is all (OnConnEvent noted it)
     case FrameType::kAbort:
       // The peer's reason is the news; its connection closing next is not.
-      liveness_.Done(c->peer);
+      heartbeats_.liveness().Done(c->peer);
       ReportFatal(
           Status::Unavailable(fmt::format("rank {} stopped the job: {}", c->peer, c->text)));
       CloseConn(c, "");
@@ -340,13 +350,18 @@ void TcpTransport::Flush(Conn* c) {
       CloseConn(c, fmt::format("send failed: {}", strerror(errno)));
       return;
     }
-    if (n > 0 && c->peer >= 0) liveness_.Sent(c->peer);
+    if (n > 0 && c->peer >= 0) heartbeats_.liveness().Sent(c->peer);
     Bytes left = static_cast<Bytes>(n);
     while (left > 0 || (!c->outq.empty() &&
                         c->outq.front().done == kFrameHeaderBytes + c->outq.front().bytes)) {
       OutFrame& f = c->outq.front();
       Bytes need = kFrameHeaderBytes + f.bytes - f.done;
       Bytes take = std::min(need, left);
+      if (f.kind != tcp_internal::kControl && f.done + take > kFrameHeaderBytes) {
+        // The payload part of what left, as it leaves: a long message shows progress.
+        counters_[static_cast<size_t>(c->peer)].wire_bytes_sent +=
+            f.done + take - std::max<Bytes>(f.done, kFrameHeaderBytes);
+      }
       f.done += take;
       left -= take;
       if (f.done < kFrameHeaderBytes + f.bytes) break;

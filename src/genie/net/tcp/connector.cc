@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "genie/net/interface_address.h"
 #include "genie/net/socket_util.h"
 #include "genie/net/tcp/tcp_conn.h"
 #include "genie/net/tcp/tcp_transport.h"
@@ -30,10 +31,11 @@ Result<std::string> TcpTransport::Listen() {
                        options_.tcp_congestion};
   Status st = SetDataSocketOptions(fd, so);
   if (st.ok() && bind(fd, addr.get(), addr.length) != 0) {
-    st =
-        Status::IoError(fmt::format("rank {}: cannot bind {}: {} (use --bind with an address "
-                                    "of this host)",
-                                    options_.rank, options_.bind_addr, strerror(errno)));
+    st = errno == EADDRNOTAVAIL
+             ? AddressNotOnThisHost(options_.rank, options_.bind_addr, "listen")
+             : Status::IoError(fmt::format("rank {}: cannot bind {}: {} (use --bind with an "
+                                           "address of this host)",
+                                           options_.rank, options_.bind_addr, strerror(errno)));
   }
   if (st.ok() && listen(fd, 1024) != 0) {
     st = Status::IoError(fmt::format("listen: {}", strerror(errno)));
@@ -65,32 +67,32 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses,
       peers_.insert(std::lower_bound(peers_.begin(), peers_.end(), p), p);
     }
   }
-  liveness_.SetPeers(peers_);
+  heartbeats_.liveness().SetPeers(peers_);
   addresses_ = addresses;
   connect_deadline_ = loop_->Now() + options_.peer_timeout;
   // Heartbeats start now, not after Connect(): a peer whose own Connect() is done checks us
   // while we may still wait here for a slower rank.
-  GENIE_RETURN_IF_ERROR(StartHeartbeats());
+  heartbeats_.Start();
   Status st = Status::Ok();
   // The higher rank of a pair dials; so each pair is dialled once, by a rule both ends know.
   for (size_t i = 0; i < peers_.size() && peers_[i] < options_.rank && st.ok(); ++i) {
     for (int ch = 0; ch < options_.channels && st.ok(); ++ch) st = StartConnect(peers_[i], ch);
   }
   if (!st.ok()) {
-    StopHeartbeats();
+    heartbeats_.Stop();
     return st;
   }
   // peers_ may grow while we wait (a higher rank adopted in OnHello).
   auto expected = [this] { return static_cast<int>(peers_.size()) * options_.channels; };
-  while (established_ < expected() && !first_fatal_seen_ && loop_->Now() < connect_deadline_) {
+  while (established_ < expected() && !completions_.fatal_seen() && loop_->Now() < connect_deadline_) {
     loop_->RunOnce(connect_deadline_);
   }
-  if (first_fatal_seen_) {
-    StopHeartbeats();
-    return first_fatal_;
+  if (completions_.fatal_seen()) {
+    heartbeats_.Stop();
+    return completions_.first_fatal();
   }
   if (established_ < expected()) {
-    StopHeartbeats();
+    heartbeats_.Stop();
     std::string missing;
     for (int p : peers_) {
       int n = counters_[static_cast<size_t>(p)].connections;
@@ -107,7 +109,7 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses,
         options_.rank, missing, FormatDuration(options_.peer_timeout)));
   }
   spdlog::debug("rank {}: {} tcp connections up", options_.rank, established_);
-  if (tick_fd_ >= 0) liveness_.StartChecking();
+  if (heartbeats_.ticking()) heartbeats_.liveness().StartChecking();
   return Status::Ok();
 }
 
@@ -248,7 +250,7 @@ Status TcpTransport::OnHello(Conn* c, const FrameHeader& h) {
                   options_.rank, src);
     is_peer_[static_cast<size_t>(src)] = 1;
     peers_.insert(std::lower_bound(peers_.begin(), peers_.end(), src), src);
-    liveness_.SetPeers(peers_);
+    heartbeats_.liveness().SetPeers(peers_);
   }
   c->peer = src;
   c->channel = h.channel;

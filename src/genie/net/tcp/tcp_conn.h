@@ -1,7 +1,7 @@
 // The TCP transport's private parts, shared by its files (tcp_transport.cc: posting and
 // completions; connector.cc: listen, dial, handshake; conn_io.cc: the read state machine and
-// the write path; matching.cc: tag matching and flow control; liveness.cc: heartbeats;
-// teardown.cc: Shutdown/Abort). Not for use outside net/tcp/.
+// the write path; matching.cc: tag matching and flow control; teardown.cc: Shutdown/Abort,
+// liveness hooks). Not for use outside net/tcp/.
 //
 // Conn: one TCP connection, owned by TcpTransport::conns_ (by fd) until closed, then parked in
 // dead_ until the next loop turn so that a handler running on it may finish. OutFrame: a frame
@@ -73,15 +73,5 @@ struct TcpTransport::Conn {
   MessageMatcher::Posted posted{};
   MessageMatcher::Arrived arrived{};
   std::string text;
-};
-
-struct TcpTransport::Completion {
-  enum Type { kSend, kRecv, kWrite, kRemoteWrite } type;
-  int peer;
-  uint16_t channel;
-  uint64_t cookie;  // cookie, or region key for kRemoteWrite
-  Bytes offset;     // kRemoteWrite: region offset; kRecv: the sender's remote_data
-  Bytes bytes;
-  uint32_t imm;
 };
 }  // namespace genie::net

@@ -1,5 +1,5 @@
-// TcpTransport: creation, posting operations, and delivering completions and errors from the
-// loop. The rest lives beside it by concept (see tcp_conn.h).
+// TcpTransport: creation and posting operations. The rest lives beside it by concept (see
+// tcp_conn.h).
 #include "genie/net/tcp/tcp_transport.h"
 
 #include <fmt/format.h>
@@ -37,10 +37,18 @@ TcpTransport::TcpTransport(loop::EventLoop* loop, const TransportOptions& option
                std::vector<Conn*>(static_cast<size_t>(options.channels), nullptr)),
       counters_(static_cast<size_t>(options.world_size)),
       scratch_(tcp_internal::kScratchBytes),
-      liveness_(options.rank, options.world_size, options.peer_timeout, options.clock) {}
+      completions_(loop),
+      heartbeats_(loop, options, &completions_,
+                  {[this](int p) { return LinkTo(p); },
+                   [this](int p) {
+                     Enqueue(by_peer_[static_cast<size_t>(p)][0], FrameType::kHeartbeat, 0, 0, 0,
+                             nullptr, 0, 0, 0, tcp_internal::kControl, 0);
+                   },
+                   [this](int p) { return addresses_[static_cast<size_t>(p)]; },
+                   [this](int p) { GiveUp(p); }}) {}
 
 TcpTransport::~TcpTransport() {
-  StopHeartbeats();
+  heartbeats_.Stop();
   for (auto& [fd, c] : conns_) {
     loop_->RemoveFd(fd);
     close(fd);
@@ -51,54 +59,6 @@ TcpTransport::~TcpTransport() {
   }
 }
 
-
-void TcpTransport::Complete(const Completion& done) {
-  done_.push_back(done);
-  if (!drain_posted_) {
-    drain_posted_ = true;
-    loop_->Post([this] { DrainCompletions(); });
-  }
-}
-
-void TcpTransport::ReportFatal(Status status) {
-  if (!first_fatal_seen_) {
-    spdlog::error("{}", status.message());
-    first_fatal_ = status;
-  }
-  first_fatal_seen_ = true;
-  fatal_.push_back(std::move(status));
-  if (!drain_posted_) {
-    drain_posted_ = true;
-    loop_->Post([this] { DrainCompletions(); });
-  }
-}
-
-void TcpTransport::DrainCompletions() {
-  drain_posted_ = false;
-  draining_.swap(done_);
-  std::vector<Status> fatal;
-  fatal.swap(fatal_);
-  if (events_ != nullptr) {
-    for (const Completion& d : draining_) {
-      switch (d.type) {
-        case Completion::kSend:
-          events_->OnSendDone(d.cookie);
-          break;
-        case Completion::kRecv:
-          events_->OnRecvDone(d.cookie, d.bytes, d.offset);
-          break;
-        case Completion::kWrite:
-          events_->OnWriteDone(d.cookie);
-          break;
-        case Completion::kRemoteWrite:
-          events_->OnRemoteWrite(d.peer, d.channel, d.cookie, d.offset, d.bytes, d.imm);
-          break;
-      }
-    }
-    for (const Status& s : fatal) events_->OnFatal(s);
-  }
-  draining_.clear();
-}
 
 TcpTransport::Conn* TcpTransport::ConnFor(int peer, uint16_t channel, const char* op) {
   if (peer < 0 || peer >= options_.world_size || peer == options_.rank) {

@@ -16,8 +16,8 @@
 // Flow control: while more than 64 MiB of such payloads wait, connections on which no receive
 // is posted are not read, so TCP pushes back on senders instead of memory growing.
 //
-// Liveness (PeerLiveness, on TransportOptions::clock): from Connect() until Shutdown() a
-// periodic tick (every peer_timeout / 4, clamped to [10 ms, 1 s], longer with many peers:
+// Liveness (net/heartbeats.h, shared with libfabric; PeerLiveness on TransportOptions::clock):
+// from Connect() until Shutdown() a periodic tick (every peer_timeout / 4, clamped to [10 ms, 1 s], longer with many peers:
 // PeerLiveness::IntervalFor) sends a payload-less heartbeat frame on channel 0 to each peer that
 // nothing was sent to since the previous tick, and reports as fatal a peer from which no byte
 // arrived for peer_timeout. Time during which this rank's own loop was not driven is not counted
@@ -36,8 +36,9 @@
 #include <vector>
 
 #include "genie/loop/event_loop.h"
+#include "genie/net/completion_queue.h"
 #include "genie/net/frame.h"
-#include "genie/net/liveness.h"
+#include "genie/net/heartbeats.h"
 #include "genie/net/matcher.h"
 #include "genie/net/transport.h"
 
@@ -50,7 +51,7 @@ class TcpTransport final : public Transport {
   ~TcpTransport() override;
 
   std::string name() const override { return "tcp"; }
-  void SetEvents(TransportEvents* events) override { events_ = events; }
+  void SetEvents(TransportEvents* events) override { completions_.SetEvents(events); }
   Result<std::string> Listen() override;
   Status Connect(const std::vector<std::string>& addresses, const std::vector<int>& peers) override;
   void PostSend(const SendOp& op) override;
@@ -70,7 +71,6 @@ class TcpTransport final : public Transport {
   // Defined in tcp_conn.h, the private header shared by this transport's files.
   struct OutFrame;
   struct Conn;
-  struct Completion;
 
   TcpTransport(loop::EventLoop* loop, const TransportOptions& options);
 
@@ -86,6 +86,7 @@ class TcpTransport final : public Transport {
   // conn_io.cc: the read state machine and the write path.
   void OnConnEvent(Conn* c, uint32_t events);
   void ReadSome(Conn* c);
+  void PayloadMoved(Conn* c, Bytes n);  // n payload bytes of c's current frame were read
   Status BeginPayload(Conn* c);
   Status FinishPayload(Conn* c);
   void Flush(Conn* c);
@@ -102,12 +103,10 @@ class TcpTransport final : public Transport {
   void ReleaseUnexpected(Bytes bytes);
   void Resume(Conn* c);
 
-  // liveness.cc: heartbeats and silent peers (PeerLiveness), on the tick's timerfd.
-  Status StartHeartbeats();
-  void StopHeartbeats();
-  void OnHeartbeatTick();
-
-  // teardown.cc: closing connections, Shutdown and Abort.
+  // teardown.cc: closing connections, Shutdown and Abort (net/teardown.h: the shared part).
+  // The state of the links to `peer` for a liveness tick, and giving up on a silent peer.
+  PeerLiveness::Link LinkTo(int peer) const;
+  void GiveUp(int peer);
   // Closes a connection. `reason` empty = quiet (orderly); otherwise logged, and fatal when
   // the connection belongs to a known peer.
   void CloseConn(Conn* c, const std::string& reason);
@@ -115,15 +114,13 @@ class TcpTransport final : public Transport {
   bool AnyOpen() const;  // an established connection is still open
   void CloseAll();       // every connection and the listening socket, quietly
 
-  // tcp_transport.cc: completions and errors, delivered from the loop.
-  void Complete(const Completion& done);
-  void ReportFatal(Status status);
-  void DrainCompletions();
+  // Completions and errors, delivered from the loop (net/completion_queue.h).
+  void Complete(const Completion& done) { completions_.Complete(done); }
+  void ReportFatal(Status status) { completions_.ReportFatal(std::move(status)); }
   Conn* ConnFor(int peer, uint16_t channel, const char* op);
 
   loop::EventLoop* loop_;
   TransportOptions options_;
-  TransportEvents* events_ = nullptr;
   uint64_t job_hash_;
   int listen_fd_ = -1;
   std::string listen_address_;
@@ -141,19 +138,11 @@ class TcpTransport final : public Transport {
   MessageMatcher matcher_;
   Bytes unexpected_bytes_ = 0;  // payload bytes held for unposted receives
   std::vector<std::pair<unsigned char*, Bytes>> regions_;
-  std::vector<Completion> done_, draining_;
-  std::vector<Status> fatal_;
-  bool drain_posted_ = false;
   bool shutting_down_ = false;
-  bool first_fatal_seen_ = false;
-  Status first_fatal_;
   uint64_t rejected_ = 0;
   std::vector<unsigned char> scratch_;
-  // Liveness, on options_.clock. The tick has its own timerfd rather than an EventLoop timer:
-  // loop timers are precise ones (spun for when the policy spins, counted in late_timers()),
-  // and this coarse housekeeping must cost neither CPU nor the precision figures of a run.
-  PeerLiveness liveness_;
-  int tick_fd_ = -1;
+  CompletionQueue completions_;
+  Heartbeats heartbeats_;  // after completions_, which it reports to
   std::string abort_reason_;  // the payload of the abort frames in flight
 };
 

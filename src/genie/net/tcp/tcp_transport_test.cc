@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -369,6 +370,7 @@ TEST(TcpTransportTest, IdleRanksStayAliveOnHeartbeatsWhichAreNotCounted) {
       if (p == r) continue;
       const PeerCounters& k = c[r].t->counters(p);
       EXPECT_EQ(k.messages_sent + k.bytes_sent + k.messages_received + k.bytes_received, 0u);
+      EXPECT_EQ(k.wire_bytes_sent + k.wire_bytes_received, 0u);  // heartbeats are no progress
       EXPECT_EQ(k.connections, 2);
     }
   }
@@ -376,6 +378,44 @@ TEST(TcpTransportTest, IdleRanksStayAliveOnHeartbeatsWhichAreNotCounted) {
 }
 
 // Size mismatches (either order) are in the conformance suite (net/transport_conformance_test.cc).
+
+// A message's bytes count as they leave and arrive, before it completes (the watchdog judges
+// progress by them: one message may last many times --peer-timeout on a slow link). The
+// receiver reads nothing until the send was posted, so the first sendmsg stops when the socket
+// buffers (a few MiB) are full; it then reads 4 MiB per loop turn, so 64 MiB takes several.
+TEST(TcpTransportTest, PayloadBytesCountAsTheyMoveBeforeTheMessageCompletes) {
+  Cluster c(2);
+  constexpr Bytes kBig = Bytes{64} << 20;
+  std::vector<unsigned char> out(kBig, 0x5a), in(kBig);
+  bool partial_sent = false, partial_received = false;
+  std::atomic<bool> posted{false};
+  c.Run([&](int rank, Node& n) {
+    const PeerCounters& k = n.t->counters(1 - rank);
+    if (rank == 0) {
+      n.t->PostSend({1, 0, 7, out.data(), kBig, 1});
+      posted = true;
+      ASSERT_TRUE(n.RunUntil([&] {
+        partial_sent |= n.sends.empty() && k.wire_bytes_sent > 0 && k.wire_bytes_sent < kBig;
+        return !n.sends.empty();
+      }));
+      EXPECT_EQ(k.wire_bytes_sent, kBig);
+    } else {
+      while (!posted) std::this_thread::yield();
+      n.t->PostRecv({0, 0, 7, in.data(), kBig, 2});
+      ASSERT_TRUE(n.RunUntil([&] {
+        partial_received |= n.recvs.empty() && k.wire_bytes_received > 0 &&
+                            k.wire_bytes_received < kBig && k.bytes_received == 0;
+        return !n.recvs.empty();
+      }));
+      EXPECT_EQ(k.wire_bytes_received, kBig);
+      EXPECT_EQ(k.bytes_received, kBig);
+    }
+  });
+  EXPECT_TRUE(partial_sent);
+  EXPECT_TRUE(partial_received);
+  EXPECT_EQ(in, out);
+  c.Run([&](int, Node& n) { EXPECT_TRUE(n.t->Shutdown(5 * kNsPerSec).ok()); });
+}
 
 TEST(TcpTransportTest, RemoteDataTravelsWithEachMessageExpectedOrNot) {
   Cluster c(2);
@@ -429,6 +469,22 @@ TEST(TcpTransportTest, BindsOnlyTheGivenAddressForListeningAndConnecting) {
   std::set<std::string> sources;
   EXPECT_EQ(EstablishedOnPort(PortOf(c.address(0)), &sources), 4);
   EXPECT_EQ(sources, std::set<std::string>{"127.0.0.2"});
+}
+
+// --bind to an address this host lacks: bad input naming it (the run exits 2), not an I/O
+// failure a launcher would blame on another rank.
+TEST(TcpTransportTest, ListeningOnAnAddressThisHostLacksIsBadInputNamingIt) {
+  auto loop = std::move(EventLoop::Create()).value();
+  auto o = Opts(1, 2);
+  o.bind_addr = "192.0.2.77";
+  auto t = std::move(TcpTransport::Create(loop.get(), o)).value();
+  auto a = t->Listen();
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), Status::Code::kInvalidArgument) << a.status().ToString();
+  EXPECT_NE(a.status().message().find("rank 1: cannot listen on 192.0.2.77: it is not an address "
+                                      "of this host"),
+            std::string::npos)
+      << a.status().message();
 }
 
 TEST(TcpTransportTest, FlowControlBoundsUnexpectedDataAndResumesForAWaitingReceive) {

@@ -1,5 +1,6 @@
-// TcpTransport: the end of connections — one closing, the orderly Shutdown (goodbyes, a final
-// barrier) and the failure end Abort (the reason told to every peer before closing).
+// TcpTransport: the end of connections — one closing, giving up on a silent peer, the orderly
+// Shutdown (goodbyes, a final barrier) and the failure end Abort (the reason told to every peer
+// before closing); the parts every transport shares are net/teardown.h's and net/heartbeats.h's.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -10,8 +11,34 @@
 
 #include "genie/net/tcp/tcp_conn.h"
 #include "genie/net/tcp/tcp_transport.h"
+#include "genie/net/teardown.h"
 
 namespace genie::net {
+
+PeerLiveness::Link TcpTransport::LinkTo(int peer) const {
+  PeerLiveness::Link link;
+  const std::vector<Conn*>& conns = by_peer_[static_cast<size_t>(peer)];
+  for (const Conn* c : conns) {
+    if (c == nullptr) continue;
+    link.open = true;
+    // We stopped reading it (flow control), or it said goodbye and sends nothing more.
+    link.excused = link.excused || c->paused || c->bye_received;
+  }
+  // Heartbeats go on channel 0. If it still has frames queued, its socket is full (the peer
+  // is not reading it), and a heartbeat would only wait behind them.
+  const Conn* c0 = conns[0];
+  link.can_heartbeat = c0 != nullptr && !c0->bye_queued && c0->outq.empty();
+  return link;
+}
+
+void TcpTransport::GiveUp(int peer) {
+  // Closed (quietly: reported once) so that a peer that resumes fails at once instead of
+  // waiting for frames from a rank that has given up on it.
+  const std::vector<Conn*> to_close = by_peer_[static_cast<size_t>(peer)];
+  for (Conn* c : to_close) {
+    if (c != nullptr) CloseConn(c, "");
+  }
+}
 
 void TcpTransport::MaybeFinishBye(Conn* c) {
   if (c->state != Conn::State::kClosed && c->bye_flushed && c->bye_received) CloseConn(c, "");
@@ -26,7 +53,7 @@ void TcpTransport::CloseConn(Conn* c, const std::string& reason) {
   }
   if (!reason.empty()) {
     if (c->peer >= 0 && c->state != Conn::State::kAwaitHello) {
-      liveness_.Done(c->peer);  // reported once is enough
+      heartbeats_.liveness().Done(c->peer);  // reported once is enough
       ReportFatal(
           Status::Unavailable(fmt::format("rank {} lost rank {} (channel {}, {}): {}",
                                           options_.rank, c->peer, c->channel, c->remote, reason)));
@@ -74,7 +101,7 @@ void TcpTransport::CloseAll() {
 
 void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
   shutting_down_ = true;
-  StopHeartbeats();
+  heartbeats_.Stop();
   abort_reason_ = reason.substr(0, kMaxAbortBytes);  // outlives the frames that point at it
   std::vector<Conn*> open;
   for (auto& [fd, c] : conns_) {
@@ -104,14 +131,14 @@ void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
   };
   Bytes last = queued_bytes();
   TimeNs progressed = loop_->Now();
-  while (last > 0 && loop_->Now() < deadline && loop_->Now() - progressed < kStalled) {
-    loop_->RunOnce(std::min(deadline, loop_->Now() + 20 * kNsPerMs));
+  DriveWhile(loop_, deadline, [&] {
     const Bytes now_queued = queued_bytes();
     if (now_queued != last) {
       last = now_queued;
       progressed = loop_->Now();
     }
-  }
+    return last > 0 && loop_->Now() - progressed < kStalled;
+  });
   // Half-close where the news went out, and keep reading until those peers hang up: closing a
   // socket with unread data sends RST, and a peer hit by it (or by EPIPE on its own send) could
   // fail with "lost rank N" before it reads our reason.
@@ -132,14 +159,14 @@ void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
   // A peer that reads hangs up within milliseconds; one that does not (stopped, and perhaps
   // the reason for all this) is not worth more than the stall allowance.
   const TimeNs hang_up_by = std::min(deadline, loop_->Now() + kStalled);
-  while (waiting() && loop_->Now() < hang_up_by) loop_->RunOnce(hang_up_by);
+  DriveWhile(loop_, hang_up_by, waiting);
   CloseAll();
 }
 
 Status TcpTransport::Shutdown(TimeNs timeout) {
   shutting_down_ = true;
   // Peers stop checking us once our goodbye arrives; it is queued below, on every connection.
-  StopHeartbeats();
+  heartbeats_.Stop();
   std::vector<Conn*> open;
   for (auto& [fd, c] : conns_) {
     if (c->state == Conn::State::kOpen) open.push_back(c.get());
@@ -150,24 +177,18 @@ Status TcpTransport::Shutdown(TimeNs timeout) {
     Enqueue(c, FrameType::kBye, 0, static_cast<uint16_t>(c->channel), 0, nullptr, 0, 0, 0, tcp_internal::kControl,
             0);
   }
-  TimeNs deadline = loop_->Now() + timeout;
-  bool had_fatal = first_fatal_seen_;
-  while (AnyOpen() && loop_->Now() < deadline && (had_fatal || !first_fatal_seen_)) {
-    loop_->RunOnce(deadline);
-  }
-  Status result;
-  if (!had_fatal && first_fatal_seen_) {
-    result = Status::Unavailable("during shutdown: a peer failed (see the log above)");
-  } else if (AnyOpen()) {
-    std::string who;
-    for (auto& [fd, c] : conns_) {
-      if (c->state == Conn::State::kOpen) {
-        who += fmt::format("{}rank {} channel {}", who.empty() ? "" : ", ", c->peer, c->channel);
-      }
-    }
-    result = Status::Timeout(fmt::format("rank {}: no goodbye within {} from {}", options_.rank,
-                                         FormatDuration(timeout), who));
-  }
+  Status result = AwaitGoodbyes(
+      loop_, completions_, options_.rank, timeout, [this] { return AnyOpen(); },
+      [this] {
+        std::string who;
+        for (auto& [fd, c] : conns_) {
+          if (c->state == Conn::State::kOpen) {
+            who += fmt::format("{}rank {} channel {}", who.empty() ? "" : ", ", c->peer,
+                               c->channel);
+          }
+        }
+        return who;
+      });
   CloseAll();
   dead_.clear();
   return result;
