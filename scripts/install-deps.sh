@@ -1,28 +1,51 @@
 #!/usr/bin/env bash
-# Installs the Debian packages genie builds, tests and benchmarks with. Idempotent: quiet and
-# fast when everything is already installed. Debian packages only; nothing else is fetched.
+# Installs the Debian packages genie needs, in two sets so a first `make run` fetches only
+# what it builds and runs with:
+#   run           building the genie binary and `make run` (the default)
+#   test | bench  run + what the tests and benchmarks build and run with (`make test`, CI,
+#                 `make bench`): one set, as `make test` also compiles the benchmarks
+# Idempotent: quiet and fast when everything is already installed. Debian packages only;
+# nothing else is fetched. Prints "install-deps: installing ..." when it installs anything.
+# Usage: scripts/install-deps.sh [run|test|bench]
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+RUN=(
+  build-essential cmake ninja-build pkg-config
   protobuf-compiler libprotobuf-dev zlib1g-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev libpugixml-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libgloo-dev
-  libnetfilter-queue-dev
-  iproute2 iptables iperf3 time bc util-linux
-  mpich
-  libfabric-dev libfabric-bin
+  libnetfilter-queue-dev libfabric-dev
+  # The testbed (as root): namespaces, bridges and shaping through ip/tc, loss through iptables.
+  iproute2 iptables
+  # genie report (docs/report.md): Chart.js is embedded into genie at build time and inlined
+  # into every page (make run writes two reports).
+  libjs-chart.js
+)
+TEST=(
+  libgtest-dev libgmock-dev
+  # Sanitizer and fuzz presets (clang), the launcher and fabric tests' peers.
+  clang libclang-rt-14-dev
+  time bc util-linux
+  mpich libfabric-bin
   # Launchers whose own store bootstraps the ranks (tests/launchers_e2e_test.cc): Open MPI's
-  # mpirun over PMIx (libpmix-dev: optional at build time), and a one-node Slurm the test starts.
-  # Without systemd (a container) their postinst scripts start nothing (invoke-rc.d finds no
-  # runlevel) and succeed, with or without a policy-rc.d; the tests start their own daemons.
+  # mpirun over PMIx (libpmix-dev: optional at build time; the build is reconfigured to find
+  # it), and a one-node Slurm the test starts. Without systemd (a container) their postinst
+  # scripts start nothing (invoke-rc.d finds no runlevel) and succeed, with or without a
+  # policy-rc.d; the tests start their own daemons.
   openmpi-bin libpmix-dev
   slurmctld slurmd slurm-client munge
-  # genie report (docs/report.md): Chart.js, embedded into genie at build time and inlined into
-  # every page; headless Chromium opens the pages in tests/report_e2e_test.cc and
+  # Headless Chromium opens the report pages in tests/report_e2e_test.cc and
   # bench/report_size.sh (fonts-dejavu-core: the pages' text in its screenshots).
-  libjs-chart.js chromium fonts-dejavu-core
+  chromium fonts-dejavu-core
+  # Benchmarks (compiled by `make test` too) and their peer tools.
+  libbenchmark-dev libgloo-dev iperf3
 )
+
+set_name=${1:-run}
+case "$set_name" in
+  run) PACKAGES=("${RUN[@]}") ;;
+  test | bench) PACKAGES=("${RUN[@]}" "${TEST[@]}") ;;
+  *) echo "install-deps: unknown set '$set_name' (run, test or bench)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -25,6 +25,8 @@ OUT=${GENIE_RUN_OUT:-$HERE/build/run-default}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 TESTBED=genie_run
+# Each step prints its time (and, under make, the time since `make run` started).
+step() { bash "$HERE/scripts/phase.sh" "$@"; }
 
 # Why the testbed demo cannot run here, or nothing when it can.
 why_not_testbed() {
@@ -40,14 +42,15 @@ why_not_testbed() {
 }
 
 loopback() {
-  "$GENIE" inspect "$WORKLOAD"
+  step inspect "$GENIE" inspect "$WORKLOAD"
   echo
   # First prove the replay moves the right data: one iteration with real buffers, every
   # reduction computed and every rank's result checked (slower: the checking is CPU work).
-  "$GENIE" run "$WORKLOAD" --verify --output "$OUT/verify" 2>&1 | grep -E "verify:|failed|error" | head -3
+  step verify bash -c 'set -o pipefail; "$1" run "$2" --verify --output "$3" 2>&1 | grep -E "verify:|failed|error" | head -3' \
+      _ "$GENIE" "$WORKLOAD" "$OUT/verify"
   echo
   # Then the measurement: 5 iterations after a warm-up, timings free of the checking.
-  "$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 \
+  step measure "$GENIE" run "$WORKLOAD" --iterations 5 --warmup 1 \
       --network "$HERE/examples/loopback.yml" --output "$OUT" --trace-out "$OUT/trace.json"
   echo
   echo "results: $OUT/results.json   timeline: $OUT/trace.json (open in https://ui.perfetto.dev)"
@@ -55,7 +58,7 @@ loopback() {
 
 testbed() {
   "$GENIE" testbed down "$TESTBED" >/dev/null 2>&1 || true  # left over from an interrupted run
-  if ! "$GENIE" testbed up --name "$TESTBED" --topology star:8 --rate 1gbit; then
+  if ! step "testbed up" "$GENIE" testbed up --name "$TESTBED" --topology star:8 --rate 1gbit; then
     echo "make run: the testbed did not come up (above); falling back to loopback" >&2
     loopback
     return
@@ -63,20 +66,21 @@ testbed() {
   trap '"$GENIE" testbed down "$TESTBED" >/dev/null 2>&1 || true' EXIT
   echo
   # Short probes give the model this machine's goodput and per-message overhead.
-  "$GENIE" testbed calibrate "$TESTBED"
+  step calibrate "$GENIE" testbed calibrate "$TESTBED"
   echo
   local launch=("$GENIE" launch --testbed "$TESTBED" -n 8 --)
   # One iteration with real buffers, every rank's result checked, before anything is timed.
-  "${launch[@]}" run "$WORKLOAD" --verify -o "$OUT/verify" 2>&1 | grep -E "verify:|failed|error" | head -3
+  step verify bash -c 'set -o pipefail; "${@:3}" run "$1" --verify -o "$2" 2>&1 | grep -E "verify:|failed|error" | head -3' \
+      _ "$WORKLOAD" "$OUT/verify" "${launch[@]}"
   echo
   # The measurement: 5 iterations after a warm-up, each beside the flow model's prediction.
-  "${launch[@]}" run "$WORKLOAD" -n 5 --warmup 1 --predict \
+  step measure "${launch[@]}" run "$WORKLOAD" -n 5 --warmup 1 --predict \
       -o "$OUT/gpt" --trace-out "$OUT/gpt/trace.json" --report "$OUT/gpt/report.html"
   "$GENIE" testbed down "$TESTBED" >/dev/null
   trap - EXIT
   echo
   echo "=== Figure 1: a NIC slows down mid-run (examples/nic-degradation) ==="
-  OUT="$OUT/nic-degradation" NAME=genie_nicdeg \
+  OUT="$OUT/nic-degradation" NAME=genie_nicdeg step nic-degradation \
       bash "$HERE/examples/nic-degradation/run.sh" "$(dirname "$(dirname "$(dirname "$GENIE")")")" 8
   echo
   echo "results: $OUT/gpt/results.json (report: $OUT/gpt/report.html)," \
