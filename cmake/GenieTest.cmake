@@ -1,12 +1,15 @@
-# genie_test(NAME SOURCES ... DEPS ... LABELS unit|e2e|slow [TIMEOUT s] [SERIAL])
+# genie_test(NAME SOURCES ... DEPS ... LABELS unit|e2e|slow [TIMEOUT s] [SERIAL]
+#            [SERIAL_FILTER gtest-filter])
 # Builds a GoogleTest binary and registers each test case with ctest under the given labels,
 # so CI can budget time with `ctest -L unit` / `-LE slow`. SERIAL: its tests run alone (they
 # compare measured times with a model, which the other tests' load on two cores would skew).
+# SERIAL_FILTER: only the test cases it matches (e.g. "Doctor.*:DoctorCalibrate.*") run alone;
+# the binary's other cases run beside other tests (a serial case leaves a core idle).
 function(genie_test name)
   if(NOT GENIE_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT;SERIAL_FILTER" "SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -24,7 +27,15 @@ function(genie_test name)
   # code) they build 10-22 % faster. The code under test keeps its libraries' -O2.
   target_compile_options(${name} PRIVATE $<$<CONFIG:RelWithDebInfo>:-O1>)
   include(GoogleTest)
-  gtest_discover_tests(${name}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
-    DISCOVERY_TIMEOUT 60)
+  if(ARG_SERIAL_FILTER)
+    gtest_discover_tests(${name} TEST_FILTER "${ARG_SERIAL_FILTER}" TEST_LIST ${name}_SERIAL
+      PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL TRUE
+      DISCOVERY_TIMEOUT 60)
+    gtest_discover_tests(${name} TEST_FILTER "-${ARG_SERIAL_FILTER}"
+      PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
+  else()
+    gtest_discover_tests(${name}
+      PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
+      DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()
