@@ -22,12 +22,14 @@ if(GENIE_SANITIZE)
   endif()
 endif()
 
-# genie_library(NAME SOURCES ... DEPS ...): a module library with genie's warnings.
+# genie_library(NAME SOURCES ... DEPS ...): a module library with genie's warnings, compiled
+# in unity batches (cmake/GenieUnity.cmake).
 function(genie_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
   genie_warnings(${name})
+  genie_unity(${name})
 endfunction()
 
 # Sets `out` to every genie module library, top layer first (for tests/, bench/, fuzz/, tools/,
