@@ -68,6 +68,7 @@ class FaultyEnv::FaultyProcessGroup final : public ProcessGroup {
   }
 
   void Signal(int pid, int sig) override { base_->Signal(pid, sig); }
+  bool RealProcesses() const override { return base_->RealProcesses(); }
 
   ProcessEvent Wait(TimeNs deadline) override {
     while (!pending_.empty() && (deadline < 0 || pending_.begin()->first <= deadline)) {

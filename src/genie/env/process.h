@@ -11,6 +11,7 @@
 // left alone (the caller waits for them first).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ struct ProcessSpec {
   std::string netns;
   // How the child names itself on stderr when it cannot start ("genie launch: rank 3").
   std::string who;
+  // Run in a real child after its signals are reset, before exec (async-signal-safe calls
+  // only): e.g. asking for a signal when the parent dies. Scripted children ignore it.
+  std::function<void()> before_exec;
 };
 
 // One thing Wait() saw.
@@ -54,6 +58,8 @@ class ProcessGroup {
   // Blocks until children exit, SIGINT/SIGTERM reaches this process, or the Env's clock passes
   // `deadline` (absolute, Env::Now(); -1 = no deadline).
   virtual ProcessEvent Wait(TimeNs deadline) = 0;
+  // True when pids name real processes of this machine (something else may watch them).
+  virtual bool RealProcesses() const { return false; }
 };
 
 }  // namespace genie::env

@@ -110,6 +110,7 @@ class RealProcessGroup final : public ProcessGroup {
     if (pid > 0) return static_cast<int>(pid);
     // The child: only async-signal-safe work from here to exec.
     ResetSignalsInChild();
+    if (spec.before_exec) spec.before_exec();
     if (!spec.netns.empty()) {
       const std::string path = "/var/run/netns/" + spec.netns;
       int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -129,6 +130,7 @@ class RealProcessGroup final : public ProcessGroup {
   }
 
   void Signal(int pid, int sig) override { kill(pid, sig); }
+  bool RealProcesses() const override { return true; }
 
   ProcessEvent Wait(TimeNs deadline) override {
     while (true) {
