@@ -84,6 +84,8 @@ class Env {
   virtual Status RemoveFile(const std::string& path) = 0;
   // A file or a whole tree; absent already is fine.
   virtual Status RemoveAll(const std::string& path) = 0;
+  // One directory, whose parent must exist (mkdir); existing already is fine.
+  virtual Status CreateDir(const std::string& path) = 0;
   // The directory and its missing parents (mkdir -p); existing already is fine.
   virtual Status CreateDirs(const std::string& path) = 0;
   virtual bool FileExists(const std::string& path) = 0;

@@ -156,6 +156,11 @@ Status FaultyEnv::RemoveAll(const std::string& path) {
   return base_->RemoveAll(path);
 }
 
+Status FaultyEnv::CreateDir(const std::string& path) {
+  if (!base_->FileExists(path)) GENIE_RETURN_IF_ERROR(CheckWrite(path, 0));
+  return base_->CreateDir(path);
+}
+
 Status FaultyEnv::CreateDirs(const std::string& path) {
   if (!base_->FileExists(path)) GENIE_RETURN_IF_ERROR(CheckWrite(path, 0));
   return base_->CreateDirs(path);

@@ -49,6 +49,7 @@ class FaultyEnv final : public Env {
   Status RenameFile(const std::string& from, const std::string& to) override;
   Status RemoveFile(const std::string& path) override;
   Status RemoveAll(const std::string& path) override;
+  Status CreateDir(const std::string& path) override;
   Status CreateDirs(const std::string& path) override;
   bool FileExists(const std::string& path) override { return base_->FileExists(path); }
   Result<std::string> CreateTempDir(const std::string& prefix) override;

@@ -271,6 +271,16 @@ Status ManualEnv::RemoveAll(const std::string& path) {
   return Status::Ok();
 }
 
+Status ManualEnv::CreateDir(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string p = Norm(path);
+  if (IsDirLocked(p)) return Status::Ok();
+  if (files_.count(p)) return Err(EEXIST);
+  if (!IsDirLocked(Parent(p))) return Err(ENOENT);
+  dirs_.insert(p);
+  return Status::Ok();
+}
+
 Status ManualEnv::CreateDirs(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> chain;

@@ -73,7 +73,9 @@ TEST(ManualEnvTest, FilesLiveInMemory) {
   ASSERT_TRUE(dir.ok());
   EXPECT_EQ(*dir, "/tmp/x_000000");
   EXPECT_EQ(env.WriteFile("/nowhere/f", "a").code(), Status::Code::kNotFound);
+  EXPECT_EQ(env.CreateDir(*dir + "/a/b").code(), Status::Code::kNotFound);  // no parent
   ASSERT_TRUE(env.CreateDirs(*dir + "/a/b/").ok());
+  ASSERT_TRUE(env.CreateDir(*dir + "/a/b").ok());  // existing is fine
   ASSERT_TRUE(env.WriteFileAtomically(*dir + "/a/b/f", "data").ok());
   EXPECT_EQ(*env.ReadFile(*dir + "/a/./b/f"), "data");
   EXPECT_FALSE(env.FileExists(*dir + "/a/b/.f.1.tmp"));

@@ -226,6 +226,10 @@ Status RealEnv::RemoveAll(const std::string& path) {
   return ec ? Status::IoError(ec.message()) : Status::Ok();
 }
 
+Status RealEnv::CreateDir(const std::string& path) {
+  return ::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST ? Status::Ok() : Errno(errno);
+}
+
 Status RealEnv::CreateDirs(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);

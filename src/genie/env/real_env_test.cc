@@ -20,8 +20,10 @@ TEST(RealEnvTest, FilesRoundTripInATempDir) {
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();
   ASSERT_TRUE(env->FileExists(*dir));
   const std::string sub = *dir + "/a/b";
+  EXPECT_EQ(env->CreateDir(sub).code(), Status::Code::kNotFound);  // its parent is missing
   ASSERT_TRUE(env->CreateDirs(sub).ok());
   ASSERT_TRUE(env->CreateDirs(sub).ok());  // existing is fine
+  ASSERT_TRUE(env->CreateDir(sub).ok());
   const std::string f = sub + "/x.txt";
   ASSERT_TRUE(env->WriteFileAtomically(f, "hello\n").ok());
   auto text = env->ReadFile(f);
