@@ -3,25 +3,26 @@
 # (cmake/CheckLayers.cmake) fails the build's test run when an include breaks the rule, and
 # since each module's library links only what it may include, a new upward include usually
 # fails to link as well.
-set(GENIE_LAYERS common trace config workload synth compute collective loop net sim record runtime
+set(GENIE_LAYERS common env trace config workload synth compute collective loop net sim record runtime
                  launch testbed report driver)
 
 set(GENIE_MAY_INCLUDE_common "")
+set(GENIE_MAY_INCLUDE_env common)
 set(GENIE_MAY_INCLUDE_trace common)
 set(GENIE_MAY_INCLUDE_config common)
 set(GENIE_MAY_INCLUDE_workload trace common)
 set(GENIE_MAY_INCLUDE_synth workload trace common)
 set(GENIE_MAY_INCLUDE_compute workload trace common)
 set(GENIE_MAY_INCLUDE_collective workload trace common)
-set(GENIE_MAY_INCLUDE_loop common)
-set(GENIE_MAY_INCLUDE_net loop common)
+set(GENIE_MAY_INCLUDE_loop env common)
+set(GENIE_MAY_INCLUDE_net env loop common)
 set(GENIE_MAY_INCLUDE_sim config common)
-set(GENIE_MAY_INCLUDE_record workload trace common)
-set(GENIE_MAY_INCLUDE_runtime net loop sim record collective compute workload config trace common)
-set(GENIE_MAY_INCLUDE_launch common)
-set(GENIE_MAY_INCLUDE_testbed config common)
+set(GENIE_MAY_INCLUDE_record env workload trace common)
+set(GENIE_MAY_INCLUDE_runtime env net loop sim record collective compute workload config trace common)
+set(GENIE_MAY_INCLUDE_launch env common)
+set(GENIE_MAY_INCLUDE_testbed env config common)
 set(GENIE_MAY_INCLUDE_report record workload trace config common)
-set(GENIE_MAY_INCLUDE_driver report testbed launch runtime net loop sim record collective compute workload
+set(GENIE_MAY_INCLUDE_driver env report testbed launch runtime net loop sim record collective compute workload
                              config trace common)
 
 # Registers the `layers` test (label unit): every #include "genie/<m>/..." in src/genie/<x>/ must

@@ -1,21 +1,12 @@
 #include "genie/launch/local_launcher.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sched.h>
-#include <sys/random.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
+#include <sys/random.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -29,12 +20,6 @@ namespace {
 
 // How long a witness's failure waits for the cause's before the others are stopped.
 constexpr TimeNs kWitnessSettle = 2 * kNsPerSec;
-
-TimeNs Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string Describe(int wstatus) {
   if (WIFEXITED(wstatus)) return fmt::format("exit code {}", WEXITSTATUS(wstatus));
@@ -52,46 +37,13 @@ int ExitCodeOf(int wstatus) {
   return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 }
 
-// Moves the forked child into its site (namespace, environment); exits it with
-// kExitBadInput when the namespace cannot be entered. Runs in the forked child before exec.
-void EnterSite(const RankSite& site, int r) {
-  if (!site.netns.empty()) {
-    const std::string path = "/var/run/netns/" + site.netns;
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
-      fprintf(stderr, "genie launch: rank %d: cannot enter network namespace %s: %s (is the "
-              "testbed up? `genie testbed list`; entering one needs root)\n",
-              r, site.netns.c_str(), strerror(errno));
-      _exit(kExitBadInput);
-    }
-    close(fd);
-  }
-  for (const auto& [k, v] : site.env) setenv(k.c_str(), v.c_str(), 1);
-}
-
-// What a rank's program must start with: default dispositions and an empty mask, whatever the
-// launcher inherited (a shell's `trap '' INT`, nohup, a batch system) — otherwise a forwarded
-// SIGINT is ignored and the rank keeps measuring. Runs in the forked child before exec.
-void ResetSignalsInChild() {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig == SIGKILL || sig == SIGSTOP) continue;
-    sigaction(sig, &dfl, nullptr);  // fails harmlessly for the numbers libc reserves
-  }
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
 }  // namespace
 
 std::string MakeLaunchNonce() {
   uint64_t x = 0;
   if (getrandom(&x, sizeof(x), 0) != static_cast<ssize_t>(sizeof(x))) {
     // No entropy source: pid and a nanosecond clock still differ between two launches.
-    x = (static_cast<uint64_t>(getpid()) << 40) ^ static_cast<uint64_t>(Now());
+    x = (static_cast<uint64_t>(getpid()) << 40) ^ static_cast<uint64_t>(env::Env::Default()->Now());
   }
   return fmt::format("{:016x}", x);
 }
@@ -109,7 +61,8 @@ void RestoreDefaultSignals() {
   sigprocmask(SIG_UNBLOCK, &set, nullptr);
 }
 
-Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
+Result<LaunchResult> RunLocalRanks(const LaunchOptions& o, env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
   if (o.ranks < 1) return Status::InvalidArgument("genie launch: -n must be at least 1");
   if (o.argv.empty()) return Status::InvalidArgument("genie launch: nothing to run after --");
   if (o.nodes < 1 || o.node_rank < 0 || o.node_rank >= o.nodes) {
@@ -134,12 +87,13 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   std::string dir = spec.rfind("dir:", 0) == 0 ? spec.substr(4) : "";
   bool own_dir = spec.empty();
   if (own_dir) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "genie-launch-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) {
-      return Status::IoError(fmt::format("cannot create a rendezvous directory {}: {}", tmpl,
-                                         strerror(errno)));
+    auto made = env->CreateTempDir("genie-launch-");
+    if (!made.ok()) {
+      return Status::IoError(fmt::format(
+          "cannot create a rendezvous directory genie-launch-XXXXXX in the temporary directory: {}",
+          made.status().message()));
     }
-    dir = tmpl;
+    dir = *made;
     spec = "dir:" + dir;
   }
   // One launch, one nonce: the ranks carry it to the rendezvous, which refuses ranks of another
@@ -157,21 +111,12 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   // An inherited SIG_IGN would still reach the signalfd (blocked signals are queued), but the
   // children would inherit it too: start from the defaults.
   RestoreDefaultSignals();
-  sigset_t mask, old_mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGCHLD);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  sigprocmask(SIG_BLOCK, &mask, &old_mask);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-  if (sfd < 0) {
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return Status::IoError(fmt::format("signalfd: {}", strerror(errno)));
+  // Children's exits and SIGINT/SIGTERM to us, as one stream (a signalfd for the real Env).
+  auto made_group = env->NewProcessGroup();
+  if (!made_group.ok()) {
+    return Status::IoError(fmt::format("signalfd: {}", made_group.status().message()));
   }
-
-  std::vector<char*> args;
-  for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::unique_ptr<env::ProcessGroup> group = std::move(made_group).value();
 
   std::vector<pid_t> pids(static_cast<size_t>(o.ranks), -1);
   std::vector<bool> running(static_cast<size_t>(o.ranks), false);
@@ -195,70 +140,65 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
   };
   auto stop_others = [&](int sig) {
     for (int r = 0; r < o.ranks; ++r) {
-      if (running[static_cast<size_t>(r)]) kill(pids[static_cast<size_t>(r)], sig);
+      if (running[static_cast<size_t>(r)]) group->Signal(pids[static_cast<size_t>(r)], sig);
     }
   };
 
   // Start-up time in the results is measured from here (CLOCK_REALTIME: children convert).
-  timespec launched{};
-  clock_gettime(CLOCK_REALTIME, &launched);
-  const std::string launch_time =
-      std::to_string(static_cast<int64_t>(launched.tv_sec) * 1000000000 + launched.tv_nsec);
+  const std::string launch_time = std::to_string(env->NowWall());
   const pid_t launcher = getpid();
-  LaunchGuardian guardian;  // the ranks die with the launcher, however it dies
+  // The ranks die with the launcher, however it dies (real processes only: a scripted rank's
+  // pid names nobody).
+  LaunchGuardian guardian;
+  const bool guard = group->RealProcesses();
   for (int r = 0; r < o.ranks; ++r) {
-    pid_t pid = fork();
-    if (pid < 0) {
+    env::ProcessSpec child;
+    child.argv = o.argv;
+    child.who = fmt::format("genie launch: rank {}", r);
+    child.before_exec = [launcher] { ArmParentDeathSignal(launcher); };
+    child.env = {{"GENIE_RANK", std::to_string(first + r)},
+                 {"GENIE_WORLD_SIZE", std::to_string(world)},
+                 {"GENIE_LOCAL_RANK", std::to_string(r)},
+                 {"GENIE_LOCAL_WORLD_SIZE", std::to_string(o.ranks)},
+                 {"GENIE_RENDEZVOUS", spec},
+                 {"GENIE_JOB_ID", job},
+                 {"GENIE_LAUNCH_NONCE", nonce},
+                 {"GENIE_LAUNCH_TIME_NS", launch_time}};
+    if (static_cast<size_t>(r) < o.sites.size()) {
+      const RankSite& site = o.sites[static_cast<size_t>(r)];
+      child.netns = site.netns;
+      child.env.insert(child.env.end(), site.env.begin(), site.env.end());
+    }
+    auto pid = group->Spawn(child);
+    if (!pid.ok()) {
       result.exit_code = 1;
-      result.message = fmt::format("fork for rank {} failed: {}", r, strerror(errno));
+      result.message = fmt::format("fork for rank {} failed: {}", r, pid.status().message());
       interrupted = true;  // keeps this message
       stopping = true;
       stop_others(SIGTERM);
-      kill_at = Now() + o.grace;
+      kill_at = env->Now() + o.grace;
       break;
     }
-    if (pid == 0) {
-      ResetSignalsInChild();
-      ArmParentDeathSignal(launcher);
-      setenv("GENIE_RANK", std::to_string(first + r).c_str(), 1);
-      setenv("GENIE_WORLD_SIZE", std::to_string(world).c_str(), 1);
-      setenv("GENIE_LOCAL_RANK", std::to_string(r).c_str(), 1);
-      setenv("GENIE_LOCAL_WORLD_SIZE", std::to_string(o.ranks).c_str(), 1);
-      setenv("GENIE_RENDEZVOUS", spec.c_str(), 1);
-      setenv("GENIE_JOB_ID", job.c_str(), 1);
-      setenv("GENIE_LAUNCH_NONCE", nonce.c_str(), 1);
-      setenv("GENIE_LAUNCH_TIME_NS", launch_time.c_str(), 1);
-      if (static_cast<size_t>(r) < o.sites.size()) EnterSite(o.sites[static_cast<size_t>(r)], r);
-      execvp(args[0], args.data());
-      fprintf(stderr, "genie launch: rank %d: cannot run %s: %s\n", r, args[0], strerror(errno));
-      _exit(127);
-    }
-    pids[static_cast<size_t>(r)] = pid;
+    pids[static_cast<size_t>(r)] = *pid;
     running[static_cast<size_t>(r)] = true;
     ++alive;
-    guardian.Watch(pid);
+    if (guard) guardian.Watch(*pid);
   }
-  if (alive > 0 && !guardian.Start(o.grace)) {
+  if (guard && alive > 0 && !guardian.Start(o.grace)) {
     spdlog::warn("genie launch: cannot start the guardian that stops the ranks should the "
                  "launcher be killed ({}); they still get SIGTERM when it dies",
                  strerror(errno));
   }
 
   while (alive > 0) {
-    int timeout_ms = -1;
-    if (kill_at >= 0) {
-      TimeNs left = kill_at - Now();
-      timeout_ms = left <= 0 ? 0 : static_cast<int>(left / kNsPerMs + 1);
-    }
-    pollfd p{sfd, POLLIN, 0};
-    int n = poll(&p, 1, timeout_ms);
-    if (n == 0 && kill_at >= 0 && Now() >= kill_at) {
+    const env::ProcessEvent event = group->Wait(kill_at);
+    if (event.kind == env::ProcessEvent::Kind::kTimeout) {  // kill_at has come
       if (settling) {  // no cause came forward: stop the rest as for any failure
         settling = false;
         stopping = true;
         stopped_others = alive;
         stop_others(SIGTERM);
-        kill_at = Now() + o.grace;
+        kill_at = env->Now() + o.grace;
         continue;
       }
       spdlog::warn("genie launch: ranks still running {} after SIGTERM; sending SIGKILL",
@@ -267,11 +207,8 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
       kill_at = -1;
       continue;
     }
-    if (n <= 0) continue;
-    signalfd_siginfo si;
-    if (read(sfd, &si, sizeof(si)) != static_cast<ssize_t>(sizeof(si))) continue;
-    if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
-      int sig = static_cast<int>(si.ssi_signo);
+    if (event.kind == env::ProcessEvent::Kind::kSignal) {
+      const int sig = event.signal;
       spdlog::warn("genie launch: got {}; forwarding to {} rank(s)", strsignal(sig), alive);
       stop_others(sig);
       if (!interrupted && result.failed_rank < 0) {
@@ -280,16 +217,13 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
         result.message = fmt::format("interrupted by {}", strsignal(sig));
       }
       stopping = true;
-      if (kill_at < 0 || settling) kill_at = Now() + o.grace;
+      if (kill_at < 0 || settling) kill_at = env->Now() + o.grace;
       settling = false;
       continue;
     }
-    // SIGCHLD: reap everything that has exited (signals coalesce).
+    // Children that exited, reaped together (signals coalesce).
     std::vector<std::pair<int, int>> failed;  // (rank, wait status) in this batch
-    while (true) {
-      int wstatus = 0;
-      pid_t pid = waitpid(-1, &wstatus, WNOHANG);
-      if (pid <= 0) break;
+    for (const auto& [pid, wstatus] : event.exited) {
       int r = -1;
       for (int i = 0; i < o.ranks; ++i) {
         if (pids[static_cast<size_t>(i)] == pid) r = i;
@@ -332,7 +266,7 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     if (cause_is_witness) {
       // Every rank that saw a peer go exits 75 within moments, often before the peer that
       // failed is reaped: give the cause a moment to exit on its own before stopping anyone.
-      if (kill_at < 0) kill_at = Now() + std::min<TimeNs>(o.grace, kWitnessSettle);
+      if (kill_at < 0) kill_at = env->Now() + std::min<TimeNs>(o.grace, kWitnessSettle);
       settling = true;
       continue;
     }
@@ -340,7 +274,7 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     stopping = true;
     settling = false;
     stop_others(SIGTERM);
-    kill_at = Now() + o.grace;
+    kill_at = env->Now() + o.grace;
   }
   if (result.failed_rank >= 0 && !interrupted) {
     result.message = fmt::format("rank {} failed: {}", result.failed_rank, Describe(cause_status));
@@ -355,12 +289,8 @@ Result<LaunchResult> RunLocalRanks(const LaunchOptions& o) {
     }
   }
   guardian.Done();
-  close(sfd);
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  if (own_dir) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
+  group.reset();  // gives SIGCHLD, SIGINT and SIGTERM back
+  if (own_dir) (void)env->RemoveAll(dir);
   return result;
 }
 

@@ -12,7 +12,9 @@
 // for a cause, reports the cause's exit code if one comes, and the witness's (75) otherwise.
 //
 // Blocks the calling thread until every rank has exited; call from the main thread of a
-// single-threaded process (it uses fork and a signalfd).
+// single-threaded process (the real Env's ProcessGroup uses fork and a signalfd). Ranks are
+// started, signalled and waited for through an env::Env (env/process.h), so the launcher's
+// timing and failure rules are tested on a ManualEnv with scripted ranks.
 #pragma once
 
 #include <string>
@@ -20,6 +22,7 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
+#include "genie/env/env.h"
 
 namespace genie::launch {
 
@@ -57,7 +60,8 @@ struct LaunchResult {
   std::string message;   // e.g. "rank 2 failed: exit code 3; stopped the other 3 ranks"
 };
 
-Result<LaunchResult> RunLocalRanks(const LaunchOptions& options);
+// `env` nullptr: the real one (env::Env::Default()).
+Result<LaunchResult> RunLocalRanks(const LaunchOptions& options, env::Env* env = nullptr);
 
 // 64 random bits in hex: what tells one launch from another.
 std::string MakeLaunchNonce();

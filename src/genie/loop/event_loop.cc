@@ -2,7 +2,6 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,33 +18,38 @@ constexpr TimeNs kLateThreshold = kNsPerMs;
 constexpr TimeNs kPureSpin = 10 * kNsPerUs;
 }  // namespace
 
-Result<std::unique_ptr<EventLoop>> EventLoop::Create(SleepPolicy policy) {
+Result<std::unique_ptr<EventLoop>> EventLoop::Create(SleepPolicy policy, env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
+  // Spinning waits for the clock to pass a deadline: one that moves only by hand never would.
+  if (!env->ClockMovesByItself()) policy.spin = false;
   SetMinimalTimerSlack();
   int epfd = epoll_create1(EPOLL_CLOEXEC);
   if (epfd < 0) return Status::IoError(fmt::format("epoll_create1: {}", strerror(errno)));
-  int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  auto timer = env->NewTimer();
   int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (tfd < 0 || efd < 0) {
-    std::string err = strerror(errno);
+  if (!timer.ok() || efd < 0) {
+    std::string err = timer.ok() ? strerror(errno) : timer.status().message();
     close(epfd);
-    if (tfd >= 0) close(tfd);
     if (efd >= 0) close(efd);
     return Status::IoError("timerfd/eventfd: " + err);
   }
+  const int tfd = (*timer)->fd();
   for (int fd : {tfd, efd}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
     epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
   }
-  return std::unique_ptr<EventLoop>(new EventLoop(policy, epfd, tfd, efd));
+  return std::unique_ptr<EventLoop>(
+      new EventLoop(policy, env, epfd, std::move(timer).value(), efd));
 }
 
-EventLoop::EventLoop(SleepPolicy policy, int epfd, int tfd, int efd)
-    : policy_(policy), epfd_(epfd), tfd_(tfd), efd_(efd) {}
+EventLoop::EventLoop(SleepPolicy policy, env::Env* env, int epfd,
+                     std::unique_ptr<env::Timer> timer, int efd)
+    : policy_(policy), env_(env), epfd_(epfd), timer_(std::move(timer)), tfd_(timer_->fd()), efd_(efd) {}
 
 EventLoop::~EventLoop() {
-  close(tfd_);
+  timer_.reset();
   close(efd_);
   close(epfd_);
 }
@@ -113,11 +117,7 @@ void EventLoop::RunOnce(TimeNs max_wait_until) {
 
 void EventLoop::ArmTimerFd(TimeNs when) {
   if (when == armed_at_) return;
-  itimerspec its{};
-  its.it_value.tv_sec = static_cast<time_t>(when / kNsPerSec);
-  its.it_value.tv_nsec = static_cast<long>(when % kNsPerSec);
-  if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0) its.it_value.tv_nsec = 1;
-  timerfd_settime(tfd_, TFD_TIMER_ABSTIME, &its, nullptr);
+  timer_->ArmAt(when);
   armed_at_ = when;
 }
 
@@ -132,14 +132,14 @@ void EventLoop::Wait(TimeNs max_wait_until) {
   }
 
   int timeout_ms = -1;
-  TimeNs now = MonotonicNow();
+  TimeNs now = env_->Now();
   if (!posted_.empty() || quitting() || target <= now) {
     timeout_ms = 0;
   } else if (spin && target - now <= policy_.margin) {
     // Inside the margin: busy-poll sockets until the deadline; for the last few µs spin
     // without syscalls, since one epoll_wait costs about a microsecond.
     if (target - now <= kPureSpin) {
-      while (MonotonicNow() < target) {
+      while (env_->Now() < target) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
@@ -157,8 +157,7 @@ void EventLoop::Wait(TimeNs max_wait_until) {
   for (int i = 0; i < n; ++i) {
     int fd = events[i].data.fd;
     if (fd == tfd_) {
-      uint64_t expirations;
-      [[maybe_unused]] ssize_t r = read(tfd_, &expirations, sizeof(expirations));
+      timer_->Clear();
       armed_at_ = -1;
       continue;
     }
@@ -175,7 +174,7 @@ void EventLoop::Wait(TimeNs max_wait_until) {
 }
 
 void EventLoop::FireDueTimers() {
-  TimeNs now = MonotonicNow();
+  TimeNs now = env_->Now();
   while (!timers_.empty() && timers_.top().deadline <= now) {
     Timer t = timers_.top();
     timers_.pop();

@@ -1,10 +1,14 @@
-// EventLoop: the one loop of a rank process (epoll + one timerfd). It waits for socket
-// readiness and for timers on absolute CLOCK_MONOTONIC deadlines, firing timers with the
-// precise-sleep recipe: the timerfd is armed at (deadline - margin) and, when spinning is
-// allowed, the loop then busy-polls epoll with a zero timeout until the deadline — so sockets
-// keep being served while it spins, and no thread is ever created per operation.
+// EventLoop: the one loop of a rank process (epoll + one timer). It waits for socket
+// readiness and for timers on absolute deadlines of its Env's clock (env/env.h: the real one's
+// CLOCK_MONOTONIC by default), firing timers with the precise-sleep recipe: the Env's timer (a
+// timerfd) is armed at (deadline - margin) and, when spinning is allowed, the loop then
+// busy-polls epoll with a zero timeout until the deadline — so sockets keep being served while
+// it spins, and no thread is ever created per operation. On a ManualEnv the loop never spins:
+// its timers fire when the test advances the clock (from the loop's thread, then RunOnce; or
+// from another, which wakes the loop).
 //
-// Ownership: the loop owns its epoll fd, timerfd and eventfd; it does NOT own registered fds
+// Ownership: the loop owns its epoll fd, timer and eventfd and borrows its Env (which must
+// outlive it); it does NOT own registered fds
 // (callers close them after RemoveFd). Threading: every method must be called on the loop
 // thread (the one calling Run), except Quit() and Wake(), which any thread or a signal handler
 // may call. Callbacks run on the loop thread, never re-entrantly from the call that scheduled
@@ -21,6 +25,7 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
+#include "genie/env/env.h"
 #include "genie/loop/precise_sleep.h"
 
 namespace genie::loop {
@@ -32,7 +37,9 @@ class EventLoop {
   // Receives the epoll event mask (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, ...).
   using FdHandler = std::function<void(uint32_t events)>;
 
-  static Result<std::unique_ptr<EventLoop>> Create(SleepPolicy policy = {});
+  // `env` nullptr: Env::Default(). A clock that does not move by itself turns spinning off.
+  static Result<std::unique_ptr<EventLoop>> Create(SleepPolicy policy = {},
+                                                   env::Env* env = nullptr);
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -43,9 +50,9 @@ class EventLoop {
   // Stops watching; safe to call from inside that fd's own handler.
   void RemoveFd(int fd);
 
-  // Runs `fn` once MonotonicNow() >= deadline (absolute ns). Returns an id for Cancel.
+  // Runs `fn` once Now() >= deadline (absolute ns). Returns an id for Cancel.
   TimerId RunAt(TimeNs deadline, Task fn);
-  TimerId RunAfter(TimeNs delay, Task fn) { return RunAt(MonotonicNow() + delay, std::move(fn)); }
+  TimerId RunAfter(TimeNs delay, Task fn) { return RunAt(Now() + delay, std::move(fn)); }
   // A housekeeping timer (liveness ticks): runs once due like RunAt, but the loop never spins
   // for it and does not count it in late_timers(), so that it costs neither CPU nor the
   // precision figures of a run.
@@ -66,7 +73,9 @@ class EventLoop {
   // Clears a previous Quit() so Run() may be called again.
   void ResetQuit() { quit_.store(false, std::memory_order_release); }
 
-  TimeNs Now() const { return MonotonicNow(); }
+  // The Env's clock: the time every deadline above is on.
+  TimeNs Now() const { return env_->Now(); }
+  env::Env* env() const { return env_; }
   const SleepPolicy& policy() const { return policy_; }
   // Timers fired late by more than 1 ms (VM preemption, overload); a health figure for results.
   uint64_t late_timers() const { return late_timers_; }
@@ -81,20 +90,25 @@ class EventLoop {
     }
   };
 
-  EventLoop(SleepPolicy policy, int epfd, int tfd, int efd);
+  EventLoop(SleepPolicy policy, env::Env* env, int epfd, std::unique_ptr<env::Timer> timer,
+            int efd);
   void Wait(TimeNs max_wait_until);
   void ArmTimerFd(TimeNs when);
   void FireDueTimers();
   void RunPosted();
 
   SleepPolicy policy_;
-  int epfd_, tfd_, efd_;
+  env::Env* env_;
+  int epfd_;
+  std::unique_ptr<env::Timer> timer_;
+  int tfd_;  // timer_->fd(), compared once per event
+  int efd_;
   std::atomic<bool> quit_{false};
   std::unordered_map<int, std::shared_ptr<FdHandler>> handlers_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::unordered_map<TimerId, Task> timer_tasks_;  // absent = cancelled
   TimerId next_timer_id_ = 1;
-  TimeNs armed_at_ = -1;  // deadline the timerfd is armed for, -1 = disarmed
+  TimeNs armed_at_ = -1;  // deadline the timer is armed for, -1 = disarmed
   std::vector<Task> posted_, running_;
   uint64_t late_timers_ = 0;
 };

@@ -9,13 +9,16 @@
 
 #include <gtest/gtest.h>
 
+#include "genie/env/faulty_env.h"
+#include "genie/env/manual_env.h"
+
 namespace genie::loop {
 namespace {
 
-std::unique_ptr<EventLoop> MakeLoop(bool spin = true) {
+std::unique_ptr<EventLoop> MakeLoop(bool spin = true, env::Env* env = nullptr) {
   SleepPolicy p;
   p.spin = spin;
-  auto loop = EventLoop::Create(p);
+  auto loop = EventLoop::Create(p, env);
   EXPECT_TRUE(loop.ok()) << loop.status().ToString();
   return std::move(loop).value();
 }
@@ -67,14 +70,77 @@ TEST(EventLoopTest, CoarseTimersFireWithoutSpinningOrCountingAsLate) {
   EXPECT_EQ(loop->late_timers(), 1u);
 }
 
+// On a manual clock, timers fire exactly when the test moves time past them, in deadline
+// order (scheduling order for equal deadlines), and Now() inside each is the advanced time.
+TEST(EventLoopTest, ManualClockFiresTimersInOrderAsTheTestAdvancesIt) {
+  env::ManualEnv env(1000 * kNsPerSec);
+  auto loop = MakeLoop(/*spin=*/true, &env);  // spinning is turned off on a manual clock
+  EXPECT_FALSE(loop->policy().spin);
+  const TimeNs base = loop->Now();
+  std::vector<std::pair<int, TimeNs>> fired;  // (which, Now() when it ran)
+  const TimeNs offsets[] = {3 * kNsPerMs, 1 * kNsPerMs, 2 * kNsPerMs, 2 * kNsPerMs};
+  for (int i = 0; i < 4; ++i) {
+    loop->RunAt(base + offsets[i], [&, i] { fired.emplace_back(i, loop->Now()); });
+  }
+  loop->RunOnce(loop->Now());
+  EXPECT_TRUE(fired.empty());  // nothing is due until time moves
+  env.Advance(kNsPerMs - 1);
+  loop->RunOnce(loop->Now());
+  EXPECT_TRUE(fired.empty());
+  env.Advance(1);
+  loop->RunOnce(loop->Now());
+  EXPECT_EQ(fired, (std::vector<std::pair<int, TimeNs>>{{1, base + kNsPerMs}}));
+  env.Advance(5 * kNsPerMs);
+  loop->RunOnce(loop->Now());
+  EXPECT_EQ(fired, (std::vector<std::pair<int, TimeNs>>{{1, base + kNsPerMs},
+                                                        {2, base + 6 * kNsPerMs},
+                                                        {3, base + 6 * kNsPerMs},
+                                                        {0, base + 6 * kNsPerMs}}));
+  EXPECT_EQ(loop->late_timers(), 3u);  // fired 3-5 ms after their deadlines: counted late
+}
+
+// Run() blocks on the Env's timer; another thread moving the manual clock wakes it.
+TEST(EventLoopTest, AdvancingAManualClockFromAnotherThreadWakesARunningLoop) {
+  env::ManualEnv env;
+  auto loop = MakeLoop(true, &env);
+  TimeNs ran_at = -1;
+  loop->RunAfter(kNsPerSec, [&] {
+    ran_at = loop->Now();
+    loop->Quit();
+  });
+  std::thread t([&] { env.Advance(kNsPerSec); });
+  loop->Run();  // returns only once the timer fired
+  t.join();
+  EXPECT_EQ(ran_at, kNsPerSec);
+}
+
 TEST(EventLoopTest, CancelledTimerNeverRuns) {
-  auto loop = MakeLoop();
-  bool ran = false;
+  env::ManualEnv env;
+  auto loop = MakeLoop(true, &env);
+  bool ran = false, later_ran = false;
   auto id = loop->RunAfter(kNsPerMs, [&] { ran = true; });
-  loop->RunAfter(2 * kNsPerMs, [&] { loop->Quit(); });
+  loop->RunAfter(2 * kNsPerMs, [&] { later_ran = true; });
   loop->Cancel(id);
-  loop->Run();
+  env.Advance(2 * kNsPerMs);
+  loop->RunOnce(loop->Now());
   EXPECT_FALSE(ran);
+  EXPECT_TRUE(later_ran);
+}
+
+// A clock that jumps forward (a stalled VM) makes every timer it passed due at once; they run
+// in order and count as late.
+TEST(EventLoopTest, AClockJumpFiresThePassedTimersInOrderAndCountsThemLate) {
+  env::ManualEnv manual;
+  env::FaultyEnv env(&manual);
+  auto loop = MakeLoop(true, &env);
+  std::vector<int> order;
+  loop->RunAfter(20 * kNsPerSec, [&] { order.push_back(2); });
+  loop->RunAfter(10 * kNsPerSec, [&] { order.push_back(1); });
+  loop->RunAfter(60 * kNsPerSec, [&] { order.push_back(3); });
+  env.JumpClock(30 * kNsPerSec);
+  loop->RunOnce(loop->Now());
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_EQ(loop->late_timers(), 2u);
 }
 
 TEST(EventLoopTest, PostRunsLaterNotReentrantly) {

@@ -2,19 +2,15 @@
 
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -22,7 +18,6 @@
 #include "genie/net/interface_address.h"
 #include "genie/net/launcher_kvs.h"
 #include "genie/net/socket_util.h"
-#include "genie/loop/precise_sleep.h"
 
 namespace genie::net {
 
@@ -43,25 +38,23 @@ struct Launch {
   std::string Range() const { return fmt::format("{}..{}", base, base + size - 1); }
 };
 
-int EnvInt(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return -1;
+int EnvInt(const env::Env& env, const char* name) {
+  const std::optional<std::string> value = env.GetEnv(name);
+  if (!value || value->empty()) return -1;
+  const char* v = value->c_str();
   char* end = nullptr;
   long x = std::strtol(v, &end, 10);
   return *end == '\0' && x >= 0 && x < (1L << 30) ? static_cast<int>(x) : -1;
 }
 
-Launch LaunchOf(const RendezvousRequest& q, const RendezvousLaunch& given) {
+Launch LaunchOf(const RendezvousRequest& q, const RendezvousLaunch& given, const env::Env& env) {
   Launch l;
   l.nonce = given.nonce;
-  if (l.nonce.empty()) {
-    const char* v = std::getenv("GENIE_LAUNCH_NONCE");
-    if (v != nullptr) l.nonce = v;
-  }
+  if (l.nonce.empty()) l.nonce = env.GetEnv("GENIE_LAUNCH_NONCE").value_or("");
   if (l.nonce.find_first_of(" \t\n") != std::string::npos) l.nonce.clear();
-  const int local = given.local_rank >= 0 ? given.local_rank : EnvInt("GENIE_LOCAL_RANK");
-  const int size =
-      given.local_world_size > 0 ? given.local_world_size : EnvInt("GENIE_LOCAL_WORLD_SIZE");
+  const int local = given.local_rank >= 0 ? given.local_rank : EnvInt(env, "GENIE_LOCAL_RANK");
+  const int size = given.local_world_size > 0 ? given.local_world_size
+                                              : EnvInt(env, "GENIE_LOCAL_WORLD_SIZE");
   if (local >= 0 && size > 0 && local < size && q.rank >= local) {
     l.base = q.rank - local;
     l.size = size;
@@ -107,26 +100,23 @@ std::string MissingRanks(const std::vector<std::string>& have) {
 }
 
 Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const Launch& mine,
-                                             const std::string& dir) {
-  mkdir(dir.c_str(), 0755);  // may exist; a real problem shows up when writing
+                                             const std::string& dir, env::Env& env) {
+  (void)env.CreateDir(dir);  // may exist; a real problem shows up when writing
   std::string base = dir + "/" + SafeName(q.job_id);
   std::string final_path = fmt::format("{}.{}.addr", base, q.rank);
-  std::string tmp = fmt::format("{}/.{}.{}.{}.tmp", dir, SafeName(q.job_id), q.rank, getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << q.my_address << " " << FormatLaunch(mine) << "\n";
-    if (!out.good()) {
-      return Status::IoError(fmt::format("rank {}: cannot write rendezvous file {}: {}", q.rank,
-                                         tmp, strerror(errno)));
-    }
+  std::string tmp =
+      fmt::format("{}/.{}.{}.{}.tmp", dir, SafeName(q.job_id), q.rank, env.ProcessId());
+  if (Status st = env.WriteFile(tmp, q.my_address + " " + FormatLaunch(mine) + "\n"); !st.ok()) {
+    return Status::IoError(
+        fmt::format("rank {}: cannot write rendezvous file {}: {}", q.rank, tmp, st.message()));
   }
-  if (rename(tmp.c_str(), final_path.c_str()) != 0) {
-    return Status::IoError(fmt::format("rank {}: cannot publish {}: {}", q.rank, final_path,
-                                       strerror(errno)));
+  if (Status st = env.RenameFile(tmp, final_path); !st.ok()) {
+    return Status::IoError(
+        fmt::format("rank {}: cannot publish {}: {}", q.rank, final_path, st.message()));
   }
   std::vector<std::string> addrs(static_cast<size_t>(q.world_size));
   std::map<int, std::string> foreign;  // rank -> nonce of a file another launch wrote
-  TimeNs deadline = loop::MonotonicNow() + q.timeout;
+  TimeNs deadline = env.Now() + q.timeout;
   // Polling cost matters at scale: N ranks each trying every missing file every few ms is
   // N² failed opens a round, enough to starve the ranks still starting on a busy machine. So
   // a round stops at the first file still missing (the rest are read once it is there), and
@@ -137,13 +127,13 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const L
     bool all = true;
     const int was_missing = first_missing;
     // Past the deadline, one full pass, so that the error names exactly the missing ranks.
-    const bool full = loop::MonotonicNow() > deadline;
+    const bool full = env.Now() > deadline;
     for (int r = first_missing; r < q.world_size; ++r) {
       auto& a = addrs[static_cast<size_t>(r)];
       if (!a.empty()) continue;
-      std::ifstream in(fmt::format("{}.{}.addr", base, r));
-      std::string line;
-      if (in && std::getline(in, line) && !line.empty()) {
+      const auto text = env.ReadFile(fmt::format("{}.{}.addr", base, r));
+      const std::string line = text.ok() ? text->substr(0, text->find('\n')) : "";
+      if (!line.empty()) {
         std::istringstream fields(line);
         std::string address;
         fields >> address;
@@ -184,12 +174,12 @@ Result<std::vector<std::string>> DirExchange(const RendezvousRequest& q, const L
           q.rank, dir, FormatDuration(q.timeout), MissingRanks(addrs), q.job_id, why));
     }
     pause = first_missing != was_missing ? 2 * kNsPerMs : std::min(pause * 2, 50 * kNsPerMs);
-    std::this_thread::sleep_for(std::chrono::nanoseconds(pause));
+    env.SleepFor(pause);
   }
 }
 
-int PollMs(TimeNs deadline) {
-  TimeNs left = deadline - loop::MonotonicNow();
+int PollMs(TimeNs deadline, const env::Env& env) {
+  TimeNs left = deadline - env.Now();
   if (left <= 0) return 0;
   return static_cast<int>(std::min<TimeNs>(left / kNsPerMs + 1, 100));
 }
@@ -206,11 +196,11 @@ bool SendAll(int fd, const std::string& s) {
 }
 
 // Reads the store's answer to a hello until it closes the connection.
-std::string ReadReply(int fd, TimeNs deadline) {
+std::string ReadReply(int fd, TimeNs deadline, const env::Env& env) {
   std::string reply;
-  while (loop::MonotonicNow() <= deadline) {
+  while (env.Now() <= deadline) {
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, PollMs(deadline)) <= 0) continue;
+    if (poll(&p, 1, PollMs(deadline, env)) <= 0) continue;
     char buf[4096];
     ssize_t n = recv(fd, buf, sizeof(buf), 0);
     if (n < 0 && errno == EINTR) continue;
@@ -228,12 +218,12 @@ std::string Hello(const RendezvousRequest& q, const Launch& mine) {
 // Rank 0 found the store's port taken: if another job's store is there, tell it (so that it
 // stops rather than mix its ranks with ours) and stop too.
 Status PortTaken(const RendezvousRequest& q, const Launch& mine, const SocketAddress& at,
-                 const std::string& where, const std::string& bind_error) {
+                 const std::string& where, const std::string& bind_error, const env::Env& env) {
   std::string answer = "nothing answered";
   int fd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd >= 0 && connect(fd, at.get(), at.length) == 0) {
     SendAll(fd, Hello(q, mine));
-    std::string reply = ReadReply(fd, loop::MonotonicNow() + 2 * kNsPerSec);
+    std::string reply = ReadReply(fd, env.Now() + 2 * kNsPerSec, env);
     answer = reply.empty() ? "it closed the connection" : "it answered: " + reply.substr(0, reply.find('\n'));
   }
   if (fd >= 0) close(fd);
@@ -244,14 +234,15 @@ Status PortTaken(const RendezvousRequest& q, const Launch& mine, const SocketAdd
 }
 
 Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const Launch& own,
-                                             const SocketAddress& at, const std::string& where) {
+                                             const SocketAddress& at, const std::string& where,
+                                             const env::Env& env) {
   int lfd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(lfd, at.get(), at.length) != 0 || listen(lfd, 1024) != 0) {
     const int err = errno;
     close(lfd);
-    if (err == EADDRINUSE) return PortTaken(q, own, at, where, strerror(err));
+    if (err == EADDRINUSE) return PortTaken(q, own, at, where, strerror(err), env);
     if (err == EADDRNOTAVAIL) {
       return AddressNotOnThisHost(0, where, "serve the rendezvous store", "MASTER_ADDR");
     }
@@ -267,11 +258,11 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const L
   from[0] = "rank 0 itself";
   std::map<int, std::string> pending;  // fd -> partial line
   std::map<int, int> clients;          // rank -> fd
-  TimeNs deadline = loop::MonotonicNow() + q.timeout;
+  TimeNs deadline = env.Now() + q.timeout;
   Status result;
   std::string conflict;  // two jobs here, and we cannot tell which ranks are ours
   while (static_cast<int>(clients.size()) < q.world_size - 1 && conflict.empty()) {
-    if (loop::MonotonicNow() > deadline) {
+    if (env.Now() > deadline) {
       result = Status::Timeout(fmt::format(
           "rank 0: rendezvous store on {} timed out after {}: rank(s) {} never registered; did "
           "they start, with this MASTER_ADDR/--rendezvous, and can their hosts reach {}? (a "
@@ -281,7 +272,7 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const L
     }
     std::vector<pollfd> fds{{lfd, POLLIN, 0}};
     for (auto& [fd, buf] : pending) fds.push_back({fd, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), PollMs(deadline)) <= 0) continue;
+    if (poll(fds.data(), fds.size(), PollMs(deadline, env)) <= 0) continue;
     if (fds[0].revents & POLLIN) {
       int cfd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
       if (cfd >= 0) pending[cfd] = "";
@@ -372,8 +363,9 @@ Result<std::vector<std::string>> StoreServer(const RendezvousRequest& q, const L
 }
 
 Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const Launch& mine,
-                                             const SocketAddress& at, const std::string& where) {
-  TimeNs deadline = loop::MonotonicNow() + q.timeout;
+                                             const SocketAddress& at, const std::string& where,
+                                             env::Env& env) {
+  TimeNs deadline = env.Now() + q.timeout;
   int fd = -1;
   std::string last_error;
   int last_errno = 0;
@@ -381,7 +373,7 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const L
     fd = socket(at.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
     // A connect to a host behind a link that is down waits for SYN retries (minutes): bound
     // each attempt by what is left of the deadline (connect() honours SO_SNDTIMEO).
-    const TimeNs left = std::max<TimeNs>(deadline - loop::MonotonicNow(), 10 * kNsPerMs);
+    const TimeNs left = std::max<TimeNs>(deadline - env.Now(), 10 * kNsPerMs);
     timeval tv{static_cast<time_t>(left / kNsPerSec),
                static_cast<suseconds_t>(left % kNsPerSec / 1000)};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -390,7 +382,7 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const L
     last_error = strerror(last_errno);
     close(fd);
     fd = -1;
-    if (loop::MonotonicNow() > deadline) {
+    if (env.Now() > deadline) {
       if (last_errno == ECONNREFUSED) {
         // Its host answered: nothing listens there, rank 0 is not (yet, or any more) running.
         return Status::Timeout(fmt::format(
@@ -405,13 +397,13 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const L
           "`ip link` and `ping` from here; on a testbed, `genie testbed status`)",
           q.rank, where, FormatDuration(q.timeout), last_error, where));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    env.SleepFor(20 * kNsPerMs);
   }
   // Back to blocking without a bound: ReadReply waits with poll() up to the deadline.
   timeval none{};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
   SendAll(fd, Hello(q, mine));
-  std::string reply = ReadReply(fd, deadline);
+  std::string reply = ReadReply(fd, deadline, env);
   close(fd);
   std::istringstream in(reply);
   std::string line;
@@ -421,7 +413,7 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const L
     return Status::InvalidArgument(fmt::format("rank {}: the rendezvous store at {} refused it: {}",
                                                q.rank, where, line.substr(4)));
   }
-  if (line != "OK" && loop::MonotonicNow() > deadline) {
+  if (line != "OK" && env.Now() > deadline) {
     return Status::Timeout(fmt::format(
         "rank {}: the rendezvous store at {} did not answer within {}; some ranks never "
         "registered (see rank 0's log)", q.rank, where, FormatDuration(q.timeout)));
@@ -442,14 +434,17 @@ Result<std::vector<std::string>> StoreClient(const RendezvousRequest& q, const L
 
 }  // namespace
 
-void WithdrawAddress(const RendezvousRequest& q) {
+void WithdrawAddress(const RendezvousRequest& q, env::Env* env) {
   if (q.world_size == 1 || q.spec.rfind("dir:", 0) != 0) return;
+  if (env == nullptr) env = env::Env::Default();
   const std::string dir = q.spec.substr(4);
-  unlink(fmt::format("{}/{}.{}.addr", dir, SafeName(q.job_id), q.rank).c_str());
+  (void)env->RemoveFile(fmt::format("{}/{}.{}.addr", dir, SafeName(q.job_id), q.rank));
 }
 
 Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q,
-                                                   const RendezvousLaunch& launch) {
+                                                   const RendezvousLaunch& launch,
+                                                   env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
   if (q.world_size < 1 || q.rank < 0 || q.rank >= q.world_size) {
     return Status::InvalidArgument(
         fmt::format("rank {} outside a world of {} ranks", q.rank, q.world_size));
@@ -461,13 +456,14 @@ Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& q,
   if (IsLauncherKvsSpec(q.spec)) {
     return ExchangeThroughLauncher(q.spec, q.rank, q.world_size, q.my_address, q.timeout);
   }
-  const Launch mine = LaunchOf(q, launch);
-  if (q.spec.rfind("dir:", 0) == 0) return DirExchange(q, mine, q.spec.substr(4));
+  const Launch mine = LaunchOf(q, launch, *env);
+  if (q.spec.rfind("dir:", 0) == 0) return DirExchange(q, mine, q.spec.substr(4), *env);
   if (q.spec.rfind("tcp:", 0) == 0) {
     std::string where = q.spec.substr(4);
     GENIE_ASSIGN_OR_RETURN(auto hp, SplitHostPort(where));
     GENIE_ASSIGN_OR_RETURN(SocketAddress at, ResolveAddress(hp.first, hp.second));
-    return q.rank == 0 ? StoreServer(q, mine, at, where) : StoreClient(q, mine, at, where);
+    return q.rank == 0 ? StoreServer(q, mine, at, where, *env)
+                       : StoreClient(q, mine, at, where, *env);
   }
   return Status::InvalidArgument("rendezvous '" + q.spec +
                                  "': expected dir:/shared/path, tcp:host:port, pmi or pmix");

@@ -24,6 +24,9 @@
 // its own block written by another launch (stale, or another job's) and names them if it
 // times out.
 // Blocking, with a timeout; call before the event loop starts. Any thread.
+// Clock, sleeps, files and environment variables come from an env::Env (the real one unless
+// given): a directory rendezvous runs whole on a ManualEnv (in-memory files, exact timeouts);
+// the tcp store's sockets are real, so its timeouts want a clock that moves by itself.
 #pragma once
 
 #include <string>
@@ -31,6 +34,7 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
+#include "genie/env/env.h"
 
 namespace genie::net {
 
@@ -52,11 +56,13 @@ struct RendezvousLaunch {
 };
 
 // Returns every rank's address, indexed by rank. The error names the ranks that never showed.
+// `env` nullptr: env::Env::Default().
 Result<std::vector<std::string>> ExchangeAddresses(const RendezvousRequest& request,
-                                                   const RendezvousLaunch& launch = {});
+                                                   const RendezvousLaunch& launch = {},
+                                                   env::Env* env = nullptr);
 
 // Takes this rank's published address back (dir: removes its file) once every peer that needs
 // it has connected, so the next job in the same directory cannot read a stale one.
-void WithdrawAddress(const RendezvousRequest& request);
+void WithdrawAddress(const RendezvousRequest& request, env::Env* env = nullptr);
 
 }  // namespace genie::net

@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "genie/env/faulty_env.h"
+#include "genie/env/manual_env.h"
+
 namespace genie::net {
 namespace {
 
@@ -94,9 +97,9 @@ TEST(RendezvousTest, TcpStoreRefusesAnotherJobAndStillServesItsOwn) {
 Result<std::vector<std::string>> Rank(const std::string& spec, int rank, int n,
                                       const std::string& address, TimeNs timeout,
                                       const std::string& nonce = "", int local_rank = -1,
-                                      int local_size = -1) {
+                                      int local_size = -1, env::Env* env = nullptr) {
   return ExchangeAddresses({spec, "same-job", rank, n, address, timeout},
-                           {nonce, local_rank, local_size});
+                           {nonce, local_rank, local_size}, env);
 }
 
 // Two torchrun-style jobs (no nonces: the same job id, derived from the same MASTER_PORT).
@@ -176,24 +179,33 @@ TEST(RendezvousTest, TwoLaunchesClaimingTheSameRanksStopTheExchange) {
 }
 
 // In a shared directory, files of this launch's ranks written by another launch are not taken.
+// The lone ranks' timeouts run on a manual clock (in-memory files): exact, and instant.
 TEST(RendezvousTest, DirectoryIgnoresAnotherLaunchsFilesForItsRanks) {
-  std::string dir = TempDir();
-  // Another launch's rank 1, still there (or running beside us) under the same job id.
-  auto other = std::thread([&] {
-    (void)Rank("dir:" + dir, 1, 2, "9.9.9.9:9", kNsPerSec / 2, "bbbb", 1, 2);
-  });
-  other.join();  // its file stays: it timed out before withdrawing
-  auto lone = Rank("dir:" + dir, 0, 2, "a0:1", kNsPerSec / 2, "aaaa", 0, 2);
+  env::ManualEnv env;
+  const std::string dir = "/shared/rdzv";
+  ASSERT_TRUE(env.CreateDir("/shared").ok());
+  // Another launch's rank 1, still there (or running beside us) under the same job id: its
+  // file stays, since it timed out before withdrawing.
+  (void)Rank("dir:" + dir, 1, 2, "9.9.9.9:9", kNsPerSec / 2, "bbbb", 1, 2, &env);
+  const TimeNs start = env.Now();
+  auto lone = Rank("dir:" + dir, 0, 2, "a0:1", kNsPerSec / 2, "aaaa", 0, 2, &env);
   ASSERT_FALSE(lone.ok());
+  EXPECT_EQ(lone.status().code(), Status::Code::kTimeout);
   EXPECT_NE(lone.status().message().find("rank(s) 1 (nonce bbbb) were written by another launch"),
             std::string::npos)
       << lone.status().message();
+  // It gave up on the first poll past its deadline (the pause is at most 50 ms).
+  EXPECT_GT(env.Now() - start, kNsPerSec / 2);
+  EXPECT_LE(env.Now() - start, kNsPerSec / 2 + 50 * kNsPerMs);
+  // Our own rank 1 replaces the stale file; then both complete (real threads, real files).
+  std::string real_dir = TempDir();
+  (void)Rank("dir:" + real_dir, 1, 2, "9.9.9.9:9", kNsPerMs, "bbbb", 1, 2);
   std::vector<Result<std::vector<std::string>>> both(2, Status::Internal("not run"));
   std::thread t0([&] {
-    both[0] = Rank("dir:" + dir, 0, 2, "a0:1", 5 * kNsPerSec, "aaaa", 0, 2);
+    both[0] = Rank("dir:" + real_dir, 0, 2, "a0:1", 5 * kNsPerSec, "aaaa", 0, 2);
   });
   std::thread t1([&] {
-    both[1] = Rank("dir:" + dir, 1, 2, "a1:1", 5 * kNsPerSec, "aaaa", 1, 2);
+    both[1] = Rank("dir:" + real_dir, 1, 2, "a1:1", 5 * kNsPerSec, "aaaa", 1, 2);
   });
   t0.join();
   t1.join();
@@ -201,17 +213,47 @@ TEST(RendezvousTest, DirectoryIgnoresAnotherLaunchsFilesForItsRanks) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(*r, (std::vector<std::string>{"a0:1", "a1:1"}));
   }
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(real_dir);
 }
 
 TEST(RendezvousTest, TimeoutNamesTheMissingRanks) {
-  std::string dir = TempDir();
-  auto r = ExchangeAddresses({"dir:" + dir, "j", 0, 4, "a:1", 100 * kNsPerMs});
+  env::ManualEnv env;
+  auto r = ExchangeAddresses({"dir:/tmp/rdzv", "j", 0, 4, "a:1", 100 * kNsPerMs}, {}, &env);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kTimeout);
   EXPECT_NE(r.status().message().find("rank(s) 1, 2, 3"), std::string::npos)
       << r.status().message();
-  std::filesystem::remove_all(dir);
+  EXPECT_NE(r.status().message().find("timed out after 100.000 ms"), std::string::npos)
+      << r.status().message();
+  // Its own file is there until withdrawn.
+  EXPECT_TRUE(env.FileExists("/tmp/rdzv/j.0.addr"));
+  WithdrawAddress({"dir:/tmp/rdzv", "j", 0, 4, "a:1", 0}, &env);
+  EXPECT_FALSE(env.FileExists("/tmp/rdzv/j.0.addr"));
+}
+
+// A rendezvous directory that cannot be written says which rank, which file and why.
+TEST(RendezvousTest, AReadOnlyDirectoryIsAClearError) {
+  env::ManualEnv manual;
+  env::FaultyEnv env(&manual);
+  env.SetReadOnly("/tmp/rdzv");
+  auto r = ExchangeAddresses({"dir:/tmp/rdzv", "j", 1, 2, "a:1", kNsPerSec}, {}, &env);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kIoError);
+  EXPECT_EQ(r.status().message(),
+            "rank 1: cannot write rendezvous file /tmp/rdzv/.j.1.1.tmp: Read-only file system");
+}
+
+// The launch's nonce and block come from the environment genie launch sets (here the Env's).
+TEST(RendezvousTest, TheLaunchIsReadFromTheEnvironment) {
+  env::ManualEnv env;
+  env.SetEnv("GENIE_LAUNCH_NONCE", "cafe");
+  env.SetEnv("GENIE_LOCAL_RANK", "0");
+  env.SetEnv("GENIE_LOCAL_WORLD_SIZE", "2");
+  ASSERT_TRUE(env.CreateDir("/r").ok());
+  (void)ExchangeAddresses({"dir:/r", "j", 2, 4, "a2:1", kNsPerMs}, {}, &env);
+  auto text = env.ReadFile("/r/j.2.addr");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "a2:1 cafe 2 2\n");  // nonce, first rank of the block, block size
 }
 
 TEST(RendezvousTest, RejectsUnknownSpec) {

@@ -1,31 +1,30 @@
 #include "genie/record/recorder.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "genie/record/event_json.h"
 
 namespace genie::record {
 
 Result<std::unique_ptr<Recorder>> Recorder::Create(const std::string& stream_path,
-                                                   const nlohmann::json& header, bool keep_ops) {
-  int fd = -1;
+                                                   const nlohmann::json& header, bool keep_ops,
+                                                   env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
+  std::unique_ptr<env::WritableFile> file;
   if (!stream_path.empty()) {
-    fd = ::open(stream_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    auto made = env->NewWritableFile(stream_path);
+    if (!made.ok()) {
       return Status::IoError(
           fmt::format("cannot create results stream {}: {} (check that the "
                       "output directory exists and is writable)",
-                      stream_path, std::strerror(errno)));
+                      stream_path, made.status().message()));
     }
+    file = std::move(made).value();
   }
-  std::unique_ptr<Recorder> r(new Recorder(fd, stream_path, header, keep_ops));
+  std::unique_ptr<Recorder> r(new Recorder(std::move(file), stream_path, header, keep_ops));
   r->WriteLine({{"record", "header"},
                 {"format", kStreamFormat},
                 {"version", kStreamVersion},
@@ -37,12 +36,11 @@ Result<std::unique_ptr<Recorder>> Recorder::Create(const std::string& stream_pat
 Recorder::~Recorder() { Close(); }
 
 Status Recorder::Close() {
-  if (fd_ >= 0) {
-    if (::close(fd_) != 0 && status_.ok()) {
-      status_ = Status::IoError(
-          fmt::format("closing results stream {}: {}", path_, std::strerror(errno)));
+  if (file_ != nullptr) {
+    if (Status st = file_->Close(); !st.ok() && status_.ok()) {
+      status_ = Status::IoError(fmt::format("closing results stream {}: {}", path_, st.message()));
     }
-    fd_ = -1;
+    file_.reset();
   }
   return status_;
 }
@@ -58,7 +56,7 @@ void Recorder::OnOp(const OpEvent& event) {
     return;
   }
   if (keep_ops_) ops_.push_back(event);
-  if (fd_ < 0) return;
+  if (file_ == nullptr) return;
   line_.clear();
   AppendOpRecord(event, &line_);
   line_.push_back('\n');
@@ -67,7 +65,7 @@ void Recorder::OnOp(const OpEvent& event) {
 
 void Recorder::OnRankDone(const RankSummary& summary) {
   ranks_.push_back(summary);
-  if (fd_ < 0) return;
+  if (file_ == nullptr) return;
   // Once an iteration, as the rank's last op ends while others may still be in theirs: no JSON
   // tree (on shared cores its CPU would count as their steps').
   line_.clear();
@@ -82,26 +80,18 @@ void Recorder::Note(const std::string& kind, nlohmann::json fields) {
 }
 
 void Recorder::WriteLine(const nlohmann::json& j) {
-  if (fd_ < 0) return;
+  if (file_ == nullptr) return;
   line_ = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line_.push_back('\n');
   WriteBuffered();
 }
 
 void Recorder::WriteBuffered() {
-  size_t done = 0;
-  while (done < line_.size()) {
-    ssize_t n = ::write(fd_, line_.data() + done, line_.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (status_.ok()) {
-        status_ = Status::IoError(fmt::format("writing results stream {}: {} (disk full?)", path_,
-                                              n < 0 ? std::strerror(errno) : "short write"));
-        spdlog::error("{}", status_.message());
-      }
-      return;
-    }
-    done += static_cast<size_t>(n);
+  Status st = file_->Append(line_);
+  if (!st.ok() && status_.ok()) {
+    status_ = Status::IoError(
+        fmt::format("writing results stream {}: {} (disk full?)", path_, st.message()));
+    spdlog::error("{}", status_.message());
   }
 }
 

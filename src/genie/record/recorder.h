@@ -9,6 +9,9 @@
 // {"record":"traffic",...} (bytes per peer, network vs modelled, written at the end).
 // A reader (record_stream.h) drops a truncated last line.
 //
+// The stream is written through an env::Env (the real one unless given), so a full or read-only
+// disk can be injected with a FaultyEnv.
+//
 // Ownership and threads: owned by one rank's event loop (or the simulator); not thread-safe.
 #pragma once
 
@@ -19,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "genie/common/status.h"
+#include "genie/env/env.h"
 #include "genie/record/op_event.h"
 #include "genie/record/rank_summary.h"
 
@@ -35,7 +39,7 @@ class Recorder {
   // memory does not grow with its length; RankSummaries are always kept.
   static Result<std::unique_ptr<Recorder>> Create(const std::string& stream_path,
                                                   const nlohmann::json& header,
-                                                  bool keep_ops = true);
+                                                  bool keep_ops = true, env::Env* env = nullptr);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -58,14 +62,19 @@ class Recorder {
   Status Close();
 
  private:
-  Recorder(int fd, std::string path, nlohmann::json header, bool keep_ops)
-      : fd_(fd), path_(std::move(path)), header_(std::move(header)), keep_ops_(keep_ops) {}
+  Recorder(std::unique_ptr<env::WritableFile> file, std::string path, nlohmann::json header,
+           bool keep_ops)
+      : file_(std::move(file)),
+        path_(std::move(path)),
+        header_(std::move(header)),
+        keep_ops_(keep_ops) {}
   void WriteLine(const nlohmann::json& j);
-  // Writes line_ (which ends in '\n') with one write(2): a crash leaves at most a partial last
-  // line, and what was written survives the process (it is in the kernel, no user buffer).
+  // Writes line_ (which ends in '\n') with one append (one write(2) for the real Env): a crash
+  // leaves at most a partial last line, and what was written survives the process (it is in
+  // the kernel, no user buffer).
   void WriteBuffered();
 
-  int fd_;  // -1 when memory only or closed
+  std::unique_ptr<env::WritableFile> file_;  // null when memory only or closed
   std::string path_;
   nlohmann::json header_;
   bool keep_ops_;

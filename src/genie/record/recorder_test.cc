@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "genie/env/faulty_env.h"
+#include "genie/env/manual_env.h"
 #include "genie/record/event_json.h"
 #include "genie/record/record_stream.h"
 
@@ -281,6 +283,42 @@ TEST(RecorderTest, UnwritablePathIsAnIoErrorNamingIt) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kIoError);
   EXPECT_NE(r.status().message().find("/nonexistent-dir/x/rank0.jsonl"), std::string::npos);
+}
+
+// A disk that fills mid-run: the first failed record is the recorder's status, naming the
+// stream and the OS's reason; what was written before stays readable, records stay in memory.
+TEST(RecorderTest, ADiskFullMidRunIsKeptAsTheStatusAndTheStreamStaysReadable) {
+  env::ManualEnv manual;
+  env::FaultyEnv env(&manual);
+  ASSERT_TRUE(env.CreateDirs("/out").ok());
+  auto r = Recorder::Create("/out/rank-0.jsonl", {{"rank", 0}}, true, &env);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string before = *env.ReadFile("/out/rank-0.jsonl");
+  env.SetDiskFull("/out", 0);
+  RankSummary s;
+  s.rank = 0;
+  (*r)->OnRankDone(s);
+  (*r)->OnRankDone(s);
+  EXPECT_EQ((*r)->status().code(), Status::Code::kIoError);
+  EXPECT_EQ((*r)->status().message(),
+            "writing results stream /out/rank-0.jsonl: No space left on device (disk full?)");
+  EXPECT_EQ((*r)->ranks().size(), 2u);
+  EXPECT_EQ(*env.ReadFile("/out/rank-0.jsonl"), before);
+  auto back = ParseRecordStream(before, "/out/rank-0.jsonl");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->header["rank"], 0);
+  EXPECT_EQ((*r)->Close().message(), (*r)->status().message());
+}
+
+TEST(RecorderTest, AReadOnlyOutputFolderIsAClearError) {
+  env::ManualEnv manual;
+  env::FaultyEnv env(&manual);
+  env.SetReadOnly("/out");
+  auto r = Recorder::Create("/out/rank-0.jsonl", {}, true, &env);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cannot create results stream /out/rank-0.jsonl: Read-only file system (check that "
+            "the output directory exists and is writable)");
 }
 
 TEST(RecordStreamTest, MissingFileIsNotFound) {

@@ -238,29 +238,30 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
   return c;
 }
 
-std::string CalibrationPath(const std::string& name) {
-  return StateDir() + "/" + name + ".calibration.json";
+std::string CalibrationPath(const std::string& name, env::Env* env) {
+  return StateDir(env) + "/" + name + ".calibration.json";
 }
 
-Status SaveCalibration(const std::string& name, const Calibration& c) {
-  const std::string path = CalibrationPath(name), tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << c.ToJson().dump(1) << "\n";
-    if (!out) return Status::IoError("cannot write " + tmp + ": check that the folder is writable");
+Status SaveCalibration(const std::string& name, const Calibration& c, env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
+  const std::string path = CalibrationPath(name, env), tmp = path + ".tmp";
+  if (!env->WriteFile(tmp, c.ToJson().dump(1) + "\n").ok()) {
+    return Status::IoError("cannot write " + tmp + ": check that the folder is writable");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);  // readers see the old file or the new, never half
-  if (ec) return Status::IoError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  // Readers see the old file or the new, never half.
+  if (Status st = env->RenameFile(tmp, path); !st.ok()) {
+    return Status::IoError("cannot rename " + tmp + " to " + path + ": " + st.message());
+  }
   return Status::Ok();
 }
 
-Result<std::optional<Calibration>> LoadCalibration(const std::string& name) {
-  const std::string path = CalibrationPath(name);
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::optional<Calibration>();
-  std::ifstream in(path);
-  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+Result<std::optional<Calibration>> LoadCalibration(const std::string& name, env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
+  const std::string path = CalibrationPath(name, env);
+  if (!env->FileExists(path)) return std::optional<Calibration>();
+  const auto text = env->ReadFile(path);
+  const auto j = text.ok() ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false)
+                           : nlohmann::json();
   if (!j.is_object() || !j.contains("goodput") || !j.contains("message_overhead_ns") ||
       !j["goodput"].is_number() || !j["message_overhead_ns"].is_number()) {
     return Status::InvalidArgument(path + ": not a calibration; run genie testbed calibrate " +

@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 
+#include "genie/env/env.h"
 #include "genie/common/status.h"
 #include "genie/testbed/layout.h"
 
@@ -69,10 +70,12 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
                                           bool accept_findings = false,
                                           const std::string& basis = kBasisAllHosts);
 
-std::string CalibrationPath(const std::string& name);
-Status SaveCalibration(const std::string& name, const Calibration& c);
+// The calibration file's path and its I/O go through `env` (nullptr: the real one).
+std::string CalibrationPath(const std::string& name, env::Env* env = nullptr);
+Status SaveCalibration(const std::string& name, const Calibration& c, env::Env* env = nullptr);
 // nullopt when testbed `name` was never calibrated; an error when the file is unreadable.
-Result<std::optional<Calibration>> LoadCalibration(const std::string& name);
+Result<std::optional<Calibration>> LoadCalibration(const std::string& name,
+                                                   env::Env* env = nullptr);
 
 // Testbed `name` as the network.yml the models read (ToNetworkYml), its calibration's
 // goodput and message overhead included when it has one. `one_way_latency_ns` < 0: the

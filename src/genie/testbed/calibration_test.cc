@@ -10,6 +10,8 @@
 #include <fstream>
 
 #include "genie/config/network_config.h"
+#include "genie/env/faulty_env.h"
+#include "genie/env/manual_env.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/spec.h"
 
@@ -291,6 +293,31 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   EXPECT_NE(bad.status().message().find("calibrate cal"), std::string::npos);
   std::filesystem::remove_all(dir);
   unsetenv("GENIE_TESTBED_DIR");
+}
+
+// The calibration file through an Env: saved and loaded in memory under the Env's
+// GENIE_TESTBED_DIR, and a state folder that cannot be written is an error naming the file.
+TEST(CalibrationTest, SavedAndLoadedThroughTheEnvAndAReadOnlyStateDirIsAClearError) {
+  env::ManualEnv manual;
+  manual.SetEnv("GENIE_TESTBED_DIR", "/state");
+  ASSERT_TRUE(manual.CreateDir("/state").ok());
+  env::FaultyEnv env(&manual);
+  EXPECT_EQ(CalibrationPath("cal", &env), "/state/cal.calibration.json");
+  auto none = LoadCalibration("cal", &env);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  auto c = CalibrationFromDoctor(Star4("cal"), Scan(0.048, 41.0));
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(SaveCalibration("cal", *c, &env).ok());
+  EXPECT_FALSE(manual.FileExists("/state/cal.calibration.json.tmp"));
+  auto loaded = LoadCalibration("cal", &env);
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_DOUBLE_EQ((*loaded)->goodput, c->goodput);
+  env.SetReadOnly("/state");
+  Status st = SaveCalibration("cal", *c, &env);
+  EXPECT_EQ(st.code(), Status::Code::kIoError);
+  EXPECT_EQ(st.message(),
+            "cannot write /state/cal.calibration.json.tmp: check that the folder is writable");
 }
 
 }  // namespace

@@ -68,12 +68,11 @@ class NameLock {
 Status WriteDescription(const Layout& layout) {
   const std::string path = DescriptionPath(layout.name());
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << layout.ToJson().dump(2) << "\n";
-    if (!out) return Status::IoError(tmp + ": cannot write the testbed description");
+  env::Env* env = env::Env::Default();
+  if (!env->WriteFile(tmp, layout.ToJson().dump(2) + "\n").ok()) {
+    return Status::IoError(tmp + ": cannot write the testbed description");
   }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!env->RenameFile(tmp, path).ok()) {
     return Status::IoError(path + ": cannot write the testbed description");
   }
   return Status::Ok();
@@ -98,9 +97,10 @@ void StopProcessesIn(const std::string& ns, Shell& shell, const std::function<bo
   for (int pid : targets) kill(pid, SIGKILL);  // those still there
 }
 
-std::string StateDir() {
-  const char* dir = std::getenv("GENIE_TESTBED_DIR");
-  return dir && *dir ? dir : "/run/genie/testbeds";
+std::string StateDir(env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
+  const std::string dir = env->GetEnv("GENIE_TESTBED_DIR").value_or("");
+  return !dir.empty() ? dir : "/run/genie/testbeds";
 }
 
 std::string DescriptionPath(const std::string& name) { return StateDir() + "/" + name + ".json"; }
@@ -231,14 +231,14 @@ Status Down(const std::string& name, Shell& shell) {
 Result<Layout> Load(const std::string& name) {
   GENIE_RETURN_IF_ERROR(CheckName(name));
   const std::string path = DescriptionPath(name);
-  std::ifstream in(path);
-  if (!in) {
+  const auto text = env::Env::Default()->ReadFile(path);
+  if (!text.ok()) {
     return Status::NotFound("no testbed '" + name + "' (no " + path +
                             "); `genie testbed list` shows those that are up");
   }
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {
     return Status::Corruption(path + ": not JSON (" + e.what() + "); `genie testbed down " + name +
                               "` removes the testbed");

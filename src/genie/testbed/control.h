@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "genie/env/env.h"
 #include "genie/common/status.h"
 #include "genie/testbed/layout.h"
 #include "genie/testbed/shell.h"
@@ -19,7 +20,8 @@ namespace genie::testbed {
 
 // Where descriptions live: $GENIE_TESTBED_DIR, else /run/genie/testbeds (tmpfs: a reboot
 // removes namespaces and descriptions alike).
-std::string StateDir();
+// `env` nullptr: the real environment.
+std::string StateDir(env::Env* env = nullptr);
 std::string DescriptionPath(const std::string& name);
 
 // OK when this process can create network namespaces (root, `ip` and `tc` present); otherwise

@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include "genie/env/env.h"
+
 namespace genie::testbed {
 
 bool EcmpKnown(const Layout& layout) {
@@ -52,14 +54,13 @@ Result<std::vector<config::EcmpRoute>> QueryEcmpRoutes(const Layout& layout, She
     if (asked.empty()) continue;
     const std::string path =
         fmt::format("/tmp/genie-ecmp-{}-{}-l{}.batch", ::getpid(), s.name, leaf);
-    {
-      std::ofstream out(path);
-      out << batch;
-      if (!out) return Status::IoError("cannot write " + path + ": is /tmp writable?");
+    env::Env* env = env::Env::Default();
+    if (!env->WriteFile(path, batch).ok()) {
+      return Status::IoError("cannot write " + path + ": is /tmp writable?");
     }
     const std::string ns = fmt::format("{}-l{}", s.name, leaf);
     auto output = shell.Output({"ip", "-n", ns, "-batch", path});
-    std::remove(path.c_str());
+    (void)env->RemoveFile(path);
     if (!output.ok()) {
       return Status::Unavailable("testbed " + s.name + ": leaf " + ns +
                                  " did not say which spine its pairs take (is the testbed up, "
