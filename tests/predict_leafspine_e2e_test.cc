@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -30,10 +33,7 @@ constexpr int kIterations = 6;
 class PredictLeafSpine : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) {
-      GTEST_SKIP() << "no network namespaces here";
-    }
+    GENIE_SKIP_IF(NamespacesMissing());
     if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
     name_ = "p" + std::to_string(getpid());
     dir_ = FreshDir("predict-ls-" + name_);
@@ -51,7 +51,6 @@ class PredictLeafSpine : public ::testing::Test {
     EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
               "0\n");
   }
-  static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
 
   // The testbed's description without the flow model's fabric keys: what genie wrote before
   // (dimension 1 = each rank's share of its leaf's uplinks).

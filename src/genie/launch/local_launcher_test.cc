@@ -1,4 +1,5 @@
 #include "genie/launch/local_launcher.h"
+#include "tests/support/temp_dir.h"
 
 #include <stdlib.h>
 
@@ -10,13 +11,11 @@
 namespace genie::launch {
 namespace {
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/genie_ll_XXXXXX";
-  return mkdtemp(tmpl);
-}
+using ::genie::testing::TempDir;
 
 TEST(LocalLauncherTest, EveryRankGetsItsEnvironment) {
-  std::string dir = TempDir();
+  const TempDir tmp("local-launcher");
+  std::string dir = tmp.path();
   LaunchOptions o;
   o.ranks = 3;
   o.job_id = "jobX";
@@ -34,7 +33,6 @@ TEST(LocalLauncherTest, EveryRankGetsItsEnvironment) {
     std::getline(in, line);
     EXPECT_EQ(line, std::to_string(i) + " 3 " + std::to_string(i) + " dir:" + dir + "/rdzv jobX");
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LocalLauncherTest, AFailingRankStopsTheOthersAndIsNamed) {
@@ -91,7 +89,8 @@ TEST(LocalLauncherTest, OnlyWitnessesReportTheWitnessCode) {
 }
 
 TEST(LocalLauncherTest, EveryLaunchHasItsOwnNonceAndJobId) {
-  std::string dir = TempDir();
+  const TempDir tmp("local-launcher");
+  std::string dir = tmp.path();
   for (int i = 0; i < 2; ++i) {
     LaunchOptions o;
     o.ranks = 2;
@@ -112,7 +111,6 @@ TEST(LocalLauncherTest, EveryLaunchHasItsOwnNonceAndJobId) {
   EXPECT_NE(line("0.0"), line("1.0"));
   EXPECT_EQ(line("0.0").size(), std::string("launch-0123456789abcdef 0123456789abcdef").size())
       << line("0.0");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LocalLauncherTest, MissingProgramFails) {

@@ -1,4 +1,6 @@
 #include "genie/net/rendezvous.h"
+#include "tests/support/port.h"
+#include "tests/support/temp_dir.h"
 
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -14,22 +16,8 @@
 namespace genie::net {
 namespace {
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/genie_rdzv_XXXXXX";
-  return mkdtemp(tmpl);
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using ::genie::testing::TempDir;
+using ::genie::testing::FreeTcpPort;
 
 // Runs `n` ranks concurrently and returns each one's result.
 std::vector<Result<std::vector<std::string>>> RunRanks(const std::string& spec, int n,
@@ -59,17 +47,17 @@ void ExpectTable(const std::vector<Result<std::vector<std::string>>>& results) {
 }
 
 TEST(RendezvousTest, DirectoryExchangeGivesEveryRankTheSameTable) {
-  std::string dir = TempDir();
+  const TempDir tmp("rendezvous");
+  std::string dir = tmp.path();
   ExpectTable(RunRanks("dir:" + dir, 5));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RendezvousTest, TcpStoreOnRankZero) {
-  ExpectTable(RunRanks("tcp:127.0.0.1:" + std::to_string(FreePort()), 4));
+  ExpectTable(RunRanks("tcp:127.0.0.1:" + std::to_string(FreeTcpPort()), 4));
 }
 
 TEST(RendezvousTest, TcpStoreRefusesAnotherJobAndStillServesItsOwn) {
-  std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 3;
   std::vector<Result<std::vector<std::string>>> results(n, Status::Internal("not run"));
   auto run = [&](int r) {
@@ -103,7 +91,7 @@ Result<std::vector<std::string>> Rank(const std::string& spec, int rank, int n,
 // Job B's rank 0 finds the port taken; its ranks 1 and 2 reach job A's store, where rank 2 is
 // still missing. Job A must not complete with B's rank 2: both stop, saying why.
 TEST(RendezvousTest, ASecondJobOnTheSamePortIsRejectedNotJoined) {
-  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 3;
   const TimeNs timeout = 3 * kNsPerSec;
   Result<std::vector<std::string>> a0 = Status::Internal("not run"), a1 = a0, b0 = a0, b1 = a0,
@@ -134,7 +122,7 @@ TEST(RendezvousTest, ASecondJobOnTheSamePortIsRejectedNotJoined) {
 // genie launch gives every rank its launch's nonce: a stray rank of another launch claiming one
 // of rank 0's ranks is refused alone, naming it, and the job completes with its own ranks.
 TEST(RendezvousTest, AStrayRankOfAnotherLaunchIsRefusedAndTheJobCompletes) {
-  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 3;
   std::vector<Result<std::vector<std::string>>> results(n, Status::Internal("not run"));
   auto run = [&](int r) {
@@ -159,7 +147,7 @@ TEST(RendezvousTest, AStrayRankOfAnotherLaunchIsRefusedAndTheJobCompletes) {
 // Nodes of two multi-node launches claim the same block of ranks: the store cannot tell which
 // is its own, so it stops rather than mix.
 TEST(RendezvousTest, TwoLaunchesClaimingTheSameRanksStopTheExchange) {
-  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 4;  // two nodes of two ranks
   const TimeNs timeout = 3 * kNsPerSec;
   Result<std::vector<std::string>> r0 = Status::Internal("not run"), a2 = r0, b3 = r0;
@@ -177,7 +165,8 @@ TEST(RendezvousTest, TwoLaunchesClaimingTheSameRanksStopTheExchange) {
 
 // In a shared directory, files of this launch's ranks written by another launch are not taken.
 TEST(RendezvousTest, DirectoryIgnoresAnotherLaunchsFilesForItsRanks) {
-  std::string dir = TempDir();
+  const TempDir tmp("rendezvous");
+  std::string dir = tmp.path();
   // Another launch's rank 1, still there (or running beside us) under the same job id.
   auto other = std::thread([&] {
     (void)Rank("dir:" + dir, 1, 2, "9.9.9.9:9", kNsPerSec / 2, "bbbb", 1, 2);
@@ -201,17 +190,16 @@ TEST(RendezvousTest, DirectoryIgnoresAnotherLaunchsFilesForItsRanks) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(*r, (std::vector<std::string>{"a0:1", "a1:1"}));
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RendezvousTest, TimeoutNamesTheMissingRanks) {
-  std::string dir = TempDir();
+  const TempDir tmp("rendezvous");
+  std::string dir = tmp.path();
   auto r = ExchangeAddresses({"dir:" + dir, "j", 0, 4, "a:1", 100 * kNsPerMs});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kTimeout);
   EXPECT_NE(r.status().message().find("rank(s) 1, 2, 3"), std::string::npos)
       << r.status().message();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RendezvousTest, RejectsUnknownSpec) {

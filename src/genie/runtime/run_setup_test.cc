@@ -2,6 +2,7 @@
 // beside the config, read once up front and shared as data by every collective that names it;
 // a broken file stops the setup with its line and the config that named it.
 #include "genie/runtime/run_setup.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +15,8 @@
 namespace genie::runtime {
 namespace {
 
+using ::genie::testing::TempDir;
+
 namespace fs = std::filesystem;
 
 const std::string kDir =
@@ -22,10 +25,6 @@ const std::string kDir =
 class RunSetupCustomTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_run_setup_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
     std::ifstream in(kDir + "/custom_allreduce.xml");
     xml_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     // Named relative to the system.json, which is not the working directory.
@@ -33,7 +32,6 @@ class RunSetupCustomTest : public ::testing::Test {
         << R"({"all-reduce-implementation-custom": ["algo.xml"],
                "reduce-scatter-implementation-custom": ["algo.xml"]})";
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   Result<RunSetup> Prepare() {
     SetupFlags flags;
@@ -42,7 +40,8 @@ class RunSetupCustomTest : public ::testing::Test {
     return PrepareRun(flags);
   }
 
-  fs::path dir_;
+  TempDir tmp_{"run-setup"};
+  fs::path dir_ = tmp_.path();
   std::string xml_;
 };
 
