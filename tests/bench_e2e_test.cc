@@ -238,7 +238,7 @@ class BenchOnTestbed : public ::testing::Test {
 // wrong timer or busbw factor (1.5x at 4 ranks) falls out of, wide enough for a machine shared
 // with parallel tests. The 5 % figure is measured quietly by bench/bench_vs_run.sh.
 TEST_F(BenchOnTestbed, BusBwAt64MiBMatchesGenieRun) {
-  if (kSanitizedBuild) GTEST_SKIP() << "bandwidth comparisons mean nothing under ASan";
+  GENIE_SKIP_IF(Sanitized("bandwidth comparisons"));
   CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
   ASSERT_EQ(up.exit_code, 0) << up.output;
   ASSERT_EQ(

@@ -65,7 +65,7 @@ class GenE2eTest : public ::testing::Test {
 
 TEST_F(GenE2eTest, AllReduce8RanksCarriesTheShippedMicrobenchmarkNodes) {
   CliResult r = RunGenie("gen collective --type all_reduce --size 1MiB --ranks 8 --output " +
-                      (dir_ / "all_reduce").string());
+                         (dir_ / "all_reduce").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank = 0; rank < 8; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
@@ -106,7 +106,7 @@ TEST_F(GenE2eTest, EveryCollectiveTypeInspects) {
   for (const char* type : kTypes) {
     std::string out = (dir_ / type / "w").string();
     ASSERT_EQ(RunGenie(std::string("gen collective --type ") + type + " --size 64KiB --ranks 3 " +
-                    "--output " + out)
+                       "--output " + out)
                   .exit_code,
               0);
     CliResult r = RunGenie("inspect --json " + out);
@@ -121,7 +121,8 @@ TEST_F(GenE2eTest, EveryCollectiveTypeInspects) {
 
 TEST_F(GenE2eTest, AllReduce1024Ranks) {
   std::string out = (dir_ / "big" / "ar").string();
-  CliResult g = RunGenie("gen collective --type all_reduce --size 1MiB --ranks 1024 --output " + out);
+  CliResult g =
+      RunGenie("gen collective --type all_reduce --size 1MiB --ranks 1024 --output " + out);
   ASSERT_EQ(g.exit_code, 0) << g.output;
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir_ / "big")) files += e.is_regular_file();
@@ -190,8 +191,8 @@ std::map<int, std::string> SysLines(const std::string& output) {
 TEST_F(GenE2eTest, ReplicatedCopiesReproduceTheOriginalPerRankFigures) {
   const std::string gpt = Data("traces/generated/stg/gpt_dp2_tp2_pp2");
   const std::string world = (dir_ / "ar" / "ar").string();
-  ASSERT_EQ(RunGenie("gen collective --type all_reduce --size 64KiB --ranks 4 -o " + world).exit_code,
-            0);
+  ASSERT_EQ(
+      RunGenie("gen collective --type all_reduce --size 64KiB --ranks 4 -o " + world).exit_code, 0);
   const std::string net = (dir_ / "sw.yml").string();
   std::ofstream(net) << "topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50.0 ]\n"
                         "latency: [ 500.0 ]\n";

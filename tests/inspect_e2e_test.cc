@@ -197,9 +197,10 @@ TEST(InspectE2eTest, CtrlDepsOnAndOff) {
   auto off = InspectJson("--ctrl-deps off " + kTraces + "/chakra-tests/feeder_tests_trace", 0);
   ASSERT_EQ(off["warnings"].size(), 1u);
   EXPECT_EQ(off["warnings"][0].get<std::string>().find("[cpu-collective-wrapper]"), 0u);
-  EXPECT_NE(
-      RunGenie("inspect --ctrl-deps maybe " + kTraces + "/chakra-tests/feeder_tests_trace", Stderr::kApart).exit_code,
-      0);
+  EXPECT_NE(RunGenie("inspect --ctrl-deps maybe " + kTraces + "/chakra-tests/feeder_tests_trace",
+                     Stderr::kApart)
+                .exit_code,
+            0);
 }
 
 TEST(InspectE2eTest, FeederTraceIsRunnableWithTheSpecificWarnings) {
@@ -232,7 +233,8 @@ TEST(InspectE2eTest, ResnetDpIsMissingCommSizeUntilDefaulted) {
 }
 
 TEST(InspectE2eTest, OneCommSendNodeIsASendWithoutItsRecv) {
-  CliResult r = RunGenie("inspect " + kTraces + "/generated/chakra_generator/one_comm_send_node", Stderr::kApart);
+  CliResult r = RunGenie("inspect " + kTraces + "/generated/chakra_generator/one_comm_send_node",
+                         Stderr::kApart);
   EXPECT_EQ(r.exit_code, 1);
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_NE(r.output.find("[send-without-recv] rank " + std::to_string(rank) + " node " +
@@ -241,8 +243,10 @@ TEST(InspectE2eTest, OneCommSendNodeIsASendWithoutItsRecv) {
         << r.output;
   }
   // The custom ring all-reduce has every SEND matched by a RECV.
-  EXPECT_EQ(RunGenie("inspect " + kTraces + "/astra-sim/custom_ring_allreduce_8npus_1MB", Stderr::kApart).exit_code,
-            0);
+  EXPECT_EQ(
+      RunGenie("inspect " + kTraces + "/astra-sim/custom_ring_allreduce_8npus_1MB", Stderr::kApart)
+          .exit_code,
+      0);
 }
 
 class InspectTempTest : public ::testing::Test {
@@ -253,11 +257,13 @@ class InspectTempTest : public ::testing::Test {
 
 TEST_F(InspectTempTest, CollectiveMismatchAcrossRanks) {
   ASSERT_EQ(RunGenie("gen collective --type all_reduce --size 1MiB --ranks 4 --output " +
-                  (dir_ / "a/w").string(), Stderr::kApart)
+                         (dir_ / "a/w").string(),
+                     Stderr::kApart)
                 .exit_code,
             0);
   ASSERT_EQ(RunGenie("gen collective --type all_reduce --size 2MiB --ranks 4 --output " +
-                  (dir_ / "b/w").string(), Stderr::kApart)
+                         (dir_ / "b/w").string(),
+                     Stderr::kApart)
                 .exit_code,
             0);
   fs::copy_file(dir_ / "b/w.2.et", dir_ / "a/w.2.et", fs::copy_options::overwrite_existing);
@@ -316,7 +322,8 @@ TEST_F(InspectTempTest, CommGroupProblemsAndExplicitFile) {
 
 TEST_F(InspectTempTest, UnreadableRankAndBadArguments) {
   ASSERT_EQ(RunGenie("gen compute-chain --count 50 --duration 2us --ranks 3 --gzip --output " +
-                  (dir_ / "c").string(), Stderr::kApart)
+                         (dir_ / "c").string(),
+                     Stderr::kApart)
                 .exit_code,
             0);
   auto ok = InspectJson((dir_ / "c").string(), 0);

@@ -239,7 +239,8 @@ class SlurmCluster {
 
 bool HaveSlurm() {
   return ToolMissing("slurmctld", "slurmctld").empty() && ToolMissing("slurmd", "slurmd").empty() &&
-         ToolMissing("srun", "slurm-client").empty() && ToolMissing("sinfo", "slurm-client").empty();
+         ToolMissing("srun", "slurm-client").empty() &&
+         ToolMissing("sinfo", "slurm-client").empty();
 }
 
 TEST_F(LauncherTest, SlurmSrunNeedsNoRendezvous) {

@@ -29,7 +29,7 @@ class NicDegradation : public ::testing::Test {
  protected:
   void SetUp() override {
     GENIE_SKIP_IF(NamespacesMissing());
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "nd" + std::to_string(getpid());
     dir_ = FreshDir("nicdeg-" + name_);
   }

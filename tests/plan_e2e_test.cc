@@ -10,7 +10,8 @@ namespace genie::testing {
 namespace {
 
 TEST(PlanE2e, RingAllReduceTotalsAndChecks) {
-  const CliResult o = RunGenie("plan --collective all_reduce --algorithm ring --ranks 8 --size 1MiB");
+  const CliResult o =
+      RunGenie("plan --collective all_reduce --algorithm ring --ranks 8 --size 1MiB");
   ASSERT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("checker: ok"), std::string::npos) << o.output;
   // 2(N-1) S = 14 MiB in 8 x 14 messages.

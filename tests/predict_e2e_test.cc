@@ -32,7 +32,7 @@ class Predict : public ::testing::Test {
  protected:
   void SetUp() override {
     GENIE_SKIP_IF(NamespacesMissing());
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "t" + std::to_string(getpid());
     dir_ = FreshDir("predict-" + name_);
     CliResult up =

@@ -34,7 +34,7 @@ class PredictLeafSpine : public ::testing::Test {
  protected:
   void SetUp() override {
     GENIE_SKIP_IF(NamespacesMissing());
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "p" + std::to_string(getpid());
     dir_ = FreshDir("predict-ls-" + name_);
     // Queues of 16 MB: with the default 2 MB (80 ms at 200 Mbit/s) the all-to-all's 16 flows

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,7 +31,7 @@ class PredictStg : public ::testing::Test {
  protected:
   void SetUp() override {
     GENIE_SKIP_IF(NamespacesMissing());
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "s" + std::to_string(getpid());
     dir_ = FreshDir("predict-stg-" + name_);
     CliResult up = RunCli(GenieBinary() + " testbed up --name " + name_ +

@@ -205,7 +205,7 @@ class ReportOnTestbed : public ::testing::Test {
 };
 
 TEST_F(ReportOnTestbed, APredictedRunWithAFaultScheduleAndADoctorScan) {
-  if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+  GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
   CliResult g =
       RunCli(Genie("gen collective --type all_reduce --size 4MiB --ranks 4 -o " + dir_ + "/ar"));
   ASSERT_EQ(g.exit_code, 0) << g.output;

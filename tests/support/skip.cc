@@ -6,6 +6,10 @@
 
 namespace genie::testing {
 
+std::string Sanitized(const std::string& what) {
+  return kSanitizedBuild ? what + " mean nothing under ASan" : "";
+}
+
 std::string RootMissing(const std::string& to) {
   return geteuid() == 0 ? "" : "needs root to " + to;
 }
@@ -21,7 +25,8 @@ std::string NamespacesMissing() {
 std::string ToolMissing(const std::string& tool, const std::string& package) {
   const std::string probe = "command -v " + tool + " >/dev/null 2>&1";
   if (std::system(probe.c_str()) == 0) return "";
-  return tool + " (Debian package " + package + ") is not installed";
+  return tool + " (Debian package " + package +
+         ") is not installed; scripts/install-deps.sh installs it";
 }
 
 }  // namespace genie::testing

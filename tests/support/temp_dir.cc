@@ -57,9 +57,9 @@ class FreshDirs {
 
 TempDir::TempDir(const std::string& name) {
   static std::atomic<int> made{0};
-  path_ = Fresh("genie-test-" + name + "-" + std::to_string(::getpid()) + "-" +
-                std::to_string(made++))
-              .string();
+  path_ =
+      Fresh("genie-test-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(made++))
+          .string();
 }
 
 TempDir::~TempDir() {

@@ -1,5 +1,4 @@
 #include "genie/launch/local_launcher.h"
-#include "tests/support/temp_dir.h"
 
 #include <stdlib.h>
 
@@ -7,6 +6,8 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
 
 namespace genie::launch {
 namespace {

@@ -1,6 +1,4 @@
 #include "genie/net/rendezvous.h"
-#include "tests/support/port.h"
-#include "tests/support/temp_dir.h"
 
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -13,11 +11,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/port.h"
+#include "tests/support/temp_dir.h"
+
 namespace genie::net {
 namespace {
 
-using ::genie::testing::TempDir;
 using ::genie::testing::FreeTcpPort;
+using ::genie::testing::TempDir;
 
 // Runs `n` ranks concurrently and returns each one's result.
 std::vector<Result<std::vector<std::string>>> RunRanks(const std::string& spec, int n,

@@ -1,6 +1,4 @@
 #include "genie/report/atomic_file.h"
-#include "tests/support/file.h"
-#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,11 +7,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/file.h"
+#include "tests/support/temp_dir.h"
+
 namespace genie::report {
 namespace {
 
-using ::genie::testing::TempDir;
 using ::genie::testing::ReadFile;
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 

@@ -1,5 +1,4 @@
 #include "genie/report/chrome_trace.h"
-#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,6 +8,8 @@
 #include <fstream>
 #include <map>
 #include <set>
+
+#include "tests/support/temp_dir.h"
 
 namespace genie::report {
 namespace {

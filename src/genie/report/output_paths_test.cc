@@ -1,11 +1,12 @@
 #include "genie/report/output_paths.h"
-#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include "tests/support/temp_dir.h"
 
 namespace genie::report {
 namespace {

@@ -18,15 +18,14 @@
 namespace genie::report {
 namespace {
 
-using ::genie::testing::TempDir;
 using ::genie::testing::ReadFile;
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 class StreamedOutputsTest : public ::testing::Test {
  protected:
-
   // Many ops over several ranks, iterations and lanes, recorded out of every output's order.
   std::vector<record::OpEvent> ManyOps() {
     std::vector<record::OpEvent> ops = testing::RunOps(7);

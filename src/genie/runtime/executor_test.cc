@@ -159,7 +159,6 @@ N AllReduce(NodeId id, Bytes bytes, std::string pg) {
 
 class ExecutorTest : public ::testing::Test {
  protected:
-
   // Writes rank `rank`'s trace and opens it.
   std::unique_ptr<workload::RankGraph> Graph(int rank, const std::vector<N>& nodes) {
     const std::string path = (dir_ / ("t." + std::to_string(rank) + ".et")).string();

@@ -2,7 +2,6 @@
 // beside the config, read once up front and shared as data by every collective that names it;
 // a broken file stops the setup with its line and the config that named it.
 #include "genie/runtime/run_setup.h"
-#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "tests/support/temp_dir.h"
 
 namespace genie::runtime {
 namespace {

@@ -2,7 +2,6 @@
 // cached across loads), and resolving a system.json's path against its folder, then the working
 // directory.
 #include "genie/trace/custom_files.h"
-#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "tests/support/temp_dir.h"
 
 namespace genie::trace {
 namespace {

@@ -1,12 +1,13 @@
 // FindWorkload on the shipped folders and on made-up ones (gaps, several families).
 #include "genie/trace/workload_files.h"
-#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include "tests/support/temp_dir.h"
 
 namespace genie::trace {
 namespace {

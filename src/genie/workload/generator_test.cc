@@ -15,8 +15,8 @@
 namespace genie::workload {
 namespace {
 
-using ::genie::testing::TempDir;
 using ::genie::testing::ReadFile;
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
