@@ -23,7 +23,7 @@ namespace genie::testing {
 namespace {
 
 std::string GenieRun(const std::string& args) {
-  return GenieBinary() + " run " + args + " --peer-timeout 20s";
+  return Genie("run " + args + " --peer-timeout 20s");
 }
 
 struct Shipped {
