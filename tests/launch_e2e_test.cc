@@ -11,6 +11,7 @@
 #include "tests/support/file.h"
 #include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
