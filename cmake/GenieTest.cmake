@@ -1,10 +1,11 @@
 # genie_test(NAME SOURCES ... DEPS ... LABELS unit|e2e|slow [TIMEOUT s] [SERIAL]
 #            [SERIAL_FILTER gtest-filter])
-# Builds a GoogleTest binary and registers each test case with ctest under the given labels,
-# so CI can budget time with `ctest -L unit` / `-LE slow`. SERIAL: its tests run alone (they
-# compare measured times with a model, which the other tests' load on two cores would skew).
-# SERIAL_FILTER: only the test cases it matches (e.g. "Doctor.*:DoctorCalibrate.*") run alone;
-# the binary's other cases run beside other tests (a serial case leaves a core idle).
+# Builds a GoogleTest binary, linked with the test-support library (tests/support/), and
+# registers each test case with ctest under the given labels, so CI can budget time with
+# `ctest -L unit` / `-LE slow`. SERIAL: its tests run alone (they compare measured times with
+# a model, which the other tests' load on two cores would skew). SERIAL_FILTER: only the test
+# cases it matches (e.g. "Doctor.*:DoctorCalibrate.*") run alone; the binary's other cases run
+# beside other tests (a serial case leaves a core idle).
 function(genie_test name)
   if(NOT GENIE_BUILD_TESTS)
     return()
@@ -17,7 +18,8 @@ function(genie_test name)
     set(ARG_TIMEOUT 300)
   endif()
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} genie_test_support GTest::gtest GTest::gmock
+                        GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     GENIE_DATA_DIR="${GENIE_DATA_DIR}"
     GENIE_BINARY_DIR="${CMAKE_BINARY_DIR}"

@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
 #include "tests/support/rank_records.h"
+#include "tests/support/simulate_cli.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {

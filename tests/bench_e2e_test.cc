@@ -15,14 +15,16 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
 
 // The table's rows: every line that is not a comment, split on whitespace.
 std::vector<std::vector<std::string>> Rows(const std::string& output) {
@@ -202,9 +204,7 @@ TEST(Bench, BadInputExitsTwoNamingTheFlag) {
 }
 
 TEST(Bench, RunsUnderMpiexec) {
-  if (RunCli("command -v mpiexec.mpich").exit_code != 0) {
-    GTEST_SKIP() << "mpiexec (Debian package mpich) is not installed";
-  }
+  GENIE_SKIP_IF(ToolMissing("mpiexec.mpich", "mpich"));
   CliResult r = RunCli("mpiexec.mpich -n 3 " + GenieBinary() +
                            " bench all_gather -b 12K -e 12K -n 2 --rendezvous tcp:127.0.0.1:" +
                            std::to_string(FreeTcpPort()),
@@ -221,10 +221,7 @@ TEST(Bench, RunsUnderMpiexec) {
 class BenchOnTestbed : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) {
-      GTEST_SKIP() << "no network namespaces here";
-    }
+    GENIE_SKIP_IF(NamespacesMissing());
     name_ = "b" + std::to_string(getpid());
     dir_ = FreshDir("bench-testbed-" + name_);
   }
@@ -241,7 +238,7 @@ class BenchOnTestbed : public ::testing::Test {
 // wrong timer or busbw factor (1.5x at 4 ranks) falls out of, wide enough for a machine shared
 // with parallel tests. The 5 % figure is measured quietly by bench/bench_vs_run.sh.
 TEST_F(BenchOnTestbed, BusBwAt64MiBMatchesGenieRun) {
-  if (kSanitizedBuild) GTEST_SKIP() << "bandwidth comparisons mean nothing under ASan";
+  GENIE_SKIP_IF(Sanitized("bandwidth comparisons"));
   CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
   ASSERT_EQ(up.exit_code, 0) << up.output;
   ASSERT_EQ(

@@ -16,7 +16,11 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -209,7 +213,7 @@ TEST(Chaos, RemovingTheOutputFolderMidRunNeverCrashes) {
 }
 
 TEST(Chaos, AFullDiskIsReportedAndNothingHalfWrittenIsLeft) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  GENIE_SKIP_IF(RootMissing("mount a small tmpfs"));
   const std::string dir = FreshDir("chaos-full");
   const std::string w = Gen(dir, 2, "1MiB");
   const std::string out = dir + "/small";

@@ -18,7 +18,12 @@
 
 #include "genie/net/frame.h"
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/paths.h"
+#include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -95,10 +100,7 @@ TEST(Launchers, MpiexecGenieLaunchTorchrunSlurmAndOpenMpiEnvironmentsGiveIdentic
   ASSERT_EQ(mpirun.exit_code, 0) << mpirun.output;
   EXPECT_EQ(a, Stripped(dir + "/openmpi/results.json"));
 
-  if (RunCli("command -v mpiexec.mpich").exit_code != 0) {
-    GTEST_SKIP()
-        << "mpiexec (Debian package mpich) is not installed; scripts/install-deps.sh installs it";
-  }
+  GENIE_SKIP_IF(ToolMissing("mpiexec.mpich", "mpich"));
   CliResult mpi = RunCli("mpiexec.mpich -n 8 " + GenieBinary() + " run " + w +
                          " --rendezvous tcp:127.0.0.1:" + std::to_string(FreeTcpPort()) + " -o " +
                          dir + "/mpiexec");

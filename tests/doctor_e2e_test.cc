@@ -12,18 +12,19 @@
 #include <string>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
 
 using nlohmann::json;
 
-std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
-
 class Doctor : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (geteuid() != 0 || RunCli("ip netns list 2>/dev/null").exit_code != 0) return;
+    if (!NamespacesMissing().empty()) return;
     name_ = "d" + std::to_string(getpid());
     CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:8 --rate 400mbit"));
     if (up.exit_code != 0) {
@@ -39,7 +40,7 @@ class Doctor : public ::testing::Test {
     name_.clear();
   }
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+    GENIE_SKIP_IF(RootMissing("build a testbed (network namespaces)"));
     ASSERT_FALSE(name_.empty()) << "testbed up failed: " << up_error_;
     dir_ = FreshDir("doctor-" + name_);
   }
@@ -133,7 +134,7 @@ TEST_F(Doctor, ALossyLinkIsNamed) {
 // doctor measures those again alone, so only a link that is slow by itself is named — from the
 // testbed's switch queues, the spine link itself.
 TEST(DoctorLeafSpine, ASlowSpineLinkIsNamed) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+  GENIE_SKIP_IF(RootMissing("build a testbed (network namespaces)"));
   const std::string name = "e" + std::to_string(getpid());
   const std::string dir = FreshDir("doctor-" + name);
   CliResult up = RunCli(Genie("testbed up --name " + name + " --topology leafspine:2x2x4 --rate 400mbit"));
@@ -154,7 +155,7 @@ TEST(DoctorLeafSpine, ASlowSpineLinkIsNamed) {
 // A calibration refuses a fabric with findings without timing its ring steps (the doctor skips
 // them); accepting the finding, they are measured and the description uses them.
 TEST(DoctorCalibrate, AFindingIsRefusedOrAcceptedWithTheRingSteps) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
+  GENIE_SKIP_IF(RootMissing("build a testbed (network namespaces)"));
   const std::string name = "k" + std::to_string(getpid());
   CliResult up = RunCli(Genie("testbed up --name " + name + " --topology star:3 --rate 400mbit"));
   ASSERT_EQ(up.exit_code, 0) << up.output;

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {

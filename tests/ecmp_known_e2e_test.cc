@@ -16,6 +16,7 @@
 #include "genie/config/network_config.h"
 #include "genie/sim/topology.h"
 #include "tests/support/cli.h"
+#include "tests/support/skip.h"
 
 namespace genie::testing {
 namespace {
@@ -23,10 +24,7 @@ namespace {
 class EcmpKnown : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) {
-      GTEST_SKIP() << "no network namespaces here";
-    }
+    GENIE_SKIP_IF(NamespacesMissing());
     name_ = "e" + std::to_string(getpid());
   }
   void TearDown() override {
@@ -35,7 +33,6 @@ class EcmpKnown : public ::testing::Test {
     EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
               "0\n");
   }
-  static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   void Up(const std::string& hash) {
     CliResult up = RunCli(Genie("testbed up --name " + name_ +
                                 " --topology leafspine:2x2x2 --rate 1gbit --hash " + hash));

@@ -17,7 +17,11 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/paths.h"
+#include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {

@@ -14,14 +14,14 @@
 
 #include "et_def.pb.h"
 #include "tests/support/cli.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
 
 namespace fs = std::filesystem;
 const std::string kTraces = Data("traces");
-
-CliResult Genie(const std::string& args) { return RunCli(GenieBinary() + " " + args); }
 
 // Decodes a (non-gzip) ET file with protobuf directly: varint32 length, message, ...
 struct Decoded {
@@ -59,19 +59,13 @@ Decoded Decode(const std::string& path) {
 
 class GenE2eTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_gen_e2e_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  TempDir tmp_{"gen-e2e"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(GenE2eTest, AllReduce8RanksCarriesTheShippedMicrobenchmarkNodes) {
-  CliResult r = Genie("gen collective --type all_reduce --size 1MiB --ranks 8 --output " +
-                      (dir_ / "all_reduce").string());
+  CliResult r = RunGenie("gen collective --type all_reduce --size 1MiB --ranks 8 --output " +
+                         (dir_ / "all_reduce").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int rank = 0; rank < 8; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
@@ -111,23 +105,24 @@ TEST_F(GenE2eTest, EveryCollectiveTypeInspects) {
       "all_to_all", "reduce_scatter", "reduce_scatter_block", "barrier"};
   for (const char* type : kTypes) {
     std::string out = (dir_ / type / "w").string();
-    ASSERT_EQ(Genie(std::string("gen collective --type ") + type + " --size 64KiB --ranks 3 " +
-                    "--output " + out)
+    ASSERT_EQ(RunGenie(std::string("gen collective --type ") + type + " --size 64KiB --ranks 3 " +
+                       "--output " + out)
                   .exit_code,
               0);
-    CliResult r = Genie("inspect --json " + out);
+    CliResult r = RunGenie("inspect --json " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto j = nlohmann::json::parse(r.output);
     EXPECT_EQ(j["ranks"][2]["collectives"][type]["sizes"]["65536"], 1) << type;
   }
-  CliResult bad = Genie("gen collective --type all_sum --output " + (dir_ / "x").string());
+  CliResult bad = RunGenie("gen collective --type all_sum --output " + (dir_ / "x").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("unknown --type 'all_sum'"), std::string::npos) << bad.output;
 }
 
 TEST_F(GenE2eTest, AllReduce1024Ranks) {
   std::string out = (dir_ / "big" / "ar").string();
-  CliResult g = Genie("gen collective --type all_reduce --size 1MiB --ranks 1024 --output " + out);
+  CliResult g =
+      RunGenie("gen collective --type all_reduce --size 1MiB --ranks 1024 --output " + out);
   ASSERT_EQ(g.exit_code, 0) << g.output;
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir_ / "big")) files += e.is_regular_file();
@@ -136,7 +131,7 @@ TEST_F(GenE2eTest, AllReduce1024Ranks) {
   ASSERT_EQ(last.nodes.size(), 1u);
   EXPECT_EQ(last.nodes[0].id(), 1023u);
   EXPECT_EQ(last.nodes[0].name(), "all_reduce_1024npus_1MB");
-  CliResult r = Genie("inspect --json " + out);
+  CliResult r = RunGenie("inspect --json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 2000);
   auto j = nlohmann::json::parse(r.output);
   ASSERT_EQ(j["ranks"].size(), 1024u);
@@ -145,7 +140,7 @@ TEST_F(GenE2eTest, AllReduce1024Ranks) {
 
 TEST_F(GenE2eTest, ComputeChainOf1000OneMillisecondNodes) {
   std::string out = (dir_ / "chain").string();
-  CliResult g = Genie("gen compute-chain --count 1000 --duration 1ms --ranks 1 --output " + out);
+  CliResult g = RunGenie("gen compute-chain --count 1000 --duration 1ms --ranks 1 --output " + out);
   ASSERT_EQ(g.exit_code, 0) << g.output;
   Decoded d = Decode(out + ".0.et");
   ASSERT_EQ(d.nodes.size(), 1000u);
@@ -163,12 +158,12 @@ TEST_F(GenE2eTest, ComputeChainOf1000OneMillisecondNodes) {
     EXPECT_EQ(n.attr(0).name(), "is_cpu_op");
     EXPECT_EQ(n.attr(0).value_case(), ChakraProtoMsg::AttributeProto::kBoolVal);
   }
-  CliResult r = Genie("inspect --json " + out);
+  CliResult r = RunGenie("inspect --json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["ranks"][0]["compute_ns"], 1'000'000'000);
   EXPECT_EQ(j["ranks"][0]["nodes_by_type"]["COMP_NODE"], 1000);
-  CliResult frac = Genie("gen compute-chain --count 3 --duration 1500ns --output " + out);
+  CliResult frac = RunGenie("gen compute-chain --count 3 --duration 1500ns --output " + out);
   EXPECT_EQ(frac.exit_code, 1);
   EXPECT_NE(frac.output.find("whole number of microseconds"), std::string::npos) << frac.output;
 }
@@ -196,8 +191,8 @@ std::map<int, std::string> SysLines(const std::string& output) {
 TEST_F(GenE2eTest, ReplicatedCopiesReproduceTheOriginalPerRankFigures) {
   const std::string gpt = Data("traces/generated/stg/gpt_dp2_tp2_pp2");
   const std::string world = (dir_ / "ar" / "ar").string();
-  ASSERT_EQ(Genie("gen collective --type all_reduce --size 64KiB --ranks 4 -o " + world).exit_code,
-            0);
+  ASSERT_EQ(
+      RunGenie("gen collective --type all_reduce --size 64KiB --ranks 4 -o " + world).exit_code, 0);
   const std::string net = (dir_ / "sw.yml").string();
   std::ofstream(net) << "topology: [ Switch ]\nnpus_count: [ 64 ]\nbandwidth: [ 50.0 ]\n"
                         "latency: [ 500.0 ]\n";
@@ -205,11 +200,11 @@ TEST_F(GenE2eTest, ReplicatedCopiesReproduceTheOriginalPerRankFigures) {
   for (const std::string& w : {gpt, world}) {
     const std::string out = (dir_ / ("rep_" + fs::path(w).filename().string()) / "w").string();
     CliResult g =
-        Genie("gen replicate " + w + " --copies " + std::to_string(copies) + " -o " + out);
+        RunGenie("gen replicate " + w + " --copies " + std::to_string(copies) + " -o " + out);
     ASSERT_EQ(g.exit_code, 0) << g.output;
     for (const char* model : {"aware", "unaware"}) {
-      CliResult a = Genie("simulate " + w + " --network " + net + " --network-model " + model);
-      CliResult b = Genie("simulate " + out + " --network " + net + " --network-model " + model);
+      CliResult a = RunGenie("simulate " + w + " --network " + net + " --network-model " + model);
+      CliResult b = RunGenie("simulate " + out + " --network " + net + " --network-model " + model);
       ASSERT_EQ(a.exit_code, 0) << a.output;
       ASSERT_EQ(b.exit_code, 0) << b.output;
       auto orig = replicate::SysLines(a.output), rep = replicate::SysLines(b.output);

@@ -22,6 +22,9 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -29,13 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kTraces = Data("traces");
 
-// stdout apart from stderr, so that --json output parses.
-CliResult Genie(const std::string& args) {
-  return RunCli(GenieBinary() + " " + args, Stderr::kApart);
-}
-
 nlohmann::json InspectJson(const std::string& args, int expect_exit) {
-  CliResult r = Genie("inspect --json " + args);
+  CliResult r = RunGenie("inspect --json " + args, Stderr::kApart);
   EXPECT_EQ(r.exit_code, expect_exit) << args << "\n" << r.output.substr(0, 3000) << r.errors;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << r.output.substr(0, 2000) << r.errors;
@@ -166,7 +164,7 @@ TEST(InspectE2eTest, OnecommAllreduceUint64CommSizeReads65536) {
 }
 
 TEST(InspectE2eTest, DlrmIsRunnableWithTheSpecificWarnings) {
-  CliResult text = Genie("inspect " + kTraces + "/generated/pytorch/dlrm_8npus");
+  CliResult text = RunGenie("inspect " + kTraces + "/generated/pytorch/dlrm_8npus", Stderr::kApart);
   EXPECT_EQ(text.exit_code, 0) << text.output << text.errors;
   EXPECT_NE(text.output.find("runnable: yes"), std::string::npos) << text.output;
   auto j = InspectJson(kTraces + "/generated/pytorch/dlrm_8npus", 0);
@@ -199,9 +197,10 @@ TEST(InspectE2eTest, CtrlDepsOnAndOff) {
   auto off = InspectJson("--ctrl-deps off " + kTraces + "/chakra-tests/feeder_tests_trace", 0);
   ASSERT_EQ(off["warnings"].size(), 1u);
   EXPECT_EQ(off["warnings"][0].get<std::string>().find("[cpu-collective-wrapper]"), 0u);
-  EXPECT_NE(
-      Genie("inspect --ctrl-deps maybe " + kTraces + "/chakra-tests/feeder_tests_trace").exit_code,
-      0);
+  EXPECT_NE(RunGenie("inspect --ctrl-deps maybe " + kTraces + "/chakra-tests/feeder_tests_trace",
+                     Stderr::kApart)
+                .exit_code,
+            0);
 }
 
 TEST(InspectE2eTest, FeederTraceIsRunnableWithTheSpecificWarnings) {
@@ -216,7 +215,7 @@ TEST(InspectE2eTest, FeederTraceIsRunnableWithTheSpecificWarnings) {
 }
 
 TEST(InspectE2eTest, ResnetDpIsMissingCommSizeUntilDefaulted) {
-  CliResult r = Genie("inspect " + kTraces + "/astra-sim/resnet_dp");
+  CliResult r = RunGenie("inspect " + kTraces + "/astra-sim/resnet_dp", Stderr::kApart);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("runnable: NO, 64 problem(s)"), std::string::npos) << r.output;
   EXPECT_NE(
@@ -234,7 +233,8 @@ TEST(InspectE2eTest, ResnetDpIsMissingCommSizeUntilDefaulted) {
 }
 
 TEST(InspectE2eTest, OneCommSendNodeIsASendWithoutItsRecv) {
-  CliResult r = Genie("inspect " + kTraces + "/generated/chakra_generator/one_comm_send_node");
+  CliResult r = RunGenie("inspect " + kTraces + "/generated/chakra_generator/one_comm_send_node",
+                         Stderr::kApart);
   EXPECT_EQ(r.exit_code, 1);
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_NE(r.output.find("[send-without-recv] rank " + std::to_string(rank) + " node " +
@@ -243,29 +243,27 @@ TEST(InspectE2eTest, OneCommSendNodeIsASendWithoutItsRecv) {
         << r.output;
   }
   // The custom ring all-reduce has every SEND matched by a RECV.
-  EXPECT_EQ(Genie("inspect " + kTraces + "/astra-sim/custom_ring_allreduce_8npus_1MB").exit_code,
-            0);
+  EXPECT_EQ(
+      RunGenie("inspect " + kTraces + "/astra-sim/custom_ring_allreduce_8npus_1MB", Stderr::kApart)
+          .exit_code,
+      0);
 }
 
 class InspectTempTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_inspect_e2e_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  TempDir tmp_{"inspect-e2e"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(InspectTempTest, CollectiveMismatchAcrossRanks) {
-  ASSERT_EQ(Genie("gen collective --type all_reduce --size 1MiB --ranks 4 --output " +
-                  (dir_ / "a/w").string())
+  ASSERT_EQ(RunGenie("gen collective --type all_reduce --size 1MiB --ranks 4 --output " +
+                         (dir_ / "a/w").string(),
+                     Stderr::kApart)
                 .exit_code,
             0);
-  ASSERT_EQ(Genie("gen collective --type all_reduce --size 2MiB --ranks 4 --output " +
-                  (dir_ / "b/w").string())
+  ASSERT_EQ(RunGenie("gen collective --type all_reduce --size 2MiB --ranks 4 --output " +
+                         (dir_ / "b/w").string(),
+                     Stderr::kApart)
                 .exit_code,
             0);
   fs::copy_file(dir_ / "b/w.2.et", dir_ / "a/w.2.et", fs::copy_options::overwrite_existing);
@@ -323,8 +321,9 @@ TEST_F(InspectTempTest, CommGroupProblemsAndExplicitFile) {
 }
 
 TEST_F(InspectTempTest, UnreadableRankAndBadArguments) {
-  ASSERT_EQ(Genie("gen compute-chain --count 50 --duration 2us --ranks 3 --gzip --output " +
-                  (dir_ / "c").string())
+  ASSERT_EQ(RunGenie("gen compute-chain --count 50 --duration 2us --ranks 3 --gzip --output " +
+                         (dir_ / "c").string(),
+                     Stderr::kApart)
                 .exit_code,
             0);
   auto ok = InspectJson((dir_ / "c").string(), 0);
@@ -342,13 +341,13 @@ TEST_F(InspectTempTest, UnreadableRankAndBadArguments) {
   EXPECT_NE(bad["problems"][0].get<std::string>().find("truncated"), std::string::npos);
   EXPECT_EQ(bad["ranks"][2]["nodes"], 50);
 
-  CliResult missing = Genie("inspect " + (dir_ / "nothing").string());
+  CliResult missing = RunGenie("inspect " + (dir_ / "nothing").string(), Stderr::kApart);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.errors.find("no files"), std::string::npos) << missing.errors;
-  CliResult many = Genie("inspect " + kTraces + "/generated/chakra_generator");
+  CliResult many = RunGenie("inspect " + kTraces + "/generated/chakra_generator", Stderr::kApart);
   EXPECT_EQ(many.exit_code, 2);
   EXPECT_NE(many.errors.find("holds 14 trace families"), std::string::npos) << many.errors;
-  EXPECT_EQ(Genie("inspect").exit_code, 2);
+  EXPECT_EQ(RunGenie("inspect", Stderr::kApart).exit_code, 2);
 }
 
 }  // namespace

@@ -8,13 +8,16 @@
 #include <thread>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
 using genie::testing::Child;
 
-const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
+const std::string kGenie = genie::testing::GenieBinary();
 
 // A command's exit code and its output (stderr merged), run by the one test helper.
 struct Outcome {

@@ -15,7 +15,11 @@
 #include <thread>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -25,10 +29,6 @@ namespace fs = std::filesystem;
 // The same environment but for anything that would name a rendezvous: the launcher must do.
 const char* kNoRendezvous =
     "env -u GENIE_RENDEZVOUS -u MASTER_ADDR -u MASTER_PORT -u GENIE_JOB_ID -u GENIE_RANK ";
-
-bool Have(const std::string& tool) {
-  return RunCli("command -v " + tool + " >/dev/null").exit_code == 0;
-}
 
 std::string Stripped(const std::string& results) {
   CliResult r = RunCli(GenieBinary() + " results strip --stdout " + results);
@@ -81,10 +81,7 @@ std::string* LauncherTest::dir_ = nullptr;
 std::string* LauncherTest::reference_ = nullptr;
 
 TEST_F(LauncherTest, MpichMpiexecNeedsNoRendezvous) {
-  if (!Have("mpiexec.mpich")) {
-    GTEST_SKIP() << "mpiexec.mpich (Debian package mpich) is not installed; "
-                    "scripts/install-deps.sh installs it";
-  }
+  GENIE_SKIP_IF(ToolMissing("mpiexec.mpich", "mpich"));
   const std::string out = RunUnder("mpiexec", "mpiexec.mpich -n 4");
   const std::string stream = ReadFile(out + "/rank-2.jsonl");
   EXPECT_NE(stream.find("\"launcher\":\"pmi\""), std::string::npos);
@@ -93,7 +90,7 @@ TEST_F(LauncherTest, MpichMpiexecNeedsNoRendezvous) {
 }
 
 TEST_F(LauncherTest, AGivenRendezvousStillWinsUnderMpiexec) {
-  if (!Have("mpiexec.mpich")) GTEST_SKIP() << "mpiexec.mpich (Debian package mpich) missing";
+  GENIE_SKIP_IF(ToolMissing("mpiexec.mpich", "mpich"));
   const std::string out =
       RunUnder("mpiexec-tcp", "mpiexec.mpich -n 4",
                "GENIE_RENDEZVOUS=tcp:127.0.0.1:" + std::to_string(FreeTcpPort()) + " ");
@@ -104,7 +101,7 @@ TEST_F(LauncherTest, AGivenRendezvousStillWinsUnderMpiexec) {
 // Hydra does not stop a job when one of its processes exits before the exchange: the others
 // must not wait for ever, and must say where they waited.
 TEST_F(LauncherTest, UnderMpiexecAProcessThatNeverJoinsStopsTheOthersWithinThePeerTimeout) {
-  if (!Have("mpiexec.mpich")) GTEST_SKIP() << "mpiexec.mpich (Debian package mpich) missing";
+  GENIE_SKIP_IF(ToolMissing("mpiexec.mpich", "mpich"));
   const std::string where = FreshDir("mpiexec-missing");
   const double t0 = NowSeconds();
   CliResult r = RunCli("cd " + where + " && " + kNoRendezvous + "timeout 120 mpiexec.mpich -n 3 " +
@@ -119,10 +116,7 @@ TEST_F(LauncherTest, UnderMpiexecAProcessThatNeverJoinsStopsTheOthersWithinThePe
 }
 
 TEST_F(LauncherTest, OpenMpiMpirunNeedsNoRendezvous) {
-  if (!Have("mpirun.openmpi")) {
-    GTEST_SKIP() << "mpirun.openmpi (Debian package openmpi-bin) is not installed; "
-                    "scripts/install-deps.sh installs it";
-  }
+  GENIE_SKIP_IF(ToolMissing("mpirun.openmpi", "openmpi-bin"));
 #ifndef GENIE_HAVE_PMIX
   GTEST_SKIP() << "genie was built without PMIx (libpmix-dev), which Open MPI's mpirun offers; "
                   "scripts/install-deps.sh installs it";
@@ -243,14 +237,18 @@ class SlurmCluster {
   bool started_ = false;
 };
 
-bool HaveSlurm() { return Have("slurmctld") && Have("slurmd") && Have("srun") && Have("sinfo"); }
+bool HaveSlurm() {
+  return ToolMissing("slurmctld", "slurmctld").empty() && ToolMissing("slurmd", "slurmd").empty() &&
+         ToolMissing("srun", "slurm-client").empty() &&
+         ToolMissing("sinfo", "slurm-client").empty();
+}
 
 TEST_F(LauncherTest, SlurmSrunNeedsNoRendezvous) {
   if (!HaveSlurm()) {
     GTEST_SKIP() << "Slurm (Debian packages slurmctld, slurmd, slurm-client) is not installed; "
                     "scripts/install-deps.sh installs them";
   }
-  if (geteuid() != 0) GTEST_SKIP() << "starting slurmd needs root";
+  GENIE_SKIP_IF(RootMissing("start slurmd"));
   SlurmCluster slurm(FreshDir("slurm-cluster"));
   const std::string why = slurm.Start();
   if (!why.empty()) GTEST_SKIP() << "cannot start a Slurm cluster on this machine: " << why;

@@ -12,13 +12,14 @@
 #include <string>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
 
 // A 2-rank all-reduce workload of `size` (e.g. "128MiB") in `dir`/w.
 std::string Workload(const std::string& dir, const std::string& size) {
@@ -32,9 +33,7 @@ std::string Workload(const std::string& dir, const std::string& size) {
 class ShapedLink : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0)
-      GTEST_SKIP() << "no network namespaces here";
+    GENIE_SKIP_IF(NamespacesMissing());
     // A killed earlier run of these tests could not take its testbed down: do it now.
     CliResult old = RunCli("ip netns list 2>/dev/null | grep -o '^lv[0-9]*-' | sort -u | tr -d -");
     std::istringstream names(old.output);

@@ -32,7 +32,10 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -114,11 +117,8 @@ std::string Join(const std::vector<double>& v) {
 class NetDelay : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0)
-      GTEST_SKIP() << "needs root to create network namespaces and iptables rules";
-    if (RunCli("command -v iptables").exit_code != 0) {
-      GTEST_SKIP() << "iptables is not installed (scripts/install-deps.sh installs it)";
-    }
+    GENIE_SKIP_IF(RootMissing("create network namespaces and iptables rules"));
+    GENIE_SKIP_IF(ToolMissing("iptables", "iptables"));
     RemoveLeftoversOfKilledRuns();
     const std::string id = std::to_string(getpid());
     ns_a_ = "ndA" + id;

@@ -13,6 +13,10 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/paths.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -24,10 +28,8 @@ constexpr int kIterations = 9;  // the fault hits at the start of 0-based iterat
 class NicDegradation : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0)
-      GTEST_SKIP() << "no network namespaces here";
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(NamespacesMissing());
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "nd" + std::to_string(getpid());
     dir_ = FreshDir("nicdeg-" + name_);
   }

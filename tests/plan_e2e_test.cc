@@ -4,14 +4,14 @@
 #include <string>
 
 #include "tests/support/cli.h"
+#include "tests/support/paths.h"
 
 namespace genie::testing {
 namespace {
 
-CliResult Genie(const std::string& args) { return RunCli(GenieBinary() + " " + args); }
-
 TEST(PlanE2e, RingAllReduceTotalsAndChecks) {
-  const CliResult o = Genie("plan --collective all_reduce --algorithm ring --ranks 8 --size 1MiB");
+  const CliResult o =
+      RunGenie("plan --collective all_reduce --algorithm ring --ranks 8 --size 1MiB");
   ASSERT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("checker: ok"), std::string::npos) << o.output;
   // 2(N-1) S = 14 MiB in 8 x 14 messages.
@@ -20,7 +20,7 @@ TEST(PlanE2e, RingAllReduceTotalsAndChecks) {
 }
 
 TEST(PlanE2e, PrintsOneRanksStepsWithChannelsAndSlices) {
-  const CliResult o = Genie(
+  const CliResult o = RunGenie(
       "plan -c all_gather -a ring -n 4 -s 4096 --rank 1 --channels 2 "
       "--slice 1024");
   ASSERT_EQ(o.exit_code, 0) << o.output;
@@ -34,7 +34,7 @@ TEST(PlanE2e, PrintsOneRanksStepsWithChannelsAndSlices) {
 }
 
 TEST(PlanE2e, GroupSubsetsAndAllToAll) {
-  const CliResult o = Genie("plan -c all_to_all -a direct --group 9,2,5 -s 3000");
+  const CliResult o = RunGenie("plan -c all_to_all -a direct --group 9,2,5 -s 3000");
   ASSERT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("checker: ok"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("total                     6             6000"), std::string::npos)
@@ -43,7 +43,7 @@ TEST(PlanE2e, GroupSubsetsAndAllToAll) {
 
 TEST(PlanE2e, HierarchicalTopologyWithLocalBwAware) {
   // 8x4, ring on dim 0 and direct on dim 1: per rank RS 7/8 S + AR 2*3/4*S/8 + AG 7/8 S.
-  const CliResult o = Genie(
+  const CliResult o = RunGenie(
       "plan -c all_reduce -a ring,direct --topology 8x4 "
       "--optimization localBWAware -s 1MiB --rank 31");
   ASSERT_EQ(o.exit_code, 0) << o.output;
@@ -56,7 +56,7 @@ TEST(PlanE2e, HierarchicalTopologyWithLocalBwAware) {
 TEST(PlanE2e, CustomMscclXmlAndChakraTrace) {
   const std::string dir = Data("traces/astra-sim/custom_ring_allreduce_8npus_1MB");
   for (const std::string& path : {dir + "/custom_allreduce.xml", dir + "/custom_allreduce"}) {
-    const CliResult o = Genie("plan --custom " + path + " -s 1MiB");
+    const CliResult o = RunGenie("plan --custom " + path + " -s 1MiB");
     ASSERT_EQ(o.exit_code, 0) << o.output;
     EXPECT_NE(o.output.find("checker: ok"), std::string::npos) << o.output;
     EXPECT_NE(o.output.find("total                   112         14680064"), std::string::npos)
@@ -65,10 +65,10 @@ TEST(PlanE2e, CustomMscclXmlAndChakraTrace) {
 }
 
 TEST(PlanE2e, RejectsUnknownNamesAndUnsupportedPairs) {
-  CliResult o = Genie("plan -c all_reduce -a bogus -n 4");
+  CliResult o = RunGenie("plan -c all_reduce -a bogus -n 4");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.output.find("unknown algorithm 'bogus'"), std::string::npos) << o.output;
-  o = Genie("plan -c all_gather -a doubleBinaryTree -n 4");
+  o = RunGenie("plan -c all_gather -a doubleBinaryTree -n 4");
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_NE(o.output.find("does not implement all_gather"), std::string::npos) << o.output;
 }

@@ -16,7 +16,10 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -28,9 +31,8 @@ constexpr int kIterations = 6;
 class Predict : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(NamespacesMissing());
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "t" + std::to_string(getpid());
     dir_ = FreshDir("predict-" + name_);
     CliResult up =
@@ -46,7 +48,6 @@ class Predict : public ::testing::Test {
     RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
     EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
   }
-  static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   CliResult Run(const std::string& out, const std::string& args) {
     return RunCli(Genie("launch --testbed " + name_ + " -n 4 -- run " + dir_ + "/ar -n " +
                         std::to_string(kIterations) + " --warmup 1 -o " + dir_ + "/" + out + " " +

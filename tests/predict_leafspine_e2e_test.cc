@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -30,11 +33,8 @@ constexpr int kIterations = 6;
 class PredictLeafSpine : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) {
-      GTEST_SKIP() << "no network namespaces here";
-    }
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(NamespacesMissing());
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "p" + std::to_string(getpid());
     dir_ = FreshDir("predict-ls-" + name_);
     // Queues of 16 MB: with the default 2 MB (80 ms at 200 Mbit/s) the all-to-all's 16 flows
@@ -51,7 +51,6 @@ class PredictLeafSpine : public ::testing::Test {
     EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
               "0\n");
   }
-  static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
 
   // The testbed's description without the flow model's fabric keys: what genie wrote before
   // (dimension 1 = each rank's share of its leaf's uplinks).

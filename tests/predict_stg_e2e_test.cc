@@ -9,12 +9,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/paths.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -26,9 +30,8 @@ using nlohmann::json;
 class PredictStg : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no network namespaces here";
-    if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+    GENIE_SKIP_IF(NamespacesMissing());
+    GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
     name_ = "s" + std::to_string(getpid());
     dir_ = FreshDir("predict-stg-" + name_);
     CliResult up = RunCli(GenieBinary() + " testbed up --name " + name_ +

@@ -16,13 +16,14 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
 
 // Where the pages and screenshots stay after the test.
 std::string ArtefactDir() {
@@ -46,10 +47,8 @@ class Chromium {
   // "" when it can start here, else why not.
   static const std::string& Unavailable() {
     static const std::string why = [] {
-      if (RunCli("command -v chromium >/dev/null 2>&1").exit_code != 0) {
-        return std::string(
-            "chromium is not installed (apt-get install chromium; "
-            "scripts/install-deps.sh)");
+      if (std::string missing = ToolMissing("chromium", "chromium"); !missing.empty()) {
+        return missing;
       }
       CliResult r = RunCli(Command("--dump-dom 'data:text/html,<p>genie-ok</p>'"));
       if (r.output.find("genie-ok") == std::string::npos) {
@@ -189,8 +188,7 @@ class ReportOnTestbed : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!Chromium::Unavailable().empty()) GTEST_SKIP() << Chromium::Unavailable();
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0) GTEST_SKIP() << "no namespaces here";
+    GENIE_SKIP_IF(NamespacesMissing());
     name_ = "rp" + std::to_string(getpid());
     dir_ = FreshDir("report-" + name_);
     CliResult up =
@@ -207,7 +205,7 @@ class ReportOnTestbed : public ::testing::Test {
 };
 
 TEST_F(ReportOnTestbed, APredictedRunWithAFaultScheduleAndADoctorScan) {
-  if (kSanitizedBuild) GTEST_SKIP() << "measured vs predicted times mean nothing under ASan";
+  GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
   CliResult g =
       RunCli(Genie("gen collective --type all_reduce --size 4MiB --ranks 4 -o " + dir_ + "/ar"));
   ASSERT_EQ(g.exit_code, 0) << g.output;

@@ -19,7 +19,9 @@
 
 #include "genie/record/recorder.h"
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
 #include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -28,9 +30,10 @@ using genie::TimeNs;
 using genie::record::OpEvent;
 using genie::record::RankSummary;
 using genie::testing::ReadFile;
+using genie::testing::TempDir;
 using nlohmann::json;
 
-const std::string kGenie = GENIE_BINARY_DIR "/tools/genie/genie";
+const std::string kGenie = genie::testing::GenieBinary();
 
 // A command's exit code and its output (stderr merged), run by the one test helper.
 struct Proc {
@@ -50,11 +53,6 @@ std::string Name(std::string pattern, const std::string& run) {
 
 class ResultsE2eTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("genie_results_e2e_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string P(const std::string& name) { return (dir_ / name).string(); }
 
   // One run of a 4-rank workload: per rank a compute op then a 1 MiB ring all-reduce, and a
@@ -116,7 +114,8 @@ class ResultsE2eTest : public ::testing::Test {
     for (int r = 0; r < 4; ++r) s += " " + P(prefix + ".rank" + std::to_string(r) + ".jsonl");
     return s;
   }
-  fs::path dir_;
+  TempDir tmp_{"results-e2e"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(ResultsE2eTest, MergeWritesAResultsJsonAndAValidChromeTrace) {

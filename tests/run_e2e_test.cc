@@ -15,12 +15,15 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
 
 std::string GenieRun(const std::string& args) {
-  return GenieBinary() + " run " + args + " --peer-timeout 20s";
+  return Genie("run " + args + " --peer-timeout 20s");
 }
 
 struct Shipped {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "tests/support/cli.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 

@@ -16,7 +16,11 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/paths.h"
 #include "tests/support/simulate_cli.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -144,9 +148,7 @@ TEST(SimulateErrors, UnmatchedReceiveIsADeadlockReportNamingThePeer) {
 // grew by about 4 bytes of RSS per output byte (190 MB here); the streamed ones stay within
 // their 32 MiB sort budget.
 TEST(SimulateOutputs, PeakMemoryDoesNotGrowWithTheOpsWritten) {
-  if (!std::filesystem::exists("/usr/bin/time")) {
-    GTEST_SKIP() << "needs /usr/bin/time (Debian package time) to measure peak RSS";
-  }
+  GENIE_SKIP_IF(ToolMissing("/usr/bin/time", "time"));
   const std::string dir = FreshDir("stream-rss");
   CliResult gen =
       RunCli(GenieBinary() + " gen replicate " + Data("traces/generated/stg/gpt_dp2_tp2_pp2") +

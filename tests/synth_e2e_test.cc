@@ -11,6 +11,8 @@
 #include <string>
 
 #include "tests/support/cli.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {

@@ -18,7 +18,10 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -28,9 +31,7 @@ using nlohmann::json;
 class Testbed : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build a testbed (network namespaces)";
-    if (RunCli("ip netns list 2>/dev/null").exit_code != 0)
-      GTEST_SKIP() << "no network namespaces here";
+    GENIE_SKIP_IF(NamespacesMissing());
     // A killed earlier run of these tests could not take its testbed down: do it now (every
     // testbed named t<pid> whose process is gone).
     CliResult old = RunCli("ip netns list 2>/dev/null | grep -o '^t[0-9]*-' | sort -u | tr -d -");
@@ -55,7 +56,6 @@ class Testbed : public ::testing::Test {
     EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
               "0\n");
   }
-  static std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
   void Up(const std::string& args) {
     CliResult r = RunCli(Genie("testbed up --name " + name_ + " " + args));
     ASSERT_EQ(r.exit_code, 0) << r.output;

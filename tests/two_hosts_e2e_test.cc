@@ -18,7 +18,11 @@
 #include <thread>
 
 #include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/port.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 namespace {
@@ -29,7 +33,7 @@ using nlohmann::json;
 class TwoHosts : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to create network namespaces";
+    GENIE_SKIP_IF(RootMissing("create network namespaces"));
     const std::string id = std::to_string(getpid() % 100000);
     ns_[0] = "gA" + id;
     ns_[1] = "gB" + id;

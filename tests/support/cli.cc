@@ -1,18 +1,12 @@
 #include "tests/support/cli.h"
 
-#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <regex>
-#include <sstream>
-#include <vector>
+#include <string>
 
 namespace genie::testing {
 
@@ -75,75 +69,10 @@ CliResult RunCli(const std::string& command_line, Stderr stderr_mode) {
 
 std::string GenieBinary() { return std::string(GENIE_BINARY_DIR) + "/tools/genie/genie"; }
 
-std::string Data(const std::string& relative) {
-  return std::string(GENIE_DATA_DIR) + "/" + relative;
-}
+std::string Genie(const std::string& args) { return GenieBinary() + " " + args; }
 
-std::string Source(const std::string& relative) {
-  return std::string(GENIE_SOURCE_DIR) + "/" + relative;
-}
-
-namespace {
-
-// The directories FreshDir made, removed when the test program exits with every test passed
-// (a failure keeps them, and says where, for its files to be read); GENIE_KEEP_TEST_DIRS=1
-// keeps them always. Constructed on the first FreshDir, so destroyed before gtest's UnitTest.
-class FreshDirs {
- public:
-  void Add(const std::filesystem::path& dir) { dirs_.push_back(dir); }
-  ~FreshDirs() {
-    const bool keep =
-        getenv("GENIE_KEEP_TEST_DIRS") != nullptr || !::testing::UnitTest::GetInstance()->Passed();
-    for (const auto& dir : dirs_) {
-      std::error_code ec;
-      if (keep) {
-        fprintf(stderr, "test files kept in %s\n", dir.c_str());
-      } else {
-        std::filesystem::remove_all(dir, ec);
-      }
-    }
-  }
-
- private:
-  std::vector<std::filesystem::path> dirs_;
-};
-
-}  // namespace
-
-std::string FreshDir(const std::string& name) {
-  static FreshDirs made;
-  auto dir = std::filesystem::temp_directory_path() /
-             ("genie-test-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  made.Add(dir);
-  return dir.string();
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-  return path;
-}
-
-long long SimulatedCycles(const std::string& args) {
-  CliResult r = RunCli(GenieBinary() + " simulate " + args);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  const std::regex re(R"(sys\[(\d+)\] finished, (\d+) cycles)");
-  long long cycles = -2;
-  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), re);
-       it != std::sregex_iterator(); ++it) {
-    const long long c = std::stoll((*it)[2]);
-    if (cycles == -2) cycles = c;
-    if (c != cycles) return -1;
-  }
-  return cycles;
+CliResult RunGenie(const std::string& args, Stderr stderr_mode) {
+  return RunCli(Genie(args), stderr_mode);
 }
 
 }  // namespace genie::testing

@@ -1,20 +1,16 @@
 #include "tests/support/process.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 #include <thread>
 
-#include "tests/support/cli.h"
+#include "tests/support/file.h"
 
 namespace genie::testing {
 
@@ -75,27 +71,6 @@ int CountChildren(pid_t pid) {
     }
   }
   return n;
-}
-
-// A port below the kernel's ephemeral range (ip_local_port_range, 32768-60999 by default):
-// an ephemeral one, free when picked, is soon taken by some parallel test's outgoing
-// connection or port-0 listener. Picked at random per process and checked bindable.
-int FreeTcpPort() {
-  static std::mt19937 pick(static_cast<unsigned>(getpid()) ^
-                           static_cast<unsigned>(std::random_device{}()));
-  std::uniform_int_distribution<int> port(20000, 32000);
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int p = port(pick);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_ANY);
-    a.sin_port = htons(static_cast<uint16_t>(p));
-    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    close(fd);
-    if (free) return p;
-  }
-  return 0;
 }
 
 double NowSeconds() {

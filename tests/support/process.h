@@ -27,8 +27,6 @@ void Signal(const Child& child, int signal);
 std::string ReadLog(const Child& child);
 // How many live processes have `pid` as their parent (from /proc).
 int CountChildren(pid_t pid);
-// A TCP port on loopback that was free a moment ago (for MASTER_PORT and stores).
-int FreeTcpPort();
 // Seconds on a monotonic clock (for "exited within" checks).
 double NowSeconds();
 

@@ -6,6 +6,8 @@
 #include <regex>
 
 #include "tests/support/cli.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testing {
 
@@ -30,6 +32,20 @@ void ExpectEveryRank(const std::string& args, int ranks, long long cycles) {
     EXPECT_EQ(te.first, cycles) << "rank " << rank;
     EXPECT_EQ(te.second, cycles) << "rank " << rank << ": no compute, so all is exposed";
   }
+}
+
+long long SimulatedCycles(const std::string& args) {
+  CliResult r = RunCli(Simulate(args));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::regex re(R"(sys\[(\d+)\] finished, (\d+) cycles)");
+  long long cycles = -2;
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), re);
+       it != std::sregex_iterator(); ++it) {
+    const long long c = std::stoll((*it)[2]);
+    if (cycles == -2) cycles = c;
+    if (c != cycles) return -1;
+  }
+  return cycles;
 }
 
 std::string AllReduce8() { return Data("traces/astra-sim/microbenchmarks/all_reduce/8npus_1MB"); }

@@ -16,6 +16,9 @@ std::string Simulate(const std::string& args);
 // Runs `genie simulate ARGS` and expects `ranks` ranks, each finished at `cycles` with all of
 // it exposed communication (a workload with no compute).
 void ExpectEveryRank(const std::string& args, int ranks, long long cycles);
+// `genie simulate ARGS`: the one figure every rank reports (sys[r] finished, T cycles); -1 when
+// the ranks disagree, -2 when none reports (and a test failure when genie fails).
+long long SimulatedCycles(const std::string& args);
 // ASTRA-sim's shipped 8-NPU 1 MB all-reduce microbenchmark (workload prefix).
 std::string AllReduce8();
 // A one-dimensional Switch network file for `ranks` NPUs (50 GB/s, 500 ns), in a fresh folder.

@@ -16,9 +16,12 @@
 #include "genie/config/memory_config.h"
 #include "genie/config/network_config.h"
 #include "genie/config/system_config.h"
+#include "tests/support/file.h"
 
 namespace genie::config {
 namespace {
+
+using ::genie::testing::ReadFile;
 
 namespace fs = std::filesystem;
 const std::string kDir = std::string(GENIE_DATA_DIR) + "/astra-sim-configs/";
@@ -47,13 +50,6 @@ const std::map<std::string, std::string> kModelledAt = {
     {"boost-mode", "0"},      {"intra-dimension-scheduling", "\"FIFO\""},
     {"replay-only", "0"},     {"trace-enabled", "0"},
     {"track-local-mem", "0"}, {"inter-dimension-scheduling", "\"baseline\""}};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool Warned(const std::vector<std::string>& warnings, const std::string& key) {
   for (const auto& w : warnings) {
@@ -87,7 +83,7 @@ TEST(AstraKeys, EveryExampleSystemKeyIsModelledOrWarned) {
   for (const auto& e : fs::directory_iterator(kDir)) {
     const std::string p = e.path().string();
     if (e.path().extension() != ".json") continue;
-    const std::string text = Slurp(p);
+    const std::string text = ReadFile(p);
     if (text.find("memory-type") != std::string::npos) continue;  // a memory.json
     SCOPED_TRACE(p);
     ExpectEveryKeyAccountedFor(text, p);
@@ -167,7 +163,7 @@ TEST(AstraKeys, EveryExampleNetworkAndMemoryKeyIsRead) {
       }
       ++networks;
     } else if (e.path().extension() == ".json" &&
-               Slurp(p).find("memory-type") != std::string::npos) {
+               ReadFile(p).find("memory-type") != std::string::npos) {
       auto m = LoadMemoryConfig(p);
       ASSERT_TRUE(m.ok()) << m.status().message();
       EXPECT_TRUE(m->warnings.empty());

@@ -11,16 +11,16 @@
 #include "genie/driver/simulation.h"
 #include "genie/report/statistics.h"
 #include "genie/workload/generator.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::driver {
 namespace {
 
+using ::genie::testing::TempDir;
+
 class IterationDriverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("genie_iteration_driver_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
     workload::GenCollectiveOptions gen;
     gen.ranks = 4;
     gen.size = 1 << 20;
@@ -35,7 +35,6 @@ class IterationDriverTest : public ::testing::Test {
     ASSERT_TRUE(setup.ok()) << setup.status().message();
     setup_ = std::move(*setup);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   SimulationStats Run(const IterationPolicy& policy) {
     auto stats = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kCongestionUnaware,
@@ -44,7 +43,8 @@ class IterationDriverTest : public ::testing::Test {
     return stats.ok() ? *stats : SimulationStats{};
   }
 
-  std::filesystem::path dir_;
+  TempDir tmp_{"iteration-driver"};
+  std::filesystem::path dir_ = tmp_.path();
   runtime::RunSetup setup_;
 };
 

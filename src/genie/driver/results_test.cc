@@ -14,9 +14,12 @@
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
 #include "genie/report/summary.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::driver {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
@@ -80,9 +83,8 @@ TEST(ResultsShow, PrintsWhatTheRunPrintedFromItsResultsFile) {
   // As genie run writes it (run_results.cc): the records and the baseline beside them.
   nlohmann::json doc = report::BuildResultsJson(r.run_info, r.ops, r.ranks, r.clock_offsets_ns);
   doc["baseline"] = report::ToJson(c);
-  const fs::path dir =
-      fs::temp_directory_path() / ("genie-results-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp("driver-results");
+  const fs::path dir = tmp.path();
   const std::string file = (dir / "results.json").string();
   ASSERT_TRUE(report::WriteJsonFile(file, doc).ok());
   auto loaded = report::LoadResults(file);
@@ -105,7 +107,6 @@ TEST(ResultsShow, PrintsWhatTheRunPrintedFromItsResultsFile) {
   const int bad = ShowResults({{junk}, false});
   std::cout.rdbuf(old);
   EXPECT_EQ(bad, 2);
-  fs::remove_all(dir);
 }
 
 TEST(ResultsStrip, NamesTheStrippedFileBesideOrInADirectory) {

@@ -13,16 +13,16 @@
 
 #include "genie/trace/attributes.h"
 #include "genie/trace/et_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::driver {
 namespace {
 
+using ::genie::testing::TempDir;
+
 class SimulationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("genie_simulation_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
     for (int r = 0; r < 2; ++r) {
       auto w = trace::EtWriter::Create((dir_ / ("w." + std::to_string(r) + ".et")).string(),
                                        trace::DefaultMetadata());
@@ -48,7 +48,6 @@ class SimulationTest : public ::testing::Test {
     setup_ = std::move(*setup);
     setup_.exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Each node's end on each rank: {rank, node} -> ns.
   std::map<std::pair<int, NodeId>, TimeNs> Run(const MeasuredIteration* measured) {
@@ -62,7 +61,8 @@ class SimulationTest : public ::testing::Test {
     return ends;
   }
 
-  std::filesystem::path dir_;
+  TempDir tmp_{"simulation"};
+  std::filesystem::path dir_ = tmp_.path();
   runtime::RunSetup setup_;
 };
 

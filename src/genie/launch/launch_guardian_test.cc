@@ -19,23 +19,22 @@
 #include <gtest/gtest.h>
 
 #include "genie/launch/local_launcher.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::launch {
 namespace {
 
-namespace fs = std::filesystem;
+using ::genie::testing::TempDir;
+
 using Clock = std::chrono::steady_clock;
 
 class LaunchGuardianTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/genie_lg_XXXXXX";
-    dir_ = mkdtemp(tmpl);
     ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   }
   void TearDown() override {
     prctl(PR_SET_CHILD_SUBREAPER, 0);
-    fs::remove_all(dir_);
   }
 
   // Forks a launcher of `ranks` ranks running `script` (each first writes its pid), waits until
@@ -91,7 +90,8 @@ class LaunchGuardianTest : public ::testing::Test {
     }
   }
 
-  std::string dir_;
+  TempDir tmp_{"launch-guardian"};
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(LaunchGuardianTest, RanksDieWithALauncherKilledBySigkill) {

@@ -15,20 +15,17 @@
 
 #include "genie/env/faulty_env.h"
 #include "genie/env/manual_env.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::launch {
 namespace {
 
+using ::genie::testing::TempDir;
 using env::ExitedWith;
 using env::KilledBy;
 using env::ManualEnv;
 using env::ProcessScript;
 using env::ProcessSpec;
-
-std::string TempDir() {
-  char tmpl[] = "/tmp/genie_ll_XXXXXX";
-  return mkdtemp(tmpl);
-}
 
 std::string Var(const ProcessSpec& spec, const std::string& name) {
   for (const auto& [k, v] : spec.env) {
@@ -94,7 +91,8 @@ TEST(LocalLauncherTest, EveryRankGetsItsEnvironment) {
 
 // The same through real processes: what a rank's program actually finds in its environment.
 TEST(LocalLauncherTest, ARealRankSeesItsEnvironment) {
-  std::string dir = TempDir();
+  const TempDir tmp("local-launcher");
+  std::string dir = tmp.path();
   LaunchOptions o;
   o.ranks = 2;
   o.job_id = "jobX";
@@ -111,7 +109,6 @@ TEST(LocalLauncherTest, ARealRankSeesItsEnvironment) {
     std::getline(in, line);
     EXPECT_EQ(line, std::to_string(i) + " 2 " + std::to_string(i) + " dir:" + dir + "/rdzv jobX");
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LocalLauncherTest, AFailingRankStopsTheOthersAndIsNamed) {

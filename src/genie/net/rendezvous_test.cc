@@ -13,26 +13,14 @@
 
 #include "genie/env/faulty_env.h"
 #include "genie/env/manual_env.h"
+#include "tests/support/port.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::net {
 namespace {
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/genie_rdzv_XXXXXX";
-  return mkdtemp(tmpl);
-}
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using ::genie::testing::FreeTcpPort;
+using ::genie::testing::TempDir;
 
 // Runs `n` ranks concurrently and returns each one's result.
 std::vector<Result<std::vector<std::string>>> RunRanks(const std::string& spec, int n,
@@ -62,17 +50,17 @@ void ExpectTable(const std::vector<Result<std::vector<std::string>>>& results) {
 }
 
 TEST(RendezvousTest, DirectoryExchangeGivesEveryRankTheSameTable) {
-  std::string dir = TempDir();
+  const TempDir tmp("rendezvous");
+  std::string dir = tmp.path();
   ExpectTable(RunRanks("dir:" + dir, 5));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RendezvousTest, TcpStoreOnRankZero) {
-  ExpectTable(RunRanks("tcp:127.0.0.1:" + std::to_string(FreePort()), 4));
+  ExpectTable(RunRanks("tcp:127.0.0.1:" + std::to_string(FreeTcpPort()), 4));
 }
 
 TEST(RendezvousTest, TcpStoreRefusesAnotherJobAndStillServesItsOwn) {
-  std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 3;
   std::vector<Result<std::vector<std::string>>> results(n, Status::Internal("not run"));
   auto run = [&](int r) {
@@ -106,7 +94,7 @@ Result<std::vector<std::string>> Rank(const std::string& spec, int rank, int n,
 // Job B's rank 0 finds the port taken; its ranks 1 and 2 reach job A's store, where rank 2 is
 // still missing. Job A must not complete with B's rank 2: both stop, saying why.
 TEST(RendezvousTest, ASecondJobOnTheSamePortIsRejectedNotJoined) {
-  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 3;
   const TimeNs timeout = 3 * kNsPerSec;
   Result<std::vector<std::string>> a0 = Status::Internal("not run"), a1 = a0, b0 = a0, b1 = a0,
@@ -137,7 +125,7 @@ TEST(RendezvousTest, ASecondJobOnTheSamePortIsRejectedNotJoined) {
 // genie launch gives every rank its launch's nonce: a stray rank of another launch claiming one
 // of rank 0's ranks is refused alone, naming it, and the job completes with its own ranks.
 TEST(RendezvousTest, AStrayRankOfAnotherLaunchIsRefusedAndTheJobCompletes) {
-  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 3;
   std::vector<Result<std::vector<std::string>>> results(n, Status::Internal("not run"));
   auto run = [&](int r) {
@@ -162,7 +150,7 @@ TEST(RendezvousTest, AStrayRankOfAnotherLaunchIsRefusedAndTheJobCompletes) {
 // Nodes of two multi-node launches claim the same block of ranks: the store cannot tell which
 // is its own, so it stops rather than mix.
 TEST(RendezvousTest, TwoLaunchesClaimingTheSameRanksStopTheExchange) {
-  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreePort());
+  const std::string spec = "tcp:127.0.0.1:" + std::to_string(FreeTcpPort());
   const int n = 4;  // two nodes of two ranks
   const TimeNs timeout = 3 * kNsPerSec;
   Result<std::vector<std::string>> r0 = Status::Internal("not run"), a2 = r0, b3 = r0;
@@ -198,7 +186,8 @@ TEST(RendezvousTest, DirectoryIgnoresAnotherLaunchsFilesForItsRanks) {
   EXPECT_GT(env.Now() - start, kNsPerSec / 2);
   EXPECT_LE(env.Now() - start, kNsPerSec / 2 + 50 * kNsPerMs);
   // Our own rank 1 replaces the stale file; then both complete (real threads, real files).
-  std::string real_dir = TempDir();
+  const TempDir tmp("rendezvous");
+  const std::string real_dir = tmp.path();
   (void)Rank("dir:" + real_dir, 1, 2, "9.9.9.9:9", kNsPerMs, "bbbb", 1, 2);
   std::vector<Result<std::vector<std::string>>> both(2, Status::Internal("not run"));
   std::thread t0([&] {
@@ -213,7 +202,6 @@ TEST(RendezvousTest, DirectoryIgnoresAnotherLaunchsFilesForItsRanks) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(*r, (std::vector<std::string>{"a0:1", "a1:1"}));
   }
-  std::filesystem::remove_all(real_dir);
 }
 
 TEST(RendezvousTest, TimeoutNamesTheMissingRanks) {

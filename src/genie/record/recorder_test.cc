@@ -12,32 +12,20 @@
 #include "genie/env/manual_env.h"
 #include "genie/record/event_json.h"
 #include "genie/record/record_stream.h"
+#include "tests/support/file.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::record {
 namespace {
 
+using ::genie::testing::FreshDir;
+using ::genie::testing::ReadFile;
+
 namespace fs = std::filesystem;
 
 std::string TempPath(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("genie_record_test_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
-
-// Removes this process's scratch directory when the tests end.
-struct ScratchCleanup {
-  ~ScratchCleanup() {
-    std::error_code ec;
-    fs::remove_all(fs::temp_directory_path() / ("genie_record_test_" + std::to_string(getpid())),
-                   ec);
-  }
-} scratch_cleanup;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  static const std::string dir = FreshDir("record");
+  return dir + "/" + name;
 }
 
 OpEvent Collective() {
@@ -150,7 +138,7 @@ TEST(RecorderTest, StreamRoundTripsAndIsFlushedPerRecord) {
   (*r)->OnRankDone(Summary());
   ASSERT_TRUE((*r)->Close().ok());
 
-  std::string text = Slurp(path);
+  std::string text = ReadFile(path);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5);
   EXPECT_EQ(text.rfind("{\"format\":\"genie-record\",\"record\":\"header\",\"run\":{\"rank\":3,"
                        "\"world_size\":8},\"version\":1}\n", 0),
@@ -200,7 +188,7 @@ TEST(RecordStreamTest, TruncatedLastLineIsDroppedEverywhereItCanBeCut) {
     (*r)->OnOp(Collective());
     (*r)->OnOp(Recv());
   }
-  std::string text = Slurp(path);
+  std::string text = ReadFile(path);
   size_t last_start = text.rfind('\n', text.size() - 2) + 1;
   // Cut the last record at every byte: a crash mid-write. The first record always survives.
   for (size_t cut = last_start + 1; cut < text.size() - 1; ++cut) {

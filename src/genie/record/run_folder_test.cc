@@ -9,21 +9,19 @@
 #include <fstream>
 
 #include "genie/record/recorder.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::record {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
 class RunFolderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("genie_run_folder_test_" + std::to_string(getpid())))
-               .string();
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string dir_;
+  TempDir tmp_{"run-folder"};
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(RunFolderTest, AJobsRanksShareTheFolderAnotherJobIsRefusedUntilTheyAreGone) {

@@ -7,41 +7,36 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/file.h"
+#include "tests/support/temp_dir.h"
+
 namespace genie::report {
 namespace {
 
-namespace fs = std::filesystem;
+using ::genie::testing::ReadFile;
+using ::genie::testing::TempDir;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+namespace fs = std::filesystem;
 
 class AtomicFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("genie_atomic_file_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   // Files in the folder other than `keep`: a temporary file left behind would show here.
   int Others(const std::string& keep) {
     int n = 0;
     for (const auto& e : fs::directory_iterator(dir_)) n += e.path().filename() != keep;
     return n;
   }
-  fs::path dir_;
+  TempDir tmp_{"atomic-file"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(AtomicFileTest, WritesAndReplacesWholeFilesLeavingNoTemporaryFile) {
   const std::string p = (dir_ / "results.json").string();
   ASSERT_TRUE(WriteFileAtomically(p, "first\n").ok());
-  EXPECT_EQ(Slurp(p), "first\n");
+  EXPECT_EQ(ReadFile(p), "first\n");
   const std::string big(3 << 20, 'x');
   ASSERT_TRUE(WriteFileAtomically(p, big).ok());
-  EXPECT_EQ(Slurp(p), big);
+  EXPECT_EQ(ReadFile(p), big);
   EXPECT_EQ(Others("results.json"), 0);
 }
 

@@ -9,8 +9,12 @@
 #include <map>
 #include <set>
 
+#include "tests/support/temp_dir.h"
+
 namespace genie::report {
 namespace {
+
+using ::genie::testing::TempDir;
 
 using nlohmann::json;
 using record::OpEvent;
@@ -141,15 +145,13 @@ TEST(ChromeTraceTest, NoTwoSlicesOnOneThreadOverlap) {
 }
 
 TEST(ChromeTraceTest, FileIsValidJsonEqualToTheBuiltDocument) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("genie_trace_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const TempDir tmp("chrome-trace");
+  const std::filesystem::path dir = tmp.path();
   std::string path = (dir / "trace.json").string();
   ASSERT_TRUE(WriteChromeTrace(path, TwoRanks()).ok());
   std::ifstream in(path);
   json read = json::parse(in);
   EXPECT_EQ(read, BuildChromeTrace(TwoRanks()));
-  std::filesystem::remove_all(dir);
 
   Status bad = WriteChromeTrace("/nonexistent-dir/t.json", TwoRanks());
   ASSERT_FALSE(bad.ok());

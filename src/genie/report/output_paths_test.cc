@@ -6,14 +6,18 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/temp_dir.h"
+
 namespace genie::report {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
 TEST(OutputPathsTest, AnOutputNamingAnInputByAnyPathIsRefused) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("genie_output_paths_test_" + std::to_string(getpid()));
+  const TempDir tmp("output-paths");
+  const fs::path dir = tmp.path();
   fs::create_directories(dir / "sub");
   std::ofstream(dir / "rank-0.jsonl") << "x\n";
   fs::create_symlink(dir / "rank-0.jsonl", dir / "link.jsonl");
@@ -32,7 +36,6 @@ TEST(OutputPathsTest, AnOutputNamingAnInputByAnyPathIsRefused) {
   Status twice =
       CheckOutputsAreNotInputs({(dir / "m.json").string(), (dir / "sub/../m.json").string()}, {in});
   EXPECT_FALSE(twice.ok());
-  fs::remove_all(dir);
 }
 
 }  // namespace

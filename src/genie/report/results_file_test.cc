@@ -9,17 +9,18 @@
 
 #include "genie/record/recorder.h"
 #include "genie/report/test_records.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::report {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
 class ResultsFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("genie_results_file_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
     // One stream per rank, as `genie run` writes them.
     for (int rank = 0; rank < 2; ++rank) {
       auto rec = record::Recorder::Create(Path(rank), {{"rank", rank}});
@@ -32,11 +33,11 @@ class ResultsFileTest : public ::testing::Test {
       }
     }
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Path(int rank) {
     return (dir_ / ("rank" + std::to_string(rank) + ".jsonl")).string();
   }
-  fs::path dir_;
+  TempDir tmp_{"results-file"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(ResultsFileTest, MergeCombinesRanksAndAppliesClockOffsets) {

@@ -7,9 +7,12 @@
 
 #include "genie/report/results_file.h"
 #include "genie/report/test_records.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::report {
 namespace {
+
+using ::genie::testing::TempDir;
 
 using nlohmann::json;
 
@@ -77,9 +80,8 @@ TEST(ResultsJsonTest, FieldsAndFigures) {
 }
 
 TEST(ResultsJsonTest, WrittenFileLoadsBackIntoTheSameRecords) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("genie_results_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const TempDir tmp("results-json");
+  const std::filesystem::path dir = tmp.path();
   std::string path = (dir / "results.json").string();
   auto ops = testing::RunOps(7);
   auto ranks = testing::RunRanks(7);
@@ -92,7 +94,6 @@ TEST(ResultsJsonTest, WrittenFileLoadsBackIntoTheSameRecords) {
   // Rebuilding from what was loaded gives the same document.
   EXPECT_EQ(BuildResultsJson({{"x", 1}}, loaded->ops, loaded->ranks),
             BuildResultsJson({{"x", 1}}, ops, ranks));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -7,26 +7,24 @@
 
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::report {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
 class RunStreamsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("genie_run_streams_test_" + std::to_string(getpid())))
-               .string();
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   void Stream(int rank, const std::string& run) {
     auto r = record::Recorder::Create(record::StreamPath(dir_, rank), {{"rank", rank}});
     ASSERT_TRUE(r.ok());
     (*r)->Note("clock", {{"rank", rank}, {"run_id", run}});
   }
-  std::string dir_;
+  TempDir tmp_{"run-streams"};
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(RunStreamsTest, TheLowestRankWithAStreamOfThisRunWrites) {

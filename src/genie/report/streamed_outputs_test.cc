@@ -12,31 +12,20 @@
 #include "genie/report/external_sort.h"
 #include "genie/report/results_json.h"
 #include "genie/report/test_records.h"
+#include "tests/support/file.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::report {
 namespace {
 
+using ::genie::testing::ReadFile;
+using ::genie::testing::TempDir;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class StreamedOutputsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_streamed_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Many ops over several ranks, iterations and lanes, recorded out of every output's order.
   std::vector<record::OpEvent> ManyOps() {
     std::vector<record::OpEvent> ops = testing::RunOps(7);
@@ -69,7 +58,8 @@ class StreamedOutputsTest : public ::testing::Test {
     return path;
   }
 
-  fs::path dir_;
+  TempDir tmp_{"streamed-outputs"};
+  fs::path dir_ = tmp_.path();
 };
 
 // The streamed files are byte for byte what the in-memory writers produce, whether the sorts
@@ -95,8 +85,8 @@ TEST_F(StreamedOutputsTest, IdenticalToTheInMemoryWriters) {
     } else {
       EXPECT_EQ(st->spilled_runs, 0u);
     }
-    EXPECT_EQ(Slurp(dir_ / "results.json"), Slurp(dir_ / "before.json")) << memory;
-    EXPECT_EQ(Slurp(dir_ / "trace.json"), Slurp(dir_ / "before.trace.json")) << memory;
+    EXPECT_EQ(ReadFile(dir_ / "results.json"), ReadFile(dir_ / "before.json")) << memory;
+    EXPECT_EQ(ReadFile(dir_ / "trace.json"), ReadFile(dir_ / "before.trace.json")) << memory;
   }
   // The scratch files are gone.
   for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -113,8 +103,8 @@ TEST_F(StreamedOutputsTest, NoOpsGivesEmptyListsLikeBefore) {
   out.results_path = (dir_ / "results.json").string();
   out.trace_path = (dir_ / "trace.json").string();
   ASSERT_TRUE(WriteStreamedOutputs(stream, run_info, {}, out).ok());
-  EXPECT_EQ(Slurp(dir_ / "results.json"), Slurp(dir_ / "before.json"));
-  EXPECT_EQ(Slurp(dir_ / "trace.json"), Slurp(dir_ / "before.trace.json"));
+  EXPECT_EQ(ReadFile(dir_ / "results.json"), ReadFile(dir_ / "before.json"));
+  EXPECT_EQ(ReadFile(dir_ / "trace.json"), ReadFile(dir_ / "before.trace.json"));
 }
 
 // A run stopped mid-write leaves a cut last line: the outputs are still written from the ops
@@ -123,7 +113,7 @@ TEST_F(StreamedOutputsTest, StreamCutMidLineStillGivesResults) {
   const json run_info = {{"command", "simulate"}, {"world_size", 2}, {"iterations", 2}};
   const auto ops = testing::RunOps(7);
   const std::string stream = Record(run_info, ops, {});
-  std::string text = Slurp(stream);
+  std::string text = ReadFile(stream);
   text.resize(text.size() - 20);  // cut the last op record
   std::ofstream(stream, std::ios::binary | std::ios::trunc) << text;
   StreamedOutputs out;
@@ -132,14 +122,14 @@ TEST_F(StreamedOutputsTest, StreamCutMidLineStillGivesResults) {
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   EXPECT_TRUE(st->truncated);
   EXPECT_EQ(st->ops, ops.size() - 1);
-  const json doc = json::parse(Slurp(dir_ / "results.json"));
+  const json doc = json::parse(ReadFile(dir_ / "results.json"));
   EXPECT_FALSE(doc["completeness"]["complete"].get<bool>());
   EXPECT_EQ(doc["collectives"].size(), 8u);  // 9 communication ops, the last one cut
 }
 
 TEST_F(StreamedOutputsTest, DamagedLineInTheMiddleIsAnErrorNamingIt) {
   const std::string stream = Record({}, testing::RunOps(7), {});
-  std::string text = Slurp(stream);
+  std::string text = ReadFile(stream);
   text.insert(text.find('\n') + 1, "{not json\n");
   std::ofstream(stream, std::ios::binary | std::ios::trunc) << text;
   StreamedOutputs out;

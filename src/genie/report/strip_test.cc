@@ -11,22 +11,21 @@
 #include "genie/report/provenance.h"
 #include "genie/report/results_json.h"
 #include "genie/report/test_records.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::report {
 namespace {
+
+using ::genie::testing::TempDir;
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 class StripTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("genie_strip_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
-  fs::path dir_;
+  TempDir tmp_{"strip"};
+  fs::path dir_ = tmp_.path();
 };
 
 json Info(const std::string& host, const std::string& time) {

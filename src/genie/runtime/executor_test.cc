@@ -14,9 +14,12 @@
 #include "genie/runtime/remote_memory.h"
 #include "genie/trace/attributes.h"
 #include "genie/trace/et_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::runtime {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
@@ -156,14 +159,6 @@ N AllReduce(NodeId id, Bytes bytes, std::string pg) {
 
 class ExecutorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_executor_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Writes rank `rank`'s trace and opens it.
   std::unique_ptr<workload::RankGraph> Graph(int rank, const std::vector<N>& nodes) {
     const std::string path = (dir_ / ("t." + std::to_string(rank) + ".et")).string();
@@ -235,7 +230,8 @@ class ExecutorTest : public ::testing::Test {
     return v;
   }
 
-  fs::path dir_;
+  TempDir tmp_{"executor"};
+  fs::path dir_ = tmp_.path();
   ExecutorConfig config_;
   FakeWorld world_;
   std::vector<std::unique_ptr<workload::RankGraph>> graphs_;

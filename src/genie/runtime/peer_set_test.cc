@@ -11,9 +11,12 @@
 #include "genie/runtime/collective_plan.h"
 #include "genie/trace/attributes.h"
 #include "genie/trace/et_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::runtime {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 using collective::Algorithm;
@@ -111,12 +114,8 @@ TEST(PeerSet, HierarchicalRingsNamePerDimensionNeighbours) {
 
 class PlannedPeersTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("genie_peer_set_test_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  TempDir tmp_{"peer-set"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(PlannedPeersTest, CollectivesAndPointToPointNodes) {

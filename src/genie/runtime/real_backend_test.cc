@@ -12,14 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "genie/net/faulty_transport.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::runtime {
 namespace {
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/genie_rb_XXXXXX";
-  return mkdtemp(tmpl);
-}
+using ::genie::testing::TempDir;
 
 RealBackendOptions Opts(int rank, int n, const std::string& dir, int channels = 1) {
   RealBackendOptions o;
@@ -42,7 +40,8 @@ std::vector<float> Values(int from, int tag, size_t n) {
 // Each rank sends kTags messages to every peer; receives are posted in reverse tag order,
 // some only after a timer, so most messages arrive before their receive.
 void Exchange(int n, int channels) {
-  std::string dir = TempDir();
+  const TempDir tmp("real-backend");
+  std::string dir = tmp.path();
   constexpr int kTags = 5;
   constexpr size_t kFloats = 20'000;
   std::vector<std::thread> threads;
@@ -107,7 +106,6 @@ void Exchange(int n, int channels) {
   }
   for (auto& t : threads) t.join();
   for (int r = 0; r < n; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RealBackendTest, TwoRanksExchangeWithTagsOutOfOrder) { Exchange(2, 1); }
@@ -142,7 +140,8 @@ TEST(RealBackendTest, AfterNeverFiresEarlyAndNeverReentrantly) {
 }
 
 TEST(RealBackendTest, APeerProcessThatDiesFailsTheRunNamingIt) {
-  std::string dir = TempDir();
+  const TempDir tmp("real-backend");
+  std::string dir = tmp.path();
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -168,7 +167,6 @@ TEST(RealBackendTest, APeerProcessThatDiesFailsTheRunNamingIt) {
   waitpid(child, &wstatus, 0);
   EXPECT_TRUE(WIFSIGNALED(wstatus));
   EXPECT_TRUE(b.Shutdown().ok());
-  std::filesystem::remove_all(dir);
 }
 
 // What `genie netcheck` relies on when a rank fails once connected: every other rank's run
@@ -176,7 +174,8 @@ TEST(RealBackendTest, APeerProcessThatDiesFailsTheRunNamingIt) {
 // that gives up tells the rest why. Rank 1's loss is injected on ranks 0 and 2 after a few
 // messages (FaultyTransport), so no process has to die and nothing depends on timing.
 TEST(RealBackendTest, ARankLostMidRunStopsEveryOtherRankNamingIt) {
-  std::string dir = TempDir();
+  const TempDir tmp("real-backend");
+  std::string dir = tmp.path();
   constexpr int kRanks = 3;
   std::vector<Status> status(kRanks);
   std::vector<int> iterations(kRanks, 0);
@@ -221,18 +220,17 @@ TEST(RealBackendTest, ARankLostMidRunStopsEveryOtherRankNamingIt) {
   EXPECT_EQ(status[1].code(), Status::Code::kUnavailable) << status[1].ToString();
   EXPECT_NE(status[1].message().find("stopped the job: rank"), std::string::npos)
       << status[1].ToString();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RealBackendTest, MissingPeerTimesOutNamingIt) {
-  std::string dir = TempDir();
+  const TempDir tmp("real-backend");
+  std::string dir = tmp.path();
   auto o = Opts(0, 3, dir);
   o.peer_timeout = 150 * kNsPerMs;
   auto created = RealBackend::Create(o);
   ASSERT_FALSE(created.ok());
   EXPECT_NE(created.status().message().find("rank(s) 1, 2"), std::string::npos)
       << created.status().ToString();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(RealBackendTest, NoRendezvousIsAnError) {

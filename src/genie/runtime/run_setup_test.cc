@@ -11,8 +11,12 @@
 #include <iterator>
 #include <string>
 
+#include "tests/support/temp_dir.h"
+
 namespace genie::runtime {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
@@ -22,10 +26,6 @@ const std::string kDir =
 class RunSetupCustomTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_run_setup_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
     std::ifstream in(kDir + "/custom_allreduce.xml");
     xml_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     // Named relative to the system.json, which is not the working directory.
@@ -33,7 +33,6 @@ class RunSetupCustomTest : public ::testing::Test {
         << R"({"all-reduce-implementation-custom": ["algo.xml"],
                "reduce-scatter-implementation-custom": ["algo.xml"]})";
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   Result<RunSetup> Prepare() {
     SetupFlags flags;
@@ -42,7 +41,8 @@ class RunSetupCustomTest : public ::testing::Test {
     return PrepareRun(flags);
   }
 
-  fs::path dir_;
+  TempDir tmp_{"run-setup"};
+  fs::path dir_ = tmp_.path();
   std::string xml_;
 };
 

@@ -14,9 +14,12 @@
 #include "genie/env/manual_env.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/spec.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::testbed {
 namespace {
+
+using ::genie::testing::TempDir;
 
 Layout Star4(const std::string& name) {
   TestbedSpec s;
@@ -213,10 +216,8 @@ TEST(Calibration, ShapedLinksGetTheirBurstAndTheFloorOfEachSize) {
 }
 
 TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("genie-calib-" + std::to_string(getpid())))
-          .string();
-  std::filesystem::create_directories(dir);
+  const TempDir tmp("calibration");
+  const std::string dir = tmp.path();
   setenv("GENIE_TESTBED_DIR", dir.c_str(), 1);
   const Layout layout = Star4("cal");
   std::ofstream(DescriptionPath("cal")) << layout.ToJson().dump();
@@ -291,7 +292,6 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   auto bad = LoadCalibration("cal");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("calibrate cal"), std::string::npos);
-  std::filesystem::remove_all(dir);
   unsetenv("GENIE_TESTBED_DIR");
 }
 

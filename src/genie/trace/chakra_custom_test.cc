@@ -14,9 +14,12 @@
 #include "genie/trace/et_reader.h"
 #include "genie/trace/et_writer.h"
 #include "genie/trace/msccl_xml.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::trace {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
@@ -38,13 +41,6 @@ const char kTwoRanks[] = R"(<algo name="two" nchannels="1" nchunksperloop="2" ng
 
 class ChakraCustomTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_chakra_custom_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
 
   // Writes <dir>/two.<r>.et for r = 0, 1 as ASTRA-sim lowers kTwoRanks: SEND, RECV, then the
@@ -83,7 +79,8 @@ class ChakraCustomTest : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
+  TempDir tmp_{"chakra-custom"};
+  fs::path dir_ = tmp_.path();
 };
 
 void ExpectSameSteps(const CustomAlgorithm& a, const CustomAlgorithm& b) {

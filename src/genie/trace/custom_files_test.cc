@@ -11,8 +11,12 @@
 #include <iterator>
 #include <string>
 
+#include "tests/support/temp_dir.h"
+
 namespace genie::trace {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
@@ -35,9 +39,8 @@ TEST(CustomFiles, LoadsMscclXmlOrAChakraPrefixByThePathsForm) {
 
 TEST(CustomFiles, EachLoadReadsTheFileAsItIsNow) {
   // A process-wide cache keyed by path would hand back the first version.
-  const fs::path dir = fs::temp_directory_path() /
-                       ("genie_custom_files_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp("custom-files");
+  const fs::path dir = tmp.path();
   const std::string path = (dir / "algo.xml").string();
   std::ifstream in(kDir + "/custom_allreduce.xml");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -52,7 +55,6 @@ TEST(CustomFiles, EachLoadReadsTheFileAsItIsNow) {
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_EQ((*second)->name, "edited");
   EXPECT_EQ((*first)->name, "allreduce_ring_1channelsperring");  // the first load is unchanged
-  fs::remove_all(dir);
 }
 
 TEST(CustomFiles, PathsResolveAgainstTheConfigFolderThenTheWorkingDirectory) {

@@ -12,21 +12,17 @@
 
 #include "genie/trace/attributes.h"
 #include "genie/trace/et_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::trace {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 
 class EtReaderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_et_reader_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
   void WriteBytes(const std::string& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary) << bytes;
@@ -35,7 +31,8 @@ class EtReaderTest : public ::testing::Test {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  fs::path dir_;
+  TempDir tmp_{"et-reader"};
+  fs::path dir_ = tmp_.path();
 };
 
 // Nodes exercising every field and several attribute kinds.

@@ -7,8 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/temp_dir.h"
+
 namespace genie::trace {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 const std::string kData = std::string(GENIE_DATA_DIR) + "/traces";
@@ -47,8 +51,8 @@ TEST(WorkloadFilesTest, PrefixAndRankFileAndSeveralFamilies) {
 }
 
 TEST(WorkloadFilesTest, GapsAndExplicitCommGroup) {
-  fs::path dir = fs::temp_directory_path() / ("genie_wf_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp("workload-files");
+  fs::path dir = tmp.path();
   for (int r : {0, 1, 3, 5}) std::ofstream(dir / ("w." + std::to_string(r) + ".et")) << "x";
   std::ofstream(dir / "notes.txt") << "x";
   auto gap = FindWorkload(dir.string());
@@ -67,7 +71,6 @@ TEST(WorkloadFilesTest, GapsAndExplicitCommGroup) {
   EXPECT_FALSE(FindWorkload((dir / "w").string(), (dir / "missing.json").string()).ok());
   std::ofstream(dir / "comm_group.json") << "{}";
   EXPECT_EQ(FindWorkload(dir.string())->comm_group_path, (dir / "comm_group.json").string());
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -9,26 +9,21 @@
 
 #include "genie/trace/et_reader.h"
 #include "genie/workload/rank_graph.h"
+#include "tests/support/file.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::workload {
 namespace {
 
-namespace fs = std::filesystem;
+using ::genie::testing::ReadFile;
+using ::genie::testing::TempDir;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+namespace fs = std::filesystem;
 
 class GeneratorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_generator_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  TempDir tmp_{"generator"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(GeneratorTest, CollectivesAreByteIdenticalToShippedMicrobenchmarks) {
@@ -46,7 +41,7 @@ TEST_F(GeneratorTest, CollectivesAreByteIdenticalToShippedMicrobenchmarks) {
       std::string shipped = std::string(GENIE_DATA_DIR) + "/traces/astra-sim/microbenchmarks/" +
                             folder + "/8npus_1MB/" + folder + "." + std::to_string(r) + ".et";
       std::string mine = o.output + "." + std::to_string(r) + ".et";
-      EXPECT_EQ(Slurp(mine), Slurp(shipped)) << mine;
+      EXPECT_EQ(ReadFile(mine), ReadFile(shipped)) << mine;
     }
   }
   EXPECT_EQ(SizeLabel(1 << 20), "1MB");

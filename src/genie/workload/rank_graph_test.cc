@@ -8,9 +8,12 @@
 
 #include "genie/trace/attributes.h"
 #include "genie/trace/et_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::workload {
 namespace {
+
+using ::genie::testing::TempDir;
 
 namespace fs = std::filesystem;
 const std::string kData = std::string(GENIE_DATA_DIR) + "/traces";
@@ -24,13 +27,6 @@ struct N {
 
 class RankGraphTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("genie_rank_graph_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   // Writes nodes in the given (file) order.
   std::string Write(const std::vector<N>& nodes, const std::string& name = "t.0.et",
                     bool gz = false) {
@@ -60,7 +56,8 @@ class RankGraphTest : public ::testing::Test {
     }
     return order;
   }
-  fs::path dir_;
+  TempDir tmp_{"rank-graph"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(RankGraphTest, ForwardReferencesAndAscendingReadyOrder) {

@@ -9,9 +9,12 @@
 
 #include "genie/trace/attributes.h"
 #include "genie/trace/et_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace genie::workload {
 namespace {
+
+using ::genie::testing::TempDir;
 
 const std::string kData = std::string(GENIE_DATA_DIR) + "/traces";
 
@@ -36,8 +39,8 @@ TEST(WorkloadSummaryTest, FoldsIdenticalRanksInText) {
 // it was sent: inspect says so up front, naming the rank, node and size.
 TEST(WorkloadSummaryTest, AMessageLargerThanAFrameIsAProblem) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("genie_huge_p2p_" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  const TempDir tmp("huge-p2p");
+  const fs::path dir = tmp.path();
   const int64_t size = int64_t{100} << 30;  // 100 GiB
   for (int r = 0; r < 2; ++r) {
     auto w = trace::EtWriter::Create((dir / ("p2p." + std::to_string(r) + ".et")).string(),
@@ -66,7 +69,6 @@ TEST(WorkloadSummaryTest, AMessageLargerThanAFrameIsAProblem) {
   EXPECT_NE(s->problems[1].find("(rank 1): node 7 (recv_activations) receives 100 GiB from rank 0"),
             std::string::npos)
       << s->problems[1];
-  fs::remove_all(dir);
 }
 
 TEST(WorkloadSummaryTest, PipelineSendRecvPairUp) {
