@@ -20,7 +20,7 @@
 
 #include "genie/common/units.h"
 #include "genie/loop/precise_sleep.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 
 using namespace genie;
 using runtime::RealBackend;

@@ -9,8 +9,8 @@
 #include <benchmark/benchmark.h>
 
 #include "genie/config/network_config.h"
-#include "genie/runtime/sim_backend.h"
 #include "genie/sim/flow_model.h"
+#include "genie/sim_backend/sim_backend.h"
 
 namespace genie::runtime {
 namespace {

@@ -19,9 +19,9 @@
 
 namespace {
 
-using genie::trace::CustomAlgorithm;
-using genie::trace::CustomStep;
-using genie::trace::CustomStepKind;
+using genie::spec::CustomAlgorithm;
+using genie::spec::CustomStep;
+using genie::spec::CustomStepKind;
 
 void Check(bool ok, const char* what, const std::string& where) {
   if (ok) return;

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "genie/common/units.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 #include "genie/runtime/run_setup.h"
 
 namespace genie::cli {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "genie/common/units.h"
-#include "genie/trace/custom_algorithm.h"
-#include "genie/workload/op.h"
+#include "genie/spec/collective_type.h"
+#include "genie/spec/custom_algorithm.h"
 
 namespace genie::collective {
 
@@ -25,7 +25,7 @@ enum class Algorithm : uint8_t {
 const char* AlgorithmName(Algorithm a);          // "ring", "direct", "halvingDoubling", ...
 bool ParseAlgorithm(const std::string& text, Algorithm* out, int* direct_window);
 
-// The CLI spelling of collective types: CollectiveTypeName / ParseCollectiveType (workload/op.h);
+// The CLI spelling of collective types: CollectiveTypeName / ParseCollectiveType (spec/);
 // ParseCollectiveOp also accepts PyTorch's "alltoallv".
 const char* CollectiveOpName(CollectiveType type);
 bool ParseCollectiveOp(const std::string& text, CollectiveType* out);
@@ -55,7 +55,7 @@ struct PlanOptions {
   Bytes slice_bytes = 0;           // largest message on the wire (0 = no limit)
   // Algorithm::kCustom: the algorithm, loaded once by the caller (trace/custom_files.h) and
   // shared by every spec that runs it.
-  std::shared_ptr<const trace::CustomAlgorithm> custom;
+  std::shared_ptr<const spec::CustomAlgorithm> custom;
   // doubleBinaryTree: ASTRA-sim hands its two trees to successive streams (chunks) of a rank's
   // all-reduces in turn; this is how many such streams came before this collective, so chunk
   // k runs tree (tree_stream + k) mod 2. The executor sets it from the program order.

@@ -8,7 +8,7 @@
 
 namespace genie::collective::internal {
 
-Status CheckCustomFits(const trace::CustomAlgorithm& a, CollectiveType type, int group_size) {
+Status CheckCustomFits(const spec::CustomAlgorithm& a, CollectiveType type, int group_size) {
   if (a.ranks != group_size) {
     return Status::InvalidArgument(a.source + " is written for " + std::to_string(a.ranks) +
                                    " ranks; the collective has " + std::to_string(group_size) +
@@ -26,9 +26,9 @@ Status CheckCustomFits(const trace::CustomAlgorithm& a, CollectiveType type, int
   }
   // The readers check all of this; an algorithm built some other way must not crash the plan.
   for (int r = 0; r < a.ranks; ++r) {
-    const std::vector<trace::CustomStep>& steps = a.steps[static_cast<size_t>(r)];
+    const std::vector<spec::CustomStep>& steps = a.steps[static_cast<size_t>(r)];
     for (size_t i = 0; i < steps.size(); ++i) {
-      const trace::CustomStep& s = steps[i];
+      const spec::CustomStep& s = steps[i];
       const std::string where = s.where.empty() ? a.source + ": rank " + std::to_string(r) +
                                                       " step " + std::to_string(i)
                                                 : s.where;
@@ -38,10 +38,10 @@ Status CheckCustomFits(const trace::CustomAlgorithm& a, CollectiveType type, int
                                        ") fall outside the " + std::to_string(a.chunks) +
                                        " chunks of the buffer");
       }
-      const bool sends = s.kind == trace::CustomStepKind::kSend ||
-                         s.kind == trace::CustomStepKind::kRecvCopySend ||
-                         s.kind == trace::CustomStepKind::kRecvReduceSend;
-      const bool recvs = s.kind != trace::CustomStepKind::kSend;
+      const bool sends = s.kind == spec::CustomStepKind::kSend ||
+                         s.kind == spec::CustomStepKind::kRecvCopySend ||
+                         s.kind == spec::CustomStepKind::kRecvReduceSend;
+      const bool recvs = s.kind != spec::CustomStepKind::kSend;
       auto peer_ok = [&](int p) { return p >= 0 && p < a.ranks && p != r; };
       if ((sends && !peer_ok(s.send_peer)) || (recvs && !peer_ok(s.recv_peer))) {
         return Status::InvalidArgument(where + ": rank " + std::to_string(r) + " exchanges with "
@@ -62,24 +62,24 @@ Status CheckCustomFits(const trace::CustomAlgorithm& a, CollectiveType type, int
 
 Status BuildCustom(const PhaseSpec& p, PhaseBuilder* b) {
   if (!p.custom) return Status::InvalidArgument("custom algorithm chosen but none was loaded");
-  const trace::CustomAlgorithm& a = *p.custom;
+  const spec::CustomAlgorithm& a = *p.custom;
   const std::vector<ByteRange> parts = SplitAll(p.region, a.chunks);
-  auto range = [&](const trace::CustomStep& s) {
+  auto range = [&](const spec::CustomStep& s) {
     const ByteRange first = parts[s.chunk];
     const ByteRange last = parts[s.chunk + s.count - 1];
     return ByteRange{first.offset, last.offset + last.length - first.offset};
   };
-  for (const trace::CustomStep& s : a.steps[static_cast<size_t>(p.me)]) {
+  for (const spec::CustomStep& s : a.steps[static_cast<size_t>(p.me)]) {
     uint32_t i = 0;
     const ByteRange r = range(s);
     switch (s.kind) {
-      case trace::CustomStepKind::kSend: i = b->Send(s.send_peer, r, s.deps); break;
-      case trace::CustomStepKind::kRecv: i = b->Recv(s.recv_peer, r, false, s.deps); break;
-      case trace::CustomStepKind::kRecvReduce: i = b->Recv(s.recv_peer, r, true, s.deps); break;
-      case trace::CustomStepKind::kRecvCopySend:
+      case spec::CustomStepKind::kSend: i = b->Send(s.send_peer, r, s.deps); break;
+      case spec::CustomStepKind::kRecv: i = b->Recv(s.recv_peer, r, false, s.deps); break;
+      case spec::CustomStepKind::kRecvReduce: i = b->Recv(s.recv_peer, r, true, s.deps); break;
+      case spec::CustomStepKind::kRecvCopySend:
         i = b->RecvSend(s.recv_peer, s.send_peer, r, false, s.deps);
         break;
-      case trace::CustomStepKind::kRecvReduceSend:
+      case spec::CustomStepKind::kRecvReduceSend:
         i = b->RecvSend(s.recv_peer, s.send_peer, r, true, s.deps);
         break;
     }

@@ -1,4 +1,4 @@
-// Custom: runs a custom algorithm (trace/custom_algorithm.h: MSCCL-IR or a Chakra custom
+// Custom: runs a custom algorithm (spec/custom_algorithm.h: MSCCL-IR or a Chakra custom
 // collective, loaded once by whoever built the spec and handed over in PlanOptions::custom) as
 // one phase — checks that it fits the collective, then cuts the phase's bytes into the
 // algorithm's chunks and turns its steps into logical steps on them, keeping its own channels
@@ -7,14 +7,14 @@
 #pragma once
 
 #include "genie/common/status.h"
-#include "genie/trace/custom_algorithm.h"
-#include "genie/workload/op.h"
+#include "genie/spec/collective_type.h"
+#include "genie/spec/custom_algorithm.h"
 
 namespace genie::collective::internal {
 
 // Ok when `a` can run a `type` collective over `group_size` ranks and its steps are well
 // formed (ranges inside its chunks, peers among its ranks, dependencies on earlier steps);
 // errors name the algorithm's file and say what to change.
-Status CheckCustomFits(const trace::CustomAlgorithm& a, CollectiveType type, int group_size);
+Status CheckCustomFits(const spec::CustomAlgorithm& a, CollectiveType type, int group_size);
 
 }  // namespace genie::collective::internal

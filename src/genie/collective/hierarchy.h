@@ -23,7 +23,7 @@ struct Effective {
   int index = 0;             // this rank's index in spec.group
   std::vector<int> dim_ids;  // original dimension number of each spec.options.dims entry
   bool flat = true;          // one dimension (or a flattened oneX algorithm)
-  std::shared_ptr<const trace::CustomAlgorithm> custom;  // spec.options.custom when it runs
+  std::shared_ptr<const spec::CustomAlgorithm> custom;  // spec.options.custom when it runs
 };
 Result<Effective> MakeEffective(const CollectiveSpec& spec, int group_index);
 

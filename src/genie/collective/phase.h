@@ -13,7 +13,7 @@
 #include "genie/collective/collective_spec.h"
 #include "genie/collective/schedule.h"
 #include "genie/common/status.h"
-#include "genie/trace/custom_algorithm.h"
+#include "genie/spec/custom_algorithm.h"
 
 namespace genie::collective::internal {
 
@@ -38,7 +38,7 @@ struct PhaseSpec {
                                        // order them after the copies of the bytes they touch)
   uint16_t dim = 0;
   uint32_t stream = 0;  // ASTRA-sim stream of this chunk (PlanOptions::tree_stream + chunk)
-  std::shared_ptr<const trace::CustomAlgorithm> custom;  // Algorithm::kCustom
+  std::shared_ptr<const spec::CustomAlgorithm> custom;  // Algorithm::kCustom
   int n() const { return static_cast<int>(members.size()); }
   int Peer(int offset) const { return ((me + offset) % n() + n()) % n(); }
 };

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "genie/common/units.h"
-#include "genie/workload/op.h"
+#include "genie/spec/collective_type.h"
 
 namespace genie::collective {
 

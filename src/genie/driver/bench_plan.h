@@ -12,8 +12,8 @@
 #include "genie/collective/planner.h"
 #include "genie/common/status.h"
 #include "genie/common/units.h"
+#include "genie/real_backend/real_backend.h"
 #include "genie/report/bench_table.h"
-#include "genie/runtime/real_backend.h"
 
 namespace genie::driver {
 

@@ -19,11 +19,11 @@
 #include "genie/driver/rank_backend.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
+#include "genie/real_backend/real_backend.h"
 #include "genie/report/atomic_file.h"
 #include "genie/report/html/html_page.h"
 #include "genie/report/html/page_model.h"
 #include "genie/runtime/collective_runner.h"
-#include "genie/runtime/real_backend.h"
 #include "genie/runtime/verify_data.h"
 
 namespace genie::driver {

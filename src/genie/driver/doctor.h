@@ -16,8 +16,8 @@
 
 #include "genie/common/units.h"
 #include "genie/launch/rank_env.h"
+#include "genie/real_backend/real_backend.h"
 #include "genie/report/doctor_findings.h"
-#include "genie/runtime/real_backend.h"
 
 namespace genie::driver {
 

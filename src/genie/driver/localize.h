@@ -20,7 +20,7 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 
 namespace genie::driver {
 

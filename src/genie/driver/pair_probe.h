@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "genie/common/units.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 
 namespace genie::driver {
 

@@ -8,7 +8,7 @@
 
 #include "genie/common/status.h"
 #include "genie/launch/rank_env.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 
 namespace genie::driver {
 

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "genie/common/units.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 #include "genie/testbed/layout.h"
 
 namespace genie::driver {

@@ -23,12 +23,12 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/net/fd_limit.h"
+#include "genie/real_backend/real_backend.h"
 #include "genie/record/cpu_steal.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
 #include "genie/runtime/peer_set.h"
-#include "genie/runtime/real_backend.h"
 #include "genie/runtime/remote_memory.h"
 
 namespace genie::driver {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "genie/launch/rank_env.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 #include "genie/runtime/run_setup.h"
 
 namespace genie::driver {

@@ -11,7 +11,7 @@
 #include "genie/record/recorder.h"
 #include "genie/runtime/executor.h"
 #include "genie/runtime/run_setup.h"
-#include "genie/runtime/sim_backend.h"
+#include "genie/sim_backend/sim_backend.h"
 
 namespace genie::driver {
 

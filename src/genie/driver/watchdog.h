@@ -24,7 +24,7 @@
 #include "genie/common/status.h"
 #include "genie/driver/iteration_driver.h"
 #include "genie/net/transport.h"
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 
 namespace genie::driver {
 

@@ -14,7 +14,7 @@
 #include "genie/config/memory_config.h"
 #include "genie/runtime/collective_runner.h"
 #include "genie/trace/comm_groups.h"
-#include "genie/trace/custom_algorithm.h"
+#include "genie/spec/custom_algorithm.h"
 
 namespace genie::runtime {
 
@@ -24,7 +24,7 @@ struct CollectiveChoice {
   std::vector<collective::Algorithm> algorithms = {collective::Algorithm::kRing};  // per dim
   int direct_window = 0;
   // *-implementation-custom: loaded once by PrepareRun, shared by every rank's Executor.
-  std::shared_ptr<const trace::CustomAlgorithm> custom;
+  std::shared_ptr<const spec::CustomAlgorithm> custom;
 };
 
 

@@ -23,7 +23,7 @@ TEST(PlanMemo, KeySeesEveryPlannerInput) {
   using collective::CollectiveSpec;
   const CollectiveSpec base = RingAllReduce(8, 1 << 20, 2);
   const PlanKey k0 = MemoKey(base, 3);
-  auto custom = std::make_shared<const trace::CustomAlgorithm>();
+  auto custom = std::make_shared<const spec::CustomAlgorithm>();
   const std::vector<std::pair<const char*, std::function<void(CollectiveSpec&)>>> changes = {
       {"type", [](CollectiveSpec& s) { s.type = CollectiveType::kAllGather; }},
       {"size", [](CollectiveSpec& s) { s.size += 8; }},

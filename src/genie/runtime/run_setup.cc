@@ -52,7 +52,7 @@ Status ApplySystem(const config::SystemConfig& sys, RunSetup* setup) {
   }
   // Each custom-algorithm file is read once here and shared by every collective that names it;
   // the planner gets the parsed data.
-  std::map<std::string, std::shared_ptr<const trace::CustomAlgorithm>> loaded;
+  std::map<std::string, std::shared_ptr<const spec::CustomAlgorithm>> loaded;
   for (const auto& [key, type] : kConfigCollectives) {
     CollectiveChoice choice;
     if (const auto* impls = sys.ImplementationsFor(key)) {

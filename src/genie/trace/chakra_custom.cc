@@ -30,8 +30,8 @@ bool TbStep(const std::string& name, int* tb, int* step) {
 // One rank's trace, in file order, into `out` (its steps so far empty). `xml` is the embedded
 // MSCCL-IR's steps of this rank, by (threadblock, step).
 Status ReadRank(const std::string& path, int rank, int ranks,
-                const std::map<std::pair<int, int>, const CustomStep*>& xml,
-                std::vector<CustomStep>* out) {
+                const std::map<std::pair<int, int>, const spec::CustomStep*>& xml,
+                std::vector<spec::CustomStep>* out) {
   GENIE_ASSIGN_OR_RETURN(std::unique_ptr<EtReader> reader, EtReader::Open(path));
   std::map<uint64_t, uint32_t> step_of;  // SEND/RECV node id -> step index
   std::map<uint64_t, uint64_t> comp_of;  // COMP node id -> the RECV it reduces
@@ -55,9 +55,9 @@ Status ReadRank(const std::string& path, int rank, int ranks,
       for (uint64_t d : n.data_deps()) {
         auto it = step_of.find(d);
         if (it == step_of.end()) continue;
-        CustomStep& s = (*out)[it->second];
-        if (s.kind == CustomStepKind::kRecv) {
-          s.kind = CustomStepKind::kRecvReduce;
+        spec::CustomStep& s = (*out)[it->second];
+        if (s.kind == spec::CustomStepKind::kRecv) {
+          s.kind = spec::CustomStepKind::kRecvReduce;
           comp_of[n.id()] = d;
         }
       }
@@ -87,8 +87,8 @@ Status ReadRank(const std::string& path, int rank, int ranks,
                                 " is not another rank of the " + std::to_string(ranks) +
                                 "-rank algorithm");
     }
-    CustomStep cs;
-    cs.kind = send ? CustomStepKind::kSend : CustomStepKind::kRecv;
+    spec::CustomStep cs;
+    cs.kind = send ? spec::CustomStepKind::kSend : spec::CustomStepKind::kRecv;
     (send ? cs.send_peer : cs.recv_peer) = static_cast<int>(**peer);
     // The range and channel of the MSCCL-IR step the node was lowered from (checked against
     // the buffer when the MSCCL-IR was parsed).
@@ -107,7 +107,7 @@ Status ReadRank(const std::string& path, int rank, int ranks,
 
 }  // namespace
 
-Result<CustomAlgorithm> ReadChakraCustom(const std::string& path) {
+Result<spec::CustomAlgorithm> ReadChakraCustom(const std::string& path) {
   auto found = FindWorkload(path);
   if (!found.ok()) {
     return found.status().WithContext("custom collective '" + path + "' (expected an MSCCL-IR "
@@ -134,14 +134,14 @@ Result<CustomAlgorithm> ReadChakraCustom(const std::string& path) {
                                "the MSCCL-IR it was lowered from (attribute input_file), so its "
                                "byte ranges are unknown; plan it from the .xml instead");
   }
-  GENIE_ASSIGN_OR_RETURN(CustomAlgorithm xml, ParseMscclXml(embedded, embedded_from + "[input_file]"));
+  GENIE_ASSIGN_OR_RETURN(spec::CustomAlgorithm xml, ParseMscclXml(embedded, embedded_from + "[input_file]"));
   if (xml.ranks != files.world_size()) {
     return Status::Corruption(prefix + ": " + std::to_string(files.world_size()) + " trace files "
                               "but the embedded algorithm has " + std::to_string(xml.ranks) +
                               " ranks");
   }
 
-  CustomAlgorithm out;
+  spec::CustomAlgorithm out;
   out.source = prefix;
   out.name = xml.name;
   out.collective = xml.collective;
@@ -150,8 +150,8 @@ Result<CustomAlgorithm> ReadChakraCustom(const std::string& path) {
   out.channels = xml.channels;
   out.steps.resize(static_cast<size_t>(out.ranks));
   for (int r = 0; r < out.ranks; ++r) {
-    std::map<std::pair<int, int>, const CustomStep*> by_tb_step;
-    for (const CustomStep& s : xml.steps[static_cast<size_t>(r)]) {
+    std::map<std::pair<int, int>, const spec::CustomStep*> by_tb_step;
+    for (const spec::CustomStep& s : xml.steps[static_cast<size_t>(r)]) {
       by_tb_step.emplace(std::make_pair(s.tb, s.tb_step), &s);
     }
     GENIE_RETURN_IF_ERROR(ReadRank(files.rank_paths[static_cast<size_t>(r)], r, out.ranks,

@@ -9,11 +9,11 @@
 #include <string>
 
 #include "genie/common/status.h"
-#include "genie/trace/custom_algorithm.h"
+#include "genie/spec/custom_algorithm.h"
 
 namespace genie::trace {
 
 // `path`: the <prefix>, one rank's file, or a folder holding one family (as FindWorkload).
-Result<CustomAlgorithm> ReadChakraCustom(const std::string& path);
+Result<spec::CustomAlgorithm> ReadChakraCustom(const std::string& path);
 
 }  // namespace genie::trace

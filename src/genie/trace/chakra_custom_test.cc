@@ -83,7 +83,7 @@ class ChakraCustomTest : public ::testing::Test {
   fs::path dir_ = tmp_.path();
 };
 
-void ExpectSameSteps(const CustomAlgorithm& a, const CustomAlgorithm& b) {
+void ExpectSameSteps(const spec::CustomAlgorithm& a, const spec::CustomAlgorithm& b) {
   EXPECT_EQ(a.ranks, b.ranks);
   EXPECT_EQ(a.chunks, b.chunks);
   EXPECT_EQ(a.channels, b.channels);
@@ -92,8 +92,8 @@ void ExpectSameSteps(const CustomAlgorithm& a, const CustomAlgorithm& b) {
   for (size_t r = 0; r < a.steps.size(); ++r) {
     ASSERT_EQ(a.steps[r].size(), b.steps[r].size()) << "rank " << r;
     for (size_t i = 0; i < a.steps[r].size(); ++i) {
-      const CustomStep& p = a.steps[r][i];
-      const CustomStep& q = b.steps[r][i];
+      const spec::CustomStep& p = a.steps[r][i];
+      const spec::CustomStep& q = b.steps[r][i];
       EXPECT_EQ(p.kind, q.kind) << "rank " << r << " step " << i;
       EXPECT_EQ(p.send_peer, q.send_peer) << "rank " << r << " step " << i;
       EXPECT_EQ(p.recv_peer, q.recv_peer) << "rank " << r << " step " << i;
@@ -155,10 +155,10 @@ TEST_F(ChakraCustomTest, CompNodeMakesTheReceiveAReduction) {
   for (int r = 0; r < 2; ++r) {
     const auto& steps = a->steps[static_cast<size_t>(r)];
     ASSERT_EQ(steps.size(), 2u);
-    EXPECT_EQ(steps[0].kind, CustomStepKind::kSend);
+    EXPECT_EQ(steps[0].kind, spec::CustomStepKind::kSend);
     EXPECT_EQ(steps[0].send_peer, 1 - r);
     EXPECT_EQ(steps[0].chunk, static_cast<uint32_t>(1 - r));
-    EXPECT_EQ(steps[1].kind, CustomStepKind::kRecvReduce);
+    EXPECT_EQ(steps[1].kind, spec::CustomStepKind::kRecvReduce);
     EXPECT_EQ(steps[1].recv_peer, 1 - r);
     EXPECT_EQ(steps[1].chunk, static_cast<uint32_t>(r));
     EXPECT_EQ(steps[1].deps, std::vector<uint32_t>{0});

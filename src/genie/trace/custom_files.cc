@@ -11,10 +11,10 @@
 namespace genie::trace {
 namespace fs = std::filesystem;
 
-Result<std::shared_ptr<const CustomAlgorithm>> LoadCustomAlgorithm(const std::string& path) {
+Result<std::shared_ptr<const spec::CustomAlgorithm>> LoadCustomAlgorithm(const std::string& path) {
   const bool xml = path.size() > 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
-  GENIE_ASSIGN_OR_RETURN(CustomAlgorithm a, xml ? ReadMscclXml(path) : ReadChakraCustom(path));
-  return std::shared_ptr<const CustomAlgorithm>(std::make_shared<CustomAlgorithm>(std::move(a)));
+  GENIE_ASSIGN_OR_RETURN(spec::CustomAlgorithm a, xml ? ReadMscclXml(path) : ReadChakraCustom(path));
+  return std::shared_ptr<const spec::CustomAlgorithm>(std::make_shared<spec::CustomAlgorithm>(std::move(a)));
 }
 
 Result<std::string> ResolveCustomPath(const std::string& written, const std::string& config_path) {

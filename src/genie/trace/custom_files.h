@@ -8,13 +8,13 @@
 #include <string>
 
 #include "genie/common/status.h"
-#include "genie/trace/custom_algorithm.h"
+#include "genie/spec/custom_algorithm.h"
 
 namespace genie::trace {
 
 // Reads the MSCCL-IR XML file or Chakra custom collective at `path` (see msccl_xml.h,
 // chakra_custom.h); errors name the file and line or node.
-Result<std::shared_ptr<const CustomAlgorithm>> LoadCustomAlgorithm(const std::string& path);
+Result<std::shared_ptr<const spec::CustomAlgorithm>> LoadCustomAlgorithm(const std::string& path);
 
 // A custom-algorithm path as written in `config_path` (a system.json): an absolute path as is;
 // a relative one against the config's folder first (where users keep it), then the working

@@ -28,7 +28,7 @@ int LineOf(const std::string& text, ptrdiff_t offset) {
 
 }  // namespace
 
-Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string& name) {
+Result<spec::CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string& name) {
   pugi::xml_document doc;
   const pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());
   if (!parsed) {
@@ -40,7 +40,7 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
     return name + ":" + std::to_string(LineOf(text, n.offset_debug()));
   };
   if (!algo) return Status::Corruption(name + ": no <algo> element (not MSCCL-IR)");
-  CustomAlgorithm out;
+  spec::CustomAlgorithm out;
   out.source = name;
   out.name = algo.attribute("name").as_string();
   out.collective = algo.attribute("coll").as_string();
@@ -94,7 +94,7 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
     std::map<std::pair<int, int>, std::vector<uint32_t>> index;
     struct Pending { size_t step; int tb, s; std::string where; };
     std::vector<Pending> cross;
-    std::vector<CustomStep>& mine = out.steps[static_cast<size_t>(id)];
+    std::vector<spec::CustomStep>& mine = out.steps[static_cast<size_t>(id)];
     for (const pugi::xml_node& tb : tbs) {
       const int tb_id = tb.attribute("id").as_int(-1);
       const int send = tb.attribute("send").as_int(-1);
@@ -113,26 +113,26 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
         const std::string where = at(st);
         const std::string type = st.attribute("type").as_string();
         const int s = st.attribute("s").as_int(-1);
-        CustomStep cs;
+        spec::CustomStep cs;
         cs.channel = chan;
         cs.tb = tb_id;
         cs.tb_step = s;
         cs.where = where;
         bool needs_send = false, needs_recv = false;
         if (type == "s") {
-          cs.kind = CustomStepKind::kSend;
+          cs.kind = spec::CustomStepKind::kSend;
           needs_send = true;
         } else if (type == "r") {
-          cs.kind = CustomStepKind::kRecv;
+          cs.kind = spec::CustomStepKind::kRecv;
           needs_recv = true;
         } else if (type == "rrc") {
-          cs.kind = CustomStepKind::kRecvReduce;
+          cs.kind = spec::CustomStepKind::kRecvReduce;
           needs_recv = true;
         } else if (type == "rcs") {
-          cs.kind = CustomStepKind::kRecvCopySend;
+          cs.kind = spec::CustomStepKind::kRecvCopySend;
           needs_send = needs_recv = true;
         } else if (type == "rrs" || type == "rrcs") {
-          cs.kind = CustomStepKind::kRecvReduceSend;
+          cs.kind = spec::CustomStepKind::kRecvReduceSend;
           needs_send = needs_recv = true;
         } else if (type == "nop") {
           index[{tb_id, s}] = prev;
@@ -164,7 +164,7 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
           cs.recv_peer = recv;
         }
         // The range: the send side reads srcbuf, a receive writes dstbuf; in place they agree.
-        const bool reads = cs.kind == CustomStepKind::kSend;
+        const bool reads = cs.kind == spec::CustomStepKind::kSend;
         const std::string buf = st.attribute(reads ? "srcbuf" : "dstbuf").as_string();
         const int off = st.attribute(reads ? "srcoff" : "dstoff").as_int(-1);
         const int cnt = st.attribute("cnt").as_int(0);
@@ -221,7 +221,7 @@ Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string
   return out;
 }
 
-Result<CustomAlgorithm> ReadMscclXml(const std::string& path) {
+Result<spec::CustomAlgorithm> ReadMscclXml(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::NotFound("cannot open MSCCL-IR file '" + path + "': " + std::strerror(errno) +

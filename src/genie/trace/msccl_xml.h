@@ -9,7 +9,7 @@
 #include <string>
 
 #include "genie/common/status.h"
-#include "genie/trace/custom_algorithm.h"
+#include "genie/spec/custom_algorithm.h"
 
 namespace genie::trace {
 
@@ -20,9 +20,9 @@ inline constexpr int kMaxMscclChunks = 1 << 16;
 inline constexpr int kMaxMscclChannels = 65535;
 
 // Parses MSCCL-IR XML text; `name` (a file name) starts every error ("name:12: ...").
-Result<CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string& name);
+Result<spec::CustomAlgorithm> ParseMscclXml(const std::string& text, const std::string& name);
 
 // Reads and parses the file at `path`.
-Result<CustomAlgorithm> ReadMscclXml(const std::string& path);
+Result<spec::CustomAlgorithm> ReadMscclXml(const std::string& path);
 
 }  // namespace genie::trace

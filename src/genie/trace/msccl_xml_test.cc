@@ -30,19 +30,19 @@ TEST(MscclXml, ShippedRingReadsAsARing) {
     ASSERT_EQ(steps.size(), 28u) << "rank " << r;  // 14 sends, 7 recv-reduce, 7 recv
     int sends = 0, reduces = 0, recvs = 0;
     for (size_t i = 0; i < steps.size(); ++i) {
-      const CustomStep& s = steps[i];
+      const spec::CustomStep& s = steps[i];
       EXPECT_EQ(s.count, 1u);
       EXPECT_LT(s.chunk, 8u);
       EXPECT_EQ(s.channel, 0);
       EXPECT_GE(s.tb, 0);
       EXPECT_GE(s.tb_step, 0);
       EXPECT_EQ(s.where.rfind(kXml + ":", 0), 0u) << s.where;
-      if (s.kind == CustomStepKind::kSend) {
+      if (s.kind == spec::CustomStepKind::kSend) {
         ++sends;
         EXPECT_EQ(s.send_peer, (r + 1) % 8);
       } else {
-        if (s.kind == CustomStepKind::kRecvReduce) ++reduces;
-        else if (s.kind == CustomStepKind::kRecv) ++recvs;
+        if (s.kind == spec::CustomStepKind::kRecvReduce) ++reduces;
+        else if (s.kind == spec::CustomStepKind::kRecv) ++recvs;
         else ADD_FAILURE() << "unexpected kind at " << s.where;
         EXPECT_EQ(s.recv_peer, (r + 7) % 8);
       }
@@ -59,8 +59,8 @@ TEST(MscclXml, ShippedRingReadsAsARing) {
     EXPECT_EQ(recvs, 7);
   }
   // gpu 0, threadblock 0, step 1 (line 5): receive-reduce chunk 7 from rank 7.
-  const CustomStep& s = a->steps[0][1];
-  EXPECT_EQ(s.kind, CustomStepKind::kRecvReduce);
+  const spec::CustomStep& s = a->steps[0][1];
+  EXPECT_EQ(s.kind, spec::CustomStepKind::kRecvReduce);
   EXPECT_EQ(s.chunk, 7u);
   EXPECT_EQ(s.tb_step, 1);
   EXPECT_EQ(s.where, kXml + ":5");
@@ -145,7 +145,7 @@ TEST(MscclXml, NumbersInTheFileAreBoundedBeforeTheySizeAnything) {
        "bad.xml:1: threadblock 0 of gpu 0 has chan -1 (channels are 0 to 65534)"},
   };
   for (const Case& c : cases) {
-    Result<CustomAlgorithm> r = Status::Internal("not run");
+    Result<spec::CustomAlgorithm> r = Status::Internal("not run");
     ASSERT_NO_THROW(r = ParseMscclXml(c.xml, "bad.xml")) << c.xml;
     ASSERT_FALSE(r.ok()) << c.xml;
     EXPECT_NE(r.status().message().find(c.message), std::string::npos)

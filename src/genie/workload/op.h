@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "genie/common/units.h"
+#include "genie/spec/collective_type.h"
 
 namespace genie {
 
@@ -26,15 +27,6 @@ enum class OpKind : uint8_t {
   kRecv,
 };
 
-enum class CollectiveType : uint8_t {
-  kAllReduce = 0, kReduce = 1, kAllGather = 2, kGather = 3, kScatter = 4, kBroadcast = 5,
-  kAllToAll = 6, kReduceScatter = 7, kReduceScatterBlock = 8, kBarrier = 9,
-};
-
-// "all_reduce", "all_gather", ... (the CLI's spelling); ParseCollectiveType accepts these,
-// ASTRA-sim's "all-reduce" and Chakra's "ALL_REDUCE".
-const char* CollectiveTypeName(CollectiveType type);
-std::optional<CollectiveType> ParseCollectiveType(const std::string& text);
 const char* OpKindName(OpKind kind);
 
 // The process group a node refers to: kWorldGroup is every rank of the workload.

@@ -34,8 +34,8 @@
 #include "genie/net/rendezvous.h"
 #include "genie/net/transport.h"
 #include "genie/net/transport_factory.h"
+#include "genie/real_backend/intra_host_model.h"
 #include "genie/runtime/backend.h"
-#include "genie/runtime/intra_host_model.h"
 
 namespace genie::runtime {
 

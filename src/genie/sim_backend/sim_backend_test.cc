@@ -1,4 +1,4 @@
-#include "genie/runtime/sim_backend.h"
+#include "genie/sim_backend/sim_backend.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "genie/runtime/intra_host_model.h"
+#include "genie/real_backend/intra_host_model.h"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,8 @@
 // and dependencies. Read from an MSCCL-IR XML file (trace/msccl_xml.h: what MSCCLang, TACCL and
 // TACOS emit) or a Chakra custom-collective trace (trace/chakra_custom.h: per-rank SEND/RECV/COMP
 // nodes, as ASTRA-sim lowers MSCCL-IR). The collective planner scales the chunks to a
-// collective's bytes. Loaded once by whoever reads the configuration and shared read-only
+// collective's bytes. It lives here, below both, so that the planner needs nothing of trace/.
+// Loaded once by whoever reads the configuration and shared read-only
 // (std::shared_ptr<const CustomAlgorithm>); a value type, any thread may read it.
 #pragma once
 
@@ -11,10 +12,10 @@
 #include <string>
 #include <vector>
 
-namespace genie::trace {
+namespace genie::spec {
 
-// What one step does; the planner maps these onto its own step kinds (trace/ knows nothing of
-// collective/).
+// What one step does; the planner maps these onto its own step kinds (the readers in trace/
+// know nothing of collective/).
 enum class CustomStepKind : uint8_t {
   kSend,            // send the range to send_peer
   kRecv,            // receive the range from recv_peer (overwrite)
@@ -46,4 +47,4 @@ struct CustomAlgorithm {
   std::vector<std::vector<CustomStep>> steps;  // per rank
 };
 
-}  // namespace genie::trace
+}  // namespace genie::spec

@@ -1,4 +1,4 @@
-#include "genie/runtime/real_backend.h"
+#include "genie/real_backend/real_backend.h"
 
 #include <signal.h>
 #include <stdlib.h>
