@@ -24,6 +24,7 @@
 #include "genie/loop/precise_sleep.h"
 #include "genie/net/fd_limit.h"
 #include "genie/record/cpu_steal.h"
+#include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
@@ -123,6 +124,26 @@ Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
   return Status::Ok();
 }
 
+// Every file the run reads and writes, for the one output rule (record/output_guard.h): the
+// streams of all ranks and results.json are its results; the trace, report and CSV derived.
+Status CheckRunOutputs(const RunOptions& o, const trace::WorkloadFiles& files) {
+  GENIE_RETURN_IF_ERROR(record::MakeOutputFolder(o.output));
+  record::OutputPlan plan;
+  plan.inputs = files.rank_paths;
+  for (const std::string* in : {&files.comm_group_path, &o.setup.system_path,
+                                &o.setup.network_path, &o.setup.memory_path, &o.intra_host,
+                                &o.faults, &o.baseline}) {
+    plan.inputs.push_back(*in);
+  }
+  for (int r = 0; r < files.world_size(); ++r) {
+    plan.results.push_back(record::StreamPath(o.output, r));
+  }
+  plan.results.push_back(o.output + "/results.json");
+  plan.outputs = {o.trace_out, o.report, o.comparison_csv};
+  plan.own_folders = {o.output};  // its claim is taken (or refused) by every rank
+  return record::CheckOutputs(plan);
+}
+
 }  // namespace
 
 int RunRank(const RunOptions& o, const launch::RankEnv& env) {
@@ -143,8 +164,10 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   if (env.rank == 0) {
     for (const auto& note : setup->notes) std::cerr << "genie run: " << note << "\n";
   }
-  std::error_code ec;
-  fs::create_directories(o.output, ec);
+  if (Status out = CheckRunOutputs(o, setup->files); !out.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << out.message() << "\n";
+    return out.code() == Status::Code::kInvalidArgument ? 2 : 1;
+  }
 
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) {
@@ -396,6 +419,11 @@ int Run(const RunOptions& o) {
       return 2;
     }
     if (files->world_size() > 1) {
+      // Refused once here rather than by every rank.
+      if (Status out = CheckRunOutputs(o, *files); !out.ok()) {
+        std::cerr << "genie run: " << out.message() << "\n";
+        return out.code() == Status::Code::kInvalidArgument ? 2 : 1;
+      }
       launch::LaunchOptions lo;
       lo.ranks = files->world_size();
       lo.argv = o.argv;
