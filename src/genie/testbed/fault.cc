@@ -1,5 +1,7 @@
 #include "genie/testbed/fault.h"
 
+#include "genie/testbed/spec.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -81,7 +83,7 @@ Status ValidateFault(const Fault& f) {
       if (f.rate_bps < 100'000) return bad("rate under 100kbit stalls TCP; use a link down instead");
       break;
     case FaultKind::kQueue:
-      if (f.queue_bytes < 3000) return bad("queue must hold at least two full-size packets (3000 B)");
+      GENIE_RETURN_IF_ERROR(CheckQueueLimit(f.queue_bytes, f.link + ": queue"));
       break;
     case FaultKind::kLoss:
       if (!(f.loss > 0 && f.loss < 1)) return bad("loss must be between 0% and 100%, exclusive");
