@@ -375,6 +375,9 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   if (!st.ok()) {
     (*backend)->Abort(st);
     std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
+    // A workload the run cannot accept (a MEM_LOAD without memory model) is bad input, as in
+    // `genie simulate`.
+    if (st.code() == Status::Code::kInvalidArgument) return 2;
     return st.code() == Status::Code::kUnavailable || st.code() == Status::Code::kTimeout
                ? launch::kExitPeerFailed
                : 1;
