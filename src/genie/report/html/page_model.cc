@@ -162,6 +162,10 @@ json FaultsJson(const json& testbed, const std::vector<IterationStep>& steps, Ti
     }
     e["iteration"] = hit >= 0 ? json(hit) : json();
     if (f.contains("error")) e["error"] = f["error"];
+    if (e["action"] == "not applied") {  // never took effect: no place on the chart
+      e["iteration"] = json();
+      e["reason"] = f.value("reason", "no reason recorded");
+    }
     out.push_back(e);
   }
   return out;
