@@ -379,6 +379,11 @@ json BenchPanel(const json& bench, const std::string& name) {
 json DoctorPanel(const json& doctor, const std::string& name) {
   json p = {{"kind", "doctor"}, {"name", name}};
   json rows = json::array();
+  if (doctor.value("loopback", false)) {  // --allow-shared-host: no figure is of a fabric
+    p["name"] = name + " (LOOPBACK: the ranks shared a host)";
+    rows.push_back({"figures", "every one of this machine's CPUs and loopback, not a fabric; "
+                               "no verdict"});
+  }
   rows.push_back({"hosts", std::to_string(doctor.value("hosts", json::array()).size())});
   rows.push_back({"scan time (s)", RowText(doctor.value("seconds", json(0)))});
   rows.push_back({"bytes per direction", RowText(doctor.value("bytes_per_direction", json(0)))});
