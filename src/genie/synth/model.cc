@@ -1,8 +1,7 @@
 #include "genie/synth/model.h"
 
 #include "genie/common/checked_math.h"
-
-#include <sys/stat.h>
+#include "genie/common/input_file.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -282,15 +281,7 @@ Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpe
 }
 
 Status LoadModelFile(const std::string& path, ModelSpec* model) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return Status::NotFound(path + ": cannot read the model file: " + std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(path + ": the model file is " +
-                                   (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file") +
-                                   "; pass a file of 'key: value' lines (docs/synth.md)");
-  }
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "model file"));
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();

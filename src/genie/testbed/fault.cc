@@ -1,13 +1,14 @@
 #include "genie/testbed/fault.h"
 
-#include "genie/testbed/spec.h"
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "genie/common/input_file.h"
+#include "genie/testbed/spec.h"
 
 namespace genie::testbed {
 
@@ -195,6 +196,7 @@ Result<FaultSchedule> ParseFaultSchedule(const std::string& text, const std::str
 }
 
 Result<FaultSchedule> LoadFaultSchedule(const std::string& path) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "fault schedule"));
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot read the fault schedule");
   std::stringstream ss;

@@ -7,6 +7,8 @@
 #include <regex>
 #include <sstream>
 
+#include "genie/common/input_file.h"
+
 namespace genie::testbed {
 
 namespace {
@@ -152,6 +154,7 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
 }
 
 Status LoadSpecFile(const std::string& path, TestbedSpec* spec) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "testbed description"));
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot read the testbed description");
   std::stringstream ss;
@@ -213,7 +216,7 @@ Status ValidateSpec(const TestbedSpec& s) {
     return Status::InvalidArgument("spine_sched: " + s.TopologyText() +
                                    " has no spines; use it with leafspine:LxSxH");
   }
-  if (s.queue_bytes) GENIE_RETURN_IF_ERROR(CheckQueueLimit(*s.queue_bytes, "queue"));
+  if (s.queue_bytes != 0) GENIE_RETURN_IF_ERROR(CheckQueueLimit(s.queue_bytes, "queue"));
   if (s.spine_queue_bytes) {
     GENIE_RETURN_IF_ERROR(CheckQueueLimit(*s.spine_queue_bytes, "spine_queue"));
   }

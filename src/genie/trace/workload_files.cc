@@ -6,8 +6,7 @@
 #include <map>
 #include <system_error>
 
-#include <sys/stat.h>
-#include <unistd.h>
+#include "genie/common/input_file.h"
 
 namespace genie::trace {
 namespace fs = std::filesystem;
@@ -33,29 +32,6 @@ bool SplitRankFile(const std::string& file, std::string* prefix, int* rank) {
   return true;
 }
 
-// A rank's trace file is a readable regular file (through links); anything else is refused
-// naming it.
-Status CheckRankFile(const std::string& path) {
-  struct stat st {};
-  const char* what = nullptr;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(path.c_str(), &st) != 0) {
-    what = "a dangling symbolic link";
-  } else if (::stat(path.c_str(), &st) != 0) {
-    what = "unreadable";
-  } else if (S_ISDIR(st.st_mode)) {
-    what = "a folder";
-  } else if (S_ISFIFO(st.st_mode)) {
-    what = "a FIFO";
-  } else if (!S_ISREG(st.st_mode)) {
-    what = "not a regular file (a socket or device)";
-  } else if (::access(path.c_str(), R_OK) != 0) {
-    what = "not readable (permissions)";
-  }
-  if (what == nullptr) return Status::Ok();
-  return Status::InvalidArgument(path + ": named as a rank's trace file but " + what +
-                                 "; replace it with the rank's .et file or remove it");
-}
-
 using Families = std::map<std::string, std::map<int, std::string>>;
 
 Result<Families> ScanDir(const fs::path& dir) {
@@ -69,7 +45,7 @@ Result<Families> ScanDir(const fs::path& dir) {
     if (!SplitRankFile(entry.path().filename().string(), &prefix, &rank)) continue;
     // Named as a rank's trace, it must be one: a folder, FIFO or dangling link in its place
     // would otherwise leave the workload a rank short without a word.
-    GENIE_RETURN_IF_ERROR(CheckRankFile(entry.path().string()));
+    GENIE_RETURN_IF_ERROR(CheckInputFile(entry.path().string(), "rank's trace file"));
     families[prefix][rank] = entry.path().string();
   }
   return families;
@@ -145,9 +121,7 @@ Result<WorkloadFiles> FindWorkload(const std::string& arg, const std::string& co
         (missing_count > 10 ? " ..." : ""));
   }
   if (!comm_group.empty()) {
-    if (!fs::is_regular_file(comm_group, ec)) {
-      return Status::NotFound(comm_group + ": comm-group file does not exist");
-    }
+    GENIE_RETURN_IF_ERROR(CheckInputFile(comm_group, "comm-group file"));
     files.comm_group_path = comm_group;
   } else {
     for (const char* name : kCommGroupFileNames) {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "genie/common/input_file.h"
 #include "genie/record/json_check.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
@@ -411,6 +412,7 @@ Result<json> PanelFromDocument(const json& doc, const std::string& name, const s
 }
 
 Result<json> LoadPanel(const std::string& path, const std::string& trace) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "report input"));
   std::ifstream in(path);
   if (!in) {
     return Status::IoError(path +
