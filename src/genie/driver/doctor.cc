@@ -19,6 +19,7 @@
 #include "genie/driver/ring_steps.h"
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
+#include "genie/record/output_guard.h"
 #include "genie/report/atomic_file.h"
 #include "genie/report/html/html_page.h"
 #include "genie/report/html/page_model.h"
@@ -498,6 +499,14 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
                   launch::kExitBadInput);
     }
     scan.loopback = true;
+  }
+  // Rank 0 writes --json and --report: checked by the output rule before the scan (the other
+  // ranks are told why it stops).
+  if (env.rank == 0) {
+    if (Status out = record::CheckOutputs({{}, {o.json_path}, {o.report_path}, {}}); !out.ok()) {
+      b.Abort(out);
+      return fail(out.message(), launch::kExitBadInput);
+    }
   }
   const TimeNs start = b.Now();
   // The ring steps stay within a leaf of a leaf-spine testbed (one rank per host, rank i on
