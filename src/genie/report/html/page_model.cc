@@ -421,6 +421,12 @@ Result<json> LoadPanel(const std::string& path, const std::string& trace) {
   }
   std::stringstream text;
   text << in.rdbuf();
+  // Nesting bounded before anything recurses over the tree (as every genie reader does).
+  if (record::JsonNestingDepth(text.str()) > record::kMaxJsonDepth) {
+    return Status::InvalidArgument(path + ": nests more than " +
+                                   std::to_string(record::kMaxJsonDepth) +
+                                   " levels deep; not a genie results, bench or doctor file");
+  }
   json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Status::InvalidArgument(path +
