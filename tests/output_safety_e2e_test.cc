@@ -174,7 +174,7 @@ TEST(OutputSafety, ARankFileThatIsNoFileIsRefusedBeforeAnythingRuns) {
     if (kind == "folder") fs::create_directory(last);
     if (kind == "fifo") ASSERT_EQ(::mkfifo(last.c_str(), 0644), 0);
     if (kind == "dangling") fs::create_symlink(dir + "/gone.et", last);
-    for (const std::string cmd : {"run " + dir + "/w --output " + dir + "/o --peer-timeout 10s",
+    for (const std::string& cmd : {"run " + dir + "/w --output " + dir + "/o --peer-timeout 10s",
                                   "inspect " + dir + "/w",
                                   "simulate " + dir + " --network " + Net()}) {
       CliResult r = RunCli(G(cmd));
@@ -230,11 +230,11 @@ TEST(OutputSafety, ReportLinksOnlyRelativePaths) {
   ASSERT_EQ(sim.exit_code, 0) << sim.output;
   for (const std::string& args :
        {"report '" + run_dir + "/results.json' --trace 'javascript:alert(1)' -o " + dir + "/a.html",
-        "report 'javascript:alert(1)/results.json' -o b.html"}) {
+        std::string("report 'javascript:alert(1)/results.json' -o b.html")}) {
     CliResult r = RunCli("cd " + dir + " && " + G(args));
     ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.output;
   }
-  for (const std::string page : {dir + "/a.html", dir + "/b.html"}) {
+  for (const std::string& page : {dir + "/a.html", dir + "/b.html"}) {
     const std::string text = ReadFile(page);
     ASSERT_NE(text.find("\"trace_href\":\""), std::string::npos) << page;
     EXPECT_EQ(text.find("\"trace_href\":\"javascript:"), std::string::npos) << page;
@@ -281,7 +281,7 @@ TEST(OutputSafety, AReadOnlyOutputIsReportedAsSuch) {
   const std::string dir = FreshDir("safety-rofs");
   const std::string w = Workload(dir);
   fs::create_directory(dir + "/ro");
-  for (const std::string cmd :
+  for (const std::string& cmd :
        {G("simulate " + w + " --network " + Net() + " --output " + dir + "/ro/sub"),
         G("run " + w + " --output " + dir + "/ro/sub --peer-timeout 10s")}) {
     CliResult r = RunCli("unshare -m sh -c 'mount -t tmpfs -o ro none " + dir + "/ro && " + cmd +

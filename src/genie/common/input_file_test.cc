@@ -35,8 +35,8 @@ TEST(InputFile, OnlyAReadableRegularFileIsAnInput) {
     Status st = CheckInputFile(path, "network config");
     ASSERT_FALSE(st.ok()) << c.name;
     EXPECT_EQ(st.code(), c.code) << c.name;
-    EXPECT_NE(st.message().find(path + ": the network config"), std::string::npos)
-        << st.message();
+    EXPECT_EQ(st.message().rfind(path + ": ", 0), 0u) << st.message();
+    EXPECT_NE(st.message().find("the network config"), std::string::npos) << st.message();
     EXPECT_NE(st.message().find(c.says), std::string::npos) << st.message();
   }
   fs::remove_all(dir);
