@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "genie/collective/planner.h"
@@ -91,10 +92,13 @@ void PrintProgress(int finished, int total, bool warmup, TimeNs elapsed_ns) {
 // also what the rank was waiting on when a peer was lost.
 Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
                        IterationDriver& driver, TestbedSession* bed) {
-  Status status;
-  auto stop = [&](const Status& st) {
-    if (status.ok()) status = st;
-    backend.Stop();
+  // The driver may still call back after this returns (Abort runs the loop once more, and a
+  // due iteration then fails again): the callbacks hold their state, not this frame's.
+  auto status = std::make_shared<Status>();
+  runtime::RealBackend* loop = &backend;
+  auto stop = [status, loop](const Status& st) {
+    if (status->ok()) *status = st;
+    loop->Stop();
   };
   const TimeNs started = backend.Now();
   const bool progress = backend.rank() == 0 && isatty(STDERR_FILENO);
@@ -109,11 +113,11 @@ Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
   }
   if (bed != nullptr) bed->Begin();
   Watchdog watchdog(backend, driver, backend.options().peer_timeout, stop);
-  driver.Start([&](const Status& st) { stop(st); });
+  driver.Start(stop);
   watchdog.Start();
   backend.Run();
   driver.OnIteration(nullptr);
-  if (!status.ok()) return status;
+  if (!status->ok()) return *status;
   if (!backend.status().ok()) {
     return backend.status().WithDetail("this rank was waiting on:\n" + driver.DescribeWaiting());
   }
