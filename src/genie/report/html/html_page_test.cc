@@ -66,8 +66,9 @@ TEST(HtmlPage, ATraceBecomesOnlyARelativeLink) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "html_page_link_test";
   std::filesystem::create_directories(dir);
   const auto out = dir / "r.html";
-  for (const std::string trace :
-       {"javascript:alert(1)", (dir / "data:text/html,x").string(), "JaVaScRiPt:alert(1)"}) {
+  for (const std::string& trace : {std::string("javascript:alert(1)"),
+                                   (dir / "data:text/html,x").string(),
+                                   std::string("JaVaScRiPt:alert(1)")}) {
     Status st = WriteReportFromPanels(
         {json{{"kind", "doctor"}, {"name", "d"}, {"trace", trace}}}, out.string());
     ASSERT_TRUE(st.ok()) << st.message();
