@@ -11,7 +11,8 @@ seconds=${2:-600}
 build=${3:-build/fuzz}
 work=${FUZZ_WORK:-/tmp/genie-fuzz}/$target
 case $target in
-  results_fuzz | comm_groups_fuzz) dict=fuzz/dicts/json.dict ;;
+  results_fuzz | comm_groups_fuzz | report_inputs_fuzz) dict=fuzz/dicts/json.dict ;;
+  synth_model_fuzz) dict=fuzz/dicts/synth_model.dict ;;
   astra_config_fuzz) dict=fuzz/dicts/astra_config.dict ;;
   msccl_xml_fuzz) dict=fuzz/dicts/msccl_xml.dict ;;
   *) dict= ;;

@@ -162,8 +162,8 @@ TEST_F(Report, APlainRunAndABenchSweepAloneAndSideBySide) {
 TEST_F(Report, ADoctorScan) {
   // Three ranks on this machine: figures of its loopback, but a scan's page all the same.
   const std::string page = ArtefactDir() + "/doctor-scan.html";
-  CliResult r = RunCli(Genie("launch -n 3 -- doctor --bytes 1MiB --pings 3 --json " + dir_ +
-                             "/d.json --report " + page));
+  CliResult r = RunCli(Genie("launch -n 3 -- doctor --allow-shared-host --bytes 1MiB --pings 3 "
+                             "--json " + dir_ + "/d.json --report " + page));
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;  // 1: a finding (loopback)
   Opened o = Chromium::Open(page);
   ExpectDrawn(o, {"p0-hosts"});

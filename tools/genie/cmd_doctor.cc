@@ -42,6 +42,9 @@ GENIE_COMMAND(doctor, "Scan the fabric: name the slow host, side, pair or lossy 
       ->envname("GENIE_BIND");
   app.add_option("--testbed", a->o.testbed, "The genie testbed the ranks run on (expected rate)")
       ->envname("GENIE_TESTBED");
+  app.add_flag("--allow-shared-host", a->o.allow_shared_host,
+               "Scan even when ranks share a host (refused otherwise): every figure is marked "
+               "loopback and no verdict is given");
   app.add_option("--host", a->o.host, "This rank's host name in the report (default: hostname)")
       ->envname("GENIE_HOST");
   app.add_option("--peer-timeout", a->peer_timeout, "Give up on a silent peer after this long")

@@ -48,9 +48,9 @@ GENIE_COMMAND(report, "One self-contained HTML page (charts, tables) from result
     }
     genie::Status st =
         genie::report::html::WriteReportFromPanels(std::move(panels), a->out, a->title);
-    if (!st.ok()) {  // Chart.js missing, the page not written
+    if (!st.ok()) {  // an output refused (bad input), or Chart.js missing / the page not written
       fmt::print(stderr, "genie report: {}\n", st.message());
-      return 1;
+      return st.code() == genie::Status::Code::kInvalidArgument ? genie::launch::kExitBadInput : 1;
     }
     fmt::print("genie report: wrote {} ({} input{})\n", a->out, a->inputs.size(),
                a->inputs.size() == 1 ? "" : "s");

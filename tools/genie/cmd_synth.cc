@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -95,30 +96,37 @@ GENIE_COMMAND(synth, "Write a model's training step on a parallel layout as Chak
     if (!preset.ok()) return fail(preset.status().message());
     ModelSpec m = *preset;
     if (!a->model_file.empty()) {
-      std::ifstream in(a->model_file);
-      if (!in) return fail(a->model_file + ": cannot read");
-      std::stringstream text;
-      text << in.rdbuf();
-      auto st = ApplyModelFile(text.str(), a->model_file, &m);
+      auto st = LoadModelFile(a->model_file, &m);
       if (!st.ok()) return fail(st.message());
     }
-    auto set = [](const std::optional<int64_t>& v, auto* field) {
-      if (v) *field = static_cast<std::remove_pointer_t<decltype(field)>>(*v);
+    std::string out_of_range;  // a flag's value the field cannot hold (never truncated)
+    auto set = [&](const char* flag, const std::optional<int64_t>& v, auto* field) {
+      using T = std::remove_pointer_t<decltype(field)>;
+      if (!v) return;
+      if (*v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max()) {
+        if (out_of_range.empty()) {
+          out_of_range = std::string(flag) + " " + std::to_string(*v) + " is out of range (at most " +
+                         std::to_string(std::numeric_limits<T>::max()) + ")";
+        }
+        return;
+      }
+      *field = static_cast<T>(*v);
     };
-    set(a->layers, &m.layers);
-    set(a->hidden, &m.hidden);
-    set(a->ffn, &m.ffn);
-    set(a->heads, &m.heads);
-    set(a->kv_heads, &m.kv_heads);
-    set(a->vocab, &m.vocab);
-    set(a->seq, &m.seq);
-    set(a->global_batch, &m.global_batch);
-    set(a->experts, &m.experts);
-    set(a->top_k, &m.top_k);
-    set(a->shared_experts, &m.shared_experts);
-    set(a->expert_ffn, &m.expert_ffn);
-    set(a->ffn_matrices, &m.ffn_matrices);
-    set(a->dtype_bytes, &m.dtype_bytes);
+    set("--layers", a->layers, &m.layers);
+    set("--hidden", a->hidden, &m.hidden);
+    set("--ffn", a->ffn, &m.ffn);
+    set("--heads", a->heads, &m.heads);
+    set("--kv-heads", a->kv_heads, &m.kv_heads);
+    set("--vocab", a->vocab, &m.vocab);
+    set("--seq", a->seq, &m.seq);
+    set("--global-batch", a->global_batch, &m.global_batch);
+    set("--experts", a->experts, &m.experts);
+    set("--top-k", a->top_k, &m.top_k);
+    set("--shared-experts", a->shared_experts, &m.shared_experts);
+    set("--expert-ffn", a->expert_ffn, &m.expert_ffn);
+    set("--ffn-matrices", a->ffn_matrices, &m.ffn_matrices);
+    set("--dtype-bytes", a->dtype_bytes, &m.dtype_bytes);
+    if (!out_of_range.empty()) return fail(out_of_range);
     auto gpu = GpuPreset(a->gpu);
     if (!gpu.ok()) return fail(gpu.status().message());
     if (a->peak_tflops) gpu->peak_flops = *a->peak_tflops * 1e12;

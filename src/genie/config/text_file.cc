@@ -1,5 +1,7 @@
 #include "genie/config/text_file.h"
 
+#include "genie/common/input_file.h"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -9,11 +11,7 @@
 namespace genie::config {
 
 Result<std::string> ReadTextFile(const std::string& path, const char* what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::InvalidArgument(std::string(what) + " '" + path +
-                                   "' is a directory; give the file itself");
-  }
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, what));
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::NotFound(std::string("cannot open ") + what + " '" + path +

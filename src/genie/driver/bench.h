@@ -17,6 +17,8 @@
 // Threading: the process's main thread (the rank's event loop runs on it).
 #pragma once
 
+#include <vector>
+
 #include "genie/driver/bench_plan.h"
 #include "genie/launch/rank_env.h"
 
@@ -26,5 +28,12 @@ namespace genie::driver {
 int Bench(const BenchOptions& options);
 // One rank of the job, `env` saying which.
 int BenchRank(const BenchOptions& options, const launch::RankEnv& env);
+
+// Before any rank sends: -c's buffers for `ranks_here` (the ranks on this machine, which hold
+// theirs at once) fit in the memory this machine has (InvalidArgument naming the size, the
+// need, the limit and its source), and --json / --report pass the output rule
+// (record/output_guard.h).
+Status CheckBenchFits(const BenchOptions& options, const BenchPlan& plan, int ranks,
+                      const std::vector<int>& ranks_here);
 
 }  // namespace genie::driver

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "genie/collective/buffer_layout.h"
+#include "genie/common/checked_math.h"
 #include "genie/launch/local_launcher.h"
 
 namespace genie::driver {
@@ -57,6 +59,33 @@ std::optional<BenchDatatype> ParseBenchDatatype(const std::string& text) {
     if (t == name) return type;
   }
   return std::nullopt;
+}
+
+collective::CollectiveSpec BenchSpec(const BenchPlan& plan, size_t index, int ranks) {
+  collective::CollectiveSpec spec;
+  spec.type = plan.info.type;
+  spec.size = CommSize(plan.info.type, plan.sizes[index], ranks);
+  spec.group.resize(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) spec.group[static_cast<size_t>(r)] = r;
+  spec.root = plan.info.root;
+  spec.options = plan.plan;
+  return spec;
+}
+
+Result<Bytes> BenchCheckBytes(const BenchPlan& plan, int ranks, int rank) {
+  if (!plan.info.check) return Bytes{0};
+  // Buffers grow with the size: the largest size the check runs on (float32 elements) decides.
+  for (size_t i = plan.sizes.size(); i-- > 0;) {
+    const collective::CollectiveSpec spec = BenchSpec(plan, i, ranks);
+    if (spec.size % 4 != 0) continue;
+    GENIE_ASSIGN_OR_RETURN(collective::Schedule schedule, collective::Plan(spec, rank));
+    Bytes largest_receive = 0;
+    for (const auto& step : schedule.steps) {
+      largest_receive = std::max<Bytes>(largest_receive, step.recv.length);
+    }
+    return SaturatingAdd(collective::Layout(spec, rank).buffer_bytes, largest_receive);
+  }
+  return Bytes{0};
 }
 
 Bytes SizeUnit(CollectiveType type, int type_size, int ranks) {

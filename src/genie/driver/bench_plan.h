@@ -76,6 +76,12 @@ Result<BenchPlan> ResolveBench(const BenchOptions& options, int ranks);
 // size is rounded down to a multiple of `unit` (at least one unit) and repeated sizes are
 // dropped. `unit` = type size, times the ranks for collectives whose call takes one rank's share.
 std::vector<Bytes> SweepSizes(Bytes min, Bytes max, int factor, Bytes step, Bytes unit);
+// The collective of the sweep's size `index`, as every rank of `ranks` runs it.
+collective::CollectiveSpec BenchSpec(const BenchPlan& plan, size_t index, int ranks);
+// -c: the memory `rank`'s data check of the sweep's largest checked size takes (its data and
+// receive buffers, as runtime::ReserveVerifyData counts them); 0 when nothing is checked.
+Result<Bytes> BenchCheckBytes(const BenchPlan& plan, int ranks, int rank);
+
 // The smallest size step of a collective: see SweepSizes.
 Bytes SizeUnit(CollectiveType type, int type_size, int ranks);
 // nccl-tests' size (the whole buffer) as the planner's Chakra comm_size (report/bandwidth.h):

@@ -68,13 +68,7 @@ class BenchJob {
       EndSweep();
       return;
     }
-    spec_ = collective::CollectiveSpec{};
-    spec_.type = plan_.info.type;
-    spec_.size = CommSize(plan_.info.type, plan_.sizes[size_index_], world());
-    spec_.group.resize(static_cast<size_t>(world()));
-    for (int r = 0; r < world(); ++r) spec_.group[static_cast<size_t>(r)] = r;
-    spec_.root = plan_.info.root;
-    spec_.options = plan_.plan;
+    spec_ = BenchSpec(plan_, size_index_, world());
     auto schedule = collective::Plan(spec_, backend_.rank());
     if (!schedule.ok()) {
       Finish(schedule.status().WithContext(
@@ -343,6 +337,11 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
     // first one exits, which need not be rank 0.
     std::cerr << "genie bench: rank " << env.rank << ": " << plan.status().message() << "\n";
     return launch::kExitBadInput;
+  }
+  // The data check's buffers and the outputs, refused before any byte is sent.
+  if (Status fits = CheckBenchFits(o, *plan, env.world_size, {env.rank}); !fits.ok()) {
+    std::cerr << "genie bench: rank " << env.rank << ": " << fits.message() << "\n";
+    return fits.code() == Status::Code::kIoError ? launch::kExitFailed : launch::kExitBadInput;
   }
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) {

@@ -156,5 +156,31 @@ TEST(BenchTest, CountWrongCountsEveryWrongElement) {
   EXPECT_EQ(runtime::CountWrong(layout.final, buffer), 1024u);
 }
 
+TEST(BenchTest, TheDataCheckIsSizedBeforeAnythingIsSent) {
+  BenchOptions o;
+  o.min_bytes = "1M";
+  o.max_bytes = "4M";
+  o.step_factor = 2;
+  auto p = ResolveBench(o, 2);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  // The largest size's data plus its largest receive: more than the size, not absurdly more.
+  auto need = BenchCheckBytes(*p, 2, 0);
+  ASSERT_TRUE(need.ok()) << need.status().message();
+  EXPECT_GE(*need, Bytes{4} << 20);
+  EXPECT_LE(*need, Bytes{16} << 20);
+  // -b 1T: a need no machine here holds, known without sending a byte.
+  o.min_bytes = o.max_bytes = "1T";
+  auto big = ResolveBench(o, 2);
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  auto big_need = BenchCheckBytes(*big, 2, 1);
+  ASSERT_TRUE(big_need.ok());
+  EXPECT_GE(*big_need, Bytes{1} << 40);
+  // -c 0: nothing is checked, nothing held.
+  o.check = 0;
+  auto unchecked = ResolveBench(o, 2);
+  ASSERT_TRUE(unchecked.ok());
+  EXPECT_EQ(*BenchCheckBytes(*unchecked, 2, 0), 0u);
+}
+
 }  // namespace
 }  // namespace genie::driver

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -19,6 +20,7 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/real_backend/real_backend.h"
+#include "genie/record/output_guard.h"
 #include "genie/report/atomic_file.h"
 #include "genie/report/html/html_page.h"
 #include "genie/report/html/page_model.h"
@@ -421,6 +423,22 @@ class Scan {
 
 }  // namespace
 
+std::string SharedHost(const std::vector<std::string>& addresses) {
+  std::map<std::string, int> first;
+  for (int r = 0; r < static_cast<int>(addresses.size()); ++r) {
+    std::string ip = addresses[static_cast<size_t>(r)];
+    const size_t colon = ip.rfind(':');
+    if (colon != std::string::npos) ip.resize(colon);
+    if (ip.size() > 2 && ip.front() == '[' && ip.back() == ']') ip = ip.substr(1, ip.size() - 2);
+    if (ip.rfind("127.", 0) == 0 || ip == "::1" || ip == "localhost") {
+      return fmt::format("rank {} listens on loopback {}", r, ip);
+    }
+    auto [it, fresh] = first.emplace(ip, r);
+    if (!fresh) return fmt::format("ranks {} and {} both listen on {}", it->second, r, ip);
+  }
+  return "";
+}
+
 int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   DoctorOptions o = options;
   o.host = HostLabel(o.host);
@@ -467,6 +485,29 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
                                                                           : launch::kExitFailed);
   }
   RealBackend& b = **created;
+  // Ranks on one host measure its loopback: refused before any figure (every rank sees the
+  // same table, so all stop together), or marked loopback throughout with --allow-shared-host.
+  if (const std::string shared = SharedHost(b.addresses()); !shared.empty()) {
+    if (!o.allow_shared_host) {
+      (void)b.Shutdown();
+      if (env.rank != 0) return launch::kExitBadInput;
+      return fail("ranks share a host (" + shared + "): a scan would measure that machine's "
+                  "CPUs and loopback, not a fabric. Start one rank per host (genie launch "
+                  "--testbed NAME -n HOSTS -- doctor, or mpiexec / srun with one task per node, "
+                  "each with --bind on its NIC), or pass --allow-shared-host to scan anyway with "
+                  "every figure marked loopback",
+                  launch::kExitBadInput);
+    }
+    scan.loopback = true;
+  }
+  // Rank 0 writes --json and --report: checked by the output rule before the scan (the other
+  // ranks are told why it stops).
+  if (env.rank == 0) {
+    if (Status out = record::CheckOutputs({{}, {o.json_path}, {o.report_path}, {}}); !out.ok()) {
+      b.Abort(out);
+      return fail(out.message(), launch::kExitBadInput);
+    }
+  }
   const TimeNs start = b.Now();
   // The ring steps stay within a leaf of a leaf-spine testbed (one rank per host, rank i on
   // host i): a ring through a slower spine would measure the spine, not the hosts' stacks.
@@ -487,6 +528,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   report::DoctorVerdict verdict;
   bool ok = s.Run() && s.Gather(&scan);
   if (ok && env.rank == 0) verdict = report::Diagnose(scan, o.thresholds);
+  if (scan.loopback) verdict.findings.clear();  // no verdict on a fabric the scan never saw
   const bool steps = o.ring_steps == RingStepsMode::kAlways ||
                      (o.ring_steps == RingStepsMode::kHealthy && verdict.healthy());
   if (!ok || !s.Steps(steps)) {
@@ -497,10 +539,6 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   scan.seconds = static_cast<double>(b.Now() - start) / 1e9;
   Status st = b.Shutdown();
   if (env.rank != 0) return st.ok() ? 0 : launch::kExitBadInput;
-  if (scan.hosts.front().find("/r") != std::string::npos) {
-    std::cerr << "genie doctor: several ranks share a host: their figures measure that machine's "
-                 "CPUs and loopback, not a fabric; start one rank per host\n";
-  }
   std::cout << report::FormatDoctorReport(scan, verdict) << std::flush;
   if (!s.steps_measured() && o.ring_steps == RingStepsMode::kHealthy) {
     std::cout << "ring steps (what genie testbed calibrate fits) not measured: the scan has "

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "genie/common/units.h"
 #include "genie/launch/rank_env.h"
@@ -39,7 +40,16 @@ struct DoctorOptions {
   report::DoctorThresholds thresholds;
   RingStepsMode ring_steps = RingStepsMode::kHealthy;  // --ring-steps
   runtime::TransportChoice transport;  // --transport, --fabric-*
+  // Ranks that share a host (one network stack: the same address, or loopback) measure that
+  // machine's CPUs and loopback, not a fabric: refused unless this is set, and then every
+  // figure is marked loopback and no verdict on the fabric is given.
+  bool allow_shared_host = false;
 };
+
+// "" when every rank has its own address off loopback; else what they share ("ranks 0 and 2
+// both listen on 10.0.0.1", "rank 0 listens on loopback 127.0.0.1"). `addresses`: "ip:port"
+// per rank.
+std::string SharedHost(const std::vector<std::string>& addresses);
 
 // Exit code: 0 healthy, 1 anomaly found (rank 0; other ranks 0), 2 could not run.
 int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env);

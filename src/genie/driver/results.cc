@@ -14,12 +14,12 @@
 
 #include "genie/common/status.h"
 #include "genie/driver/run_results.h"
+#include "genie/record/output_guard.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/atomic_file.h"
 #include "genie/report/chrome_trace.h"
 #include "genie/report/completeness.h"
 #include "genie/report/localization.h"
-#include "genie/report/output_paths.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
@@ -132,11 +132,11 @@ int StripResults(const ResultsStripOptions& a) {
     outs.push_back(a.in_place ? file : StrippedPath(file, a.dir));
   }
   if (!a.in_place) {
-    Status s = report::CheckOutputsAreNotInputs(outs, a.files);
+    Status s = record::CheckOutputs({a.files, outs, {}, {}});
     if (!s.ok()) return Fail(s);
   }
   for (size_t i = 0; i < outs.size(); ++i) {
-    Status s = report::WriteFileAtomically(outs[i], texts[i]);
+    Status s = report::WriteStripped(outs[i], texts[i]);
     if (!s.ok()) return Fail(s);
     std::cout << outs[i] << "\n";
   }
@@ -163,7 +163,7 @@ int MergeResults(const ResultsMergeOptions& a) {
   // Refused before anything is read or written: an output naming an input would replace it.
   auto inputs = report::ExpandStreamPaths(a.files);
   if (!inputs.ok()) return FailInput(inputs.status());
-  Status s = report::CheckOutputsAreNotInputs({a.out, trace}, *inputs);
+  Status s = record::CheckOutputs({*inputs, {a.out}, {trace}, {}});
   if (!s.ok()) return Fail(s);
   auto r = report::MergeStreams(a.files, offsets);
   if (!r.ok()) return FailInput(r.status());

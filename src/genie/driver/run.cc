@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "genie/collective/planner.h"
@@ -25,6 +26,7 @@
 #include "genie/net/fd_limit.h"
 #include "genie/real_backend/real_backend.h"
 #include "genie/record/cpu_steal.h"
+#include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/provenance.h"
@@ -90,10 +92,13 @@ void PrintProgress(int finished, int total, bool warmup, TimeNs elapsed_ns) {
 // also what the rank was waiting on when a peer was lost.
 Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
                        IterationDriver& driver, TestbedSession* bed) {
-  Status status;
-  auto stop = [&](const Status& st) {
-    if (status.ok()) status = st;
-    backend.Stop();
+  // The driver may still call back after this returns (Abort runs the loop once more, and a
+  // due iteration then fails again): the callbacks hold their state, not this frame's.
+  auto status = std::make_shared<Status>();
+  runtime::RealBackend* loop = &backend;
+  auto stop = [status, loop](const Status& st) {
+    if (status->ok()) *status = st;
+    loop->Stop();
   };
   const TimeNs started = backend.Now();
   const bool progress = backend.rank() == 0 && isatty(STDERR_FILENO);
@@ -108,11 +113,11 @@ Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
   }
   if (bed != nullptr) bed->Begin();
   Watchdog watchdog(backend, driver, backend.options().peer_timeout, stop);
-  driver.Start([&](const Status& st) { stop(st); });
+  driver.Start(stop);
   watchdog.Start();
   backend.Run();
   driver.OnIteration(nullptr);
-  if (!status.ok()) return status;
+  if (!status->ok()) return *status;
   if (!backend.status().ok()) {
     return backend.status().WithDetail("this rank was waiting on:\n" + driver.DescribeWaiting());
   }
@@ -121,6 +126,26 @@ Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
                             std::to_string(driver.total()) + " iterations");
   }
   return Status::Ok();
+}
+
+// Every file the run reads and writes, for the one output rule (record/output_guard.h): the
+// streams of all ranks and results.json are its results; the trace, report and CSV derived.
+Status CheckRunOutputs(const RunOptions& o, const trace::WorkloadFiles& files) {
+  GENIE_RETURN_IF_ERROR(record::MakeOutputFolder(o.output));
+  record::OutputPlan plan;
+  plan.inputs = files.rank_paths;
+  for (const std::string* in : {&files.comm_group_path, &o.setup.system_path,
+                                &o.setup.network_path, &o.setup.memory_path, &o.intra_host,
+                                &o.faults, &o.baseline}) {
+    plan.inputs.push_back(*in);
+  }
+  for (int r = 0; r < files.world_size(); ++r) {
+    plan.results.push_back(record::StreamPath(o.output, r));
+  }
+  plan.results.push_back(o.output + "/results.json");
+  plan.outputs = {o.trace_out, o.report, o.comparison_csv};
+  plan.own_folders = {o.output};  // its claim is taken (or refused) by every rank
+  return record::CheckOutputs(plan);
 }
 
 }  // namespace
@@ -143,8 +168,10 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   if (env.rank == 0) {
     for (const auto& note : setup->notes) std::cerr << "genie run: " << note << "\n";
   }
-  std::error_code ec;
-  fs::create_directories(o.output, ec);
+  if (Status out = CheckRunOutputs(o, setup->files); !out.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << out.message() << "\n";
+    return out.code() == Status::Code::kInvalidArgument ? 2 : 1;
+  }
 
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) {
@@ -352,6 +379,9 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   if (!st.ok()) {
     (*backend)->Abort(st);
     std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
+    // A workload the run cannot accept (a MEM_LOAD without memory model) is bad input, as in
+    // `genie simulate`.
+    if (st.code() == Status::Code::kInvalidArgument) return 2;
     return st.code() == Status::Code::kUnavailable || st.code() == Status::Code::kTimeout
                ? launch::kExitPeerFailed
                : 1;
@@ -396,6 +426,11 @@ int Run(const RunOptions& o) {
       return 2;
     }
     if (files->world_size() > 1) {
+      // Refused once here rather than by every rank.
+      if (Status out = CheckRunOutputs(o, *files); !out.ok()) {
+        std::cerr << "genie run: " << out.message() << "\n";
+        return out.code() == Status::Code::kInvalidArgument ? 2 : 1;
+      }
       launch::LaunchOptions lo;
       lo.ranks = files->world_size();
       lo.argv = o.argv;

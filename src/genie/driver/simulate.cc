@@ -8,7 +8,9 @@
 #include <iostream>
 
 #include "genie/driver/simulation.h"
+#include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
+#include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
 #include "genie/report/provenance.h"
@@ -120,12 +122,38 @@ int RunSimulate(const SimulateOptions& f) {
   // `genie results show` reads.
   const bool outputs = !f.output.empty() || !f.trace_out.empty();
   std::string stream_path;
+  // The output folder is claimed as `genie run` claims its own (record/run_folder.h), and no
+  // output may replace an input, a results file or a folder another job holds.
+  std::unique_ptr<record::OutputFolderClaim> claim;
+  record::OutputPlan plan;
+  plan.inputs = setup->files.rank_paths;
+  for (const std::string& in : {setup->files.comm_group_path, f.setup.system_path,
+                                f.setup.network_path, f.setup.memory_path}) {
+    plan.inputs.push_back(in);
+  }
+  plan.outputs = {f.trace_out};
   if (!f.output.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.output, ec);
+    Status made = record::MakeOutputFolder(f.output);
+    if (!made.ok()) {
+      std::cerr << "genie simulate: " << made.message() << "\n";
+      return ExitCodeFor(made);
+    }
+    auto claimed = record::ClaimOutputFolder(f.output, "simulate", /*world_size=*/1);
+    if (!claimed.ok()) {
+      std::cerr << "genie simulate: " << claimed.status().message() << "\n";
+      return ExitCodeFor(claimed.status());
+    }
+    claim = std::move(*claimed);
+    plan.own_folders = {f.output};
     stream_path = f.output + "/simulate.jsonl";
+    plan.results = {stream_path, f.output + "/results.json"};
   } else if (outputs) {
     stream_path = f.trace_out + ".jsonl";  // scratch, removed once the trace is written
+    plan.outputs.push_back(stream_path);
+  }
+  if (Status checked = record::CheckOutputs(plan); !checked.ok()) {
+    std::cerr << "genie simulate: " << checked.message() << "\n";
+    return ExitCodeFor(checked);
   }
   auto recorder = record::Recorder::Create(stream_path, run_info, /*keep_ops=*/false);
   if (!recorder.ok()) {

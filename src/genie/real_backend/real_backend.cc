@@ -97,6 +97,7 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   }
   // Listening ports are fresh every run: the table's hash tells this run's files from others'.
   b->run_id_ = fmt::format("{:016x}", net::JobHash(table));
+  b->addresses_ = addresses;
   GENIE_RETURN_IF_ERROR(b->CheckHosts(addresses));
   b->peers_ = o.peers ? *o.peers : net::AllPeers(o.rank, o.world_size);
   // The clock estimate ping-pongs rank 0 with every rank on another machine: both ends know

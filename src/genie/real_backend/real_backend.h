@@ -149,6 +149,8 @@ class RealBackend final : public Backend, private net::TransportEvents {
   const std::string& run_id() const { return run_id_; }
   // "ip:port" this rank listens on (what it published in the rendezvous).
   const std::string& listen_address() const { return listen_address_; }
+  // Every rank's listen address (index = rank), from the rendezvous.
+  const std::vector<std::string>& addresses() const { return addresses_; }
   // Ops posted whose completion has not run yet (tests and leak checks).
   size_t pending_ops() const { return callbacks_.size() - free_.size(); }
   loop::EventLoop& loop() { return *loop_; }
@@ -190,6 +192,7 @@ class RealBackend final : public Backend, private net::TransportEvents {
   std::optional<IntraHostModel> intra_;
   std::vector<PeerTraffic> traffic_;
   std::vector<std::string> host_ids_;
+  std::vector<std::string> addresses_;
   std::string run_id_;
   std::string listen_address_;
   ClockOffset clock_;

@@ -81,7 +81,31 @@ std::string UtcNow() {
   return buf;
 }
 
+std::string DescribeOwner(const std::string& text) {
+  nlohmann::json owner = JsonNestingDepth(text) <= kMaxJsonDepth
+                             ? nlohmann::json::parse(text, nullptr, false)
+                             : nlohmann::json();
+  return fmt::format("job {}, process {} on {}, since {}", StringField(owner, "job_id", "?"),
+                     IntField(owner, "pid", 0), StringField(owner, "host", "?"),
+                     StringField(owner, "since", "?"));
+}
+
 }  // namespace
+
+std::string FolderHolder(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / kLockName).string();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct flock l {};
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = kClaimByte;
+  l.l_len = 1;
+  std::string holder;
+  if (::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK) holder = DescribeOwner(ReadAll(fd));
+  ::close(fd);
+  return holder;
+}
 
 OutputFolderClaim::~OutputFolderClaim() {
   if (fd_ >= 0) ::close(fd_);  // drops the lock
@@ -149,11 +173,10 @@ Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& 
       }
     } else {
       result = Status::InvalidArgument(fmt::format(
-          "output folder {} is in use by another genie job that is still running (job {}, "
-          "process {} on {}, since {}); its rank streams would be overwritten. Wait for it to "
-          "finish, or give this job its own --output folder",
-          dir, StringField(owner, "job_id", "?"), IntField(owner, "pid", 0),
-          StringField(owner, "host", "?"), StringField(owner, "since", "?")));
+          "output folder {} is in use by another genie job or simulation that is still running "
+          "({}); its results would be overwritten. Wait for it to finish, or give this one its "
+          "own --output folder",
+          dir, DescribeOwner(text)));
     }
   } else {
     result = Status::IoError(fmt::format("cannot lock {}: {}", path, std::strerror(errno)));

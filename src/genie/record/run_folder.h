@@ -28,6 +28,10 @@ std::string StreamPath(const std::string& dir, int rank);
 // line) carries that id. False for a missing file, an earlier run's stream, or anything else.
 bool IsStreamOfRun(const std::string& path, const std::string& run_id);
 
+// Who holds `dir`'s claim ("job J, process P on H, since T"), or "" when nobody alive does
+// (no lock file, or its lock not held). A claim this process holds itself counts as held.
+std::string FolderHolder(const std::string& dir);
+
 class OutputFolderClaim {
  public:
   ~OutputFolderClaim();

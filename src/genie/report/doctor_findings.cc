@@ -328,6 +328,10 @@ std::string FormatDoctorReport(const DoctorScan& s, const DoctorVerdict& v) {
              ? fmt::format("{:.0f} MiB", s.bytes_per_direction / (1 << 20))
              : fmt::format("{:.0f} KiB", s.bytes_per_direction / 1024),
       n % 2 ? n : n - 1, s.seconds);
+  if (s.loopback) {
+    out += "# LOOPBACK SCAN (--allow-shared-host): the ranks share a host, so every figure below "
+           "is that machine's CPUs and loopback, not a fabric\n";
+  }
   return out + FormatHostFindings(s, v, /*patterns=*/true);
 }
 
@@ -340,7 +344,7 @@ std::string FormatHostFindings(const DoctorScan& s, const DoctorVerdict& v, bool
   out += fmt::format("#{:>11} {:>10} {:>10} {:>9} {:>8}", "host", "tx GB/s", "rx GB/s", "rtt us",
                      "retx %");
   if (patterns) out += fmt::format(" {:>10} {:>10}", "ring GB/s", "a2a GB/s");
-  out += "  verdict\n";
+  out += s.loopback ? "  (all loopback)\n" : "  verdict\n";
   for (int h = 0; h < n; ++h) {
     const auto i = static_cast<size_t>(h);
     double retx = 0;
@@ -360,7 +364,7 @@ std::string FormatHostFindings(const DoctorScan& s, const DoctorVerdict& v, bool
                        FormatBandwidth(v.tx_gbps[i]), FormatBandwidth(v.rx_gbps[i]), v.rtt_us[i],
                        100 * retx);
     if (patterns) out += fmt::format(" {} {}", opt(s.ring_gbps, i), opt(s.alltoall_gbps, i));
-    out += fmt::format("  {}\n", verdict.empty() ? "ok" : verdict);
+    out += fmt::format("  {}\n", s.loopback ? "loopback" : verdict.empty() ? "ok" : verdict);
   }
   out += fmt::format("# median pair: {}, round trip {:.0f} us", Gb(v.reference_gbps),
                      v.reference_rtt_us);
@@ -373,7 +377,9 @@ std::string FormatHostFindings(const DoctorScan& s, const DoctorVerdict& v, bool
                        "faults)\n",
                        s.remeasured, s.contended);
   }
-  if (v.healthy()) {
+  if (s.loopback) {
+    out += "# no verdict: loopback figures say nothing of a fabric; scan with one rank per host\n";
+  } else if (v.healthy()) {
     out += "# healthy: no host, pair or link stands out\n";
   } else {
     out += fmt::format("# {} finding(s):\n", v.findings.size());
@@ -393,7 +399,8 @@ nlohmann::json DoctorJson(const DoctorScan& s, const DoctorVerdict& v) {
     return j;
   };
   nlohmann::json j;
-  j["healthy"] = v.healthy();
+  j["healthy"] = v.healthy() && !s.loopback;
+  if (s.loopback) j["loopback"] = true;  // every figure: one machine's loopback, no verdict
   j["hosts"] = s.hosts;
   j["seconds"] = s.seconds;
   j["bytes_per_direction"] = s.bytes_per_direction;

@@ -40,6 +40,9 @@ struct DoctorScan {
   int remeasured = 0;  // slow directions measured again alone (their alone figure is in gbps)
   int contended = 0;   // of those, slow only while other pairs ran (shared paths, not faults)
   std::vector<Bottleneck> bottlenecks;
+  // Ranks shared a host (--allow-shared-host): every figure is that machine's loopback; the
+  // report says so on every table and gives no verdict.
+  bool loopback = false;
 };
 
 struct DoctorThresholds {

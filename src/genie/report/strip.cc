@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "genie/record/json_check.h"
+#include "genie/report/atomic_file.h"
 #include "genie/report/chrome_trace.h"
 
 namespace genie::report {
@@ -132,11 +133,33 @@ Result<std::string> StripText(std::string_view text, const std::string& path) {
     std::string s = StripTimings(j).dump(-1, ' ', false, json::error_handler_t::replace);
     (record::StringField(j, "record") == "header" ? header : records).push_back(s);
   }
+  if (header.empty() && records.empty()) {
+    return Status::Corruption(fmt::format(
+        "{} holds no whole JSON value or record (truncated or damaged?); strip reads results "
+        "JSON, Chrome traces and genie's JSON-lines streams",
+        path));
+  }
   std::sort(records.begin(), records.end());
   std::string out;
   for (const auto& s : header) out += s + "\n";
   for (const auto& s : records) out += s + "\n";
   return out;
+}
+
+Status WriteStripped(const std::string& out, const std::string& text) {
+  bool valid = text.find_first_not_of(" \t\r\n") != std::string::npos;
+  if (valid && !json::accept(text)) {
+    std::istringstream lines(text);
+    std::string line;
+    while (valid && std::getline(lines, line)) valid = json::accept(line);
+  }
+  if (!valid) {
+    return Status::Internal(fmt::format(
+        "not writing {}: the stripped text is not JSON or JSON lines; the file is left as it "
+        "was",
+        out));
+  }
+  return WriteFileAtomically(out, text);
 }
 
 }  // namespace genie::report

@@ -113,6 +113,11 @@ void PrintTestbed(std::ostream& out, const nlohmann::json& testbed, TimeNs origi
   if (testbed.contains("faults") && testbed["faults"].is_array()) {
     for (const auto& f : testbed["faults"]) {
       if (!f.is_object()) continue;
+      if (f.value("action", "") == "not applied") {  // never took effect: say so, and why
+        out << "#   fault NOT APPLIED: " << f.value("fault", "?") << " — "
+            << f.value("reason", "no reason recorded") << "\n";
+        continue;
+      }
       const double t = static_cast<double>(record::IntField(f, "at_ns", 0) - origin_ns) / 1e9;
       std::string line = fmt::format("#   fault at {:+.3f} s: {} {}", t, f.value("action", "?"),
                                      f.value("fault", "?"));

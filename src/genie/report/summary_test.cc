@@ -62,5 +62,24 @@ TEST(SummaryTest, NotableCpuStealIsNamed) {
       << stolen.str();
 }
 
+TEST(SummaryTest, AFaultThatNeverTookEffectIsShownWithWhy) {
+  nlohmann::json testbed = {
+      {"name", "t"},
+      {"topology", "star:2"},
+      {"rate_bps", 400000000},
+      {"faults",
+       {{{"fault", "h1 rate 40mbit"}, {"action", "apply"}, {"at_ns", 1000}},
+        {{"fault", "h1 down"},
+         {"action", "not applied"},
+         {"at_ns", 5000},
+         {"reason", "due 100.000 s after the run's start, but the run ended 0.500 s after it"}}}}};
+  std::ostringstream out;
+  PrintTestbed(out, testbed, 0);
+  EXPECT_NE(out.str().find("fault NOT APPLIED: h1 down — due 100.000 s after the run's start"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("apply h1 rate 40mbit"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace genie::report

@@ -192,24 +192,25 @@ bool Executor::TryIssue(const Op& op) {
     }
     case OpKind::kMemLoad:
     case OpKind::kMemStore: {
-      TimeNs d = 0;
-      if (config_.memory.has_value()) {
-        if (config_.memory->type == config::MemoryType::kNoMemoryExpansion) {
-          st = Status::InvalidArgument(
-              "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
-              ") is a remote memory access but " + config_.memory->path +
-              " says NO_MEMORY_EXPANSION; give a memory.json with remote-mem-latency/-bw");
-          break;
-        }
-        if (config_.remote_memory != nullptr) {
-          // A real run learns when its access is due (the watchdog knows it is busy till then).
-          f.end_target = config_.remote_memory->Issue(rank_, op.tensor_size, backend_,
-                                                      [this, id] { Finish(id); });
-          break;
-        }
-        d = config_.memory->AccessTimeNs(op.tensor_size);
+      // No memory model is ASTRA-sim's default, NO_MEMORY_EXPANSION: an access is an error,
+      // never free (genie run and simulate alike).
+      if (!config_.memory.has_value() ||
+          config_.memory->type == config::MemoryType::kNoMemoryExpansion) {
+        st = Status::InvalidArgument(
+            "rank " + std::to_string(rank_) + ", node " + std::to_string(op.id) + " (" + op.name +
+            ") is a remote memory access but " +
+            (config_.memory.has_value() ? config_.memory->path
+                                        : std::string("no --memory was given, and the default")) +
+            " says NO_MEMORY_EXPANSION; give a memory.json with remote-mem-latency/-bw");
+        break;
       }
-      backend_.After(d, [this, id] { Finish(id); });
+      if (config_.remote_memory != nullptr) {
+        // A real run learns when its access is due (the watchdog knows it is busy till then).
+        f.end_target = config_.remote_memory->Issue(rank_, op.tensor_size, backend_,
+                                                    [this, id] { Finish(id); });
+        break;
+      }
+      backend_.After(config_.memory->AccessTimeNs(op.tensor_size), [this, id] { Finish(id); });
       break;
     }
     case OpKind::kCollective:

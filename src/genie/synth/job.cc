@@ -34,6 +34,7 @@ Result<Job> Job::Make(const ModelSpec& model, const Layout& layout, const GpuSpe
                                    Num(step_tokens) + " = --global-batch x --seq)");
   }
   int64_t replica_tokens = step_tokens / (int64_t{l.dp} * l.microbatches);
+  GENIE_RETURN_IF_ERROR(CheckSizes(model, replica_tokens));
   if (!divides(int64_t{l.sp} * l.tp, replica_tokens)) {
     return Status::InvalidArgument("--sp x --tp (" + Num(int64_t{l.sp} * l.tp) +
                                    ") must divide the tokens of a micro-batch (" +

@@ -1,6 +1,15 @@
 #include "genie/synth/model.h"
 
+#include "genie/common/checked_math.h"
+#include "genie/common/input_file.h"
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <optional>
 #include <map>
 #include <stdexcept>
 
@@ -92,6 +101,56 @@ Status Validate(const ModelSpec& m) {
     return bad("--top-k must be between 1 and --experts");
   }
   if (m.dtype_bytes < 1 || m.dtype_bytes > 8) return bad("--dtype-bytes must be 1 to 8");
+  return CheckSizes(m, 0);
+}
+
+Status CheckSizes(const ModelSpec& m, int64_t tokens) {
+  struct Term {
+    const char* flag;
+    int64_t value;
+  };
+  // The product of the terms, times the headroom, must fit; else the largest term is the one
+  // to reduce.
+  const int64_t headroom = int64_t{16} * m.dtype_bytes;
+  auto fits = [&](std::initializer_list<Term> terms) -> Status {
+    std::optional<int64_t> p = headroom;
+    std::string names, values;
+    const Term* largest = nullptr;
+    for (const Term& t : terms) {
+      if (p) p = CheckedMul(*p, std::max<int64_t>(t.value, 1));
+      names += std::string(names.empty() ? "" : " x ") + t.flag;
+      values += std::string(values.empty() ? "" : " x ") + std::to_string(t.value);
+      if (largest == nullptr || t.value > largest->value) largest = &t;
+    }
+    if (p) return Status::Ok();
+    return Status::InvalidArgument(
+        "model '" + m.name + "': " + names + " (" + values + ") times " +
+        std::to_string(headroom) + " (element size, FLOP and optimizer factors) does not fit in "
+        "64 bits: the sizes written would overflow; reduce " + largest->flag);
+  };
+  const int64_t kv = m.head_dim() * m.kv_heads;
+  const int64_t experts = int64_t{m.experts} + m.shared_experts;
+  GENIE_RETURN_IF_ERROR(fits({{"--vocab", m.vocab}, {"--hidden", m.hidden}}));
+  GENIE_RETURN_IF_ERROR(fits({{"--layers", m.layers}, {"--hidden", m.hidden},
+                              {"--hidden (+2 x kv width)", SaturatingAdd(m.hidden, SaturatingMul(int64_t{2}, kv))}, {"2", 2}}));
+  GENIE_RETURN_IF_ERROR(fits({{"--layers", m.layers}, {"--ffn-matrices", m.ffn_matrices},
+                              {"--hidden", m.hidden}, {"--ffn", m.ffn}}));
+  GENIE_RETURN_IF_ERROR(fits({{"--layers", m.layers}, {"--experts (+shared)", experts},
+                              {"--ffn-matrices", m.ffn_matrices}, {"--hidden", m.hidden},
+                              {"--expert-ffn", m.expert_width()}}));
+  GENIE_RETURN_IF_ERROR(fits({{"--global-batch", m.global_batch}, {"--seq", m.seq}}));
+  if (tokens <= 0) return Status::Ok();
+  const Term t{"tokens per micro-batch (--global-batch x --seq / (--dp x --microbatches))",
+               tokens};
+  GENIE_RETURN_IF_ERROR(fits({t, {"--vocab", m.vocab}}));
+  GENIE_RETURN_IF_ERROR(fits({t, {"--seq", m.seq}, {"--hidden", m.hidden}}));
+  GENIE_RETURN_IF_ERROR(fits({t, {"--hidden", m.hidden}, {"--hidden (+2 x kv width)", SaturatingAdd(m.hidden, SaturatingMul(int64_t{2}, kv))}}));
+  GENIE_RETURN_IF_ERROR(fits({t, {"--ffn-matrices", m.ffn_matrices}, {"--hidden", m.hidden},
+                              {"--ffn", m.ffn}}));
+  GENIE_RETURN_IF_ERROR(fits({t, {"--top-k (+shared)", int64_t{m.top_k} + m.shared_experts},
+                              {"--ffn-matrices", m.ffn_matrices}, {"--hidden", m.hidden},
+                              {"--expert-ffn", m.expert_width()}}));
+  GENIE_RETURN_IF_ERROR(fits({t, {"--hidden", m.hidden}, {"--experts", m.experts}}));
   return Status::Ok();
 }
 
@@ -120,6 +179,12 @@ const std::vector<std::string>& ModelPresetNames() {
 namespace genie::synth {
 
 Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpec* model) {
+  struct Entry {
+    int line_no;
+    std::string key, value;
+  };
+  std::vector<Entry> entries;
+  const Entry* preset = nullptr;
   int line_no = 0;
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -137,16 +202,38 @@ Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpe
     line = trim(line);
     if (line.empty() || line == "---") continue;
     size_t colon = line.find(':');
-    auto where = [&] { return source + ":" + std::to_string(line_no) + ": "; };
     if (colon == std::string::npos) {
-      return Status::InvalidArgument(where() + "expected 'key: value', got '" + line + "'");
+      return Status::InvalidArgument(source + ":" + std::to_string(line_no) +
+                                     ": expected 'key: value', got '" + line + "'");
     }
     std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
     for (char& c : key) c = c == '-' ? '_' : c;
-    if (key == "preset") {
-      GENIE_ASSIGN_OR_RETURN(*model, ModelPreset(value));
-      continue;
+    entries.push_back({line_no, key, value});
+  }
+  // The preset is the base the other keys change, wherever it stands in the file (a key above
+  // it would otherwise be replaced by the preset's value without a word); one preset only.
+  for (const Entry& e : entries) {
+    if (e.key != "preset") continue;
+    if (preset != nullptr) {
+      return Status::InvalidArgument(source + ":" + std::to_string(e.line_no) +
+                                     ": a second preset (the first is on line " +
+                                     std::to_string(preset->line_no) + "); keep one");
     }
+    preset = &e;
+  }
+  if (preset != nullptr) {
+    auto base = ModelPreset(preset->value);
+    if (!base.ok()) {
+      return Status::InvalidArgument(source + ":" + std::to_string(preset->line_no) + ": " +
+                                     base.status().message());
+    }
+    *model = std::move(*base);
+  }
+  for (const Entry& e : entries) {
+    const std::string& key = e.key;
+    const std::string& value = e.value;
+    auto where = [&] { return source + ":" + std::to_string(e.line_no) + ": "; };
+    if (key == "preset") continue;
     if (key == "name") {
       model->name = value;
       continue;
@@ -191,6 +278,17 @@ Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpe
     }
   }
   return Status::Ok();
+}
+
+Status LoadModelFile(const std::string& path, ModelSpec* model) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "model file"));
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) {
+    return Status::IoError(path + ": reading the model file failed: " + std::strerror(errno));
+  }
+  return ApplyModelFile(text.str(), path, model);
 }
 
 }  // namespace genie::synth

@@ -59,6 +59,13 @@ struct ModelSpec {
 // The message names the field and what to change.
 Status Validate(const ModelSpec& model);
 
+// Checks that every size and count the emitters form from these dimensions fits in 64 bits
+// with room for their constant factors (FLOPs x4, optimizer bytes x16) and the element size:
+// parameters (per layer and all layers), and `tokens` (tokens of a micro-batch; 0 = the
+// whole step) times the widths they meet. The message names the fields and which to reduce.
+// Validate() calls it with tokens = 0 after the dimension checks.
+Status CheckSizes(const ModelSpec& model, int64_t tokens);
+
 // A preset by name ("llama3-70b", "stg-gpt", ...); the error lists the known names.
 Result<ModelSpec> ModelPreset(std::string_view name);
 const std::vector<std::string>& ModelPresetNames();
@@ -71,6 +78,11 @@ namespace genie::synth {
 // starts a comment). Keys: preset (applied first), name, layers, hidden, ffn, heads, kv_heads,
 // vocab, seq, global_batch, ffn_matrices, experts, top_k, shared_experts, expert_ffn,
 // dtype_bytes, convention (megatron | stg). Errors name `source` and the line.
+// `preset:` is applied first wherever it stands (keys above it are not lost); a second preset
+// is an error.
 Status ApplyModelFile(std::string_view text, const std::string& source, ModelSpec* model);
+// ApplyModelFile on the file at `path`, which must be a readable regular file (a folder, FIFO
+// or missing file is refused naming it).
+Status LoadModelFile(const std::string& path, ModelSpec* model);
 
 }  // namespace genie::synth

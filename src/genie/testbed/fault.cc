@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "genie/common/input_file.h"
+#include "genie/testbed/spec.h"
+
 namespace genie::testbed {
 
 const char* KindName(FaultKind k) {
@@ -81,7 +84,7 @@ Status ValidateFault(const Fault& f) {
       if (f.rate_bps < 100'000) return bad("rate under 100kbit stalls TCP; use a link down instead");
       break;
     case FaultKind::kQueue:
-      if (f.queue_bytes < 3000) return bad("queue must hold at least two full-size packets (3000 B)");
+      GENIE_RETURN_IF_ERROR(CheckQueueLimit(f.queue_bytes, f.link + ": queue"));
       break;
     case FaultKind::kLoss:
       if (!(f.loss > 0 && f.loss < 1)) return bad("loss must be between 0% and 100%, exclusive");
@@ -193,6 +196,7 @@ Result<FaultSchedule> ParseFaultSchedule(const std::string& text, const std::str
 }
 
 Result<FaultSchedule> LoadFaultSchedule(const std::string& path) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "fault schedule"));
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot read the fault schedule");
   std::stringstream ss;

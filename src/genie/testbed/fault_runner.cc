@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/format.h>
+
 namespace genie::testbed {
 
 FaultRunner::FaultRunner(Layout layout, FaultSchedule schedule, std::function<TimeNs()> now)
@@ -20,9 +22,12 @@ Status FaultRunner::Check() const {
   return Status::Ok();
 }
 
-void FaultRunner::Trigger(const Fault& f, int iteration) {
+void FaultRunner::Trigger(size_t fault_index, int iteration) {
+  const Fault& f = schedule_.faults[fault_index];
   const TimeNs base = now_() + f.at;
-  for (const auto& a : Expand(f)) pending_.push_back({base + a.offset, a, iteration});
+  progress_[fault_index].triggered = true;
+  progress_[fault_index].due = base;
+  for (const auto& a : Expand(f)) pending_.push_back({base + a.offset, a, iteration, fault_index});
   std::stable_sort(pending_.begin(), pending_.end(),
                    [](const Pending& x, const Pending& y) { return x.due < y.due; });
 }
@@ -61,18 +66,22 @@ void FaultRunner::Start() {
   StartGuardian();
   std::lock_guard<std::mutex> lock(mu_);
   started_ = true;
-  for (const auto& f : schedule_.faults) {
-    if (f.iteration == 0) Trigger(f, 0);
+  started_at_ = now_();
+  progress_.assign(schedule_.faults.size(), FaultProgress{});
+  for (size_t i = 0; i < schedule_.faults.size(); ++i) {
+    if (schedule_.faults[i].iteration == 0) Trigger(i, 0);
   }
   thread_ = std::thread([this] { Loop(); });
 }
 
 void FaultRunner::IterationStarted(int iteration) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!started_) return;
   bool any = false;
-  for (const auto& f : schedule_.faults) {
-    if (f.iteration == iteration) {
-      Trigger(f, iteration);
+  last_iteration_ = std::max(last_iteration_, iteration);
+  for (size_t i = 0; i < schedule_.faults.size(); ++i) {
+    if (schedule_.faults[i].iteration == iteration && !progress_[i].triggered) {
+      Trigger(i, iteration);
       any = true;
     }
   }
@@ -97,8 +106,9 @@ void FaultRunner::Loop() {
     Status st = injector_.Do(p.action);
     const TimeNs done = now_();
     lock.lock();
+    progress_[p.fault_index].played = true;
     events_.push_back({p.action.fault.Describe(), p.action.undo ? "undo" : "apply", done,
-                       p.iteration, st.ok() ? "" : st.message()});
+                       p.iteration, st.ok() ? "" : st.message(), ""});
   }
 }
 
@@ -119,8 +129,42 @@ std::vector<FaultEvent> FaultRunner::Finish() {
     guardian_fd_ = -1;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  events_.push_back({"every fault", "clear", now_(), 0, st.ok() ? "" : st.message()});
+  const TimeNs end = now_();
+  events_.push_back({"every fault", "clear", end, 0, st.ok() ? "" : st.message(), ""});
+  for (auto& e : UnplayedFaults(schedule_, progress_, started_at_, end, last_iteration_)) {
+    events_.push_back(std::move(e));
+  }
   return events_;
+}
+
+std::vector<FaultEvent> UnplayedFaults(const FaultSchedule& schedule,
+                                       const std::vector<FaultProgress>& progress,
+                                       TimeNs started, TimeNs end, int last_iteration) {
+  auto seconds = [](TimeNs ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); };
+  std::vector<FaultEvent> out;
+  for (size_t i = 0; i < schedule.faults.size() && i < progress.size(); ++i) {
+    if (progress[i].played) continue;
+    const Fault& f = schedule.faults[i];
+    std::string reason;
+    if (!progress[i].triggered) {
+      reason = fmt::format(
+          "iteration {} was never reached (the run ended {}); give an iteration the run "
+          "reaches, or more --iterations",
+          f.iteration,
+          last_iteration > 0 ? fmt::format("in iteration {}", last_iteration)
+                             : std::string("before its first measured iteration"));
+    } else {
+      reason = fmt::format(
+          "due {} after the run's start{}, but the run ended {} after it; schedule it earlier "
+          "or run longer",
+          seconds(progress[i].due - started),
+          f.iteration > 0 ? fmt::format(" (+{} into iteration {})", seconds(f.at), f.iteration)
+                          : std::string(),
+          seconds(end - started));
+    }
+    out.push_back({f.Describe(), "not applied", end, f.iteration, "", reason});
+  }
+  return out;
 }
 
 nlohmann::json FaultRunner::ToJson(const std::vector<FaultEvent>& events) {
@@ -129,6 +173,7 @@ nlohmann::json FaultRunner::ToJson(const std::vector<FaultEvent>& events) {
     nlohmann::json j = {{"fault", e.fault}, {"action", e.action}, {"at_ns", e.at_ns}};
     if (e.iteration > 0) j["iteration"] = e.iteration;
     if (!e.error.empty()) j["error"] = e.error;
+    if (!e.reason.empty()) j["reason"] = e.reason;
     out.push_back(j);
   }
   return out;

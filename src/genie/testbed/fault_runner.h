@@ -22,13 +22,32 @@
 
 namespace genie::testbed {
 
+// An action taken, or a fault of the schedule that never took effect: action "not applied"
+// (its time came after the run's end, or its iteration was never reached), `reason` saying
+// which, at_ns when the run ended.
 struct FaultEvent {
   std::string fault;   // Fault::Describe()
-  std::string action;  // "apply", "undo", "clear"
+  std::string action;  // "apply", "undo", "clear", "not applied"
   TimeNs at_ns = 0;    // when it had taken effect, on the `now` clock
   int iteration = 0;   // the iteration that triggered it (0: the run's start)
   std::string error;   // "" when it worked
+  std::string reason;  // "not applied": why
 };
+
+// How far a fault of a schedule got in a run: triggered (its time counted from), played (an
+// action of it ran), and when its first action was due.
+struct FaultProgress {
+  bool triggered = false;
+  bool played = false;
+  TimeNs due = 0;
+};
+
+// The "not applied" events of the faults that never took effect, each with why: its iteration
+// was never reached (the run's last was `last_iteration`), or it was due after the run's `end`.
+// Times on the runner's clock; `started` is the run's start. Pure.
+std::vector<FaultEvent> UnplayedFaults(const FaultSchedule& schedule,
+                                       const std::vector<FaultProgress>& progress,
+                                       TimeNs started, TimeNs end, int last_iteration);
 
 class FaultRunner {
  public:
@@ -41,7 +60,8 @@ class FaultRunner {
   Status Check() const;
   void Start();
   void IterationStarted(int iteration);  // measured iterations, 1-based
-  // Stops, clears every fault and returns what happened, in order.
+  // Stops, clears every fault and returns what happened, in order, then every fault that never
+  // took effect ("not applied", with why).
   std::vector<FaultEvent> Finish();
 
   static nlohmann::json ToJson(const std::vector<FaultEvent>& events);
@@ -51,8 +71,9 @@ class FaultRunner {
     TimeNs due;  // on the `now` clock
     FaultAction action;
     int iteration;
+    size_t fault_index;  // in schedule_.faults
   };
-  void Trigger(const Fault& f, int iteration);  // mu_ held
+  void Trigger(size_t fault_index, int iteration);  // mu_ held
   void Loop();
   void StartGuardian();
 
@@ -64,6 +85,9 @@ class FaultRunner {
   std::condition_variable cv_;
   std::vector<Pending> pending_;
   std::vector<FaultEvent> events_;
+  std::vector<FaultProgress> progress_;  // per fault of the schedule
+  TimeNs started_at_ = 0;
+  int last_iteration_ = 0;     // the last measured iteration started (IterationStarted)
   bool stop_ = false;
   bool finished_ = false;
   bool started_ = false;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "genie/testbed/fault_runner.h"
 #include "genie/testbed/injector.h"
 #include "genie/testbed/layout.h"
 #include "genie/testbed/spec.h"
@@ -190,6 +191,39 @@ TEST(Injector, ClearAllRestoresEveryLinkAndRemovesEveryRule) {
   EXPECT_TRUE(Has(t, "ip -n tb-sw link set h1n0 up"));
   EXPECT_TRUE(Has(t, "tc -n tb-sw qdisc replace dev h0n0 root tbf rate 400000000bit burst 131072 "
                      "limit 2000000"));
+}
+
+TEST(FaultRunner, FaultsThatNeverTookEffectAreReportedWithWhy) {
+  FaultSchedule schedule;
+  Fault played, late, unreached, pending_in_iteration;
+  played.link = late.link = unreached.link = pending_in_iteration.link = "h1";
+  played.kind = late.kind = unreached.kind = pending_in_iteration.kind = FaultKind::kDown;
+  late.at = 100 * kNsPerSec;                       // after the run's end
+  unreached.iteration = 9;                         // the run stops at 3
+  pending_in_iteration.iteration = 2;
+  pending_in_iteration.at = 50 * kNsPerSec;        // triggered, but due after the end
+  schedule.faults = {played, late, unreached, pending_in_iteration};
+  const TimeNs start = 1000 * kNsPerSec;
+  std::vector<FaultProgress> progress(4);
+  progress[0] = {true, true, start};
+  progress[1] = {true, false, start + 100 * kNsPerSec};
+  progress[2] = {false, false, 0};
+  progress[3] = {true, false, start + kNsPerSec + 50 * kNsPerSec};
+  auto events = UnplayedFaults(schedule, progress, start, start + 2 * kNsPerSec, 3);
+  ASSERT_EQ(events.size(), 3u);
+  for (const auto& e : events) EXPECT_EQ(e.action, "not applied");
+  EXPECT_NE(events[0].reason.find("due 100.000 s after the run's start, but the run ended "
+                                  "2.000 s after it"),
+            std::string::npos)
+      << events[0].reason;
+  EXPECT_NE(events[1].reason.find("iteration 9 was never reached (the run ended in iteration 3)"),
+            std::string::npos)
+      << events[1].reason;
+  EXPECT_NE(events[2].reason.find("into iteration 2"), std::string::npos) << events[2].reason;
+  const auto j = FaultRunner::ToJson(events);
+  EXPECT_EQ(j[1]["action"], "not applied");
+  EXPECT_EQ(j[1]["iteration"], 9);
+  EXPECT_TRUE(j[1].contains("reason"));
 }
 
 }  // namespace

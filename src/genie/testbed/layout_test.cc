@@ -8,6 +8,7 @@
 
 #include "genie/config/network_config.h"
 #include "genie/testbed/commands.h"
+#include "genie/testbed/fault.h"
 #include "genie/testbed/spec.h"
 
 namespace genie::testbed {
@@ -328,6 +329,35 @@ TEST(TestbedLayout, SpineLinksQueuePerSendingHost) {
   auto refused = LayOut(star);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("spine_sched"), std::string::npos);
+}
+
+TEST(TestbedLayout, QueueLimitsFollowTheFaultsRule) {
+  // `testbed up --queue 1` was built (a 1-byte queue) where `testbed fault --queue 1` is
+  // refused: one rule for both.
+  for (const Bytes q : {Bytes{1}, Bytes{2999}, Bytes{1} << 40}) {
+    TestbedSpec s = Spec("star:2");
+    s.queue_bytes = q;
+    Status st = ValidateSpec(s);
+    ASSERT_FALSE(st.ok()) << q;
+    EXPECT_NE(st.message().find("queue: "), std::string::npos) << st.message();
+    EXPECT_FALSE(LayOut(s).ok());
+    Fault f;
+    f.link = "h1";
+    f.kind = FaultKind::kQueue;
+    f.queue_bytes = q;
+    EXPECT_FALSE(ValidateFault(f).ok()) << q;
+    TestbedSpec l = Spec("star:2");
+    l.links.push_back({});
+    l.links.back().link = "h1";
+    l.links.back().queue_bytes = q;
+    EXPECT_FALSE(ValidateSpec(l).ok()) << q;
+  }
+  TestbedSpec ls = Spec("leafspine:2x2x2");
+  ls.spine_queue_bytes = 100;
+  EXPECT_NE(ValidateSpec(ls).message().find("spine_queue"), std::string::npos);
+  TestbedSpec ok = Spec("star:2");
+  ok.queue_bytes = 3000;
+  EXPECT_TRUE(ValidateSpec(ok).ok());
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <regex>
 #include <sstream>
 
+#include "genie/common/input_file.h"
+
 namespace genie::testbed {
 
 namespace {
@@ -152,6 +154,7 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
 }
 
 Status LoadSpecFile(const std::string& path, TestbedSpec* spec) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "testbed description"));
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot read the testbed description");
   std::stringstream ss;
@@ -213,13 +216,29 @@ Status ValidateSpec(const TestbedSpec& s) {
     return Status::InvalidArgument("spine_sched: " + s.TopologyText() +
                                    " has no spines; use it with leafspine:LxSxH");
   }
+  if (s.queue_bytes != 0) GENIE_RETURN_IF_ERROR(CheckQueueLimit(s.queue_bytes, "queue"));
+  if (s.spine_queue_bytes) {
+    GENIE_RETURN_IF_ERROR(CheckQueueLimit(*s.spine_queue_bytes, "spine_queue"));
+  }
   for (const auto& l : s.links) {
     if (l.mtu && !mtu_ok(*l.mtu)) return Status::InvalidArgument("links: " + l.link + ": mtu: use 576 to 65000");
+    if (l.queue_bytes) {
+      GENIE_RETURN_IF_ERROR(CheckQueueLimit(*l.queue_bytes, "links: " + l.link + ": queue"));
+    }
     if (l.rate_bps && (*l.rate_bps < 1'000'000 || *l.rate_bps > 100'000'000'000ull)) {
       return Status::InvalidArgument("links: " + l.link + ": rate outside 1mbit..100gbit");
     }
   }
   return Status::Ok();
+}
+
+Status CheckQueueLimit(Bytes queue_bytes, const std::string& what) {
+  if (queue_bytes >= kMinQueueBytes && queue_bytes <= kMaxQueueBytes) return Status::Ok();
+  return Status::InvalidArgument(
+      what + ": " + FormatBytes(queue_bytes) +
+      (queue_bytes < kMinQueueBytes
+           ? " cannot hold two full-size packets; use at least 3000 B (default: 20 ms of the rate)"
+           : " is more than tc's queue limit holds (4 GiB); use less"));
 }
 
 }  // namespace genie::testbed

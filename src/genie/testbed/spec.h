@@ -79,4 +79,11 @@ Status CheckCongestionName(const std::string& name);
 // Checks counts and ranges; errors say which key and what to use.
 Status ValidateSpec(const TestbedSpec& spec);
 
+// A link end's queue limit (tbf), the one rule for `testbed up` (--queue, --spine-queue, a
+// link's queue) and `testbed fault --queue`: at least two full-size packets, at most what tc's
+// 32-bit limit holds. `what` names the setting in the error.
+inline constexpr Bytes kMinQueueBytes = 3000;
+inline constexpr Bytes kMaxQueueBytes = 0xFFFFFFFFull;
+Status CheckQueueLimit(Bytes queue_bytes, const std::string& what);
+
 }  // namespace genie::testbed

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "genie/common/input_file.h"
+
 namespace genie::trace {
 
 Result<int64_t> ParsePgName(std::string_view pg_name) {
@@ -76,10 +78,7 @@ Result<CommGroups> CommGroups::Parse(std::string_view json_text, const std::stri
 }
 
 Result<CommGroups> CommGroups::Load(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::InvalidArgument(path + ": is a directory, not a comm-group file");
-  }
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "comm-group file"));
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot open comm-group file");
   std::stringstream ss;

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "genie/common/input_file.h"
+
 namespace genie::trace {
 namespace {
 
@@ -222,6 +224,7 @@ Result<spec::CustomAlgorithm> ParseMscclXml(const std::string& text, const std::
 }
 
 Result<spec::CustomAlgorithm> ReadMscclXml(const std::string& path) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "MSCCL-IR file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::NotFound("cannot open MSCCL-IR file '" + path + "': " + std::strerror(errno) +

@@ -6,6 +6,8 @@
 #include <map>
 #include <system_error>
 
+#include "genie/common/input_file.h"
+
 namespace genie::trace {
 namespace fs = std::filesystem;
 namespace {
@@ -38,13 +40,13 @@ Result<Families> ScanDir(const fs::path& dir) {
   fs::directory_iterator it(dir, ec);
   if (ec) return Status::IoError(dir.string() + ": cannot list folder: " + ec.message());
   for (const auto& entry : it) {
-    std::error_code ec2;
-    if (!entry.is_regular_file(ec2)) continue;
     std::string prefix;
     int rank = 0;
-    if (SplitRankFile(entry.path().filename().string(), &prefix, &rank)) {
-      families[prefix][rank] = entry.path().string();
-    }
+    if (!SplitRankFile(entry.path().filename().string(), &prefix, &rank)) continue;
+    // Named as a rank's trace, it must be one: a folder, FIFO or dangling link in its place
+    // would otherwise leave the workload a rank short without a word.
+    GENIE_RETURN_IF_ERROR(CheckInputFile(entry.path().string(), "rank's trace file"));
+    families[prefix][rank] = entry.path().string();
   }
   return families;
 }
@@ -119,9 +121,7 @@ Result<WorkloadFiles> FindWorkload(const std::string& arg, const std::string& co
         (missing_count > 10 ? " ..." : ""));
   }
   if (!comm_group.empty()) {
-    if (!fs::is_regular_file(comm_group, ec)) {
-      return Status::NotFound(comm_group + ": comm-group file does not exist");
-    }
+    GENIE_RETURN_IF_ERROR(CheckInputFile(comm_group, "comm-group file"));
     files.comm_group_path = comm_group;
   } else {
     for (const char* name : kCommGroupFileNames) {

@@ -2,6 +2,7 @@
 #include "genie/trace/workload_files.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -71,6 +72,35 @@ TEST(WorkloadFilesTest, GapsAndExplicitCommGroup) {
   EXPECT_FALSE(FindWorkload((dir / "w").string(), (dir / "missing.json").string()).ok());
   std::ofstream(dir / "comm_group.json") << "{}";
   EXPECT_EQ(FindWorkload(dir.string())->comm_group_path, (dir / "comm_group.json").string());
+}
+
+TEST(WorkloadFilesTest, ARankFileThatIsNoFileIsRefusedNamingIt) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("genie_workload_files_bad_" + std::to_string(getpid()));
+  for (const std::string kind : {"folder", "fifo", "dangling", "ok"}) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "w.0.et") << "x";
+    std::ofstream(dir / "w.1.et") << "x";
+    const fs::path last = dir / "w.2.et";
+    if (kind == "folder") fs::create_directory(last);
+    if (kind == "fifo") ASSERT_EQ(::mkfifo(last.c_str(), 0644), 0);
+    if (kind == "dangling") fs::create_symlink(dir / "gone.et", last);
+    if (kind == "ok") std::ofstream(last) << "x";
+    for (const std::string& arg : {dir.string(), (dir / "w").string()}) {
+      auto w = FindWorkload(arg);
+      if (kind == "ok") {
+        ASSERT_TRUE(w.ok()) << w.status().ToString();
+        EXPECT_EQ(w->world_size(), 3);
+        continue;
+      }
+      ASSERT_FALSE(w.ok()) << kind << " " << arg;
+      EXPECT_NE(w.status().message().find(last.string() + ": the rank's trace file is"),
+                std::string::npos)
+          << w.status().message();
+    }
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

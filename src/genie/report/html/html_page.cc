@@ -1,9 +1,11 @@
 #include "genie/report/html/html_page.h"
 
+#include <cctype>
 #include <cstddef>
 #include <filesystem>
 #include <string_view>
 
+#include "genie/record/output_guard.h"
 #include "genie/report/atomic_file.h"
 #include "genie/report/html/chart_js.h"
 #include "genie/report/html/page_model.h"
@@ -106,17 +108,51 @@ std::string RenderPage(const nlohmann::json& model, const std::string& chart_js)
   return out;
 }
 
+namespace {
+
+std::string TraceHref(const std::string& trace, const std::filesystem::path& page_dir) {
+  std::error_code ec;
+  const std::string rel = std::filesystem::absolute(trace, ec)
+                              .lexically_proximate(page_dir)
+                              .generic_string();
+  // Every byte but [A-Za-z0-9-._~/] percent-encoded: a ':' can no longer make a scheme
+  // (javascript:, data:), nor '?' / '#' end the path.
+  std::string href;
+  for (unsigned char c : rel) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      href.push_back(static_cast<char>(c));
+    } else {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      href += {'%', kHex[c >> 4], kHex[c & 15]};
+    }
+  }
+  return href;
+}
+
+}  // namespace
+
 Status WriteReportFromPanels(std::vector<nlohmann::json> panels, const std::string& out,
                              const std::string& title) {
+  // The page never replaces what it shows (record/output_guard.h): each panel's file and trace.
+  record::OutputPlan plan;
+  plan.outputs = {out};
+  for (const auto& p : panels) {
+    for (const char* key : {"name", "trace"}) {
+      if (p.contains(key) && p[key].is_string()) plan.inputs.push_back(p[key].get<std::string>());
+    }
+  }
+  GENIE_RETURN_IF_ERROR(record::CheckOutputs(plan));
   GENIE_ASSIGN_OR_RETURN(std::string chart_js, ChartJs());
-  // A trace link works from where the page is: relative to the page's folder.
+  // A trace link works from where the page is: relative to the page's folder, and only ever a
+  // relative path (TraceHref), whatever the trace or the results folder is called.
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path page_dir = fs::absolute(fs::path(out), ec).parent_path();
   for (auto& p : panels) {
     if (!p.contains("trace") || !p["trace"].is_string()) continue;
-    const fs::path trace = fs::absolute(p["trace"].get<std::string>(), ec);
-    p["trace"] = trace.lexically_proximate(page_dir).generic_string();
+    const std::string trace = p["trace"].get<std::string>();
+    p["trace_href"] = TraceHref(trace, page_dir);
+    p["trace"] = fs::absolute(trace, ec).lexically_proximate(page_dir).generic_string();
   }
   const std::string page = RenderPage(PageModel(std::move(panels), title), chart_js);
   return WriteFileAtomically(out, page);

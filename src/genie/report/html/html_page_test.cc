@@ -60,5 +60,46 @@ TEST(HtmlPage, WritesASelfContainedFile) {
   std::filesystem::remove(out);
 }
 
+TEST(HtmlPage, ATraceBecomesOnlyARelativeLink) {
+  auto chart = ChartJs();
+  if (!chart.ok()) GTEST_SKIP() << chart.status().message();
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "html_page_link_test";
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "r.html";
+  for (const std::string& trace : {std::string("javascript:alert(1)"),
+                                   (dir / "data:text/html,x").string(),
+                                   std::string("JaVaScRiPt:alert(1)")}) {
+    Status st = WriteReportFromPanels(
+        {json{{"kind", "doctor"}, {"name", "d"}, {"trace", trace}}}, out.string());
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::ifstream in(out);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string page = text.str();
+    EXPECT_EQ(page.find("\"trace_href\":\"javascript:"), std::string::npos) << trace;
+    EXPECT_EQ(page.find("\"trace_href\":\"data:"), std::string::npos) << trace;
+    EXPECT_NE(page.find("\"trace_href\":\""), std::string::npos) << trace;
+    EXPECT_EQ(Count(page, "href: p.trace,"), 0u);  // the link is the encoded one only
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HtmlPage, NeverReplacesWhatItShows) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "html_page_guard_test";
+  std::filesystem::create_directories(dir);
+  const auto results = dir / "results.json";
+  std::ofstream(results) << "{\"format\":\"genie-results\"}\n";
+  Status st = WriteReportFromPanels({json{{"kind", "run"}, {"name", results.string()}}},
+                                    (dir / "." / "results.json").string());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("one of the inputs"), std::string::npos) << st.message();
+  std::ifstream in(results);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "{\"format\":\"genie-results\"}");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace genie::report::html

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "genie/common/input_file.h"
 #include "genie/record/json_check.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
@@ -162,6 +163,10 @@ json FaultsJson(const json& testbed, const std::vector<IterationStep>& steps, Ti
     }
     e["iteration"] = hit >= 0 ? json(hit) : json();
     if (f.contains("error")) e["error"] = f["error"];
+    if (e["action"] == "not applied") {  // never took effect: no place on the chart
+      e["iteration"] = json();
+      e["reason"] = f.value("reason", "no reason recorded");
+    }
     out.push_back(e);
   }
   return out;
@@ -375,6 +380,11 @@ json BenchPanel(const json& bench, const std::string& name) {
 json DoctorPanel(const json& doctor, const std::string& name) {
   json p = {{"kind", "doctor"}, {"name", name}};
   json rows = json::array();
+  if (doctor.value("loopback", false)) {  // --allow-shared-host: no figure is of a fabric
+    p["name"] = name + " (LOOPBACK: the ranks shared a host)";
+    rows.push_back({"figures", "every one of this machine's CPUs and loopback, not a fabric; "
+                               "no verdict"});
+  }
   rows.push_back({"hosts", std::to_string(doctor.value("hosts", json::array()).size())});
   rows.push_back({"scan time (s)", RowText(doctor.value("seconds", json(0)))});
   rows.push_back({"bytes per direction", RowText(doctor.value("bytes_per_direction", json(0)))});
@@ -402,6 +412,7 @@ Result<json> PanelFromDocument(const json& doc, const std::string& name, const s
 }
 
 Result<json> LoadPanel(const std::string& path, const std::string& trace) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "report input"));
   std::ifstream in(path);
   if (!in) {
     return Status::IoError(path +
@@ -410,6 +421,12 @@ Result<json> LoadPanel(const std::string& path, const std::string& trace) {
   }
   std::stringstream text;
   text << in.rdbuf();
+  // Nesting bounded before anything recurses over the tree (as every genie reader does).
+  if (record::JsonNestingDepth(text.str()) > record::kMaxJsonDepth) {
+    return Status::InvalidArgument(path + ": nests more than " +
+                                   std::to_string(record::kMaxJsonDepth) +
+                                   " levels deep; not a genie results, bench or doctor file");
+  }
   json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     return Status::InvalidArgument(path +

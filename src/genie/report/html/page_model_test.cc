@@ -90,7 +90,9 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
       {"faults",
        {{{"fault", "h1 rate 40mbit"}, {"action", "apply"}, {"at_ns", 50000}},
         {{"fault", "h1 rate 40mbit"}, {"action", "clear"}, {"at_ns", 90000}},
-        {{"fault", "late"}, {"action", "apply"}, {"at_ns", 900000}}}},
+        {{"fault", "late"}, {"action", "apply"}, {"at_ns", 900000}},
+        {{"fault", "h1 down"}, {"action", "not applied"}, {"at_ns", 60000}, {"iteration", 9},
+         {"reason", "iteration 9 was never reached"}}}},
       {"counters",
        {{"interfaces",
          {{{"node", "h0"}, {"link", "h0:s0"}, {"tx_bytes", 100}, {"rx_bytes", 200}},
@@ -110,7 +112,11 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   EXPECT_EQ(x["ops_behind"][0]["node"], 5);
   EXPECT_NEAR(x["ops_behind"][0]["ratio"].get<double>(), 2.0, 1e-9);
   const json& f = (*p)["faults"];
-  ASSERT_EQ(f.size(), 3u);
+  ASSERT_EQ(f.size(), 4u);
+  // A fault that never took effect says so and why, and has no place on the chart.
+  EXPECT_EQ(f[3]["action"], "not applied");
+  EXPECT_EQ(f[3]["reason"], "iteration 9 was never reached");
+  EXPECT_TRUE(f[3]["iteration"].is_null());
   EXPECT_EQ(f[0]["iteration"], 0);
   // Seconds after the first op, the warm-up at -50 µs (as the terminal summary counts).
   EXPECT_NEAR(f[0]["t_s"].get<double>(), 100000e-9, 1e-12);
