@@ -38,8 +38,10 @@ std::pair<Bytes, std::string> AvailableMemory() {
 Status ReserveVerifyData(std::vector<uint8_t>& buffer, Bytes bytes, Bytes need, Bytes held,
                          const std::string& what) {
   auto [avail, source] = AvailableMemory();
+  // Unsupported, not InvalidArgument: the workload is fine, this machine cannot hold its data —
+  // the rank's own failure (exit 1, docs/cli.md), not bad input (2).
   auto refuse = [&, &avail = avail, &source = source] {
-    return Status::InvalidArgument(
+    return Status::Unsupported(
         what + ": --verify needs " + FormatBytes(need) + " of memory for its data and receive "
         "buffers" + (held > 0 ? " (beside " + FormatBytes(held) + " held by collectives in flight)"
                               : std::string()) +
