@@ -80,7 +80,7 @@ struct Finding {
   double value = 0;     // what was measured (GB/s, µs or a fraction)
   double expected = 0;  // what its peers (or the fabric) gave
   std::string text;     // one sentence: what, where, how far off
-  std::string link;     // kSlowUplink: the link's id
+  std::string link = {};  // kSlowUplink: the link's id
 };
 
 struct DoctorVerdict {
