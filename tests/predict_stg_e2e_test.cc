@@ -4,8 +4,8 @@
 // is the median of its 5 measured iterations, as a benchmark reports it: one iteration hit by a
 // neighbour's burst of CPU says nothing about the model. The two are gpt_dp2_tp2_pp2 and
 // moe_dp2_ep4 (alone here 1.01–1.06 and 1.01–1.03): at 400 Mbit/s the llama steps run 1–18 %
-// slower than the model (docs/prediction.md, "Three connections on one NIC"), and a CI run read
-// llama_fsdp_dp4_tp2 at 1.16.
+// slower than the model (docs/notes/2026-12-04-prediction-accuracy-what-moved-ratios.md,
+// "Three connections on one NIC"), and a CI run read llama_fsdp_dp4_tp2 at 1.16.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -268,8 +268,8 @@ TEST(SimulateRobust, RunRefusesAnOverflowingNetworkBeforeRunning) {
   EXPECT_TRUE(Has(r.output, net + ": key \"latency\"")) << r.output;
 }
 
-// docs/simulation.md: without --memory, ASTRA-sim's NO_MEMORY_EXPANSION applies and a remote
-// memory access is an error. It used to cost 0 ns with exit 0.
+// docs/configs.md (memory.json): without --memory, ASTRA-sim's NO_MEMORY_EXPANSION applies and
+// a remote memory access is an error. It used to cost 0 ns with exit 0.
 TEST(SimulateRobust, MemoryAccessWithoutMemoryModelIsAnErrorNamingTheNode) {
   const std::string w = Data("traces/generated/chakra_generator/one_remote_mem_load_node");
   CliResult r = RunCli(Simulate(w + " --network " + SwitchNetwork(4)));

@@ -1,9 +1,10 @@
 // The simulator's heap on transparent huge pages. At thousands of ranks every event reaches
 // another rank's state (its runner, channels, flows), so a round over the ranks walks the heap
 // page by page and pays a TLB miss at nearly every step; on 2 MiB pages the same heap is a few
-// dozen TLB entries (docs/simulation.md, "Part 10"). glibc (2.35 on) puts malloc's heap on them
-// when the tunable glibc.malloc.hugetlb=1 is set, which it reads only at start: so `genie
-// simulate` executes itself again once, with the tunable added to GLIBC_TUNABLES.
+// dozen TLB entries (docs/notes/2026-12-01-simulation-optimisation-passes.md, "Part 10").
+// glibc (2.35 on) puts malloc's heap on them when the tunable glibc.malloc.hugetlb=1 is set,
+// which it reads only at start: so `genie simulate` executes itself again once, with the
+// tunable added to GLIBC_TUNABLES.
 // Nothing is done when the kernel's THP mode is not `madvise` (`always` already gives the heap
 // huge pages; `never` refuses them), when GLIBC_TUNABLES already names the tunable (the user's
 // choice, or this process after the re-execution), when glibc is older, or when

@@ -1,7 +1,7 @@
 // Nothing in an ASTRA-sim configuration is silently ignored: every key of every shipped example
 // (tests/data/astra-sim-configs: system.json, network.yml, memory.json) and every key ASTRA-sim
 // reads, set to a value other than genie's behaviour, is either modelled (the list below,
-// docs/simulation.md "Every ASTRA-sim key") or named in a warning that says what genie does.
+// docs/configs.md "Every ASTRA-sim key") or named in a warning that says what genie does.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 

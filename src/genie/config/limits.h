@@ -2,7 +2,7 @@
 // network.yml and memory.json. ASTRA-sim takes any number; a value past these bounds is not a
 // system anyone builds (a 1e-300 GB/s link, a 1e30 ns latency, 1e8 dataset splits) and would
 // only overflow simulated time (int64 ns, about 292 years) or grow memory without end, so the
-// parsers refuse it up front with an error naming the file and the key. docs/simulation.md
+// parsers refuse it up front with an error naming the file and the key. docs/configs.md
 // lists the same bounds. Constants only; any thread.
 #pragma once
 

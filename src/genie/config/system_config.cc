@@ -125,7 +125,7 @@ bool KnownKey(const std::string& key) {
   return kKnown.count(key) != 0;
 }
 
-// What genie does instead for each key it reads but does not model (docs/simulation.md,
+// What genie does instead for each key it reads but does not model (docs/configs.md,
 // "Every ASTRA-sim key"). A key whose default is what genie does (boost-mode 0,
 // intra-dimension-scheduling FIFO, replay-only 0, ...) is named only when set otherwise.
 std::vector<std::string> UnmodelledKeys(const SystemConfig& c) {

@@ -69,7 +69,7 @@ struct SystemConfig {
   std::set<std::string> present_keys;      // keys the file actually set
   std::vector<std::string> ignored_keys;   // keys genie does not know (logged, not an error)
   // One line per key the file set that genie reads but does not model, saying what genie does
-  // instead (logged as warnings when parsed; docs/simulation.md lists every key).
+  // instead (logged as warnings when parsed; docs/configs.md lists every key).
   std::vector<std::string> unmodelled;
 
   bool Has(const std::string& key) const { return present_keys.count(key) != 0; }

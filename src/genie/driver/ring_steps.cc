@@ -153,7 +153,7 @@ bool RingSteps::Measure() {
       // and early steps of a size a bucket lets out at once (three messages or more) come from
       // the ring of every rank instead: a job's collectives span the leaves, and on a few
       // shared cores a longer ring's steps wait longer on its ranks' wake-ups
-      // (docs/prediction.md, "Shaped links"). A larger size's would wait on the spine's rate.
+      // (docs/prediction.md, "The probe"). A larger size's would wait on the spine's rate.
       const bool chain = in_burst >= 2;
       const bool across = group_ < n_ && chain;
       for (int c = 0; c <= (chain ? kChainRepeats : 0); ++c) {

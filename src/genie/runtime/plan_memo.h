@@ -2,7 +2,8 @@
 // collective in the next iteration starts without being planned again. Planning an 8-rank ring
 // all-reduce costs a rank more CPU than one of its 8 KiB steps, all ranks pay it at once as the
 // collective starts, and on hosts whose cores the ranks share that time is counted as the
-// network's (docs/prediction.md, "What a step costs the CPU").
+// network's (docs/notes/2026-12-04-prediction-accuracy-what-moved-ratios.md,
+// "Software-bound steps").
 //
 // Keyed by everything the planner reads (MemoKey); planned on a miss with
 // collective::PlanChunk per chunk, as a simulation plans them. Holds at most kMaxSteps steps:

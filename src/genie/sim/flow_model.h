@@ -47,11 +47,12 @@
 // bytes queue where they share a link, and a flow held by another link keeps its rate while
 // its own standing queue there drains; a fluid model has no queues, so without pacing the
 // capacity an early message takes during its burst would be lost to that flow (measured:
-// docs/prediction.md, "The leaf-spine's moe_dp2_ep4"). A message with another queued behind it
-// on its connection is not paced (the one behind would wait for it), nor one whose pace no
-// other flow gains by (it would only hold its links longer, and a shaped link's bucket
-// refills only while the link is idle: a star's ring steps, each alone on its links, with
-// buckets part full after unequal idle times, were predicted 7 % slow with that pacing).
+// docs/notes/2026-12-04-prediction-accuracy-what-moved-ratios.md, "The leaf-spine's
+// moe_dp2_ep4"). A message with another queued behind it on its connection is not paced (the
+// one behind would wait for it), nor one whose pace no other flow gains by (it would only hold
+// its links longer, and a shaped link's bucket refills only while the link is idle: a star's
+// ring steps, each alone on its links, with buckets part full after unequal idle times, were
+// predicted 7 % slow with that pacing).
 //
 // Connections: a real transport carries a pair's messages on one connection per channel (TCP:
 // one socket; its frames leave in the order they were queued). So messages of one connection

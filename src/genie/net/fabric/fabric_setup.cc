@@ -188,7 +188,7 @@ Status FabricTransport::Open() {
   }
   if (prov.find("ofi_rxm") != std::string::npos) {
     // ofi_rxm's default pre-posts so many receive buffers per connection that fi_enable takes
-    // 0.23 s; 128 take 0.06 s and streamed as fast on loopback (docs/transports.md).
+    // 0.23 s; 128 take 0.06 s and streamed as fast on loopback (docs/fabric.md).
     setenv("FI_OFI_RXM_MSG_RX_SIZE", "128", 0);
   }
   if (prov.rfind("tcp", 0) == 0 && prov.find("ofi_rxm") != std::string::npos) {

@@ -5,7 +5,7 @@
 // One endpoint per rank, one address vector with every rank, one completion queue
 // (FI_CQ_FORMAT_TAGGED) driven from the rank's EventLoop: through the CQ's wait fd
 // (FI_WAIT_FD + fi_trywait) when the provider has one, else by polling it every loop turn
-// (one core per rank; see docs/transports.md). While operations are in flight the CQ is also
+// (one core per rank; see docs/fabric.md). While operations are in flight the CQ is also
 // read 1 ms after the loop went to sleep, since ofi_rxm does not signal all the progress it
 // needs (connection setup) on that fd; and when the loop may spin (the machine's ranks fit on
 // its cores) the CQ is polled for a while after each completion instead of blocking.
