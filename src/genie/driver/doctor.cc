@@ -489,14 +489,16 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   // same table, so all stop together), or marked loopback throughout with --allow-shared-host.
   if (const std::string shared = SharedHost(b.addresses()); !shared.empty()) {
     if (!o.allow_shared_host) {
+      // Said by every rank, before its shutdown: the first rank to exit makes a launcher stop
+      // the others, and a rank stopped mid-shutdown would say nothing.
+      const int code = fail("ranks share a host (" + shared + "): a scan would measure that "
+                            "machine's CPUs and loopback, not a fabric. Start one rank per host "
+                            "(genie launch --testbed NAME -n HOSTS -- doctor, or mpiexec / srun "
+                            "with one task per node, each with --bind on its NIC), or pass "
+                            "--allow-shared-host to scan anyway with every figure marked loopback",
+                            launch::kExitBadInput);
       (void)b.Shutdown();
-      if (env.rank != 0) return launch::kExitBadInput;
-      return fail("ranks share a host (" + shared + "): a scan would measure that machine's "
-                  "CPUs and loopback, not a fabric. Start one rank per host (genie launch "
-                  "--testbed NAME -n HOSTS -- doctor, or mpiexec / srun with one task per node, "
-                  "each with --bind on its NIC), or pass --allow-shared-host to scan anyway with "
-                  "every figure marked loopback",
-                  launch::kExitBadInput);
+      return code;
     }
     scan.loopback = true;
   }
