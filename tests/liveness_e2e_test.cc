@@ -78,6 +78,24 @@ TEST_F(ShapedLink, AMessageLastingFiveTimesThePeerTimeoutCompletes) {
   }
 }
 
+// The same over libfabric (tcp;ofi_rxm), in half the time: two 32 MiB messages, each about
+// 2.8 s at 100 Mbit/s, with --peer-timeout 500ms (each message 5.6x it). A payload that moved as
+// one provider operation was heard of only when it landed, and a heartbeat queued behind it:
+// this run ended with "has not been heard from" after about 1.5 s. Payloads now move in
+// segments, each counted as it lands.
+TEST_F(ShapedLink, OverLibfabricAMessageLastingFiveTimesThePeerTimeoutCompletes) {
+  Up("--rate 100mbit");
+  const std::string w = Workload(dir_, "64MiB");
+  CliResult r = Launch(w, "--iterations 1 --peer-timeout 500ms --transport fabric");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("not been heard from"), std::string::npos) << r.output;
+  const json results = json::parse(ReadFile(dir_ + "/out/results.json"));
+  ASSERT_FALSE(results["collectives"].empty());
+  for (const auto& c : results["collectives"]) {
+    EXPECT_GE(c["duration_ns"].get<double>(), 2 * 5 * 0.5e9) << c.dump();
+  }
+}
+
 // A host whose link is down before the run: the ranks cannot meet. The rank that cannot reach
 // rank 0's rendezvous store says whom it waited for, at which address, and that the link may be
 // down; it is the cause (exit 1: the network failed), so the launcher names it instead of

@@ -16,9 +16,11 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "genie/net/fabric/fabric_library.h"
 #include "genie/net/fabric/fabric_transport.h"
@@ -30,12 +32,30 @@ namespace fabric_internal {
 constexpr uint32_t kMagic = 0x4246'4E47;  // "GNFB"
 constexpr int kRecvSlots = 256;           // control receives kept posted
 constexpr int kSlotChunk = 64;            // control send slots allocated at a time
-// Tag of a payload message: (sender rank, the receiver's slot id from its clear-to-send); the
-// top bit is never set.
 constexpr int kSeqBits = 40;
 constexpr uint64_t kSeqMask = (uint64_t{1} << kSeqBits) - 1;
-inline uint64_t PayloadTag(int sender, uint64_t slot) {
-  return static_cast<uint64_t>(sender) << kSeqBits | (slot & kSeqMask);
+// A payload moves in segments, each its own provider operation, as NCCL's proxy moves a
+// message in steps: the receiver hears of a long message at every segment, so --peer-timeout
+// judges bytes moving, not messages ending (TCP counts every recv()); a 64 MiB message on a
+// 100 Mbit/s link is 5.4 s of silence in one piece, 0.17 s per 2 MiB segment. The layout
+// follows the receive slot's size S, which both sides know: segments of SegmentSize(S) bytes
+// (at most kMaxSegments of them), the last one shorter. A message smaller than its slot (a
+// credit) goes into one only when it needs as many segments as the slot has.
+// GENIE_FABRIC_SEGMENT=BYTES overrides the size (for measurements; the same on every rank).
+uint64_t SegmentBytes();
+constexpr int kSlotBits = 24;  // receive slot ids in a payload tag (slots open at once)
+constexpr uint64_t kMaxSegments = uint64_t{1} << (kSeqBits - kSlotBits);
+inline uint64_t SegmentSize(uint64_t slot_bytes) {
+  return std::max(SegmentBytes(), (slot_bytes + kMaxSegments - 1) / kMaxSegments);
+}
+inline uint64_t SegmentCount(uint64_t bytes, uint64_t segment) {
+  return bytes == 0 ? 1 : (bytes + segment - 1) / segment;
+}
+// Tag of a payload segment: (sender rank, segment, the receiver's slot id from its
+// clear-to-send); the top bit is never set.
+inline uint64_t PayloadTag(int sender, uint64_t slot, uint64_t segment) {
+  return static_cast<uint64_t>(sender) << kSeqBits | segment << kSlotBits |
+         (slot & ((uint64_t{1} << kSlotBits) - 1));
 }
 // Remote CQ data of a one-sided PostWrite (its notice delivers it); else a receive slot id.
 constexpr uint64_t kUserWriteData = uint64_t{1} << 31;
@@ -148,6 +168,7 @@ struct FabricTransport::Ctx {
   uint64_t remote_data = 0;
   Bytes bytes = 0;
   int slot = -1;         // kPayloadRecv: its receive slot (RecvSlot id)
+  int send = -1;         // kPayloadSend, kRmaSend: its payload (FabricTransport::sends_ id)
   fid_mr* mr = nullptr;  // registered for this operation, closed at its completion
   // Slots only: header + inline payload, and its descriptor (FI_MR_LOCAL).
   unsigned char* buf = nullptr;
@@ -173,7 +194,19 @@ struct FabricTransport::RecvSlot {
   bool header_seen = false;
   bool landed = false;
   int early = -1;
-  Ctx* ctx = nullptr;  // tagged mode: the posted fi_trecv (to cancel it)
+  uint64_t segments_left = 0;  // segments not landed (or, once cancelled, not withdrawn)
+  Bytes segment = 0;           // SegmentSize(bytes)
+  Bytes arrived = 0;           // RMA mode: bytes landed so far
+  std::vector<Ctx*> ctxs;      // tagged mode: the posted fi_trecv of each segment (to cancel)
+};
+
+// A payload being sent in segments: its caller's send completes with the last one.
+struct FabricTransport::PayloadSend {
+  int peer = -1;
+  uint16_t channel = 0;
+  uint64_t cookie = 0;
+  Bytes bytes = 0;
+  uint64_t segments_left = 0;
 };
 
 // A kCtsAhead the sender has not used yet (no message on its key posted yet).

@@ -268,31 +268,45 @@ int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes byte
   r.used = true;
   r.ahead = ahead;
   r.early = early;
+  r.segment = SegmentSize(bytes);
+  r.segments_left = SegmentCount(bytes, r.segment);
   if (!options_.fabric_rma) {
-    // The fi_trecv is posted before the clear-to-send leaves (Submit keeps the order), so the
-    // payload never arrives unexpected.
-    Ctx* c = NewCtx(kPayloadRecv);
-    c->peer = peer;
-    c->channel = channel;
-    c->bytes = bytes;
-    c->slot = static_cast<int>(id);
-    r.ctx = c;
-    void* desc = nullptr;
-    Status st = LocalDesc(c, dst, bytes, FI_RECV, &desc);
-    if (!st.ok()) {
-      FreeCtx(c);
+    if (id >> kSlotBits != 0) {
       r = RecvSlot{};
       free_rx_slots_.push_back(id);
-      ReportFatal(st);
+      ReportFatal(Status::Unsupported(fmt::format(
+          "rank {}: more than {} payload receives open at once (rank {}'s included)", options_.rank,
+          uint64_t{1} << kSlotBits, peer)));
       return -1;
     }
+    // The segments' fi_trecvs are posted before the clear-to-send leaves (Submit keeps the
+    // order), so the payload never arrives unexpected.
     const fi_addr_t src = (info_->caps & FI_DIRECTED_RECV) != 0
                               ? fi_addr_[static_cast<size_t>(peer)]
                               : FI_ADDR_UNSPEC;
-    const uint64_t tag = PayloadTag(peer, id);
     fid_ep* ep = ep_;
-    Submit([=] { return static_cast<long>(fi_trecv(ep, dst, bytes, desc, src, tag, 0, c)); }, peer,
-           "payload receive");
+    for (uint64_t i = 0; i < r.segments_left; ++i) {
+      const Bytes off = i * r.segment;
+      const Bytes len = std::min<Bytes>(r.segment, bytes - off);
+      void* to = static_cast<unsigned char*>(dst) + off;
+      Ctx* c = NewCtx(kPayloadRecv);
+      c->peer = peer;
+      c->channel = channel;
+      c->bytes = len;
+      c->slot = static_cast<int>(id);
+      void* desc = nullptr;
+      Status st = LocalDesc(c, to, len, FI_RECV, &desc);
+      if (!st.ok()) {
+        // Segments posted already stay with the slot (the run ends on the fatal error).
+        FreeCtx(c);
+        ReportFatal(st);
+        return -1;
+      }
+      rx_slots_[id].ctxs.push_back(c);
+      const uint64_t tag = PayloadTag(peer, id, i);
+      Submit([=] { return static_cast<long>(fi_trecv(ep, to, len, desc, src, tag, 0, c)); }, peer,
+             "payload receive");
+    }
     return static_cast<int>(id);
   }
   // RMA mode: expose the destination for the sender's write.
@@ -355,7 +369,7 @@ void FabricTransport::OnCts(int peer, const Header& h) {
     if (auto i = std::find(q.begin(), q.end(), h.seq); i != q.end()) q.erase(i);
     if (q.empty()) unresolved_.erase(w);
   }
-  SendPayload(peer, p, h.tag, h.aux, h.aux2);
+  SendPayload(peer, p, h.tag, h.bytes, h.aux, h.aux2);
 }
 
 void FabricTransport::OnCtsAhead(int peer, const Header& h) {
@@ -396,19 +410,34 @@ void FabricTransport::OnCtsAhead(int peer, const Header& h) {
   const PendingRma p = it->second;
   pending_rma_.erase(it);
   ++stats_.sent_crossed;
-  SendPayload(peer, p, h.seq, h.aux, h.aux2);
+  SendPayload(peer, p, h.seq, h.bytes, h.aux, h.aux2);
 }
 
-void FabricTransport::OnRemoteCqData(uint64_t data) {
+void FabricTransport::OnRemoteCqData(uint64_t data, Bytes len) {
   if ((data & kUserWriteData) != 0) return;  // a PostWrite: its notice follows
   const uint32_t id = static_cast<uint32_t>(data);
-  if (id >= rx_slots_.size() || !rx_slots_[id].used) {
+  if (id >= rx_slots_.size() || !rx_slots_[id].used || rx_slots_[id].segments_left == 0) {
     ReportFatal(Status::Internal(
         fmt::format("rank {}: a remote write completed for receive slot {}, which is not in use",
                     options_.rank, id)));
     return;
   }
-  SlotLanded(id);
+  SegmentLanded(id, len);
+}
+
+void FabricTransport::SegmentLanded(uint32_t id, Bytes len) {
+  RecvSlot& r = rx_slots_[id];
+  if (len == 0) {
+    // The provider did not say (RMA mode): every segment but the last is full.
+    len = std::min<Bytes>(r.segment, r.bytes - std::min(r.bytes, r.arrived));
+  }
+  r.arrived += len;
+  counters_[static_cast<size_t>(r.peer)].wire_bytes_received += len;
+  heartbeats_.liveness().Heard(r.peer);
+  if (--r.segments_left == 0) {
+    r.ctxs.clear();
+    SlotLanded(id);
+  }
 }
 
 void FabricTransport::SlotLanded(uint32_t id) {
@@ -427,9 +456,7 @@ void FabricTransport::PayloadLanded(int peer, uint16_t channel, uint64_t cookie,
   --recvs_in_flight_;
   auto& ctr = counters_[static_cast<size_t>(peer)];
   ++ctr.messages_received;
-  ctr.bytes_received += bytes;
-  // A payload is one provider operation: it counts as moved when it lands (not in parts).
-  ctr.wire_bytes_received += bytes;
+  ctr.bytes_received += bytes;  // wire_bytes_received counted its segments as they landed
   heartbeats_.liveness().Heard(peer);
   if (early < 0) {
     Complete({Completion::kRecv, peer, channel, cookie, remote_data, bytes, 0});
@@ -581,14 +608,24 @@ void FabricTransport::CancelSlot(uint32_t id) {
   // Tagged mode: the fi_trecv into the caller's buffer must go before the receive completes;
   // the slot is freed when its cancellation completes (OnCqError).
   r.cancelled = true;
-  if (ep_ != nullptr && r.ctx != nullptr) {
-    const ssize_t rc = fi_cancel(&ep_->fid, r.ctx);
+  for (Ctx* c : r.ctxs) {
+    if (ep_ == nullptr) break;
+    if (c == nullptr) continue;  // landed
+    const ssize_t rc = fi_cancel(&ep_->fid, c);
     if (rc != 0 && rc != -FI_ENOENT) {
       ReportFatal(
           Status::IoError(fmt::format("rank {}: cancelling a receive offered to rank {}: {}",
                                       options_.rank, r.peer, FiError(rc))));
+      return;
     }
   }
+}
+
+void FabricTransport::CancelledSegmentDone(uint32_t id) {
+  RecvSlot& r = rx_slots_[id];
+  if (--r.segments_left > 0) return;
+  r = RecvSlot{};
+  free_rx_slots_.push_back(id);
 }
 
 void FabricTransport::OnCredit(int peer, const Header& h) {

@@ -133,6 +133,12 @@ const void* FabricTransport::Zeros(Bytes bytes) {
   return zero_maps_.back().first;
 }
 
+uint64_t fabric_internal::SegmentBytes() {
+  static const uint64_t segment = std::max<uint64_t>(
+      FabricTransport::kInlineBytes, static_cast<uint64_t>(EnvKnob("GENIE_FABRIC_SEGMENT", int64_t{2} << 20)));
+  return segment;
+}
+
 uint64_t fabric_internal::ScratchTile() {
   static const uint64_t tile =
       static_cast<uint64_t>(EnvKnob("GENIE_FABRIC_SCRATCH_TILE", int64_t{512} << 10));
@@ -286,7 +292,7 @@ void FabricTransport::PostSend(const SendOp& op) {
       h->aux2 = a.slot;
       ++stats_.sent_on_offer;
       SendCtrl(op.peer, s, 0);
-      SendPayload(op.peer, pending, a.slot, a.addr, a.key);
+      SendPayload(op.peer, pending, a.slot, a.bytes, a.addr, a.key);
       return;
     }
   }
@@ -297,7 +303,9 @@ void FabricTransport::PostSend(const SendOp& op) {
   auto fit = crossings_[pi] > 0
                  ? credits.end()
                  : std::find_if(credits.begin(), credits.end(), [&](const AheadCts& a) {
-                     return a.bytes >= op.bytes && a.data == (op.data != nullptr);
+                     const Bytes segment = SegmentSize(a.bytes);
+                     return a.bytes >= op.bytes && a.data == (op.data != nullptr) &&
+                            SegmentCount(op.bytes, segment) == SegmentCount(a.bytes, segment);
                    });
   unresolved_[k].push_back(seq);
   if (fit != credits.end()) {
@@ -308,37 +316,65 @@ void FabricTransport::PostSend(const SendOp& op) {
     ++stats_.sent_on_credit;
     credit_sent_[pi].emplace_back(k, seq);
     SendCtrl(op.peer, s, 0);
-    SendPayload(op.peer, pending, a.slot, a.addr, a.key);
+    SendPayload(op.peer, pending, a.slot, a.bytes, a.addr, a.key);
     return;
   }
   SendCtrl(op.peer, s, 0);
   pending_rma_[RmaKey(op.peer, seq)] = pending;
 }
 
-void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, uint64_t addr,
-                                  uint64_t key) {
-  const void* src = p.data != nullptr ? p.data : Zeros(p.bytes);
-  void* desc = nullptr;
+void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, Bytes slot_bytes,
+                                  uint64_t addr, uint64_t key) {
+  const auto* src = static_cast<const unsigned char*>(p.data != nullptr ? p.data : Zeros(p.bytes));
   const bool rma = options_.fabric_rma;
-  Ctx* c = NewPayloadCtx(rma ? kRmaSend : kPayloadSend, peer, p.channel, p.cookie, src, p.bytes,
-                         rma ? FI_WRITE : FI_SEND, &desc);
-  if (c == nullptr) return;
-  ++sends_in_flight_;
+  const Bytes segment = SegmentSize(slot_bytes);
+  const uint64_t segments = SegmentCount(p.bytes, segment);
+  int id;
+  if (!free_sends_.empty()) {
+    id = free_sends_.back();
+    free_sends_.pop_back();
+  } else {
+    id = static_cast<int>(sends_.size());
+    sends_.emplace_back();
+  }
+  sends_[static_cast<size_t>(id)] = PayloadSend{peer, p.channel, p.cookie, p.bytes, segments};
   heartbeats_.liveness().Sent(peer);
   const fi_addr_t dest = fi_addr_[static_cast<size_t>(peer)];
-  const Bytes bytes = p.bytes;
   fid_ep* ep = ep_;
-  if (rma) {
-    Submit(
-        [=] {
-          return static_cast<long>(fi_writedata(ep, src, bytes, desc, slot, dest, addr, key, c));
-        },
-        peer, "one-sided payload write");
-    return;
+  for (uint64_t i = 0; i < segments; ++i) {
+    const Bytes off = i * segment;
+    const Bytes len = std::min<Bytes>(segment, p.bytes - off);
+    const unsigned char* from = src + off;
+    void* desc = nullptr;
+    Ctx* c = NewPayloadCtx(rma ? kRmaSend : kPayloadSend, peer, p.channel, p.cookie, from, len,
+                           rma ? FI_WRITE : FI_SEND, &desc);
+    if (c == nullptr) return;
+    c->send = id;
+    ++sends_in_flight_;
+    if (rma) {
+      // The slot id as remote CQ data: the receiver counts the slot's segments as they land.
+      const uint64_t to = addr + off;
+      Submit([=] { return static_cast<long>(fi_writedata(ep, from, len, desc, slot, dest, to, key, c)); },
+             peer, "one-sided payload write");
+    } else {
+      const uint64_t tag = PayloadTag(options_.rank, slot, i);
+      Submit([=] { return static_cast<long>(fi_tsend(ep, from, len, desc, dest, tag, c)); }, peer,
+             "payload send");
+    }
   }
-  const uint64_t tag = PayloadTag(options_.rank, slot);
-  Submit([=] { return static_cast<long>(fi_tsend(ep, src, bytes, desc, dest, tag, c)); }, peer,
-         "payload send");
+}
+
+void FabricTransport::OnPayloadSent(Ctx* c) {
+  --sends_in_flight_;
+  // Each segment's bytes count as moved when it completes.
+  counters_[static_cast<size_t>(c->peer)].wire_bytes_sent += c->bytes;
+  PayloadSend& s = sends_[static_cast<size_t>(c->send)];
+  if (--s.segments_left == 0) {
+    const PayloadSend done = s;
+    free_sends_.push_back(c->send);
+    Complete({Completion::kSend, done.peer, done.channel, done.cookie, 0, done.bytes, 0});
+  }
+  FreeCtx(c);
 }
 
 Result<uint64_t> FabricTransport::RegisterRegion(void* base, Bytes bytes) {

@@ -161,7 +161,7 @@ void FabricTransport::ArmProgressTimer() {
 void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
   if ((e.flags & FI_REMOTE_WRITE) != 0 ||
       ((e.flags & FI_REMOTE_CQ_DATA) && e.op_context == nullptr)) {
-    OnRemoteCqData(e.data);
+    OnRemoteCqData(e.data, e.len);
     return;
   }
   Ctx* c = static_cast<Ctx*>(e.op_context);
@@ -188,11 +188,7 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
       return;
     case kPayloadSend:
     case kRmaSend:
-      --sends_in_flight_;
-      // One provider operation: its bytes count as moved when it completes (not in parts).
-      counters_[static_cast<size_t>(c->peer)].wire_bytes_sent += c->bytes;
-      Complete({Completion::kSend, c->peer, c->channel, c->cookie, 0, c->bytes, 0});
-      FreeCtx(c);
+      OnPayloadSent(c);
       return;
     case kUserWrite:
       --sends_in_flight_;
@@ -200,9 +196,15 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
       FreeCtx(c);
       return;
     case kPayloadRecv: {
-      const int slot = c->slot;
+      const auto slot = static_cast<uint32_t>(c->slot);
+      const uint64_t segment = (e.tag >> kSlotBits) & (kMaxSegments - 1);
+      if (auto& ctxs = rx_slots_[slot].ctxs; segment < ctxs.size()) ctxs[segment] = nullptr;
       FreeCtx(c);
-      SlotLanded(static_cast<uint32_t>(slot));
+      if (rx_slots_[slot].cancelled) {
+        CancelledSegmentDone(slot);
+        return;
+      }
+      SegmentLanded(slot, e.len);
       return;
     }
     default:
@@ -239,8 +241,7 @@ void FabricTransport::OnCqError() {
         FreeCtx(c);
         if (slot >= 0 && static_cast<size_t>(slot) < rx_slots_.size() &&
             rx_slots_[static_cast<size_t>(slot)].cancelled) {
-          rx_slots_[static_cast<size_t>(slot)] = RecvSlot{};
-          free_rx_slots_.push_back(static_cast<uint32_t>(slot));
+          CancelledSegmentDone(static_cast<uint32_t>(slot));
         }
         return;
       }

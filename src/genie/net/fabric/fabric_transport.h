@@ -155,6 +155,7 @@ class FabricTransport final : public Transport {
   struct RecvSlot;
   struct AheadCts;
   struct PendingRma;
+  struct PayloadSend;
   struct Early;
 
  private:
@@ -214,12 +215,18 @@ class FabricTransport final : public Transport {
   void OfferCredits(int peer, Bytes bytes, bool data);
   void OnCreditData(int peer, const Header& h);
   void CancelSlot(uint32_t id);  // an offered slot whose message went into a credit instead
+  void CancelledSegmentDone(uint32_t id);  // one of its segments withdrawn: freed after the last
   // Sender: a credit offered by `peer`; forgets messages sent into credits that the receiver
   // has the headers of (`seen`: the next sequence number it expects).
   void OnCredit(int peer, const Header& h);
-  // Sends a payload into the receiver's slot (fi_tsend or fi_writedata).
-  void SendPayload(int peer, const PendingRma& p, uint64_t slot, uint64_t addr, uint64_t key);
-  void OnRemoteCqData(uint64_t data);
+  // Sends a payload into the receiver's slot of `slot_bytes` (fi_tsend or fi_writedata of each
+  // segment).
+  void SendPayload(int peer, const PendingRma& p, uint64_t slot, Bytes slot_bytes, uint64_t addr,
+                   uint64_t key);
+  void OnPayloadSent(Ctx* c);  // one segment sent
+  // A segment of receive slot `id` landed: `len` bytes (0: unknown, RMA mode).
+  void SegmentLanded(uint32_t id, Bytes len);
+  void OnRemoteCqData(uint64_t data, Bytes len);
   void DeliverToSelf(const SendOp& op, uint16_t channel);
   const void* Zeros(Bytes bytes);
   void* Scratch(Bytes bytes);
@@ -322,6 +329,8 @@ class FabricTransport final : public Transport {
   std::vector<RecvSlot> rx_slots_;  // by slot id, reused via free list
   std::vector<uint32_t> free_rx_slots_;
   std::unordered_map<uint64_t, PendingRma> pending_rma_;  // (peer, seq) -> send awaiting CTS
+  std::vector<PayloadSend> sends_;                         // by id, reused via free list
+  std::vector<int> free_sends_;
   // Receiver: receives offered ahead (kCtsAhead) whose header has not come, per key in post
   // order: (cookie, slot id). Sender: offers not used yet, and messages sent without an offer
   // (awaiting a clear-to-send, or sent into a credit; their sequence numbers) that an offer
