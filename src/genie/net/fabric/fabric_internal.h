@@ -44,6 +44,10 @@ constexpr uint64_t kSeqMask = (uint64_t{1} << kSeqBits) - 1;
 // GENIE_FABRIC_SEGMENT=BYTES overrides the size (for measurements; the same on every rank).
 uint64_t SegmentBytes();
 constexpr int kSlotBits = 24;  // receive slot ids in a payload tag (slots open at once)
+// Segment receives a slot keeps posted (NCCL_STEPS: 8), each landing posts the next: posting a
+// large message's every segment at once could fill the provider's receive queue, and the
+// clear-to-send queued behind them (-FI_EAGAIN) would never leave.
+constexpr uint64_t kSegmentWindow = 8;
 constexpr uint64_t kMaxSegments = uint64_t{1} << (kSeqBits - kSlotBits);
 inline uint64_t SegmentSize(uint64_t slot_bytes) {
   return std::max(SegmentBytes(), (slot_bytes + kMaxSegments - 1) / kMaxSegments);
@@ -194,19 +198,34 @@ struct FabricTransport::RecvSlot {
   bool header_seen = false;
   bool landed = false;
   int early = -1;
-  uint64_t segments_left = 0;  // segments not landed (or, once cancelled, not withdrawn)
-  Bytes segment = 0;           // SegmentSize(bytes)
-  Bytes arrived = 0;           // RMA mode: bytes landed so far
-  std::vector<Ctx*> ctxs;      // tagged mode: the posted fi_trecv of each segment (to cancel)
+  Bytes segment = 0;            // SegmentSize(bytes)
+  uint64_t segments = 0;        // SegmentCount(bytes, segment)
+  uint64_t landed_segments = 0;
+  Bytes arrived = 0;  // bytes landed so far
+  // Tagged mode: where segments land, the next to post, and the fi_trecvs posted (not landed,
+  // or once cancelled not withdrawn), by segment % kSegmentWindow (to cancel them).
+  unsigned char* dst = nullptr;
+  uint64_t next_segment = 0;
+  uint64_t posted = 0;
+  Ctx* ctxs[fabric_internal::kSegmentWindow] = {};
 };
 
-// A payload being sent in segments: its caller's send completes with the last one.
+// A payload being sent in segments into the receiver's slot, up to kSegmentWindow posted at a
+// time (a large message does not fill the provider's send queue ahead of other peers' control
+// messages); its caller's send completes with the last one.
 struct FabricTransport::PayloadSend {
   int peer = -1;
   uint16_t channel = 0;
   uint64_t cookie = 0;
+  const unsigned char* src = nullptr;
   Bytes bytes = 0;
-  uint64_t segments_left = 0;
+  uint64_t slot = 0;  // the receiver's slot id
+  uint64_t addr = 0;  // RMA mode: where the slot is, and its key
+  uint64_t key = 0;
+  Bytes segment = 0;
+  uint64_t segments = 0;
+  uint64_t next_segment = 0;
+  uint64_t done_segments = 0;
 };
 
 // A kCtsAhead the sender has not used yet (no message on its key posted yet).

@@ -269,7 +269,7 @@ int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes byte
   r.ahead = ahead;
   r.early = early;
   r.segment = SegmentSize(bytes);
-  r.segments_left = SegmentCount(bytes, r.segment);
+  r.segments = SegmentCount(bytes, r.segment);
   if (!options_.fabric_rma) {
     if (id >> kSlotBits != 0) {
       r = RecvSlot{};
@@ -279,34 +279,10 @@ int FabricTransport::OpenSlot(int peer, uint16_t channel, void* into, Bytes byte
           uint64_t{1} << kSlotBits, peer)));
       return -1;
     }
-    // The segments' fi_trecvs are posted before the clear-to-send leaves (Submit keeps the
-    // order), so the payload never arrives unexpected.
-    const fi_addr_t src = (info_->caps & FI_DIRECTED_RECV) != 0
-                              ? fi_addr_[static_cast<size_t>(peer)]
-                              : FI_ADDR_UNSPEC;
-    fid_ep* ep = ep_;
-    for (uint64_t i = 0; i < r.segments_left; ++i) {
-      const Bytes off = i * r.segment;
-      const Bytes len = std::min<Bytes>(r.segment, bytes - off);
-      void* to = static_cast<unsigned char*>(dst) + off;
-      Ctx* c = NewCtx(kPayloadRecv);
-      c->peer = peer;
-      c->channel = channel;
-      c->bytes = len;
-      c->slot = static_cast<int>(id);
-      void* desc = nullptr;
-      Status st = LocalDesc(c, to, len, FI_RECV, &desc);
-      if (!st.ok()) {
-        // Segments posted already stay with the slot (the run ends on the fatal error).
-        FreeCtx(c);
-        ReportFatal(st);
-        return -1;
-      }
-      rx_slots_[id].ctxs.push_back(c);
-      const uint64_t tag = PayloadTag(peer, id, i);
-      Submit([=] { return static_cast<long>(fi_trecv(ep, to, len, desc, src, tag, 0, c)); }, peer,
-             "payload receive");
-    }
+    // The first segments' fi_trecvs are posted before the clear-to-send leaves (Submit keeps
+    // the order), so the payload does not arrive unexpected.
+    r.dst = static_cast<unsigned char*>(dst);
+    PostSegments(id);
     return static_cast<int>(id);
   }
   // RMA mode: expose the destination for the sender's write.
@@ -416,13 +392,45 @@ void FabricTransport::OnCtsAhead(int peer, const Header& h) {
 void FabricTransport::OnRemoteCqData(uint64_t data, Bytes len) {
   if ((data & kUserWriteData) != 0) return;  // a PostWrite: its notice follows
   const uint32_t id = static_cast<uint32_t>(data);
-  if (id >= rx_slots_.size() || !rx_slots_[id].used || rx_slots_[id].segments_left == 0) {
+  if (id >= rx_slots_.size() || !rx_slots_[id].used ||
+      rx_slots_[id].landed_segments == rx_slots_[id].segments) {
     ReportFatal(Status::Internal(
         fmt::format("rank {}: a remote write completed for receive slot {}, which is not in use",
                     options_.rank, id)));
     return;
   }
   SegmentLanded(id, len);
+}
+
+void FabricTransport::PostSegments(uint32_t id) {
+  RecvSlot& r = rx_slots_[id];
+  const int peer = r.peer;
+  const fi_addr_t src = (info_->caps & FI_DIRECTED_RECV) != 0 ? fi_addr_[static_cast<size_t>(peer)]
+                                                              : FI_ADDR_UNSPEC;
+  fid_ep* ep = ep_;
+  while (ep != nullptr && r.posted < kSegmentWindow && r.next_segment < r.segments) {
+    const uint64_t i = r.next_segment;
+    const Bytes off = i * r.segment;
+    const Bytes len = std::min<Bytes>(r.segment, r.bytes - off);
+    unsigned char* to = r.dst + off;
+    Ctx* c = NewCtx(kPayloadRecv);
+    c->peer = peer;
+    c->channel = r.channel;
+    c->bytes = len;
+    c->slot = static_cast<int>(id);
+    void* desc = nullptr;
+    if (Status st = LocalDesc(c, to, len, FI_RECV, &desc); !st.ok()) {
+      FreeCtx(c);
+      ReportFatal(st);
+      return;
+    }
+    ++r.next_segment;
+    ++r.posted;
+    r.ctxs[i % kSegmentWindow] = c;
+    const uint64_t tag = PayloadTag(peer, id, i);
+    Submit([=] { return static_cast<long>(fi_trecv(ep, to, len, desc, src, tag, 0, c)); }, peer,
+           "payload receive");
+  }
 }
 
 void FabricTransport::SegmentLanded(uint32_t id, Bytes len) {
@@ -434,9 +442,10 @@ void FabricTransport::SegmentLanded(uint32_t id, Bytes len) {
   r.arrived += len;
   counters_[static_cast<size_t>(r.peer)].wire_bytes_received += len;
   heartbeats_.liveness().Heard(r.peer);
-  if (--r.segments_left == 0) {
-    r.ctxs.clear();
+  if (++r.landed_segments == r.segments) {
     SlotLanded(id);
+  } else if (!options_.fabric_rma) {
+    PostSegments(id);
   }
 }
 
@@ -610,7 +619,7 @@ void FabricTransport::CancelSlot(uint32_t id) {
   r.cancelled = true;
   for (Ctx* c : r.ctxs) {
     if (ep_ == nullptr) break;
-    if (c == nullptr) continue;  // landed
+    if (c == nullptr) continue;  // landed or never posted
     const ssize_t rc = fi_cancel(&ep_->fid, c);
     if (rc != 0 && rc != -FI_ENOENT) {
       ReportFatal(
@@ -623,7 +632,7 @@ void FabricTransport::CancelSlot(uint32_t id) {
 
 void FabricTransport::CancelledSegmentDone(uint32_t id) {
   RecvSlot& r = rx_slots_[id];
-  if (--r.segments_left > 0) return;
+  if (--r.posted > 0) return;
   r = RecvSlot{};
   free_rx_slots_.push_back(id);
 }

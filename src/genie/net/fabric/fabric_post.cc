@@ -325,10 +325,6 @@ void FabricTransport::PostSend(const SendOp& op) {
 
 void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, Bytes slot_bytes,
                                   uint64_t addr, uint64_t key) {
-  const auto* src = static_cast<const unsigned char*>(p.data != nullptr ? p.data : Zeros(p.bytes));
-  const bool rma = options_.fabric_rma;
-  const Bytes segment = SegmentSize(slot_bytes);
-  const uint64_t segments = SegmentCount(p.bytes, segment);
   int id;
   if (!free_sends_.empty()) {
     id = free_sends_.back();
@@ -337,28 +333,49 @@ void FabricTransport::SendPayload(int peer, const PendingRma& p, uint64_t slot, 
     id = static_cast<int>(sends_.size());
     sends_.emplace_back();
   }
-  sends_[static_cast<size_t>(id)] = PayloadSend{peer, p.channel, p.cookie, p.bytes, segments};
-  heartbeats_.liveness().Sent(peer);
-  const fi_addr_t dest = fi_addr_[static_cast<size_t>(peer)];
+  PayloadSend& s = sends_[static_cast<size_t>(id)];
+  s = PayloadSend{};
+  s.peer = peer;
+  s.channel = p.channel;
+  s.cookie = p.cookie;
+  s.src = static_cast<const unsigned char*>(p.data != nullptr ? p.data : Zeros(p.bytes));
+  s.bytes = p.bytes;
+  s.slot = slot;
+  s.addr = addr;
+  s.key = key;
+  s.segment = SegmentSize(slot_bytes);
+  s.segments = SegmentCount(p.bytes, s.segment);
+  PostSendSegments(id);
+}
+
+void FabricTransport::PostSendSegments(int id) {
+  PayloadSend& s = sends_[static_cast<size_t>(id)];
+  const bool rma = options_.fabric_rma;
+  const fi_addr_t dest = fi_addr_[static_cast<size_t>(s.peer)];
   fid_ep* ep = ep_;
-  for (uint64_t i = 0; i < segments; ++i) {
-    const Bytes off = i * segment;
-    const Bytes len = std::min<Bytes>(segment, p.bytes - off);
-    const unsigned char* from = src + off;
+  while (ep != nullptr && s.next_segment < s.segments &&
+         s.next_segment - s.done_segments < kSegmentWindow) {
+    const uint64_t i = s.next_segment;
+    const Bytes off = i * s.segment;
+    const Bytes len = std::min<Bytes>(s.segment, s.bytes - off);
+    const unsigned char* from = s.src + off;
     void* desc = nullptr;
-    Ctx* c = NewPayloadCtx(rma ? kRmaSend : kPayloadSend, peer, p.channel, p.cookie, from, len,
+    Ctx* c = NewPayloadCtx(rma ? kRmaSend : kPayloadSend, s.peer, s.channel, s.cookie, from, len,
                            rma ? FI_WRITE : FI_SEND, &desc);
     if (c == nullptr) return;
     c->send = id;
+    ++s.next_segment;
     ++sends_in_flight_;
+    heartbeats_.liveness().Sent(s.peer);
     if (rma) {
       // The slot id as remote CQ data: the receiver counts the slot's segments as they land.
-      const uint64_t to = addr + off;
-      Submit([=] { return static_cast<long>(fi_writedata(ep, from, len, desc, slot, dest, to, key, c)); },
-             peer, "one-sided payload write");
+      const uint64_t slot = s.slot, to = s.addr + off, key = s.key;
+      Submit(
+          [=] { return static_cast<long>(fi_writedata(ep, from, len, desc, slot, dest, to, key, c)); },
+          s.peer, "one-sided payload write");
     } else {
-      const uint64_t tag = PayloadTag(options_.rank, slot, i);
-      Submit([=] { return static_cast<long>(fi_tsend(ep, from, len, desc, dest, tag, c)); }, peer,
+      const uint64_t tag = PayloadTag(options_.rank, s.slot, i);
+      Submit([=] { return static_cast<long>(fi_tsend(ep, from, len, desc, dest, tag, c)); }, s.peer,
              "payload send");
     }
   }
@@ -368,13 +385,16 @@ void FabricTransport::OnPayloadSent(Ctx* c) {
   --sends_in_flight_;
   // Each segment's bytes count as moved when it completes.
   counters_[static_cast<size_t>(c->peer)].wire_bytes_sent += c->bytes;
-  PayloadSend& s = sends_[static_cast<size_t>(c->send)];
-  if (--s.segments_left == 0) {
-    const PayloadSend done = s;
-    free_sends_.push_back(c->send);
-    Complete({Completion::kSend, done.peer, done.channel, done.cookie, 0, done.bytes, 0});
-  }
+  const int id = c->send;
   FreeCtx(c);
+  PayloadSend& s = sends_[static_cast<size_t>(id)];
+  if (++s.done_segments < s.segments) {
+    PostSendSegments(id);
+    return;
+  }
+  const PayloadSend done = s;
+  free_sends_.push_back(id);
+  Complete({Completion::kSend, done.peer, done.channel, done.cookie, 0, done.bytes, 0});
 }
 
 Result<uint64_t> FabricTransport::RegisterRegion(void* base, Bytes bytes) {

@@ -198,12 +198,14 @@ void FabricTransport::OnCompletion(const fi_cq_tagged_entry& e) {
     case kPayloadRecv: {
       const auto slot = static_cast<uint32_t>(c->slot);
       const uint64_t segment = (e.tag >> kSlotBits) & (kMaxSegments - 1);
-      if (auto& ctxs = rx_slots_[slot].ctxs; segment < ctxs.size()) ctxs[segment] = nullptr;
+      RecvSlot& r = rx_slots_[slot];
+      r.ctxs[segment % kSegmentWindow] = nullptr;
       FreeCtx(c);
-      if (rx_slots_[slot].cancelled) {
+      if (r.cancelled) {
         CancelledSegmentDone(slot);
         return;
       }
+      --r.posted;
       SegmentLanded(slot, e.len);
       return;
     }

@@ -216,6 +216,8 @@ class FabricTransport final : public Transport {
   void OnCreditData(int peer, const Header& h);
   void CancelSlot(uint32_t id);  // an offered slot whose message went into a credit instead
   void CancelledSegmentDone(uint32_t id);  // one of its segments withdrawn: freed after the last
+  // Tagged mode: posts slot `id`'s next segment receives, up to kSegmentWindow at a time.
+  void PostSegments(uint32_t id);
   // Sender: a credit offered by `peer`; forgets messages sent into credits that the receiver
   // has the headers of (`seen`: the next sequence number it expects).
   void OnCredit(int peer, const Header& h);
@@ -223,7 +225,8 @@ class FabricTransport final : public Transport {
   // segment).
   void SendPayload(int peer, const PendingRma& p, uint64_t slot, Bytes slot_bytes, uint64_t addr,
                    uint64_t key);
-  void OnPayloadSent(Ctx* c);  // one segment sent
+  void PostSendSegments(int send);  // its next segments, up to kSegmentWindow in flight
+  void OnPayloadSent(Ctx* c);       // one segment sent
   // A segment of receive slot `id` landed: `len` bytes (0: unknown, RMA mode).
   void SegmentLanded(uint32_t id, Bytes len);
   void OnRemoteCqData(uint64_t data, Bytes len);
