@@ -72,7 +72,7 @@ TEST(EventLoopTest, CoarseTimersFireWithoutSpinningOrCountingAsLate) {
 
 // On a manual clock, timers fire exactly when the test moves time past them, in deadline
 // order (scheduling order for equal deadlines), and Now() inside each is the advanced time.
-TEST(EventLoopTest, ManualClockFiresTimersInOrderAsTheTestAdvancesIt) {
+TEST(EventLoopTest, ManualEnvFiresTimersInOrderAsTheTestAdvancesIt) {
   env::ManualEnv env(1000 * kNsPerSec);
   auto loop = MakeLoop(/*spin=*/true, &env);  // spinning is turned off on a manual clock
   EXPECT_FALSE(loop->policy().spin);
@@ -100,7 +100,7 @@ TEST(EventLoopTest, ManualClockFiresTimersInOrderAsTheTestAdvancesIt) {
 }
 
 // Run() blocks on the Env's timer; another thread moving the manual clock wakes it.
-TEST(EventLoopTest, AdvancingAManualClockFromAnotherThreadWakesARunningLoop) {
+TEST(EventLoopTest, AdvancingAManualEnvFromAnotherThreadWakesARunningLoop) {
   env::ManualEnv env;
   auto loop = MakeLoop(true, &env);
   TimeNs ran_at = -1;

@@ -13,7 +13,7 @@ Heartbeats::Heartbeats(loop::EventLoop* loop, const TransportOptions& options,
       completions_(completions),
       hooks_(std::move(hooks)),
       liveness_(options.rank, options.world_size, options.peer_timeout,
-                options.clock != nullptr ? options.clock : loop::MonotonicClock::Default()) {}
+                options.clock != nullptr ? options.clock : env::Env::Default()) {}
 
 void Heartbeats::Start() {
   if (world_size_ < 2 || peer_timeout_ <= 0 || ticking_) return;

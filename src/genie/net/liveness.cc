@@ -19,7 +19,7 @@ void PeerLiveness::SetPeers(std::vector<int> peers) {
   if (!ticking_) interval_ = IntervalFor(peer_timeout_, watched_.size());
 }
 
-PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout, const loop::Clock* clock)
+PeerLiveness::PeerLiveness(int rank, int world_size, TimeNs peer_timeout, const env::Env* clock)
     : rank_(rank),
       peer_timeout_(peer_timeout),
       interval_(IntervalFor(peer_timeout)),

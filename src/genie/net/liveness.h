@@ -1,7 +1,7 @@
 // PeerLiveness: the bookkeeping behind "every connected peer is heard from at least once per
 // peer_timeout, and an idle rank keeps itself audible with heartbeats", with no sockets in it,
 // so that any transport (TCP today, libfabric next) can reuse it and tests can drive it on a
-// ManualClock instead of sleeping.
+// ManualEnv instead of sleeping.
 //
 // The owner calls Heard(p) when bytes arrive from p, Sent(p) when bytes leave for p, and Tick()
 // every interval() (from a timer). A tick asks for a heartbeat to each peer nothing went to
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "genie/common/units.h"
-#include "genie/loop/clock.h"
+#include "genie/env/env.h"
 
 namespace genie::net {
 
@@ -43,11 +43,11 @@ class PeerLiveness {
   // to keep every rank runnable and starve the run.
   static TimeNs IntervalFor(TimeNs peer_timeout, size_t peers = 1);
 
-  PeerLiveness(int rank, int world_size, TimeNs peer_timeout, const loop::Clock* clock);
+  PeerLiveness(int rank, int world_size, TimeNs peer_timeout, const env::Env* clock);
 
   TimeNs interval() const { return interval_; }
   TimeNs peer_timeout() const { return peer_timeout_; }
-  const loop::Clock& clock() const { return *clock_; }
+  const env::Env& clock() const { return *clock_; }
 
   // The peers to keep audible and to check (the connected ones); every other rank of the
   // world until set. Ascending, without this rank. Before StartTicking() it also sets the
@@ -80,7 +80,7 @@ class PeerLiveness {
   int rank_;
   TimeNs peer_timeout_;
   TimeNs interval_;
-  const loop::Clock* clock_;
+  const env::Env* clock_;
   std::vector<Peer> peers_;   // [rank]
   std::vector<int> watched_;  // ranks ticked
   TimeNs last_tick_ = 0;

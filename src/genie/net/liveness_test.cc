@@ -1,5 +1,7 @@
-// PeerLiveness on a ManualClock: every rule of peer silence and heartbeats, by arithmetic.
+// PeerLiveness on a ManualEnv: every rule of peer silence and heartbeats, by arithmetic.
 #include "genie/net/liveness.h"
+
+#include "genie/env/manual_env.h"
 
 #include <map>
 #include <vector>
@@ -13,7 +15,7 @@ constexpr TimeNs kTimeout = 400 * kNsPerMs;  // interval 100 ms
 
 // Rank 0 of `n`; records what the ticks asked for.
 struct Harness {
-  loop::ManualClock clock{1'000 * kNsPerSec};
+  env::ManualEnv clock{1'000 * kNsPerSec};
   PeerLiveness live;
   std::map<int, PeerLiveness::Link> links;  // missing: open, not excused, can heartbeat
   std::vector<int> heartbeats;
@@ -136,7 +138,7 @@ TEST(PeerLivenessTest, ExcusedClosedAndDonePeersAreNotChecked) {
 }
 
 TEST(PeerLivenessTest, BeforeCheckingStartsHeartbeatsGoOutButNobodyIsBlamed) {
-  loop::ManualClock clock;
+  env::ManualEnv clock;
   PeerLiveness live(1, 2, kTimeout, &clock);
   live.StartTicking();
   std::vector<int> heartbeats;

@@ -38,7 +38,7 @@
 
 #include "genie/common/status.h"
 #include "genie/common/units.h"
-#include "genie/loop/clock.h"
+#include "genie/env/env.h"
 
 namespace genie::net {
 
@@ -55,8 +55,8 @@ struct TransportOptions {
   int socket_buffer_bytes = 4 << 20;    // SO_SNDBUF / SO_RCVBUF
   Bytes max_message_bytes = Bytes{1} << 36;  // larger frames are treated as corruption
   // Liveness (peer silence, heartbeats) reads time here; nullptr = CLOCK_MONOTONIC. Tests pass
-  // a loop::ManualClock. Borrowed: must outlive the transport.
-  const loop::Clock* clock = nullptr;
+  // an env::ManualEnv. Borrowed: must outlive the transport.
+  const env::Env* clock = nullptr;
   // libfabric transport (net/fabric/) only: the provider as fi_getinfo names it, the domain
   // (NIC) to use (empty: the one bind_addr is on, else the provider's first), and whether
   // payloads travel as one-sided writes with remote CQ data (--fabric-rma).

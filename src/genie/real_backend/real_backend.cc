@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 
 #include "genie/net/fd_limit.h"
@@ -19,17 +18,19 @@ constexpr uint64_t kClockTag = 0xFFFF'FFFF'FFFF'0000ull;
 
 // The kernel's boot id: processes that share it share CLOCK_MONOTONIC (one machine, whatever
 // network namespace they are in).
-std::string BootId() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id.empty() ? "unknown" : id;
+std::string BootId(env::Env* env) {
+  auto id = env->ReadFile("/proc/sys/kernel/random/boot_id");
+  if (!id.ok() || id->empty()) return "unknown";
+  return id->substr(0, id->find('\n'));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOptions& o) {
-  const TimeNs created = loop::MonotonicNow();
+Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOptions& options) {
+  RealBackendOptions o = options;
+  if (o.env == nullptr) o.env = env::Env::Default();
+  env::Env* env = o.env;
+  const TimeNs created = env->Now();
   if (o.world_size > 1 && o.rendezvous.empty()) {
     return Status::InvalidArgument(fmt::format(
         "rank {} of {}: no rendezvous given; use genie launch, or set GENIE_RENDEZVOUS to "
@@ -39,7 +40,7 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   loop::SleepPolicy policy;
   policy.spin = o.spin;
   if (o.spin_us > 0) policy.margin = static_cast<TimeNs>(o.spin_us) * kNsPerUs;
-  GENIE_ASSIGN_OR_RETURN(auto loop, loop::EventLoop::Create(policy));
+  GENIE_ASSIGN_OR_RETURN(auto loop, loop::EventLoop::Create(policy, env));
   std::unique_ptr<RealBackend> b(new RealBackend(o, std::move(loop)));
   b->startup_.created = created;
   b->traffic_.resize(static_cast<size_t>(o.world_size));
@@ -56,6 +57,7 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   t.channels = o.channels;
   t.tcp_congestion = o.tcp_congestion;
   t.peer_timeout = o.peer_timeout;
+  t.clock = env;
   t.socket_buffer_bytes = o.socket_buffer_bytes;
   t.fabric_provider = o.transport.fabric_provider;
   t.fabric_rma = o.transport.fabric_rma;
@@ -81,12 +83,12 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   GENIE_ASSIGN_OR_RETURN(std::string address, b->transport_->Listen());
   b->listen_address_ = address;
   // Each rank publishes "address|host id"; the transport sees only the addresses.
-  net::RendezvousRequest q{o.rendezvous,  o.job_id, o.rank, o.world_size, address + "|" + BootId(),
+  net::RendezvousRequest q{o.rendezvous,  o.job_id, o.rank, o.world_size, address + "|" + BootId(env),
                            o.peer_timeout};
-  const TimeNs rendezvous_start = loop::MonotonicNow();
+  const TimeNs rendezvous_start = env->Now();
   GENIE_ASSIGN_OR_RETURN(auto published,
-                         net::ExchangeAddresses(q, {"", o.local_rank, o.local_world_size}));
-  b->startup_.rendezvous = loop::MonotonicNow() - rendezvous_start;
+                         net::ExchangeAddresses(q, {"", o.local_rank, o.local_world_size}, env));
+  b->startup_.rendezvous = env->Now() - rendezvous_start;
   std::vector<std::string> addresses;
   std::string table;
   for (const std::string& p : published) {
@@ -112,9 +114,9 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   GENIE_RETURN_IF_ERROR(net::CheckFdBudget(
       o.rank, static_cast<uint64_t>(b->peers_.size()) * static_cast<uint64_t>(o.channels),
       o.channels));
-  const TimeNs connect_start = loop::MonotonicNow();
+  const TimeNs connect_start = env->Now();
   GENIE_RETURN_IF_ERROR(b->transport_->Connect(addresses, b->peers_));
-  b->startup_.connect = loop::MonotonicNow() - connect_start;
+  b->startup_.connect = env->Now() - connect_start;
   // A full mesh is a barrier: every rank has read our address. With fewer peers a rank we do
   // not talk to may still be reading the table, so the address stays until Shutdown / Abort
   // (after the run's final world barrier).
@@ -122,10 +124,10 @@ Result<std::unique_ptr<RealBackend>> RealBackend::Create(const RealBackendOption
   if (b->peers_.size() + 1 == static_cast<size_t>(o.world_size)) b->Withdraw();
   spdlog::info("rank {}: connected to {} of {} peers over {} ({} channel(s) each) from {}", o.rank,
                b->peers_.size(), o.world_size - 1, b->transport_->name(), o.channels, address);
-  const TimeNs sync_start = loop::MonotonicNow();
+  const TimeNs sync_start = env->Now();
   GENIE_RETURN_IF_ERROR(b->EstimateClock());
-  b->startup_.clock_sync = loop::MonotonicNow() - sync_start;
-  b->startup_.ready = loop::MonotonicNow();
+  b->startup_.clock_sync = env->Now() - sync_start;
+  b->startup_.ready = env->Now();
   return b;
 }
 
@@ -175,7 +177,7 @@ Status RealBackend::EstimateClock() {
         ++outstanding;
         post_recv(peer, round, nullptr, [&, peer, round] {
           --outstanding;
-          post_send(peer, round, static_cast<uint64_t>(loop::MonotonicNow()));
+          post_send(peer, round, static_cast<uint64_t>(loop_->Now()));
         });
       }
     }
@@ -184,12 +186,12 @@ Status RealBackend::EstimateClock() {
   TimeNs best_rtt = std::numeric_limits<TimeNs>::max();
   std::function<void(int)> ping = [&](int round) {
     if (round == kClockPings) return;
-    const TimeNs t0 = loop::MonotonicNow();
+    const TimeNs t0 = loop_->Now();
     ++outstanding;
     uint64_t* stamp = &stamps[static_cast<size_t>(round)];
     post_recv(0, round, stamp, [&, t0, stamp, round] {
       --outstanding;
-      const TimeNs t1 = loop::MonotonicNow();
+      const TimeNs t1 = loop_->Now();
       if (t1 - t0 < best_rtt) {
         best_rtt = t1 - t0;
         clock_.offset_ns = static_cast<TimeNs>(*stamp) - (t0 + (t1 - t0) / 2);
@@ -201,14 +203,14 @@ Status RealBackend::EstimateClock() {
     post_send(0, round, 0);
   };
   if (me != 0 && !same_clock(me)) ping(0);
-  const TimeNs deadline = loop::MonotonicNow() + options_.peer_timeout;
+  const TimeNs deadline = loop_->Now() + options_.peer_timeout;
   while (outstanding > 0 && status_.ok()) {
-    if (loop::MonotonicNow() > deadline) {
+    if (loop_->Now() > deadline) {
       return Status::Timeout(fmt::format(
           "rank {}: clock synchronisation with rank 0 did not finish within {} (--peer-timeout)",
           me, FormatDuration(options_.peer_timeout)));
     }
-    loop_->RunOnce(loop::MonotonicNow() + 10 * kNsPerMs);
+    loop_->RunOnce(loop_->Now() + 10 * kNsPerMs);
   }
   loop_->ResetQuit();
   return status_;
@@ -256,7 +258,7 @@ void RealBackend::Fire(uint64_t cookie) {
   callbacks_[cookie] = Pending{};
   free_.push_back(cookie);
   if (aborting_) return;
-  if (p.not_before > loop::MonotonicNow()) {
+  if (p.not_before > loop_->Now()) {
     // A modelled message: the transport was faster than the modelled link.
     loop_->RunAt(p.not_before, std::move(p.fn));
     return;
@@ -265,7 +267,7 @@ void RealBackend::Fire(uint64_t cookie) {
 }
 
 void RealBackend::After(TimeNs delay, Callback fn) {
-  loop_->RunAt(loop::MonotonicNow() + delay, std::move(fn));
+  loop_->RunAt(loop_->Now() + delay, std::move(fn));
 }
 
 void RealBackend::Send(const Message& msg, Callback done) {
@@ -281,7 +283,7 @@ void RealBackend::Send(const Message& msg, Callback done) {
   }
   t.modelled_bytes_sent += msg.bytes;
   ++t.modelled_messages_sent;
-  const TimeNs deliver = intra_->Deliver(options_.rank, msg.peer, msg.bytes, loop::MonotonicNow());
+  const TimeNs deliver = intra_->Deliver(options_.rank, msg.peer, msg.bytes, loop_->Now());
   const Bytes wire = options_.carry_data ? msg.bytes : 0;
   transport_->PostSend({msg.peer, msg.channel, msg.tag, options_.carry_data ? msg.data : nullptr,
                         wire, Store({std::move(done), deliver}), static_cast<uint64_t>(deliver)});
@@ -313,7 +315,7 @@ void RealBackend::OnFatal(const Status& status) {
 
 void RealBackend::Withdraw() {
   if (!rendezvous_) return;
-  net::WithdrawAddress(*rendezvous_);
+  net::WithdrawAddress(*rendezvous_, loop_->env());
   rendezvous_.reset();
 }
 

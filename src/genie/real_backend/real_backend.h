@@ -80,6 +80,9 @@ struct RealBackendOptions {
   // Makes the transport; empty = the one `transport.kind` names. Tests pass
   // net::FaultyTransport::Wrap(...) to inject failures.
   net::TransportFactory transport_factory;
+  // The OS: the clock every time here is read from, the rendezvous' files; nullptr =
+  // env::Env::Default(). Borrowed: must outlive the backend.
+  env::Env* env = nullptr;
 };
 
 // This rank's clock against rank 0's: rank 0 time = local time + offset_ns.
@@ -116,7 +119,7 @@ class RealBackend final : public Backend, private net::TransportEvents {
 
   int rank() const override { return options_.rank; }
   int world_size() const override { return options_.world_size; }
-  TimeNs Now() const override { return loop::MonotonicNow(); }
+  TimeNs Now() const override { return loop_->Now(); }
   void After(TimeNs delay, Callback fn) override;
   void Send(const Message& msg, Callback done) override;
   void Recv(const Message& msg, Callback done) override;

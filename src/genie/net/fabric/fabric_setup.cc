@@ -119,7 +119,7 @@ Result<std::unique_ptr<FabricTransport>> FabricTransport::Create(loop::EventLoop
                                                options.job_id.size(), kMaxJobIdBytes));
   }
   TransportOptions o = options;
-  if (o.clock == nullptr) o.clock = loop::MonotonicClock::Default();
+  if (o.clock == nullptr) o.clock = env::Env::Default();
   std::unique_ptr<FabricTransport> t(new FabricTransport(loop, o));
   GENIE_RETURN_IF_ERROR(t->Open());
   return t;

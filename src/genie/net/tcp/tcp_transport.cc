@@ -25,7 +25,7 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::Create(loop::EventLoop* loop
                                                options.job_id.size(), kMaxJobIdBytes));
   }
   TransportOptions o = options;
-  if (o.clock == nullptr) o.clock = loop::MonotonicClock::Default();
+  if (o.clock == nullptr) o.clock = env::Env::Default();
   return std::unique_ptr<TcpTransport>(new TcpTransport(loop, o));
 }
 

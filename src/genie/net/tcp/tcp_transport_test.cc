@@ -5,6 +5,8 @@
 // the top; splitting it would mean a second copy of the fixture.
 #include "genie/net/tcp/tcp_transport.h"
 
+#include "genie/env/manual_env.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -72,7 +74,7 @@ TransportOptions Opts(int rank, int n, int channels = 1, const std::string& job 
 class Cluster {
  public:
   explicit Cluster(int n, int channels = 1, const std::string& bind = "127.0.0.1",
-                   TimeNs peer_timeout = 10 * kNsPerSec, const loop::Clock* clock = nullptr)
+                   TimeNs peer_timeout = 10 * kNsPerSec, const env::Env* clock = nullptr)
       : nodes_(n) {
     std::vector<std::string> addrs;
     for (int r = 0; r < n; ++r) {
@@ -334,9 +336,9 @@ void Drive(Node& n, TimeNs d) {
 
 // Liveness runs on the injected clock: while it stands still, a peer that stopped driving its
 // loop is not blamed however many ticks pass; as it moves, the peer is found silent once.
-// (The rules themselves are tested on a ManualClock in net/liveness_test.cc.)
+// (The rules themselves are tested on a ManualEnv in net/liveness_test.cc.)
 TEST(TcpTransportTest, PeerThatStopsAnsweringIsFatalOnceOnTheTransportsClock) {
-  loop::ManualClock clock;
+  env::ManualEnv clock;
   const TimeNs timeout = 40 * kNsPerMs;  // ticks every 10 ms
   Cluster c(2, 2, "127.0.0.1", timeout, &clock);
   // Rank 1 no longer drives its loop, as if SIGSTOPped or its host hung: its kernel still
