@@ -28,7 +28,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kIterations = 6;
+constexpr int kIterations = 6;      // the leaf-spine description's runs, judged within 15 %
+constexpr int kFlatIterations = 3;  // the 2-D description's, judged far off
 
 class PredictLeafSpine : public ::testing::Test {
  protected:
@@ -87,10 +88,11 @@ class PredictLeafSpine : public ::testing::Test {
   }
 
   // A run of workload `w` on the testbed with --predict and `extra` (a flat plan over the 8
-  // ranks either way); returns results.json's prediction.
-  json Run(const std::string& w, const std::string& out, const std::string& extra) {
+  // ranks either way), `iterations` measured; returns results.json's prediction.
+  json Run(const std::string& w, const std::string& out, const std::string& extra,
+           int iterations = kIterations) {
     CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 8 -- run " + w + " -n " +
-                               std::to_string(kIterations) + " --warmup 1 --predict -o " + dir_ +
+                               std::to_string(iterations) + " --warmup 1 --predict -o " + dir_ +
                                "/" + out + " " + extra));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     if (r.exit_code != 0) return json();
@@ -126,8 +128,11 @@ TEST_F(PredictLeafSpine, TheFlowModelSeesTheSharedUplink) {
        {Case{"all_reduce", "16MiB", ""}, Case{"all_to_all", "4MiB", "--system " + system}}) {
     const std::string w = Gen(c.type, c.size);
     const json fabric = Run(w, std::string(c.type) + "-ls", c.args);
-    const json flat =
-        Run(w, std::string(c.type) + "-2d", c.args + " --network " + two_d + " --topology 8");
+    // The 2-D description's run only has to show its prediction far off (all-reduce: measured
+    // / predicted ~0.25 against the bound 0.6, a margin no noise of a step closes): the median
+    // of 3 iterations, not 6, saves 4 s of a test that runs alone.
+    const json flat = Run(w, std::string(c.type) + "-2d",
+                          c.args + " --network " + two_d + " --topology 8", kFlatIterations);
     ASSERT_FALSE(fabric.is_null()) << c.type;
     ASSERT_FALSE(flat.is_null()) << c.type;
     EXPECT_NE(fabric.value("source", std::string()).find("flow model on testbed " + name_),
