@@ -1,11 +1,15 @@
 #include "genie/driver/simulate.h"
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "genie/driver/simulation.h"
 #include "genie/record/output_guard.h"
@@ -16,6 +20,9 @@
 #include "genie/report/provenance.h"
 #include "genie/report/results_json.h"
 #include "genie/report/streamed_outputs.h"
+#include "genie/sim/symmetry.h"
+#include "genie/synth/memory_trace.h"
+#include "genie/synth/step.h"
 
 namespace genie::driver {
 
@@ -37,6 +44,74 @@ int ExitCodeFor(const Status& status) {
     default:
       return 1;
   }
+}
+
+// The data-parallel replicas of a synth description folded onto one copy, or why not
+// (kUnsupported: the caller simulates every rank and says so).
+Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup& setup) {
+  if (!f.output.empty() || !f.trace_out.empty()) {
+    return Status::Unsupported("-o / --trace-out record every rank's ops");
+  }
+  if (!f.setup.memory_path.empty()) {
+    return Status::Unsupported("--memory: remote-memory queues are shared by every rank");
+  }
+  auto foldable = [](const runtime::CollectiveChoice& c) {
+    for (collective::Algorithm a : c.algorithms) {
+      if (a != collective::Algorithm::kRing && a != collective::Algorithm::kDirect) return false;
+    }
+    return true;
+  };
+  for (const auto& [type, choice] : setup.exec.implementations) {
+    if (!foldable(choice)) {
+      return Status::Unsupported(std::string("the ") + collective::CollectiveOpName(type) +
+                                 " algorithm is neither ring nor direct (not rotation-symmetric)");
+    }
+  }
+  const synth::Job& job = *f.synth;
+  const int dp = job.degree(synth::Dim::kDp);
+  if (dp < 2) return Status::Unsupported("--dp 1: no replicas to fold");
+  const int stride = job.placement().WithCoord(0, synth::Dim::kDp, 1);
+  GENIE_ASSIGN_OR_RETURN(sim::Topology topology, sim::Topology::Create(*setup.network));
+  GENIE_ASSIGN_OR_RETURN(sim::RankFold fold,
+                         sim::RankFold::Find(topology, setup.world_size(), stride, dp));
+  std::vector<std::vector<int>> groups;
+  for (const auto& [id, members] : setup.exec.groups.all()) groups.push_back(members);
+  GENIE_RETURN_IF_ERROR(sim::CheckGroupsFold(fold, groups));
+  return fold;
+}
+
+// The peak memory a simulation of `ranks` synth ranks needs, from their node counts (one rank
+// per pipeline stage emitted to count; ranks of a stage have the same graph up to renaming):
+// about kBytesPerNode per node held (graph index, executor state, trace bytes in memory).
+constexpr double kBytesPerNode = 260;
+class CountSink : public synth::NodeSink {
+ public:
+  Status Write(const ChakraProtoMsg::Node&) override { return Status::Ok(); }
+};
+Result<double> EstimateBytes(const synth::Job& job, const std::vector<int>& ranks) {
+  const int stages = job.degree(synth::Dim::kPp);
+  std::vector<uint64_t> nodes(stages, 0);
+  for (int s = 0; s < stages; ++s) {
+    CountSink sink;
+    GENIE_ASSIGN_OR_RETURN(nodes[s],
+                           synth::EmitRank(job, job.placement().WithCoord(0, synth::Dim::kPp, s),
+                                           &sink));
+  }
+  double bytes = 64.0 * 1024 * 1024;  // the process and the network model
+  for (int r : ranks) bytes += kBytesPerNode * nodes[job.placement().Coord(r, synth::Dim::kPp)];
+  return bytes;
+}
+
+// MemAvailable from /proc/meminfo, bytes; 0 when unknown.
+double AvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -80,7 +155,32 @@ int RunSimulate(const SimulateOptions& f) {
   // faults were 9 % of a 1,024-rank run's profile, a tenth of its CPU time in sys).
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  auto setup = runtime::PrepareRun(f.setup);
+  // A synth description: the comm groups and each rank's graph in memory, no files.
+  std::optional<synth::MemoryTrace> synth_groups;
+  Result<runtime::RunSetup> setup = Status::Internal("no setup");
+  if (f.synth) {
+    // Every rank's graph keeps its in-memory trace open: one descriptor per rank simulated.
+    rlimit open_files{};
+    if (getrlimit(RLIMIT_NOFILE, &open_files) == 0 && open_files.rlim_cur < open_files.rlim_max) {
+      open_files.rlim_cur = open_files.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &open_files);
+    }
+    auto groups = synth::MemoryTrace::CommGroups(*f.synth);
+    if (!groups.ok()) {
+      std::cerr << "genie simulate: " << groups.status().message() << "\n";
+      return 1;
+    }
+    synth_groups.emplace(std::move(groups).value());
+    trace::WorkloadFiles files;
+    files.dir = "(synth, in memory)";
+    files.name = f.synth_name;
+    files.rank_paths.assign(f.synth->world(), "");
+    files.comm_group_path = synth_groups->path();
+    setup = runtime::PrepareRun(f.setup, std::move(files));
+    if (setup.ok()) setup->files.comm_group_path = "(synth, in memory)";
+  } else {
+    setup = runtime::PrepareRun(f.setup);
+  }
   if (!setup.ok()) {
     std::cerr << "genie simulate: " << setup.status().message() << "\n";
     return 2;
@@ -161,8 +261,64 @@ int RunSimulate(const SimulateOptions& f) {
     return 1;
   }
   if (!interest.empty()) (*recorder)->KeepOpsOf(interest);
+  SimulateInput input;
+  std::optional<sim::RankFold> fold;
+  if (f.synth) {
+    const synth::Job& job = *f.synth;
+    input.open = [&job, &setup](int r) -> Result<std::unique_ptr<workload::RankGraph>> {
+      GENIE_ASSIGN_OR_RETURN(synth::MemoryTrace trace, synth::MemoryTrace::Rank(job, r));
+      return workload::RankGraph::Open(trace.path(), r, setup->read);
+    };
+    if (f.symmetry != "off") {
+      auto found = FoldFor(f, *setup);
+      if (found.ok()) {
+        fold = *found;
+        input.fold = &*fold;
+        spdlog::info("symmetry reduction: {}; every rank's figures are its representative's, "
+                     "exactly (--symmetry off simulates every rank)",
+                     fold->Describe());
+      } else {
+        spdlog::info("symmetry reduction off, every rank simulated: {}",
+                     found.status().message());
+      }
+    }
+    std::vector<int> ranks;
+    for (int r = 0; r < setup->world_size(); ++r) {
+      if (!fold || fold->IsRep(r)) ranks.push_back(r);
+    }
+    auto need = EstimateBytes(job, ranks);
+    if (!need.ok()) {
+      std::cerr << "genie simulate: " << need.status().message() << "\n";
+      return 2;
+    }
+    const double have = AvailableBytes();
+    spdlog::info("{} ranks simulated, about {:.0f} MiB of memory (the machine has {:.0f} MiB "
+                 "available)",
+                 ranks.size(), *need / (1 << 20), have / (1 << 20));
+    if (have > 0 && *need > have) {
+      std::cerr << "genie simulate: simulating " << ranks.size() << " ranks of " << f.synth_name
+                << " needs about " << static_cast<int64_t>(*need / (1 << 20))
+                << " MiB, more than the " << static_cast<int64_t>(have / (1 << 20))
+                << " MiB this machine has available; use fewer ranks or micro-batches, or a "
+                   "network on which the replicas fold (docs/simulation.md, \"Symmetry "
+                   "reduction\")\n";
+      return 2;
+    }
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto last_progress = wall_start;
+  if (f.progress) {
+    input.progress = [&](TimeNs now, uint64_t events) {
+      const auto t = std::chrono::steady_clock::now();
+      if (t - last_progress < std::chrono::seconds(5)) return;
+      last_progress = t;
+      const double secs = std::chrono::duration<double>(t - wall_start).count();
+      std::cerr << fmt::format("genie simulate: {:.3f} ms simulated, {} events, {:.2f} M events/s\n",
+                               static_cast<double>(now) / 1e6, events, events / secs / 1e6);
+    };
+  }
   auto stats = Simulate(*setup, *setup->network, *model, recorder->get(),
-                        SimulatedIterations(f.iterations, f.warmup));
+                        SimulatedIterations(f.iterations, f.warmup), nullptr, &input);
   // Written also when the simulation failed: what ran until then.
   auto write_outputs = [&]() -> int {
     if (!outputs) return 0;
@@ -201,8 +357,9 @@ int RunSimulate(const SimulateOptions& f) {
     else
       report::PrintAstraSimLinesBounded(std::cout, stats->ranks, kMaxSysLines, interest);
   }
-  spdlog::info("simulated {} messages ({} bytes) in {} events, {} ns of simulated time",
-               stats->messages, stats->bytes, stats->events, stats->end_ns);
+  spdlog::info("simulated {} messages ({} bytes) in {} events, {} ns of simulated time{}",
+               stats->messages, stats->bytes, stats->events, stats->end_ns,
+               fold ? " (the representatives')" : "");
   if (stats->memory_waited > 0 && setup->exec.memory.has_value()) {
     spdlog::info("remote memory: {} accesses waited in {}'s queues, {} ns in all",
                  stats->memory_waited, config::MemoryTypeName(setup->exec.memory->type),
