@@ -263,10 +263,13 @@ int RunSimulate(const SimulateOptions& f) {
   if (!interest.empty()) (*recorder)->KeepOpsOf(interest);
   SimulateInput input;
   std::optional<sim::RankFold> fold;
+  uint64_t trace_bytes = 0;  // in-memory traces: shared memory, outside the process's RSS
   if (f.synth) {
     const synth::Job& job = *f.synth;
-    input.open = [&job, &setup](int r) -> Result<std::unique_ptr<workload::RankGraph>> {
+    input.open = [&job, &setup,
+                  &trace_bytes](int r) -> Result<std::unique_ptr<workload::RankGraph>> {
       GENIE_ASSIGN_OR_RETURN(synth::MemoryTrace trace, synth::MemoryTrace::Rank(job, r));
+      trace_bytes += trace.bytes();
       return workload::RankGraph::Open(trace.path(), r, setup->read);
     };
     if (f.symmetry != "off") {
@@ -274,12 +277,13 @@ int RunSimulate(const SimulateOptions& f) {
       if (found.ok()) {
         fold = *found;
         input.fold = &*fold;
-        spdlog::info("symmetry reduction: {}; every rank's figures are its representative's, "
-                     "exactly (--symmetry off simulates every rank)",
-                     fold->Describe());
+        // Said whatever the log level: what was simulated is part of the result.
+        std::cerr << "genie simulate: symmetry reduction: " << fold->Describe()
+                  << "; every rank's figures are its representative's, exactly (--symmetry off "
+                     "simulates every rank)\n";
       } else {
-        spdlog::info("symmetry reduction off, every rank simulated: {}",
-                     found.status().message());
+        std::cerr << "genie simulate: symmetry reduction off, every rank simulated: "
+                  << found.status().message() << "\n";
       }
     }
     std::vector<int> ranks;
@@ -356,6 +360,10 @@ int RunSimulate(const SimulateOptions& f) {
       report::PrintAstraSimLines(std::cout, stats->ranks);
     else
       report::PrintAstraSimLinesBounded(std::cout, stats->ranks, kMaxSysLines, interest);
+  }
+  if (f.synth) {
+    spdlog::info("in-memory traces: {:.1f} MiB (held outside the process's resident set)",
+                 static_cast<double>(trace_bytes) / (1 << 20));
   }
   spdlog::info("simulated {} messages ({} bytes) in {} events, {} ns of simulated time{}",
                stats->messages, stats->bytes, stats->events, stats->end_ns,

@@ -1,6 +1,7 @@
 #include "genie/synth/memory_trace.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,6 +52,11 @@ Result<MemoryTrace> MemoryTrace::CommGroups(const Job& job) {
   out.close();
   if (!out) return Status::IoError("cannot write the comm groups in memory");
   return t;
+}
+
+uint64_t MemoryTrace::bytes() const {
+  struct stat st {};
+  return fstat(fd_, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
 MemoryTrace::~MemoryTrace() {

@@ -27,6 +27,7 @@ class MemoryTrace {
 
   std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
   uint64_t nodes() const { return nodes_; }
+  uint64_t bytes() const;  // the file's size (memory it holds outside the process's RSS)
 
  private:
   explicit MemoryTrace(int fd) : fd_(fd) {}

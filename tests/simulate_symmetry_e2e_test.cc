@@ -1,0 +1,134 @@
+// `genie simulate` of a synth description (no trace files) and its symmetry reduction: the
+// data-parallel replicas folded onto one copy give every rank the figures the unreduced
+// simulation gives it, to the ns, on all three network models — with the replicas split across
+// two network dimensions (2 copies) and on a dimension of their own (8 copies); the in-memory
+// graphs give what `genie synth`'s files give; where the reduction does not apply genie says
+// why and simulates every rank; bad input is refused up front with the number. Shrunk models
+// (128 ranks) so that each case runs in about a second; bench/simulate_scale.sh has the
+// full-size figures and docs/simulation.md the 1,024-rank check.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/support/cli.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
+
+namespace genie::testing {
+namespace {
+
+const std::string kJob =
+    " --model llama3-8b --layers 4 --hidden 256 --ffn 1024 --heads 8 --kv-heads 8 --vocab 512"
+    " --seq 128 --tp 8 --pp 2 --dp 8 --microbatches 4 --global-batch 32 --gpu h100";
+
+std::string Network(const std::string& dir, const std::string& name, const std::string& dims) {
+  const std::string path = dir + "/" + name + ".yml";
+  std::ofstream(path) << "topology: [ Ring, Switch, Switch ]\nnpus_count: [ " << dims
+                      << " ]\nbandwidth: [ 400.0, 50.0, 25.0 ]\nlatency: [ 500.0, 1000.0, 2000.0 ]\n";
+  return path;
+}
+
+struct Case {
+  const char* name;
+  const char* dims;   // the network's npus_count
+  const char* order;  // extra synth flags
+  const char* copies;
+};
+
+class SymmetryFold : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SymmetryFold, EveryRankEqualsTheUnreducedSimulationOnEveryModel) {
+  const Case& c = GetParam();
+  const std::string dir = FreshDir(std::string("symmetry_") + c.name);
+  const std::string net = Network(dir, "net", c.dims);
+  for (const char* model : {"unaware", "aware", "flow"}) {
+    const std::string common = kJob + " " + c.order + " --network " + net + " --network-model " +
+                               model + " --all-ranks";
+    CliResult off = RunGenie("simulate" + common + " --symmetry off", Stderr::kApart);
+    ASSERT_EQ(off.exit_code, 0) << off.output << off.errors;
+    CliResult fold = RunGenie("simulate" + common, Stderr::kApart);
+    ASSERT_EQ(fold.exit_code, 0) << fold.output << fold.errors;
+    EXPECT_NE(fold.errors.find(std::string("symmetry reduction: ")), std::string::npos)
+        << fold.errors;
+    EXPECT_NE(fold.errors.find(std::string("(") + c.copies + " copies"), std::string::npos)
+        << fold.errors;
+    EXPECT_NE(off.output.find("sys[127] finished"), std::string::npos) << off.output;
+    EXPECT_EQ(fold.output, off.output) << model;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, SymmetryFold,
+    ::testing::Values(Case{"split", "8, 4, 4", "", "2"},
+                      Case{"aligned", "8, 2, 8", "--rank-order tp,sp,ep,pp,dp", "8"}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+TEST(SimulateSynth, InMemoryGraphsEqualTheWrittenTraces) {
+  const std::string dir = FreshDir("symmetry_files");
+  const std::string net = Network(dir, "net", "8, 4, 4");
+  CliResult w = RunGenie("synth -o " + dir + "/w" + kJob);
+  ASSERT_EQ(w.exit_code, 0) << w.output;
+  for (const char* model : {"unaware", "aware", "flow"}) {
+    const std::string common =
+        std::string(" --network ") + net + " --network-model " + model + " --all-ranks";
+    CliResult files = RunGenie("simulate " + dir + "/w" + common, Stderr::kApart);
+    ASSERT_EQ(files.exit_code, 0) << files.output << files.errors;
+    CliResult synth = RunGenie("simulate" + kJob + common, Stderr::kApart);
+    ASSERT_EQ(synth.exit_code, 0) << synth.output << synth.errors;
+    EXPECT_EQ(synth.output, files.output) << model;
+  }
+  CliResult both = RunGenie("simulate " + dir + "/w" + kJob + " --network " + net);
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("not both"), std::string::npos) << both.output;
+}
+
+TEST(SimulateSynth, SaysWhyTheReductionIsOffAndSimulatesEveryRank) {
+  const std::string dir = FreshDir("symmetry_off");
+  const std::string net = Network(dir, "net", "8, 4, 4");
+  // Outputs with every rank's ops.
+  CliResult out = RunGenie("-v simulate" + kJob + " --network " + net + " -o " + dir + "/out -q");
+  ASSERT_EQ(out.exit_code, 0) << out.output;
+  EXPECT_NE(out.output.find("symmetry reduction off, every rank simulated: -o / --trace-out"),
+            std::string::npos)
+      << out.output;
+  EXPECT_NE(out.output.find("128 ranks simulated"), std::string::npos) << out.output;
+  // A tree is not rotation-symmetric.
+  const std::string system = dir + "/tree.json";
+  std::ofstream(system) << R"({"all-reduce-implementation": ["doubleBinaryTree"]})";
+  CliResult tree = RunGenie("simulate" + kJob + " --network " + net + " --system " + system + " -q");
+  ASSERT_EQ(tree.exit_code, 0) << tree.output;
+  EXPECT_NE(tree.output.find("symmetry reduction off, every rank simulated: the all_reduce"),
+            std::string::npos)
+      << tree.output;
+}
+
+TEST(SimulateSynth, RefusesBadInputUpFrontWithTheNumber) {
+  const std::string dir = FreshDir("symmetry_bad");
+  // A layout that does not divide the model.
+  CliResult tp = RunGenie("simulate --model llama3-8b --tp 3 --global-batch 3 --network " +
+                          Network(dir, "n", "8, 4, 4"));
+  EXPECT_EQ(tp.exit_code, 2) << tp.output;
+  EXPECT_NE(tp.output.find("--tp 3 must divide --heads 32"), std::string::npos) << tp.output;
+  // More ranks than the network holds.
+  CliResult big = RunGenie("simulate" + kJob + " --network " + Network(dir, "small", "8, 4, 2"));
+  EXPECT_EQ(big.exit_code, 2) << big.output;
+  EXPECT_NE(big.output.find("npus_count multiplies to 64 but the workload"), std::string::npos)
+      << big.output;
+  EXPECT_NE(big.output.find("has 128 ranks"), std::string::npos) << big.output;
+  // More memory than any machine running this test has: 65,536 ranks of 64 micro-batches
+  // (about 3 MiB each), every one simulated.
+  const std::string huge = dir + "/huge.yml";
+  std::ofstream(huge) << "topology: [ Switch ]\nnpus_count: [ 65536 ]\nbandwidth: [ 50.0 ]\n"
+                         "latency: [ 500.0 ]\n";
+  CliResult ram = RunGenie(
+      "simulate --model llama3-8b --tp 8 --pp 4 --dp 2048 --global-batch 131072 "
+      "--microbatches 64 --symmetry off --network " + huge);
+  EXPECT_EQ(ram.exit_code, 2) << ram.output;
+  EXPECT_NE(ram.output.find("simulating 65536 ranks of llama3-8b"), std::string::npos)
+      << ram.output;
+  EXPECT_NE(ram.output.find("MiB, more than the"), std::string::npos) << ram.output;
+}
+
+}  // namespace
+}  // namespace genie::testing
