@@ -60,8 +60,8 @@ TEST_P(SymmetryFold, EveryRankEqualsTheUnreducedSimulationOnEveryModel) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, SymmetryFold,
-    ::testing::Values(Case{"split", "8, 4, 4", "", "2"},
-                      Case{"aligned", "8, 2, 8", "--rank-order tp,sp,ep,pp,dp", "8"}),
+    ::testing::Values(Case{"split", "8, 4, 4", "", "16"},
+                      Case{"aligned", "8, 2, 8", "--rank-order tp,sp,ep,pp,dp", "64"}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(SimulateSynth, InMemoryGraphsEqualTheWrittenTraces) {

@@ -67,16 +67,24 @@ Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup&
                                  " algorithm is neither ring nor direct (not rotation-symmetric)");
     }
   }
+  // genie synth emits the same graph, up to renaming ranks, for every rank of a pipeline stage:
+  // its emitters read no coordinate but the stage (synth/step.cc), so rotating any other
+  // coordinate maps one rank's graph onto another's.
   const synth::Job& job = *f.synth;
-  const int dp = job.degree(synth::Dim::kDp);
-  if (dp < 2) return Status::Unsupported("--dp 1: no replicas to fold");
-  const int stride = job.placement().WithCoord(0, synth::Dim::kDp, 1);
+  std::vector<sim::RankFold::Coordinate> candidates;
+  for (synth::Dim d : {synth::Dim::kDp, synth::Dim::kTp, synth::Dim::kSp, synth::Dim::kEp}) {
+    if (job.degree(d) < 2) continue;
+    candidates.push_back({job.placement().WithCoord(0, d, 1), job.degree(d), synth::DimName(d)});
+  }
+  if (candidates.empty()) return Status::Unsupported("every rank is a pipeline stage of its own");
   GENIE_ASSIGN_OR_RETURN(sim::Topology topology, sim::Topology::Create(*setup.network));
+  std::vector<std::string> notes;
   GENIE_ASSIGN_OR_RETURN(sim::RankFold fold,
-                         sim::RankFold::Find(topology, setup.world_size(), stride, dp));
+                         sim::RankFold::Find(topology, setup.world_size(), candidates, &notes));
+  for (const auto& note : notes) spdlog::info("symmetry reduction: {}", note);
   std::vector<std::vector<int>> groups;
   for (const auto& [id, members] : setup.exec.groups.all()) groups.push_back(members);
-  GENIE_RETURN_IF_ERROR(sim::CheckGroupsFold(fold, groups));
+  GENIE_RETURN_IF_ERROR(fold.CheckGroups(groups));
   return fold;
 }
 

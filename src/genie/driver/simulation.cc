@@ -159,7 +159,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     for (size_t i = 0; i < reps; ++i) {
       for (int j = 1; j < fold->copies(); ++j) {
         record::RankSummary s = stats.ranks[i];
-        s.rank = fold->Shift(s.rank, j);
+        s.rank = fold->Image(s.rank, j);
         stats.ranks.push_back(s);
       }
     }

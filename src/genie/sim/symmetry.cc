@@ -4,29 +4,28 @@
 #include <tuple>
 
 namespace genie::sim {
-namespace {
 
-// Why the rotation by k is not an automorphism of the network, or "" when it is: each
+// Why the rotation by g.k is not an automorphism of the network, or "" when it is: each
 // dimension's coordinate must be permuted on its own (the same way whatever the other
 // coordinates), and a Ring's by a rotation (its routes go the shorter way, clockwise on a tie).
-std::string NotAutomorphism(const Topology& t, const RankFold& f, int world) {
+std::string RankFold::NotAutomorphism(const Topology& t, const Gen& g, int world) {
   for (int d = 0; d < t.dims(); ++d) {
     std::vector<int> perm(t.size(d), -1);
     for (int r = 0; r < world; ++r) {
-      const int a = t.Coordinate(r, d), b = t.Coordinate(f.Shift(r, 1), d);
+      const int a = t.Coordinate(r, d), b = t.Coordinate(Shift(g, r, 1), d);
       if (perm[a] == -1) {
         perm[a] = b;
       } else if (perm[a] != b) {
-        return "it moves dimension " + std::to_string(d) + "'s coordinate " + std::to_string(a) +
-               " to " + std::to_string(perm[a]) + " for some ranks and to " + std::to_string(b) +
-               " for others (the rotated coordinate is split across network dimensions)";
+        return "it moves network dimension " + std::to_string(d) + "'s coordinate " +
+               std::to_string(a) + " to " + std::to_string(perm[a]) + " for some ranks and to " +
+               std::to_string(b) + " for others";
       }
     }
     if (t.kind(d) == config::TopologyKind::kRing) {
       const int n = t.size(d);
       for (int a = 0; a < n; ++a) {
         if ((perm[a] - a + n) % n != (perm[0] + n) % n) {
-          return "it does not rotate dimension " + std::to_string(d) + " (a Ring)";
+          return "it does not rotate network dimension " + std::to_string(d) + " (a Ring)";
         }
       }
     }
@@ -34,9 +33,9 @@ std::string NotAutomorphism(const Topology& t, const RankFold& f, int world) {
   return "";
 }
 
-}  // namespace
-
-Result<RankFold> RankFold::Find(const Topology& topology, int world, int stride, int degree) {
+Result<RankFold> RankFold::Find(const Topology& topology, int world,
+                                const std::vector<Coordinate>& candidates,
+                                std::vector<std::string>* notes) {
   if (world != topology.npus()) {
     return Status::Unsupported("the workload's " + std::to_string(world) +
                                " ranks are not the network's " + std::to_string(topology.npus()) +
@@ -45,22 +44,32 @@ Result<RankFold> RankFold::Find(const Topology& topology, int world, int stride,
   if (topology.leaf_spine()) {
     return Status::Unsupported("a leaf-spine fabric (network.yml spines) is not folded yet");
   }
-  if (degree < 2 || stride < 1 || int64_t{stride} * degree > world) {
-    return Status::Unsupported("no coordinate of degree 2 or more to rotate");
-  }
+  RankFold f;
+  f.world_ = world;
   std::string why;
-  for (int k = 1; k < degree; ++k) {
-    if (degree % k != 0) continue;
-    RankFold f;
-    f.world_ = world;
-    f.stride_ = stride;
-    f.degree_ = degree;
-    f.k_ = k;
-    why = NotAutomorphism(topology, f, world);
-    if (why.empty()) return f;
-    if (k == 1) why = "rotating by 1: " + why;
+  for (const Coordinate& c : candidates) {
+    if (c.degree < 2 || c.stride < 1 || int64_t{c.stride} * c.degree > world) continue;
+    bool found = false;
+    for (int k = 1; k < c.degree && !found; ++k) {
+      if (c.degree % k != 0) continue;
+      const Gen g{c.stride, c.degree, k, c.name};
+      const std::string no = NotAutomorphism(topology, g, world);
+      if (no.empty()) {
+        f.gens_.push_back(g);
+        f.copies_ *= c.degree / k;
+        found = true;
+      } else if (k == 1) {
+        why = c.name + " (rotating it by 1: " + no + ")";
+      }
+    }
+    if (!found && notes != nullptr) {
+      notes->push_back("no rotation of " + c.name + " is a symmetry of the network");
+    }
   }
-  return Status::Unsupported("no rotation of the replicas is a symmetry of the network: " + why);
+  if (f.gens_.empty()) {
+    return Status::Unsupported("no rotation of the replicas is a symmetry of the network: " + why);
+  }
+  return f;
 }
 
 Result<std::vector<int>> RankFold::LinkFold(const Topology& t) const {
@@ -89,38 +98,42 @@ Result<std::vector<int>> RankFold::LinkFold(const Topology& t) const {
     const Topology::LinkInfo l = t.link(id);
     const bool from_npu = l.from_device < t.npus(), to_npu = l.to_device < t.npus();
     const int npu = from_npu ? l.from_device : l.to_device;
-    const int back = -Orbit(npu);
     if (from_npu && to_npu) {
-      fold[id] = between.at(std::tuple{l.dim, Shift(l.from_device, back), Shift(l.to_device, back)});
+      fold[id] = between.at(std::tuple{l.dim, ToRep(npu, l.from_device), ToRep(npu, l.to_device)});
     } else {
-      fold[id] = to_switch.at(std::tuple{l.dim, Shift(npu, back), from_npu});
+      fold[id] = to_switch.at(std::tuple{l.dim, Rep(npu), from_npu});
     }
   }
   return fold;
 }
 
 std::string RankFold::Describe() const {
+  std::string how;
+  for (const Gen& g : gens_) {
+    how += (how.empty() ? "" : ", ") + g.name + " folded " + std::to_string(g.degree / g.k) +
+           (g.k > 1 ? " ways (every " + std::to_string(g.k) + "th)" : " ways");
+  }
   return std::to_string(representatives()) + " representative ranks stand for " +
-         std::to_string(world_) + " (" + std::to_string(copies()) +
-         " copies: ranks whose coordinate of stride " + std::to_string(stride_) + " (degree " +
-         std::to_string(degree_) + ") differs by a multiple of " + std::to_string(k_) + ")";
+         std::to_string(world_) + " (" + std::to_string(copies_) + " copies: " + how + ")";
 }
 
-Status CheckGroupsFold(const RankFold& fold, const std::vector<std::vector<int>>& groups) {
+Status RankFold::CheckGroups(const std::vector<std::vector<int>>& groups) const {
   for (const std::vector<int>& g : groups) {
-    bool spans = false;
-    for (int r : g) spans = spans || fold.Orbit(r) != fold.Orbit(g[0]);
-    if (!spans) continue;
-    const size_t n = g.size();
-    size_t s = 0;
-    while (s < n && g[s] != fold.Shift(g[0], 1)) ++s;
-    bool rotated = s < n;
-    for (size_t i = 0; rotated && i < n; ++i) rotated = fold.Shift(g[i], 1) == g[(i + s) % n];
-    if (!rotated) {
-      std::string members;
-      for (size_t i = 0; i < n && i < 8; ++i) members += (i ? "," : "") + std::to_string(g[i]);
-      return Status::Unsupported("group [" + members + (n > 8 ? ",..." : "") +
-                                 "] spans copies but is not rotated onto itself");
+    for (const Gen& gen : gens_) {
+      bool spans = false;
+      for (int r : g) spans = spans || Coord(gen, r) / gen.k != Coord(gen, g[0]) / gen.k;
+      if (!spans) continue;
+      const size_t n = g.size();
+      size_t s = 0;
+      while (s < n && g[s] != Shift(gen, g[0], 1)) ++s;
+      bool rotated = s < n;
+      for (size_t i = 0; rotated && i < n; ++i) rotated = Shift(gen, g[i], 1) == g[(i + s) % n];
+      if (!rotated) {
+        std::string members;
+        for (size_t i = 0; i < n && i < 8; ++i) members += (i ? "," : "") + std::to_string(g[i]);
+        return Status::Unsupported("group [" + members + (n > 8 ? ",..." : "") + "] spans " +
+                                   gen.name + " copies but is not rotated onto itself");
+      }
     }
   }
   return Status::Ok();

@@ -234,9 +234,8 @@ inline void SimBackend::Send(int rank, const Message& msg, Done done) {
       << "rank " << rank << " sends to rank " << msg.peer << " of " << world_size();
   Key key{rank, msg.peer, msg.tag};
   if (fold_ != nullptr && !fold_->IsRep(msg.peer)) {
-    // What rank sigma^-j(rank) sends to Rep(peer) at this very time in the unreduced run.
-    const int j = fold_->Orbit(msg.peer);
-    key = Key{fold_->Shift(rank, -j), fold_->Shift(msg.peer, -j), msg.tag};
+    // What the image of `rank` sends to Rep(peer) at this very time in the unreduced run.
+    key = Key{fold_->ToRep(msg.peer, rank), fold_->Rep(msg.peer), msg.tag};
   }
   const uint32_t channel = channels_.GetIndex(key);
   Channel& ch = channels_.At(channel);
