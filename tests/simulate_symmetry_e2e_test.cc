@@ -1,7 +1,8 @@
 // `genie simulate` of a synth description (no trace files) and its symmetry reduction: the
 // data-parallel replicas folded onto one copy give every rank the figures the unreduced
 // simulation gives it, to the ns, on all three network models — with the replicas split across
-// two network dimensions (2 copies) and on a dimension of their own (8 copies); the in-memory
+// two network dimensions and on a dimension of their own, tensor parallelism on a Ring, expert
+// parallelism with a direct all-to-all over several hops; the in-memory
 // graphs give what `genie synth`'s files give; where the reduction does not apply genie says
 // why and simulates every rank; bad input is refused up front with the number. Shrunk models
 // (128 ranks) so that each case runs in about a second; bench/simulate_scale.sh has the
@@ -63,6 +64,33 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"split", "8, 4, 4", "", "16"},
                       Case{"aligned", "8, 2, 8", "--rank-order tp,sp,ep,pp,dp", "64"}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// Expert parallelism on a Ring of 8 (the all-to-all direct: messages of several hops, every
+// link of one orbit) and data parallelism on a Ring of 16: one rank stands for all 128.
+TEST(SymmetryFoldMoe, DirectAllToAllOnRingsEqualsTheUnreducedSimulationOnEveryModel) {
+  const std::string dir = FreshDir("symmetry_moe");
+  const std::string net = dir + "/rings.yml";
+  std::ofstream(net) << "topology: [ Ring, Ring ]\nnpus_count: [ 8, 16 ]\n"
+                        "bandwidth: [ 400.0, 50.0 ]\nlatency: [ 500.0, 1000.0 ]\n";
+  const std::string system = dir + "/direct.json";
+  std::ofstream(system) << R"({"all-to-all-implementation": ["direct"],)"
+                        << R"( "all-reduce-implementation": ["direct"]})";
+  const std::string job =
+      " --model mixtral-8x7b --layers 2 --hidden 256 --ffn 512 --heads 8 --kv-heads 8"
+      " --vocab 512 --seq 128 --ep 8 --dp 16 --microbatches 2 --global-batch 32";
+  for (const char* model : {"unaware", "aware", "flow"}) {
+    const std::string common = job + " --system " + system + " --network " + net +
+                               " --network-model " + model + " --all-ranks";
+    CliResult off = RunGenie("simulate" + common + " --symmetry off", Stderr::kApart);
+    ASSERT_EQ(off.exit_code, 0) << off.output << off.errors;
+    CliResult fold = RunGenie("simulate" + common, Stderr::kApart);
+    ASSERT_EQ(fold.exit_code, 0) << fold.output << fold.errors;
+    EXPECT_NE(fold.errors.find("1 representative ranks stand for 128"), std::string::npos)
+        << fold.errors;
+    EXPECT_NE(off.output.find("sys[127] finished"), std::string::npos) << off.output;
+    EXPECT_EQ(fold.output, off.output) << model;
+  }
+}
 
 TEST(SimulateSynth, InMemoryGraphsEqualTheWrittenTraces) {
   const std::string dir = FreshDir("symmetry_files");
