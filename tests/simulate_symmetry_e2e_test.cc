@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/support/cli.h"
@@ -114,13 +116,14 @@ TEST(SimulateSynth, InMemoryGraphsEqualTheWrittenTraces) {
 TEST(SimulateSynth, SaysWhyTheReductionIsOffAndSimulatesEveryRank) {
   const std::string dir = FreshDir("symmetry_off");
   const std::string net = Network(dir, "net", "8, 4, 4");
-  // Outputs with every rank's ops.
-  CliResult out = RunGenie("-v simulate" + kJob + " --network " + net + " -o " + dir + "/out -q");
-  ASSERT_EQ(out.exit_code, 0) << out.output;
-  EXPECT_NE(out.output.find("symmetry reduction off, every rank simulated: -o / --trace-out"),
+  // A rank of interest that is not a representative: its ops would not be simulated.
+  CliResult roi = RunGenie("-v simulate" + kJob + " --network " + net + " --ranks-of-interest 100 -q");
+  ASSERT_EQ(roi.exit_code, 0) << roi.output;
+  EXPECT_NE(roi.output.find("symmetry reduction off, every rank simulated: --ranks-of-interest "
+                            "100 is not a representative rank"),
             std::string::npos)
-      << out.output;
-  EXPECT_NE(out.output.find("128 ranks simulated"), std::string::npos) << out.output;
+      << roi.output;
+  EXPECT_NE(roi.output.find("128 ranks simulated"), std::string::npos) << roi.output;
   // A tree is not rotation-symmetric.
   const std::string system = dir + "/tree.json";
   std::ofstream(system) << R"({"all-reduce-implementation": ["doubleBinaryTree"]})";
@@ -129,6 +132,30 @@ TEST(SimulateSynth, SaysWhyTheReductionIsOffAndSimulatesEveryRank) {
   EXPECT_NE(tree.output.find("symmetry reduction off, every rank simulated: the all_reduce"),
             std::string::npos)
       << tree.output;
+}
+
+// -o with the reduction: every rank's summary (equal to the unreduced run's), the
+// representatives' ops, and the provenance says what was folded.
+TEST(SimulateSynth, ResultsHoldEveryRanksSummaryAndTheRepresentativesOps) {
+  const std::string dir = FreshDir("symmetry_results");
+  const std::string net = Network(dir, "net", "8, 4, 4");
+  CliResult fold = RunGenie("simulate" + kJob + " --network " + net + " -o " + dir + "/fold -q");
+  ASSERT_EQ(fold.exit_code, 0) << fold.output;
+  CliResult off = RunGenie("simulate" + kJob + " --network " + net + " -o " + dir +
+                           "/off -q --symmetry off");
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  auto a = nlohmann::json::parse(std::ifstream(dir + "/fold/results.json"));
+  auto b = nlohmann::json::parse(std::ifstream(dir + "/off/results.json"));
+  ASSERT_EQ(a["ranks"].size(), 128u);
+  std::map<int, nlohmann::json> folded, every;
+  for (const auto& r : a["ranks"]) folded[r["rank"].get<int>()] = r;
+  for (const auto& r : b["ranks"]) every[r["rank"].get<int>()] = r;
+  EXPECT_EQ(folded, every);
+  EXPECT_EQ(a["summary"], b["summary"]);
+  EXPECT_TRUE(a["completeness"]["complete"].get<bool>());
+  EXPECT_EQ(a["provenance"]["symmetry_reduction"]["representatives"], 8) << a["provenance"];
+  // The representatives' collectives only: one in 16 of them.
+  EXPECT_EQ(a["collectives"].size() * 16, b["collectives"].size());
 }
 
 TEST(SimulateSynth, RefusesBadInputUpFrontWithTheNumber) {

@@ -48,10 +48,8 @@ int ExitCodeFor(const Status& status) {
 
 // The data-parallel replicas of a synth description folded onto one copy, or why not
 // (kUnsupported: the caller simulates every rank and says so).
-Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup& setup) {
-  if (!f.output.empty() || !f.trace_out.empty()) {
-    return Status::Unsupported("-o / --trace-out record every rank's ops");
-  }
+Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup& setup,
+                              const std::vector<int>& interest) {
   if (!f.setup.memory_path.empty()) {
     return Status::Unsupported("--memory: remote-memory queues are shared by every rank");
   }
@@ -85,6 +83,13 @@ Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup&
   std::vector<std::vector<int>> groups;
   for (const auto& [id, members] : setup.exec.groups.all()) groups.push_back(members);
   GENIE_RETURN_IF_ERROR(fold.CheckGroups(groups));
+  for (int r : interest) {
+    if (!fold.IsRep(r)) {
+      return Status::Unsupported("--ranks-of-interest " + std::to_string(r) +
+                                 " is not a representative rank (its ops are not simulated; "
+                                 "rank " + std::to_string(fold.Rep(r)) + " stands for it)");
+    }
+  }
   return fold;
 }
 
@@ -224,6 +229,68 @@ int RunSimulate(const SimulateOptions& f) {
     interest = std::move(parsed).value();
     run_info["ranks_of_interest"] = interest;
   }
+  SimulateInput input;
+  std::optional<sim::RankFold> fold;
+  uint64_t trace_bytes = 0;  // in-memory traces: shared memory, outside the process's RSS
+  if (f.synth) {
+    const synth::Job& job = *f.synth;
+    input.open = [&job, &setup,
+                  &trace_bytes](int r) -> Result<std::unique_ptr<workload::RankGraph>> {
+      GENIE_ASSIGN_OR_RETURN(synth::MemoryTrace trace, synth::MemoryTrace::Rank(job, r));
+      trace_bytes += trace.bytes();
+      return workload::RankGraph::Open(trace.path(), r, setup->read);
+    };
+    if (f.symmetry != "off") {
+      auto found = FoldFor(f, *setup, interest);
+      if (found.ok()) {
+        fold = *found;
+        input.fold = &*fold;
+        // Said whatever the log level: what was simulated is part of the result.
+        std::cerr << "genie simulate: symmetry reduction: " << fold->Describe()
+                  << "; every rank's figures are its representative's, exactly (--symmetry off "
+                     "simulates every rank)\n";
+      } else {
+        std::cerr << "genie simulate: symmetry reduction off, every rank simulated: "
+                  << found.status().message() << "\n";
+      }
+    }
+    std::vector<int> ranks;
+    for (int r = 0; r < setup->world_size(); ++r) {
+      if (!fold || fold->IsRep(r)) ranks.push_back(r);
+    }
+    auto need = EstimateBytes(job, ranks);
+    if (!need.ok()) {
+      std::cerr << "genie simulate: " << need.status().message() << "\n";
+      return 2;
+    }
+    const double have = AvailableBytes();
+    spdlog::info("{} ranks simulated, about {:.0f} MiB of memory (the machine has {:.0f} MiB "
+                 "available)",
+                 ranks.size(), *need / (1 << 20), have / (1 << 20));
+    if (have > 0 && *need > have) {
+      std::cerr << "genie simulate: simulating " << ranks.size() << " ranks of " << f.synth_name
+                << " needs about " << static_cast<int64_t>(*need / (1 << 20))
+                << " MiB, more than the " << static_cast<int64_t>(have / (1 << 20))
+                << " MiB this machine has available; use fewer ranks or micro-batches, or a "
+                   "network on which the replicas fold (docs/simulation.md, \"At cluster "
+                   "scale\")\n";
+      return 2;
+    }
+  }
+  // With a fold, outputs hold the representatives' ops (the ranks of interest, when given, are
+  // representatives) and every rank's summary.
+  std::vector<int> ops_of = interest;  // whose ops the outputs keep (empty: every rank's)
+  if (fold) {
+    if (ops_of.empty()) {
+      for (int r = 0; r < setup->world_size(); ++r) {
+        if (fold->IsRep(r)) ops_of.push_back(r);
+      }
+    }
+    run_info["symmetry_reduction"] = {{"representatives", fold->representatives()},
+                                      {"copies", fold->copies()},
+                                      {"folded", fold->Describe()}};
+    if (!f.output.empty() || !f.trace_out.empty()) run_info["ranks_of_interest"] = ops_of;
+  }
   // Ops go only to an output that shows them, and then only the ranks of interest's. They are
   // not held in memory: each is streamed as it finishes (one JSON line), and results.json and
   // the Chrome trace are written from that stream at the end (report/streamed_outputs.h) —
@@ -269,55 +336,7 @@ int RunSimulate(const SimulateOptions& f) {
     std::cerr << "genie simulate: " << recorder.status().message() << "\n";
     return 1;
   }
-  if (!interest.empty()) (*recorder)->KeepOpsOf(interest);
-  SimulateInput input;
-  std::optional<sim::RankFold> fold;
-  uint64_t trace_bytes = 0;  // in-memory traces: shared memory, outside the process's RSS
-  if (f.synth) {
-    const synth::Job& job = *f.synth;
-    input.open = [&job, &setup,
-                  &trace_bytes](int r) -> Result<std::unique_ptr<workload::RankGraph>> {
-      GENIE_ASSIGN_OR_RETURN(synth::MemoryTrace trace, synth::MemoryTrace::Rank(job, r));
-      trace_bytes += trace.bytes();
-      return workload::RankGraph::Open(trace.path(), r, setup->read);
-    };
-    if (f.symmetry != "off") {
-      auto found = FoldFor(f, *setup);
-      if (found.ok()) {
-        fold = *found;
-        input.fold = &*fold;
-        // Said whatever the log level: what was simulated is part of the result.
-        std::cerr << "genie simulate: symmetry reduction: " << fold->Describe()
-                  << "; every rank's figures are its representative's, exactly (--symmetry off "
-                     "simulates every rank)\n";
-      } else {
-        std::cerr << "genie simulate: symmetry reduction off, every rank simulated: "
-                  << found.status().message() << "\n";
-      }
-    }
-    std::vector<int> ranks;
-    for (int r = 0; r < setup->world_size(); ++r) {
-      if (!fold || fold->IsRep(r)) ranks.push_back(r);
-    }
-    auto need = EstimateBytes(job, ranks);
-    if (!need.ok()) {
-      std::cerr << "genie simulate: " << need.status().message() << "\n";
-      return 2;
-    }
-    const double have = AvailableBytes();
-    spdlog::info("{} ranks simulated, about {:.0f} MiB of memory (the machine has {:.0f} MiB "
-                 "available)",
-                 ranks.size(), *need / (1 << 20), have / (1 << 20));
-    if (have > 0 && *need > have) {
-      std::cerr << "genie simulate: simulating " << ranks.size() << " ranks of " << f.synth_name
-                << " needs about " << static_cast<int64_t>(*need / (1 << 20))
-                << " MiB, more than the " << static_cast<int64_t>(have / (1 << 20))
-                << " MiB this machine has available; use fewer ranks or micro-batches, or a "
-                   "network on which the replicas fold (docs/simulation.md, \"Symmetry "
-                   "reduction\")\n";
-      return 2;
-    }
-  }
+  if (!ops_of.empty()) (*recorder)->KeepOpsOf(ops_of);
   const auto wall_start = std::chrono::steady_clock::now();
   auto last_progress = wall_start;
   if (f.progress) {
@@ -332,6 +351,11 @@ int RunSimulate(const SimulateOptions& f) {
   }
   auto stats = Simulate(*setup, *setup->network, *model, recorder->get(),
                         SimulatedIterations(f.iterations, f.warmup), nullptr, &input);
+  if (fold && stats.ok()) {
+    for (const record::RankSummary& summary : stats->ranks) {
+      if (!fold->IsRep(summary.rank)) (*recorder)->OnRankDone(summary);
+    }
+  }
   // Written also when the simulation failed: what ran until then.
   auto write_outputs = [&]() -> int {
     if (!outputs) return 0;
