@@ -38,8 +38,8 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
   CLI::Option* model_option = nullptr;
   AddSynthFlags(app, *synth, &model_option);
   app.add_option("--symmetry", f->symmetry,
-                 "With --model: auto (simulate one copy of the data-parallel replicas where the "
-                 "network makes it exact) or off (every rank)")
+                 "With --model: auto (ranks equal up to a rotation of dp, tp, sp or ep that the "
+                 "network shares are simulated once, exactly) or off (every rank)")
       ->check(CLI::IsMember({"auto", "off"}));
   app.add_flag("!--no-progress", f->progress, "No progress line on long runs");
   return [f, synth, model_option] {
