@@ -36,7 +36,7 @@ set(GENIE_MAY_INCLUDE_sim_backend runtime collective sim config common)
 set(GENIE_MAY_INCLUDE_launch env common)
 set(GENIE_MAY_INCLUDE_testbed env config common)
 set(GENIE_MAY_INCLUDE_report record workload trace spec config common)
-set(GENIE_MAY_INCLUDE_driver report testbed launch real_backend sim_backend runtime env net loop
+set(GENIE_MAY_INCLUDE_driver report testbed launch real_backend sim_backend runtime env net loop synth
                              sim record collective compute workload config trace spec common)
 
 # The check as a build step (target genie_layers, which every module library depends on: a

@@ -6,6 +6,7 @@
 #include "tools/genie/cli_flags.h"
 #include "tools/genie/command.h"
 #include "tools/genie/huge_page_heap.h"
+#include "tools/genie/synth_flags.h"
 
 namespace genie::cli {
 
@@ -32,7 +33,44 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
       ->check(CLI::PositiveNumber);
   app.add_option("--warmup", f->warmup, "Warm-up iterations (not in the statistics)")
       ->check(CLI::NonNegativeNumber);
-  return [f] {
+  // A synth description instead of traces (genie synth's flags, docs/synth.md).
+  auto synth = std::make_shared<SynthArgs>();
+  CLI::Option* model_option = nullptr;
+  AddSynthFlags(app, *synth, &model_option);
+  app.add_option("--symmetry", f->symmetry,
+                 "With --model: auto (ranks equal up to a rotation of dp, tp, sp or ep that the "
+                 "network shares are simulated once, exactly) or off (every rank)")
+      ->check(CLI::IsMember({"auto", "off"}));
+  app.add_flag("!--no-progress", f->progress, "No progress line on long runs");
+  return [f, synth, model_option] {
+    if (synth->list) {
+      std::cout << "models:";
+      for (const auto& n : synth::ModelPresetNames()) std::cout << " " << n;
+      std::cout << "\ngpus:";
+      for (const auto& n : synth::GpuPresetNames()) std::cout << " " << n;
+      std::cout << "\n";
+      return 0;
+    }
+    if (model_option->count() > 0 || !synth->model_file.empty()) {
+      if (!f->setup.workload.empty()) {
+        std::cerr << "genie simulate: give a workload (traces) or a synth description "
+                     "(--model ...), not both\n";
+        return 2;
+      }
+      synth::ModelSpec model;
+      synth::GpuSpec gpu;
+      auto job = MakeSynthJob(*synth, &model, &gpu);
+      if (!job.ok()) {
+        std::cerr << "genie simulate: " << job.status().message() << "\n";
+        return 2;
+      }
+      const synth::Layout& l = synth->layout;
+      f->synth_name = model.name + " tp" + std::to_string(l.tp) + " pp" + std::to_string(l.pp) +
+                      " dp" + std::to_string(l.dp) +
+                      (l.sp > 1 ? " sp" + std::to_string(l.sp) : "") +
+                      (l.ep > 1 ? " ep" + std::to_string(l.ep) : "") + " on " + gpu.name;
+      f->synth = std::make_shared<const synth::Job>(std::move(job).value());
+    }
     ReexecWithHugePageHeap(ProcessArgv());
     if (HugePageHeapRequested()) spdlog::info("simulator heap on transparent huge pages");
     return driver::RunSimulate(*f);

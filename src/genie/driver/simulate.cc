@@ -1,11 +1,15 @@
 #include "genie/driver/simulate.h"
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "genie/driver/simulation.h"
 #include "genie/record/output_guard.h"
@@ -16,6 +20,9 @@
 #include "genie/report/provenance.h"
 #include "genie/report/results_json.h"
 #include "genie/report/streamed_outputs.h"
+#include "genie/sim/symmetry.h"
+#include "genie/synth/memory_trace.h"
+#include "genie/synth/step.h"
 
 namespace genie::driver {
 
@@ -37,6 +44,88 @@ int ExitCodeFor(const Status& status) {
     default:
       return 1;
   }
+}
+
+// The data-parallel replicas of a synth description folded onto one copy, or why not
+// (kUnsupported: the caller simulates every rank and says so).
+Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup& setup,
+                              const std::vector<int>& interest) {
+  if (!f.setup.memory_path.empty()) {
+    return Status::Unsupported("--memory: remote-memory queues are shared by every rank");
+  }
+  auto foldable = [](const runtime::CollectiveChoice& c) {
+    for (collective::Algorithm a : c.algorithms) {
+      if (a != collective::Algorithm::kRing && a != collective::Algorithm::kDirect) return false;
+    }
+    return true;
+  };
+  for (const auto& [type, choice] : setup.exec.implementations) {
+    if (!foldable(choice)) {
+      return Status::Unsupported(std::string("the ") + collective::CollectiveOpName(type) +
+                                 " algorithm is neither ring nor direct (not rotation-symmetric)");
+    }
+  }
+  // genie synth emits the same graph, up to renaming ranks, for every rank of a pipeline stage:
+  // its emitters read no coordinate but the stage (synth/step.cc), so rotating any other
+  // coordinate maps one rank's graph onto another's.
+  const synth::Job& job = *f.synth;
+  std::vector<sim::RankFold::Coordinate> candidates;
+  for (synth::Dim d : {synth::Dim::kDp, synth::Dim::kTp, synth::Dim::kSp, synth::Dim::kEp}) {
+    if (job.degree(d) < 2) continue;
+    candidates.push_back({job.placement().WithCoord(0, d, 1), job.degree(d), synth::DimName(d)});
+  }
+  if (candidates.empty()) return Status::Unsupported("every rank is a pipeline stage of its own");
+  GENIE_ASSIGN_OR_RETURN(sim::Topology topology, sim::Topology::Create(*setup.network));
+  std::vector<std::string> notes;
+  GENIE_ASSIGN_OR_RETURN(sim::RankFold fold,
+                         sim::RankFold::Find(topology, setup.world_size(), candidates, &notes));
+  for (const auto& note : notes) spdlog::info("symmetry reduction: {}", note);
+  std::vector<std::vector<int>> groups;
+  for (const auto& [id, members] : setup.exec.groups.all()) groups.push_back(members);
+  GENIE_RETURN_IF_ERROR(fold.CheckGroups(groups));
+  for (int r : interest) {
+    if (!fold.IsRep(r)) {
+      return Status::Unsupported("--ranks-of-interest " + std::to_string(r) +
+                                 " is not a representative rank (its ops are not simulated; "
+                                 "rank " + std::to_string(fold.Rep(r)) + " stands for it)");
+    }
+  }
+  return fold;
+}
+
+// The peak memory a simulation of `ranks` synth ranks needs, from their node counts (one rank
+// per pipeline stage emitted to count; ranks of a stage have the same graph up to renaming):
+// about kBytesPerNode per node held — measured at 1,024 ranks of llama3-70b: 240 bytes of
+// resident graph index and executor state, 90 of in-memory trace.
+constexpr double kBytesPerNode = 330;
+class CountSink : public synth::NodeSink {
+ public:
+  Status Write(const ChakraProtoMsg::Node&) override { return Status::Ok(); }
+};
+Result<double> EstimateBytes(const synth::Job& job, const std::vector<int>& ranks) {
+  const int stages = job.degree(synth::Dim::kPp);
+  std::vector<uint64_t> nodes(stages, 0);
+  for (int s = 0; s < stages; ++s) {
+    CountSink sink;
+    GENIE_ASSIGN_OR_RETURN(nodes[s],
+                           synth::EmitRank(job, job.placement().WithCoord(0, synth::Dim::kPp, s),
+                                           &sink));
+  }
+  double bytes = 64.0 * 1024 * 1024;  // the process and the network model
+  for (int r : ranks) bytes += kBytesPerNode * nodes[job.placement().Coord(r, synth::Dim::kPp)];
+  return bytes;
+}
+
+// MemAvailable from /proc/meminfo, bytes; 0 when unknown.
+double AvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -80,7 +169,32 @@ int RunSimulate(const SimulateOptions& f) {
   // faults were 9 % of a 1,024-rank run's profile, a tenth of its CPU time in sys).
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  auto setup = runtime::PrepareRun(f.setup);
+  // A synth description: the comm groups and each rank's graph in memory, no files.
+  std::optional<synth::MemoryTrace> synth_groups;
+  Result<runtime::RunSetup> setup = Status::Internal("no setup");
+  if (f.synth) {
+    // Every rank's graph keeps its in-memory trace open: one descriptor per rank simulated.
+    rlimit open_files{};
+    if (getrlimit(RLIMIT_NOFILE, &open_files) == 0 && open_files.rlim_cur < open_files.rlim_max) {
+      open_files.rlim_cur = open_files.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &open_files);
+    }
+    auto groups = synth::MemoryTrace::CommGroups(*f.synth);
+    if (!groups.ok()) {
+      std::cerr << "genie simulate: " << groups.status().message() << "\n";
+      return 1;
+    }
+    synth_groups.emplace(std::move(groups).value());
+    trace::WorkloadFiles files;
+    files.dir = "(synth, in memory)";
+    files.name = f.synth_name;
+    files.rank_paths.assign(f.synth->world(), "");
+    files.comm_group_path = synth_groups->path();
+    setup = runtime::PrepareRun(f.setup, std::move(files));
+    if (setup.ok()) setup->files.comm_group_path = "(synth, in memory)";
+  } else {
+    setup = runtime::PrepareRun(f.setup);
+  }
   if (!setup.ok()) {
     std::cerr << "genie simulate: " << setup.status().message() << "\n";
     return 2;
@@ -114,6 +228,68 @@ int RunSimulate(const SimulateOptions& f) {
     }
     interest = std::move(parsed).value();
     run_info["ranks_of_interest"] = interest;
+  }
+  SimulateInput input;
+  std::optional<sim::RankFold> fold;
+  uint64_t trace_bytes = 0;  // in-memory traces: shared memory, outside the process's RSS
+  if (f.synth) {
+    const synth::Job& job = *f.synth;
+    input.open = [&job, &setup,
+                  &trace_bytes](int r) -> Result<std::unique_ptr<workload::RankGraph>> {
+      GENIE_ASSIGN_OR_RETURN(synth::MemoryTrace trace, synth::MemoryTrace::Rank(job, r));
+      trace_bytes += trace.bytes();
+      return workload::RankGraph::Open(trace.path(), r, setup->read);
+    };
+    if (f.symmetry != "off") {
+      auto found = FoldFor(f, *setup, interest);
+      if (found.ok()) {
+        fold = *found;
+        input.fold = &*fold;
+        // Said whatever the log level: what was simulated is part of the result.
+        std::cerr << "genie simulate: symmetry reduction: " << fold->Describe()
+                  << "; every rank's figures are its representative's, exactly (--symmetry off "
+                     "simulates every rank)\n";
+      } else {
+        std::cerr << "genie simulate: symmetry reduction off, every rank simulated: "
+                  << found.status().message() << "\n";
+      }
+    }
+    std::vector<int> ranks;
+    for (int r = 0; r < setup->world_size(); ++r) {
+      if (!fold || fold->IsRep(r)) ranks.push_back(r);
+    }
+    auto need = EstimateBytes(job, ranks);
+    if (!need.ok()) {
+      std::cerr << "genie simulate: " << need.status().message() << "\n";
+      return 2;
+    }
+    const double have = AvailableBytes();
+    spdlog::info("{} ranks simulated, about {:.0f} MiB of memory (the machine has {:.0f} MiB "
+                 "available)",
+                 ranks.size(), *need / (1 << 20), have / (1 << 20));
+    if (have > 0 && *need > have) {
+      std::cerr << "genie simulate: simulating " << ranks.size() << " ranks of " << f.synth_name
+                << " needs about " << static_cast<int64_t>(*need / (1 << 20))
+                << " MiB, more than the " << static_cast<int64_t>(have / (1 << 20))
+                << " MiB this machine has available; use fewer ranks or micro-batches, or a "
+                   "network on which the replicas fold (docs/simulation.md, \"At cluster "
+                   "scale\")\n";
+      return 2;
+    }
+  }
+  // With a fold, outputs hold the representatives' ops (the ranks of interest, when given, are
+  // representatives) and every rank's summary.
+  std::vector<int> ops_of = interest;  // whose ops the outputs keep (empty: every rank's)
+  if (fold) {
+    if (ops_of.empty()) {
+      for (int r = 0; r < setup->world_size(); ++r) {
+        if (fold->IsRep(r)) ops_of.push_back(r);
+      }
+    }
+    run_info["symmetry_reduction"] = {{"representatives", fold->representatives()},
+                                      {"copies", fold->copies()},
+                                      {"folded", fold->Describe()}};
+    if (!f.output.empty() || !f.trace_out.empty()) run_info["ranks_of_interest"] = ops_of;
   }
   // Ops go only to an output that shows them, and then only the ranks of interest's. They are
   // not held in memory: each is streamed as it finishes (one JSON line), and results.json and
@@ -160,9 +336,26 @@ int RunSimulate(const SimulateOptions& f) {
     std::cerr << "genie simulate: " << recorder.status().message() << "\n";
     return 1;
   }
-  if (!interest.empty()) (*recorder)->KeepOpsOf(interest);
+  if (!ops_of.empty()) (*recorder)->KeepOpsOf(ops_of);
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto last_progress = wall_start;
+  if (f.progress) {
+    input.progress = [&](TimeNs now, uint64_t events) {
+      const auto t = std::chrono::steady_clock::now();
+      if (t - last_progress < std::chrono::seconds(5)) return;
+      last_progress = t;
+      const double secs = std::chrono::duration<double>(t - wall_start).count();
+      std::cerr << fmt::format("genie simulate: {:.3f} ms simulated, {} events, {:.2f} M events/s\n",
+                               static_cast<double>(now) / 1e6, events, events / secs / 1e6);
+    };
+  }
   auto stats = Simulate(*setup, *setup->network, *model, recorder->get(),
-                        SimulatedIterations(f.iterations, f.warmup));
+                        SimulatedIterations(f.iterations, f.warmup), nullptr, &input);
+  if (fold && stats.ok()) {
+    for (const record::RankSummary& summary : stats->ranks) {
+      if (!fold->IsRep(summary.rank)) (*recorder)->OnRankDone(summary);
+    }
+  }
   // Written also when the simulation failed: what ran until then.
   auto write_outputs = [&]() -> int {
     if (!outputs) return 0;
@@ -201,8 +394,13 @@ int RunSimulate(const SimulateOptions& f) {
     else
       report::PrintAstraSimLinesBounded(std::cout, stats->ranks, kMaxSysLines, interest);
   }
-  spdlog::info("simulated {} messages ({} bytes) in {} events, {} ns of simulated time",
-               stats->messages, stats->bytes, stats->events, stats->end_ns);
+  if (f.synth) {
+    spdlog::info("in-memory traces: {:.1f} MiB (held outside the process's resident set)",
+                 static_cast<double>(trace_bytes) / (1 << 20));
+  }
+  spdlog::info("simulated {} messages ({} bytes) in {} events, {} ns of simulated time{}",
+               stats->messages, stats->bytes, stats->events, stats->end_ns,
+               fold ? " (the representatives')" : "");
   if (stats->memory_waited > 0 && setup->exec.memory.has_value()) {
     spdlog::info("remote memory: {} accesses waited in {}'s queues, {} ns in all",
                  stats->memory_waited, config::MemoryTypeName(setup->exec.memory->type),

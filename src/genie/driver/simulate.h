@@ -4,10 +4,12 @@
 // Exit codes: 0 ok, 1 the workload failed (deadlock), 2 bad input. Main thread only.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "genie/runtime/run_setup.h"
+#include "genie/synth/job.h"
 
 namespace genie::driver {
 
@@ -24,6 +26,16 @@ struct SimulateOptions {
   // "0,7,100-103": the ranks whose every op is kept (results.json, Chrome trace) and whose
   // sys[r] line is always printed; empty = every rank's ops.
   std::string ranks_of_interest;
+  // A synth description to run instead of trace files (genie synth's flags): each rank's graph
+  // is emitted in memory when the simulation opens it, nothing is written to disk.
+  std::shared_ptr<const synth::Job> synth;
+  std::string synth_name;  // "llama3-70b tp8 pp8 dp16" (provenance, messages)
+  // auto: with a synth description, simulate one copy of the data-parallel replicas when the
+  // network and the groups allow it exactly (docs/simulation.md, "Symmetry reduction"), saying
+  // why when they do not; off: every rank.
+  std::string symmetry = "auto";
+  // A progress line on stderr every few seconds of a long run (simulated time, events/s).
+  bool progress = true;
 };
 
 // Parses a rank list "0,7,100-103" (ranks < world_size); errors say which item is wrong.

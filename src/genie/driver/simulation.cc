@@ -14,8 +14,20 @@ namespace genie::driver {
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder, const IterationPolicy& iterations,
-                                 const MeasuredIteration* measured) {
+                                 const MeasuredIteration* measured,
+                                 const SimulateInput* input) {
   const int n = setup.world_size();
+  static const SimulateInput kFiles;
+  const SimulateInput& in = input != nullptr ? *input : kFiles;
+  const sim::RankFold* fold = in.fold;
+  if (fold != nullptr && (fold->world() != n || measured != nullptr)) {
+    return Status::InvalidArgument("symmetry reduction: not for this workload");
+  }
+  // The ranks that run: every rank, or the fold's representatives.
+  std::vector<int> run;
+  for (int r = 0; r < n; ++r) {
+    if (fold == nullptr || fold->IsRep(r)) run.push_back(r);
+  }
   static const MeasuredIteration kNone;
   const MeasuredIteration& m = measured != nullptr ? *measured : kNone;
   const std::vector<TimeNs>& rank_start_ns = m.start_ns;
@@ -29,15 +41,19 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   GENIE_RETURN_IF_ERROR(per_rank(rank_start_ns.size(), "start times"));
   GENIE_RETURN_IF_ERROR(per_rank(rank_idle_ns.size(), "idle times"));
   GENIE_RETURN_IF_ERROR(per_rank(m.issue_order.size(), "issue orders"));
-  std::vector<std::unique_ptr<workload::RankGraph>> graphs;
-  graphs.reserve(n);
-  for (int r = 0; r < n; ++r) {
-    GENIE_ASSIGN_OR_RETURN(auto g,
-                           workload::RankGraph::Open(setup.files.rank_paths[r], r, setup.read));
+  std::vector<std::unique_ptr<workload::RankGraph>> graphs(n);
+  for (int r : run) {
+    std::unique_ptr<workload::RankGraph> g;
+    if (in.open) {
+      GENIE_ASSIGN_OR_RETURN(g, in.open(r));
+    } else {
+      GENIE_ASSIGN_OR_RETURN(g, workload::RankGraph::Open(setup.files.rank_paths[r], r, setup.read));
+    }
     for (const auto& w : g->warnings()) spdlog::warn("rank {}: {}", r, w);
-    graphs.push_back(std::move(g));
+    graphs[r] = std::move(g);
   }
   GENIE_ASSIGN_OR_RETURN(auto backend, runtime::SimBackend::Create(network, model, n));
+  if (fold != nullptr) GENIE_RETURN_IF_ERROR(backend->SetFold(fold));
   // Whole messages, as ASTRA-sim sends them, queue on a link at whole ns, as in ASTRA-sim; the
   // pieces of --slice / --channels keep their fractions of a ns (sim/wire.h).
   backend->network().set_cut_messages(setup.exec.plan.slice_bytes != 0 ||
@@ -62,17 +78,16 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   for (const auto& note : memory_notes) spdlog::info("{}", note);
   exec.remote_memory = remote_memory.get();
 
-  std::vector<std::unique_ptr<IterationDriver>> drivers;
-  drivers.reserve(n);
+  std::vector<std::unique_ptr<IterationDriver>> drivers(n);
   SimulationStats stats;
   Status first_error;
   int done = 0;
-  for (int r = 0; r < n; ++r) {
-    drivers.push_back(std::make_unique<IterationDriver>(iterations, exec, backend->ForRank(r),
-                                                        *graphs[r], recorder));
-    if (!m.issue_order.empty()) drivers.back()->executor().SetIssueOrder(&m.issue_order[r]);
+  for (int r : run) {
+    drivers[r] = std::make_unique<IterationDriver>(iterations, exec, backend->ForRank(r),
+                                                   *graphs[r], recorder);
+    if (!m.issue_order.empty()) drivers[r]->executor().SetIssueOrder(&m.issue_order[r]);
   }
-  for (int r = 0; r < n; ++r) {
+  for (int r : run) {
     IterationDriver& d = *drivers[r];
     d.OnIteration(
         [&stats, driver = &d](int) { stats.ranks.push_back(driver->executor().summary()); });
@@ -89,31 +104,44 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
       start();
     }
   }
-  const uint64_t events = backend->Run();
+  uint64_t events = 0;
+  if (in.progress) {
+    constexpr uint64_t kBatch = 1 << 20;
+    for (uint64_t ran; (ran = backend->queue().RunFor(kBatch)) > 0;) {
+      events += ran;
+      if (ran == kBatch) in.progress(backend->Now(), events);
+    }
+  } else {
+    events = backend->Run();
+  }
+  const int ran_ranks = static_cast<int>(run.size());
   if (!backend->status().ok()) {
     // An input error the simulation cannot go past (sizes that disagree, time overflow): say
     // what the ranks concerned were running, which names the node and its size. (A message
     // refused at a later hop of its route does not name its ranks: then every unfinished one.)
     std::vector<int> ranks = backend->failed_ranks();
-    for (int r = 0; ranks.empty() && r < n; ++r) {
-      if (!drivers[r]->finished()) ranks.push_back(r);
+    for (int r : run) {
+      if (ranks.empty() && !drivers[r]->finished()) ranks.push_back(r);
     }
     std::ostringstream out;
     out << "at t=" << backend->Now() << " ns, these ranks were running:\n";
     int shown = 0;
     for (int r : ranks) {
-      if (r >= 0 && r < n && shown++ < 16) out << drivers[r]->DescribeWaiting();
+      if (r >= 0 && r < n && drivers[r] && shown++ < 16) out << drivers[r]->DescribeWaiting();
     }
     return backend->status().WithDetail(out.str());
   }
   if (!first_error.ok()) return first_error;
 
-  if (done < n) {
+  if (done < ran_ranks) {
     std::ostringstream out;
     out << "deadlock: the simulation ran out of events at " << backend->Now() << " ns with "
-        << (n - done) << " of " << n << " ranks unfinished. Waiting:\n";
+        << (ran_ranks - done) << " of " << ran_ranks << " ranks unfinished"
+        << (fold != nullptr ? " (symmetry reduction: representative ranks only)" : "")
+        << ". Waiting:\n";
     int shown = 0;
-    for (int r = 0; r < n && shown < 16; ++r) {
+    for (int r : run) {
+      if (shown >= 16) break;
       if (drivers[r]->finished()) continue;
       out << drivers[r]->DescribeWaiting();
       ++shown;
@@ -123,6 +151,18 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     out << "Check that the ranks' traces agree (genie inspect reports mismatched collectives and "
            "SENDs without RECVs).";
     return Status::Internal(out.str());
+  }
+  if (fold != nullptr) {
+    // Rank sigma^j(r) did what r did, renamed: the same summary.
+    const size_t reps = stats.ranks.size();
+    stats.ranks.reserve(reps * fold->copies());
+    for (size_t i = 0; i < reps; ++i) {
+      for (int j = 1; j < fold->copies(); ++j) {
+        record::RankSummary s = stats.ranks[i];
+        s.rank = fold->Image(s.rank, j);
+        stats.ranks.push_back(s);
+      }
+    }
   }
   std::sort(stats.ranks.begin(), stats.ranks.end(), [](const auto& a, const auto& b) {
     return std::tie(a.iteration, a.rank) < std::tie(b.iteration, b.rank);

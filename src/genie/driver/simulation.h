@@ -5,12 +5,15 @@
 // rank was waiting for. Main thread only.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "genie/driver/iteration_driver.h"
 #include "genie/record/recorder.h"
 #include "genie/runtime/executor.h"
 #include "genie/runtime/run_setup.h"
+#include "genie/sim/symmetry.h"
 #include "genie/sim_backend/sim_backend.h"
 
 namespace genie::driver {
@@ -46,6 +49,17 @@ struct MeasuredIteration {
   std::vector<runtime::IssueOrder> issue_order;
 };
 
+// Where the ranks' graphs come from and which ranks run (genie simulate with a synth
+// description): `open` builds rank r's graph (default: its trace file); with `fold`, only its
+// representatives run and every other rank's summary is its representative's, renamed.
+struct SimulateInput {
+  std::function<Result<std::unique_ptr<workload::RankGraph>>(int rank)> open;
+  const sim::RankFold* fold = nullptr;
+  // Called about every `progress_every` events (from the simulation's thread) with the
+  // simulated time reached and the events run so far; empty: none.
+  std::function<void(TimeNs now, uint64_t events)> progress;
+};
+
 // Runs the workload described by `setup` on `network` with the chosen model. Records every op
 // into `recorder` (may be null). `measured` (may be null) conditions the simulation on a
 // measured iteration.
@@ -53,6 +67,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder,
                                  const IterationPolicy& iterations = SimulatedIterations(),
-                                 const MeasuredIteration* measured = nullptr);
+                                 const MeasuredIteration* measured = nullptr,
+                                 const SimulateInput* input = nullptr);
 
 }  // namespace genie::driver

@@ -92,11 +92,16 @@ Status ApplySystem(const config::SystemConfig& sys, RunSetup* setup) {
 }  // namespace
 
 Result<RunSetup> PrepareRun(const SetupFlags& flags) {
-  RunSetup setup;
   if (flags.workload.empty()) {
     return Status::InvalidArgument("no workload given: pass --workload DIR_OR_PREFIX");
   }
-  GENIE_ASSIGN_OR_RETURN(setup.files, trace::FindWorkload(flags.workload, flags.comm_group));
+  GENIE_ASSIGN_OR_RETURN(auto files, trace::FindWorkload(flags.workload, flags.comm_group));
+  return PrepareRun(flags, std::move(files));
+}
+
+Result<RunSetup> PrepareRun(const SetupFlags& flags, trace::WorkloadFiles files) {
+  RunSetup setup;
+  setup.files = std::move(files);
   ExecutorConfig& e = setup.exec;
   e.world_size = setup.files.world_size();
   if (!setup.files.comm_group_path.empty()) {
@@ -130,7 +135,7 @@ Result<RunSetup> PrepareRun(const SetupFlags& flags) {
     if (setup.network->total_npus() < e.world_size) {
       return Status::InvalidArgument(
           flags.network_path + ": npus_count multiplies to " +
-          std::to_string(setup.network->total_npus()) + " but the workload " + flags.workload +
+          std::to_string(setup.network->total_npus()) + " but the workload " + (flags.workload.empty() ? setup.files.name : flags.workload) +
           " has " + std::to_string(e.world_size) + " ranks; make them agree");
     }
     if (setup.network->total_npus() > e.world_size) {

@@ -52,5 +52,8 @@ struct RunSetup {
 };
 
 Result<RunSetup> PrepareRun(const SetupFlags& flags);
+// The same for a workload whose files are already known (`genie simulate` of a synth
+// description: in-memory traces); flags.workload is not read.
+Result<RunSetup> PrepareRun(const SetupFlags& flags, trace::WorkloadFiles files);
 
 }  // namespace genie::runtime

@@ -151,4 +151,10 @@ uint64_t EventQueue::Run() {
   return n;
 }
 
+uint64_t EventQueue::RunFor(uint64_t max_events) {
+  uint64_t n = 0;
+  while (n < max_events && Step()) ++n;
+  return n;
+}
+
 }  // namespace genie::sim

@@ -67,6 +67,8 @@ class EventQueue {
   bool RunOne();
   // Runs events until none is left or the queue fails; returns how many ran.
   uint64_t Run();
+  // The same, at most `max_events` of them (a caller reporting progress between batches).
+  uint64_t RunFor(uint64_t max_events);
 
   bool empty() const { return pending_ == 0; }
   size_t pending() const { return pending_; }

@@ -282,6 +282,9 @@ std::string Topology::LinkName(int id) const {
 void Topology::Route(int src, int dst, std::vector<int>* links) const {
   links->clear();
   RouteFrom(src, dst, 0, links);
+  if (!link_fold_.empty()) {
+    for (int& l : *links) l = link_fold_[l];
+  }
 }
 
 int Topology::FlowPaths(int src, int dst) const {

@@ -84,6 +84,9 @@ class Topology {
   // Replaces `links` with the links a message from src to dst crosses in order, routing
   // dimension by dimension from dim 0 up (ASTRA-sim's multi-dimensional route).
   void Route(int src, int dst, std::vector<int>* links) const;
+  // Symmetry reduction (sim/symmetry.h): every link a route returns is replaced by
+  // fold[link], its orbit's representative. Empty (the default): none.
+  void set_link_fold(std::vector<int> fold) { link_fold_ = std::move(fold); }
 
   // The physical network the flow model routes over. Without a leaf-spine fabric it is
   // Route()'s, one path. With one, a message between ranks of different leaves takes one of
@@ -167,6 +170,7 @@ class Topology {
   }
 
   std::vector<Dim> dims_;
+  std::vector<int> link_fold_;
   std::string path_;  // the network.yml, for errors
   int npus_ = 0;
   int num_links_ = 0;

@@ -233,6 +233,10 @@ inline void SimBackend::Send(int rank, const Message& msg, Done done) {
   GENIE_CHECK(msg.peer >= 0 && msg.peer < world_size())
       << "rank " << rank << " sends to rank " << msg.peer << " of " << world_size();
   Key key{rank, msg.peer, msg.tag};
+  if (fold_ != nullptr && !fold_->IsRep(msg.peer)) {
+    // What the image of `rank` sends to Rep(peer) at this very time in the unreduced run.
+    key = Key{fold_->ToRep(msg.peer, rank), fold_->Rep(msg.peer), msg.tag};
+  }
   const uint32_t channel = channels_.GetIndex(key);
   Channel& ch = channels_.At(channel);
   uint64_t seq = ch.next_send++;
@@ -348,6 +352,16 @@ void SimBackend::Recv(int rank, const Message& msg, Done done) {
   ++counters_.recvs_completed;
   Retire(key, channel, ch);
   if (done.handler != nullptr) queue_.After(0, done.handler, done.arg);
+}
+
+Status SimBackend::SetFold(const sim::RankFold* fold) {
+  if (fold == nullptr || fold->world() != world_size()) {
+    return Status::InvalidArgument("symmetry reduction: the fold is not over this world's ranks");
+  }
+  GENIE_ASSIGN_OR_RETURN(std::vector<int> links, fold->LinkFold(topology_));
+  topology_.set_link_fold(std::move(links));
+  fold_ = fold;
+  return Status::Ok();
 }
 
 SimCounters SimBackend::counters() const {

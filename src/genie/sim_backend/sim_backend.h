@@ -37,6 +37,7 @@
 #include "genie/runtime/compact_chunk.h"
 #include "genie/sim/event_queue.h"
 #include "genie/sim/network_model.h"
+#include "genie/sim/symmetry.h"
 #include "genie/sim/topology.h"
 
 namespace genie::runtime {
@@ -83,6 +84,12 @@ class SimBackend {
   const sim::Topology& topology() const { return topology_; }
   sim::NetworkModel& network() { return *network_; }
   sim::NetworkModelKind model_kind() const { return network_->kind(); }
+
+  // Symmetry reduction (sim/symmetry.h): only `fold`'s representatives run; a message to
+  // another rank p is delivered to Rep(p) as sent by the sender's image, and every link is its
+  // orbit's representative. Set before the first message; `fold` outlives the backend.
+  Status SetFold(const sim::RankFold* fold);
+  const sim::RankFold* fold() const { return fold_; }
 
   SimCounters counters() const;
   const RankCounters& rank_counters(int rank) const { return rank_counters_[rank]; }
@@ -352,6 +359,7 @@ class SimBackend {
   std::vector<RankCounters> rank_counters_;
   std::vector<int> failed_ranks_;
   ScheduleCache schedule_cache_;
+  const sim::RankFold* fold_ = nullptr;
 };
 
 }  // namespace genie::runtime
