@@ -43,6 +43,18 @@ bool StallsAt(const ComputeFault& f, int rank, int iteration) {
 
 }  // namespace
 
+nlohmann::json ToJson(const std::vector<ComputeFaultEvent>& events) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ComputeFaultEvent& e : events) {
+    nlohmann::json j = {{"fault", e.fault},          {"entry", e.entry},
+                        {"rank", e.rank},            {"action", e.action},
+                        {"iteration", e.iteration},  {"at_ns", e.at_ns}};
+    if (!e.reason.empty()) j["reason"] = e.reason;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 double JitterFactor(const ComputeFault& f, int rank, NodeId node, int iteration) {
   const double u1 = Unit(f.seed, rank, node, iteration, 0);
   double x = 1;

@@ -11,6 +11,7 @@
 // Owned by one rank's Executor; read-only after construction, so any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct ComputeFaultEvent {
   TimeNs at_ns = 0;   // on the rank's clock: the iteration's start (or the run's end)
   std::string reason;
 };
+
+// As results.json lists them (provenance.compute_faults): fault, entry, rank, action,
+// iteration, at_ns and, for "not applied", reason.
+nlohmann::json ToJson(const std::vector<ComputeFaultEvent>& events);
 
 // The factor a jitter fault gives compute op `node` of `rank` in measured iteration `iteration`:
 // mean 1, standard deviation f.sd, from f.distribution (normal, or uniform 1 ± sd·√3, or

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "genie/compute/faulted_compute.h"
 #include "genie/driver/simulation.h"
 #include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
@@ -91,6 +92,11 @@ int RunSimulate(const SimulateOptions& f) {
     return 2;
   }
   for (const auto& note : setup->notes) spdlog::info("{}", note);
+  if (setup->network_faults > 0) {
+    spdlog::warn("--faults {}: its {} network fault(s) (link:) are not simulated; only its "
+                 "compute faults (rank:) are",
+                 f.setup.faults, setup->network_faults);
+  }
   if (f.comm_streams == "concurrent") {
     setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
   }
@@ -128,7 +134,7 @@ int RunSimulate(const SimulateOptions& f) {
   record::OutputPlan plan;
   plan.inputs = setup->files.rank_paths;
   for (const std::string& in : {setup->files.comm_group_path, f.setup.system_path,
-                                f.setup.network_path, f.setup.memory_path}) {
+                                f.setup.network_path, f.setup.memory_path, f.setup.faults}) {
     plan.inputs.push_back(in);
   }
   plan.outputs = {f.trace_out};
@@ -163,6 +169,9 @@ int RunSimulate(const SimulateOptions& f) {
   if (!interest.empty()) (*recorder)->KeepOpsOf(interest);
   auto stats = Simulate(*setup, *setup->network, *model, recorder->get(),
                         SimulatedIterations(f.iterations, f.warmup));
+  if (stats.ok() && setup->exec.compute_faults) {
+    run_info["compute_faults"] = compute::ToJson(stats->compute_fault_events);
+  }
   // Written also when the simulation failed: what ran until then.
   auto write_outputs = [&]() -> int {
     if (!outputs) return 0;
