@@ -338,6 +338,12 @@ void PrintRunResults(std::ostream& out, const report::RunRecords& records,
   if (info.is_object() && info.contains("testbed")) {
     report::PrintTestbed(out, info["testbed"], report::FirstStart(records.ops));
   }
+  if (info.is_object() && info.contains("compute_faults")) {
+    // From the first iteration's start (results.json keeps only communication ops).
+    TimeNs origin = report::FirstStart(records.ops);
+    for (const auto& r : records.ranks) origin = std::min(origin, r.start);
+    report::PrintComputeFaults(out, info["compute_faults"], records.ranks, origin);
+  }
   if (before_comparisons) before_comparisons();
   for (const auto& c : compared) report::PrintComparison(out, c);
   if (localized) out << report::FormatLocalization(*localized);
