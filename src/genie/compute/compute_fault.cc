@@ -23,9 +23,9 @@ constexpr TimeNs kMaxStall = 600 * kNsPerSec;
 
 // The keys only a network fault takes (testbed/fault.h), named as such when a compute fault
 // has one.
-const std::set<std::string> kNetworkKeys = {"link",  "direction", "at",   "for",  "period",
-                                            "rate",  "queue",     "loss", "delay", "down",
-                                            "up",    "flap"};
+const std::set<std::string> kNetworkKeys = {"link",   "direction", "at",    "for",
+                                            "period", "rate",      "queue", "loss",
+                                            "delay",  "down",      "up",    "flap"};
 
 // "1.5x", "1.5" -> 1.5.
 Result<double> ParseFactor(const std::string& text) {
@@ -91,7 +91,8 @@ Result<std::vector<int>> ParseRanks(const YAML::Node& node) {
   };
   if (node.IsSequence()) {
     for (const auto& n : node) GENIE_RETURN_IF_ERROR(one(n));
-    if (ranks.empty()) return Status::InvalidArgument("rank: an empty list; name at least one rank");
+    if (ranks.empty())
+      return Status::InvalidArgument("rank: an empty list; name at least one rank");
   } else {
     GENIE_RETURN_IF_ERROR(one(node));
   }
@@ -122,8 +123,7 @@ Status ParseJitter(const YAML::Node& node, ComputeFault* f) {
       GENIE_ASSIGN_OR_RETURN(int64_t seed, WholeNumber(kv.second, "jitter: seed", 0));
       f->seed = static_cast<uint64_t>(seed);
     } else {
-      return Status::InvalidArgument("jitter: unknown key '" + key +
-                                     "' (sd, distribution, seed)");
+      return Status::InvalidArgument("jitter: unknown key '" + key + "' (sd, distribution, seed)");
     }
   }
   if (!sd) return Status::InvalidArgument("jitter: say its sd (e.g. sd: 10%)");
@@ -152,8 +152,9 @@ Status ParseRamp(const YAML::Node& node, ComputeFault* f) {
     }
   }
   if (!to || !over) {
-    return Status::InvalidArgument("ramp: say where it ends and how fast: {from: 1.0x, to: 2.0x, "
-                                   "over: 5} (over: iterations)");
+    return Status::InvalidArgument(
+        "ramp: say where it ends and how fast: {from: 1.0x, to: 2.0x, "
+        "over: 5} (over: iterations)");
   }
   return Status::Ok();
 }
@@ -162,12 +163,11 @@ Status Validate(const ComputeFault& f, bool every_given) {
   auto factor = [](const char* what, double v) -> Status {
     if (!(v > 0)) {
       return Status::InvalidArgument(fmt::format(
-          "{}: {:g}x: a factor must be above 0 (1.5x: 50 % slower, 0.5x: twice as fast)", what,
-          v));
+          "{}: {:g}x: a factor must be above 0 (1.5x: 50 % slower, 0.5x: twice as fast)", what, v));
     }
     if (v > kMaxFactor) {
-      return Status::InvalidArgument(
-          fmt::format("{}: {:g}x is beyond {:g}x; use a stall to stop a rank", what, v, kMaxFactor));
+      return Status::InvalidArgument(fmt::format(
+          "{}: {:g}x is beyond {:g}x; use a stall to stop a rank", what, v, kMaxFactor));
     }
     return Status::Ok();
   };
@@ -203,19 +203,26 @@ Status Validate(const ComputeFault& f, bool every_given) {
 
 const char* KindName(ComputeFaultKind k) {
   switch (k) {
-    case ComputeFaultKind::kSlow: return "compute";
-    case ComputeFaultKind::kStall: return "stall";
-    case ComputeFaultKind::kJitter: return "jitter";
-    case ComputeFaultKind::kRamp: return "ramp";
+    case ComputeFaultKind::kSlow:
+      return "compute";
+    case ComputeFaultKind::kStall:
+      return "stall";
+    case ComputeFaultKind::kJitter:
+      return "jitter";
+    case ComputeFaultKind::kRamp:
+      return "ramp";
   }
   return "?";
 }
 
 const char* DistributionName(JitterDistribution d) {
   switch (d) {
-    case JitterDistribution::kNormal: return "normal";
-    case JitterDistribution::kUniform: return "uniform";
-    case JitterDistribution::kLognormal: return "lognormal";
+    case JitterDistribution::kNormal:
+      return "normal";
+    case JitterDistribution::kUniform:
+      return "uniform";
+    case JitterDistribution::kLognormal:
+      return "lognormal";
   }
   return "?";
 }
@@ -238,7 +245,9 @@ std::string ComputeFault::Describe() const {
   }
   std::string what;
   switch (kind) {
-    case ComputeFaultKind::kSlow: what = fmt::format("compute {:g}x", factor); break;
+    case ComputeFaultKind::kSlow:
+      what = fmt::format("compute {:g}x", factor);
+      break;
     case ComputeFaultKind::kRamp:
       what = fmt::format("ramp {:g}x to {:g}x over {} iterations", from, to, over);
       break;
@@ -247,17 +256,19 @@ std::string ComputeFault::Describe() const {
       if (every > 0) what += fmt::format(" every {} iterations", every);
       break;
     case ComputeFaultKind::kJitter:
-      what = fmt::format("jitter sd {} {} seed {}", Percent(sd), DistributionName(distribution),
-                         seed);
+      what =
+          fmt::format("jitter sd {} {} seed {}", Percent(sd), DistributionName(distribution), seed);
       break;
   }
   std::string when = fmt::format(" from iteration {}", iteration);
-  if (kind == ComputeFaultKind::kStall && every == 0) when = fmt::format(" at iteration {}", iteration);
+  if (kind == ComputeFaultKind::kStall && every == 0)
+    when = fmt::format(" at iteration {}", iteration);
   if (iterations > 0) when += fmt::format(" for {} iterations", iterations);
   return who + ": " + what + when;
 }
 
-Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text, const std::string& origin) {
+Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text,
+                                                const std::string& origin) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -265,8 +276,9 @@ Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text, const s
     return Status::InvalidArgument(origin + ": not YAML: " + e.what());
   }
   if (!root.IsMap() || !root["faults"] || !root["faults"].IsSequence()) {
-    return Status::InvalidArgument(origin + ": expected `faults:` with a list of faults "
-                                            "(docs/testbed.md)");
+    return Status::InvalidArgument(origin +
+                                   ": expected `faults:` with a list of faults "
+                                   "(docs/testbed.md)");
   }
   ComputeFaultSchedule out;
   out.origin = origin;
@@ -275,8 +287,9 @@ Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text, const s
     ++index;
     const std::string where = fmt::format("{}: fault {}", origin, index);
     if (!n.IsMap()) {
-      return Status::InvalidArgument(where + ": expected a mapping (link: h3, rate: 100mbit for a "
-                                             "link; rank: 3, compute: 1.5x for a rank)");
+      return Status::InvalidArgument(where +
+                                     ": expected a mapping (link: h3, rate: 100mbit for a "
+                                     "link; rank: 3, compute: 1.5x for a rank)");
     }
     bool has_link = false, has_rank = false;
     for (const auto& kv : n) {
@@ -285,24 +298,28 @@ Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text, const s
       has_rank = has_rank || key == "rank";
     }
     if (has_link && has_rank) {
-      return Status::InvalidArgument(where + ": both link and rank: a fault changes a link (a "
-                                             "network fault) or a rank's compute, not both; "
-                                             "write two entries");
+      return Status::InvalidArgument(where +
+                                     ": both link and rank: a fault changes a link (a "
+                                     "network fault) or a rank's compute, not both; "
+                                     "write two entries");
     }
     if (has_link) {
       ++out.network_faults;
       continue;
     }
     if (!has_rank) {
-      return Status::InvalidArgument(where + ": say which link (a network fault: link: h3) or "
-                                             "which rank (a compute fault: rank: 3, [1, 2] or "
-                                             "all) it changes");
+      return Status::InvalidArgument(where +
+                                     ": say which link (a network fault: link: h3) or "
+                                     "which rank (a compute fault: rank: 3, [1, 2] or "
+                                     "all) it changes");
     }
     ComputeFault f;
     f.entry = index;
     int kinds = 0;
     bool every_given = false;
-    auto fail = [&](const Status& st) { return Status::InvalidArgument(where + ": " + st.message()); };
+    auto fail = [&](const Status& st) {
+      return Status::InvalidArgument(where + ": " + st.message());
+    };
     try {
       for (const auto& kv : n) {
         const std::string key = kv.first.as<std::string>();
@@ -344,14 +361,17 @@ Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text, const s
           ++kinds;
         } else if (key == "at" || key == "for") {
           st = Status::InvalidArgument(
-              key + ": a compute fault is timed in iterations (iteration: 5, iterations: 3), not "
-                    "seconds, so that a run and its prediction slow the same ops");
+              key +
+              ": a compute fault is timed in iterations (iteration: 5, iterations: 3), not "
+              "seconds, so that a run and its prediction slow the same ops");
         } else if (kNetworkKeys.count(key)) {
-          st = Status::InvalidArgument("'" + key + "' is a network fault's key (with link:); a "
-                                       "compute fault takes " + kKeys);
+          st = Status::InvalidArgument("'" + key +
+                                       "' is a network fault's key (with link:); a "
+                                       "compute fault takes " +
+                                       kKeys);
         } else {
-          st = Status::InvalidArgument("unknown key '" + key + "' (a compute fault takes " +
-                                       kKeys + "; docs/testbed.md)");
+          st = Status::InvalidArgument("unknown key '" + key + "' (a compute fault takes " + kKeys +
+                                       "; docs/testbed.md)");
         }
         if (!st.ok()) return fail(st);
       }
@@ -359,8 +379,9 @@ Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text, const s
       return Status::InvalidArgument(where + ": a value has the wrong type: " + e.what());
     }
     if (kinds != 1) {
-      return Status::InvalidArgument(where + ": say exactly one of compute (1.5x), stall (2s), "
-                                             "jitter (10%), ramp ({from: 1x, to: 2x, over: 5})");
+      return Status::InvalidArgument(where +
+                                     ": say exactly one of compute (1.5x), stall (2s), "
+                                     "jitter (10%), ramp ({from: 1x, to: 2x, over: 5})");
     }
     if (Status st = Validate(f, every_given); !st.ok()) return fail(st);
     out.faults.push_back(std::move(f));

@@ -25,11 +25,11 @@ enum class JitterDistribution { kNormal, kUniform, kLognormal };
 
 struct ComputeFault {
   ComputeFaultKind kind = ComputeFaultKind::kSlow;
-  int entry = 0;           // its position in the file's `faults:` list, from 1
-  std::vector<int> ranks;  // sorted; empty = every rank (`rank: all`)
-  int iteration = 1;       // the first measured iteration it holds in (1-based)
-  int iterations = 0;      // how many it holds in; 0 = to the end of the run
-  double factor = 1;       // kSlow: compute takes factor x the trace's time
+  int entry = 0;            // its position in the file's `faults:` list, from 1
+  std::vector<int> ranks;   // sorted; empty = every rank (`rank: all`)
+  int iteration = 1;        // the first measured iteration it holds in (1-based)
+  int iterations = 0;       // how many it holds in; 0 = to the end of the run
+  double factor = 1;        // kSlow: compute takes factor x the trace's time
   double from = 1, to = 1;  // kRamp: factor `from` at `iteration`, rising linearly ...
   int over = 1;             // ... to `to` `over` iterations later, then holding
   TimeNs stall = 0;         // kStall: the rank does nothing this long at the iteration's start

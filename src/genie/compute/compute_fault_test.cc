@@ -96,8 +96,8 @@ TEST(ComputeFaults, BadInputNamesTheFileTheEntryAndWhatToWrite) {
       {"{rank: 1, stall: 0s}", "stall: must be in"},
   };
   for (const Case& c : kCases) {
-    const std::string message = Error(std::string("faults:\n  - {link: h0, loss: 1%}\n  - ") +
-                                      c.entry + "\n");
+    const std::string message =
+        Error(std::string("faults:\n  - {link: h0, loss: 1%}\n  - ") + c.entry + "\n");
     EXPECT_NE(message.find("f.yml: fault 2: "), std::string::npos) << c.entry << ": " << message;
     EXPECT_NE(message.find(c.says), std::string::npos) << c.entry << ": " << message;
   }
@@ -201,7 +201,8 @@ faults:
   // Stalls: once at 2; every 2 from 3 for 4 iterations (3, 5); none on compute.
   std::vector<TimeNs> stalls;
   for (int k = 1; k <= 8; ++k) stalls.push_back(r0.Stall(k));
-  EXPECT_EQ(stalls, (std::vector<TimeNs>{0, kNsPerSec, 200 * kNsPerMs, 0, 200 * kNsPerMs, 0, 0, 0}));
+  EXPECT_EQ(stalls,
+            (std::vector<TimeNs>{0, kNsPerSec, 200 * kNsPerMs, 0, 200 * kNsPerMs, 0, 0, 0}));
   EXPECT_EQ(r0.Apply(1000, 3, 1), 1000);
   EXPECT_EQ(r3.Stall(2), 0);
 }

@@ -46,9 +46,8 @@ bool StallsAt(const ComputeFault& f, int rank, int iteration) {
 nlohmann::json ToJson(const std::vector<ComputeFaultEvent>& events) {
   nlohmann::json out = nlohmann::json::array();
   for (const ComputeFaultEvent& e : events) {
-    nlohmann::json j = {{"fault", e.fault},          {"entry", e.entry},
-                        {"rank", e.rank},            {"action", e.action},
-                        {"iteration", e.iteration},  {"at_ns", e.at_ns}};
+    nlohmann::json j = {{"fault", e.fault},   {"entry", e.entry},         {"rank", e.rank},
+                        {"action", e.action}, {"iteration", e.iteration}, {"at_ns", e.at_ns}};
     if (!e.reason.empty()) j["reason"] = e.reason;
     out.push_back(std::move(j));
   }
@@ -62,8 +61,8 @@ double JitterFactor(const ComputeFault& f, int rank, NodeId node, int iteration)
     x = 1 + f.sd * std::sqrt(3.0) * (2 * u1 - 1);
   } else {
     const double u2 = Unit(f.seed, rank, node, iteration, 1);
-    const double z = std::clamp(std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2), -kClip,
-                                kClip);
+    const double z =
+        std::clamp(std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2), -kClip, kClip);
     if (f.distribution == JitterDistribution::kNormal) {
       x = 1 + f.sd * z;
     } else {
@@ -86,10 +85,17 @@ double FaultedCompute::Factor(int iteration, NodeId node) const {
   for (const ComputeFault& f : faults_) {
     if (!f.Covers(rank_, iteration)) continue;
     switch (f.kind) {
-      case ComputeFaultKind::kSlow: x *= f.factor; break;
-      case ComputeFaultKind::kRamp: x *= RampFactor(f, iteration); break;
-      case ComputeFaultKind::kJitter: x *= JitterFactor(f, rank_, node, iteration); break;
-      case ComputeFaultKind::kStall: break;
+      case ComputeFaultKind::kSlow:
+        x *= f.factor;
+        break;
+      case ComputeFaultKind::kRamp:
+        x *= RampFactor(f, iteration);
+        break;
+      case ComputeFaultKind::kJitter:
+        x *= JitterFactor(f, rank_, node, iteration);
+        break;
+      case ComputeFaultKind::kStall:
+        break;
     }
   }
   return x;
@@ -141,12 +147,14 @@ void FaultedCompute::Unplayed(int last, TimeNs now, std::vector<ComputeFaultEven
   for (const ComputeFault& f : faults_) {
     if (f.iteration <= last) continue;
     ComputeFaultEvent e = Event(f, "not applied", 0, now);
-    e.reason = last > 0 ? fmt::format("iteration {} was never reached (the run ended after "
-                                      "iteration {})",
-                                      f.iteration, last)
-                        : fmt::format("iteration {} was never reached (no measured iteration "
-                                      "ran)",
-                                      f.iteration);
+    e.reason = last > 0 ? fmt::format(
+                              "iteration {} was never reached (the run ended after "
+                              "iteration {})",
+                              f.iteration, last)
+                        : fmt::format(
+                              "iteration {} was never reached (no measured iteration "
+                              "ran)",
+                              f.iteration);
     out->push_back(std::move(e));
   }
 }

@@ -23,8 +23,8 @@ namespace genie::compute {
 
 // A fault of a schedule taking effect on a rank (or never doing so), for the results.
 struct ComputeFaultEvent {
-  int entry = 0;       // ComputeFault::entry
-  std::string fault;   // ComputeFault::Describe()
+  int entry = 0;      // ComputeFault::entry
+  std::string fault;  // ComputeFault::Describe()
   int rank = 0;
   // "apply" (from this iteration), "undo" (its iterations are over), "stall" (this iteration's
   // start), "not applied" (`reason` says why).

@@ -105,7 +105,9 @@ void AppendRankRecord(const RankSummary& s, std::string* out) {
                  s.rank, s.iteration, s.start, s.finish, s.compute_ns, s.comm_ns,
                  s.exposed_comm_ns);
   // Only under compute faults, so that other records stay as they were.
-  if (s.compute_excess_ns != 0) fmt::format_to(it, ",\"compute_excess_ns\":{}", s.compute_excess_ns);
+  if (s.compute_excess_ns != 0) {
+    fmt::format_to(it, ",\"compute_excess_ns\":{}", s.compute_excess_ns);
+  }
   if (s.stall_ns != 0) fmt::format_to(it, ",\"stall_ns\":{}", s.stall_ns);
   out->push_back('}');
 }

@@ -101,8 +101,8 @@ TEST(SummaryTest, ComputeFaultsSayWhenAndWhatTheyCostEachRank) {
                    "iteration 2 (iteration 2, 2 ranks)"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("compute fault NOT APPLIED: rank 1: stall 2.000 s at iteration 9 — iteration 9 "
-                   "was never reached"),
+  EXPECT_NE(s.find("compute fault NOT APPLIED: rank 1: stall 2.000 s at iteration 9 — "
+                   "iteration 9 was never reached"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("rank 1: in 1 iteration(s) compute +500.000 ms over the trace's 1.000 s "

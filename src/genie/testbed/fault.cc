@@ -79,8 +79,9 @@ std::string Fault::Describe() const {
 Status ValidateFault(const Fault& f) {
   auto bad = [&](const std::string& m) { return Status::InvalidArgument(f.link + ": " + m); };
   if (f.link.empty()) {
-    return Status::InvalidArgument("a fault needs a link (h3, h3:1, l0-s1), or a rank for a compute "
-                                   "fault (rank: 3, compute: 1.5x)");
+    return Status::InvalidArgument(
+        "a fault needs a link (h3, h3:1, l0-s1), or a rank for a compute fault (rank: 3, "
+        "compute: 1.5x)");
   }
   switch (f.kind) {
     case FaultKind::kRate:
