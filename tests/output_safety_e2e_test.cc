@@ -34,7 +34,16 @@ std::string Workload(const std::string& dir) {
   return dir + "/w";
 }
 
-std::string Net() { return Source("examples/loopback.yml"); }
+// A copy of examples/loopback.yml: cases try to overwrite the network file, and a genie that
+// failed to refuse must damage a copy, not the checkout.
+std::string Net() {
+  static const std::string copy = [] {
+    const std::string dir = FreshDir("safety-net");
+    fs::copy_file(Source("examples/loopback.yml"), dir + "/loopback.yml");
+    return dir + "/loopback.yml";
+  }();
+  return copy;
+}
 
 TEST(OutputSafety, NoWriterReplacesAnInputOrTheRunsOwnResults) {
   const std::string dir = FreshDir("safety-inputs");
@@ -45,6 +54,7 @@ TEST(OutputSafety, NoWriterReplacesAnInputOrTheRunsOwnResults) {
   const std::string results = ReadFile(d + "/results.json");
   const std::string stream1 = ReadFile(d + "/rank-1.jsonl");
   const std::string trace0 = ReadFile(w + ".0.et");
+  const std::string net0 = ReadFile(Net());
   ASSERT_FALSE(results.empty());
   fs::create_symlink(d + "/results.json", dir + "/link.json");
 
@@ -86,6 +96,7 @@ TEST(OutputSafety, NoWriterReplacesAnInputOrTheRunsOwnResults) {
     EXPECT_EQ(ReadFile(d + "/results.json"), results) << c.args;
     EXPECT_EQ(ReadFile(d + "/rank-1.jsonl"), stream1) << c.args;
     EXPECT_EQ(ReadFile(w + ".0.et"), trace0) << c.args;
+    EXPECT_EQ(ReadFile(Net()), net0) << c.args;
   }
   EXPECT_FALSE(fs::exists(dir + "/e/results.json"));
   EXPECT_FALSE(fs::exists(dir + "/s/results.json"));

@@ -52,9 +52,10 @@ GENIE_COMMAND(run, "Replay a workload as real network traffic (the main job)") {
                  "The `genie testbed` this run is on: rank 0 records its counters into the "
                  "results (default: $GENIE_TESTBED, set by genie launch --testbed)")
       ->envname("GENIE_TESTBED");
-  app.add_option("--faults", f->faults,
-                 "Fault schedule (YAML, docs/testbed.md) rank 0 plays on the testbed during the "
-                 "run; every fault is cleared at the end")
+  app.add_option("--faults", f->setup.faults,
+                 "Fault schedule (YAML, docs/testbed.md): rank 0 plays its network faults on the "
+                 "testbed (all cleared at the end); each rank plays its compute faults (rank:, "
+                 "no testbed needed), and --predict models them")
       ->check(CLI::ExistingFile);
   app.add_flag("--predict", f->predict,
                "After the run, simulate the same workload on the same network (--network, or "

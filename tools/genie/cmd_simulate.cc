@@ -20,6 +20,10 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
                  "rank: one communication op in flight per rank (ASTRA-sim); concurrent: every "
                  "ready one starts, as genie run does")
       ->check(CLI::IsMember({"rank", "concurrent"}));
+  app.add_option("--faults", f->setup.faults,
+                 "Fault schedule (YAML, docs/testbed.md): its compute faults (rank:) slow the "
+                 "simulated ranks as they would a real run's; network faults are not modelled")
+      ->check(CLI::ExistingFile);
   app.add_option("--output,-o", f->output, "Write results.json into this folder");
   app.add_option("--trace-out", f->trace_out, "Write a Chrome trace (open in Perfetto)");
   app.add_flag("--quiet,-q", f->quiet, "Do not print the per-rank sys[r] lines");

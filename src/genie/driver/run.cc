@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "genie/collective/planner.h"
+#include "genie/compute/compute_fault.h"
+#include "genie/compute/faulted_compute.h"
 #include "genie/config/network_config.h"
 #include "genie/driver/iteration_driver.h"
 #include "genie/driver/localize.h"
@@ -32,6 +34,7 @@
 #include "genie/report/provenance.h"
 #include "genie/runtime/peer_set.h"
 #include "genie/runtime/remote_memory.h"
+#include "genie/testbed/fault.h"
 
 namespace genie::driver {
 namespace {
@@ -136,7 +139,7 @@ Status CheckRunOutputs(const RunOptions& o, const trace::WorkloadFiles& files) {
   plan.inputs = files.rank_paths;
   for (const std::string* in : {&files.comm_group_path, &o.setup.system_path,
                                 &o.setup.network_path, &o.setup.memory_path, &o.intra_host,
-                                &o.faults, &o.baseline}) {
+                                &o.setup.faults, &o.baseline}) {
     plan.inputs.push_back(*in);
   }
   for (int r = 0; r < files.world_size(); ++r) {
@@ -146,6 +149,21 @@ Status CheckRunOutputs(const RunOptions& o, const trace::WorkloadFiles& files) {
   plan.outputs = {o.trace_out, o.report, o.comparison_csv};
   plan.own_folders = {o.output};  // its claim is taken (or refused) by every rank
   return record::CheckOutputs(plan);
+}
+
+// A stall must end before the peers waiting on the stalled rank give up on it (watchdog.h).
+Status CheckStalls(const runtime::ExecutorConfig& exec, TimeNs peer_timeout) {
+  if (!exec.compute_faults) return Status::Ok();
+  for (const auto& f : exec.compute_faults->faults) {
+    if (f.kind == compute::ComputeFaultKind::kStall && f.stall >= peer_timeout) {
+      return Status::InvalidArgument(
+          exec.compute_faults->origin + ": fault " + std::to_string(f.entry) + " (" +
+          f.Describe() + "): the stall is not shorter than --peer-timeout " +
+          FormatDuration(peer_timeout) +
+          ", so the peers would give up on the stalled rank; raise --peer-timeout above it");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -206,6 +224,10 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     return 2;
   }
   opt.peer_timeout = *timeout;
+  if (Status st = CheckStalls(setup->exec, *timeout); !st.ok()) {
+    std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
+    return 2;
+  }
   const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
   auto policy = loop::DefaultSleepPolicy(local, o.spin_us > 0 ? o.spin_us : 0);
   opt.spin = o.spin_us == 0 ? false : policy.spin;
@@ -259,15 +281,17 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     return 2;
   }
   opt.peers = std::move(*planned);
-  // On a testbed, rank 0 records its counters and plays the fault schedule.
+  // On a testbed, rank 0 records its counters and plays the schedule's network faults (every
+  // rank plays its own compute faults: setup->exec).
   std::unique_ptr<TestbedSession> bed;
-  if (env.rank == 0 && (!o.testbed.empty() || !o.faults.empty())) {
-    auto opened = TestbedSession::Open(o.testbed, o.faults, [] { return loop::MonotonicNow(); });
+  if (env.rank == 0 && (!o.testbed.empty() || !o.setup.faults.empty())) {
+    auto opened =
+        TestbedSession::Open(o.testbed, o.setup.faults, [] { return loop::MonotonicNow(); });
     if (!opened.ok()) {
       std::cerr << "genie run: " << opened.status().message() << "\n";
       return 2;
     }
-    bed = std::move(*opened);
+    bed = std::move(*opened);  // null: compute faults only, no testbed
   }
   auto backend = runtime::RealBackend::Create(opt);
   if (!backend.ok()) {
@@ -346,6 +370,11 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                                 {"startup", startup},
                                 {"peak_rss_bytes", PeakRssBytes()},
                                 {"cpu_steal", cpu}});
+  if (setup->exec.compute_faults) {
+    (*recorder)->Note("compute_faults",
+                      {{"rank", env.rank},
+                       {"events", compute::ToJson(driver.executor().ComputeFaultEvents())}});
+  }
   // While the network is as the run left it (the testbed's faults are cleared by End()).
   if (st.ok() && o.localize) {
     LocalizeOptions lo;
@@ -430,6 +459,16 @@ int Run(const RunOptions& o) {
       if (Status out = CheckRunOutputs(o, *files); !out.ok()) {
         std::cerr << "genie run: " << out.message() << "\n";
         return out.code() == Status::Code::kInvalidArgument ? 2 : 1;
+      }
+      if (!o.setup.faults.empty()) {
+        auto faults = compute::LoadComputeFaults(o.setup.faults);
+        Status st = faults.ok() ? compute::CheckRanks(*faults, files->world_size())
+                                : faults.status();
+        if (st.ok()) st = testbed::LoadFaultSchedule(o.setup.faults).status();
+        if (!st.ok()) {
+          std::cerr << "genie run: " << st.message() << "\n";
+          return 2;
+        }
       }
       launch::LaunchOptions lo;
       lo.ranks = files->world_size();

@@ -36,7 +36,6 @@ struct RunOptions {
   std::string peer_timeout = "30s";
   int spin_us = -1;
   std::string testbed;  // the `genie testbed` the run is on (rank 0 records its counters)
-  std::string faults;   // a fault schedule rank 0 plays on that testbed
   // --predict: per-iteration measured beside the flow model's prediction (network from
   // --network or the testbed); --baseline: beside an earlier healthy run's results.json.
   bool predict = false;

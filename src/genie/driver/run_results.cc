@@ -117,6 +117,7 @@ std::map<int, MeasuredIteration> MeasuredIterations(int n,
   for (const auto& [iteration, st] : start) {
     if (iteration < 0) continue;
     MeasuredIteration& it = out[iteration];
+    it.iteration = iteration + 1;  // its compute faults (counted from 1) are predicted too
     TimeNs first = -1;
     for (TimeNs t : st) {
       if (t >= 0 && (first < 0 || t < first)) first = t;
@@ -223,7 +224,9 @@ void PredictEachIteration(
   std::vector<std::vector<TimeNs>> rest, rest_idle;  // the iterations past the cap
   std::vector<int> rest_iterations;
   for (const auto& [iteration, it] : measured) {
-    if (expected->step_ns_of_iteration.size() >= kEachIterationMax) {
+    // Compute faults differ from one iteration to the next (jitter draws, ramps, stalls), so
+    // under them every iteration is predicted on its own.
+    if (expected->step_ns_of_iteration.size() >= kEachIterationMax && !setup.exec.compute_faults) {
       rest.push_back(it.start_ns);
       if (!it.idle_ns.empty()) rest_idle.push_back(it.idle_ns);
       rest_iterations.push_back(iteration);
@@ -334,6 +337,12 @@ void PrintRunResults(std::ostream& out, const report::RunRecords& records,
       out, info.is_object() && info.contains("traffic") ? info["traffic"] : nlohmann::json());
   if (info.is_object() && info.contains("testbed")) {
     report::PrintTestbed(out, info["testbed"], report::FirstStart(records.ops));
+  }
+  if (info.is_object() && info.contains("compute_faults")) {
+    // From the first iteration's start (results.json keeps only communication ops).
+    TimeNs origin = report::FirstStart(records.ops);
+    for (const auto& r : records.ranks) origin = std::min(origin, r.start);
+    report::PrintComputeFaults(out, info["compute_faults"], records.ranks, origin);
   }
   if (before_comparisons) before_comparisons();
   for (const auto& c : compared) report::PrintComparison(out, c);

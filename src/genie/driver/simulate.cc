@@ -11,6 +11,7 @@
 #include <iostream>
 #include <optional>
 
+#include "genie/compute/faulted_compute.h"
 #include "genie/driver/simulation.h"
 #include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
@@ -59,6 +60,10 @@ Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup&
     }
     return true;
   };
+  if (setup.exec.compute_faults) {
+    // A fault on some ranks' compute makes them unlike their replicas.
+    return Status::Unsupported("the --faults schedule has compute faults");
+  }
   for (const auto& [type, choice] : setup.exec.implementations) {
     if (!foldable(choice)) {
       return Status::Unsupported(std::string("the ") + collective::CollectiveOpName(type) +
@@ -205,6 +210,11 @@ int RunSimulate(const SimulateOptions& f) {
     return 2;
   }
   for (const auto& note : setup->notes) spdlog::info("{}", note);
+  if (setup->network_faults > 0) {
+    spdlog::warn("--faults {}: its {} network fault(s) (link:) are not simulated; only its "
+                 "compute faults (rank:) are",
+                 f.setup.faults, setup->network_faults);
+  }
   if (f.comm_streams == "concurrent") {
     setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
   }
@@ -304,7 +314,7 @@ int RunSimulate(const SimulateOptions& f) {
   record::OutputPlan plan;
   plan.inputs = setup->files.rank_paths;
   for (const std::string& in : {setup->files.comm_group_path, f.setup.system_path,
-                                f.setup.network_path, f.setup.memory_path}) {
+                                f.setup.network_path, f.setup.memory_path, f.setup.faults}) {
     plan.inputs.push_back(in);
   }
   plan.outputs = {f.trace_out};
@@ -355,6 +365,9 @@ int RunSimulate(const SimulateOptions& f) {
     for (const record::RankSummary& summary : stats->ranks) {
       if (!fold->IsRep(summary.rank)) (*recorder)->OnRankDone(summary);
     }
+  }
+  if (stats.ok() && setup->exec.compute_faults) {
+    run_info["compute_faults"] = compute::ToJson(stats->compute_fault_events);
   }
   // Written also when the simulation failed: what ran until then.
   auto write_outputs = [&]() -> int {

@@ -67,6 +67,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   // Without --memory, ASTRA-sim's default applies: NO_MEMORY_EXPANSION, where a MEM_LOAD or
   // MEM_STORE is an error (the Executor names the node) rather than free.
   runtime::ExecutorConfig exec = setup.exec;
+  if (measured != nullptr) exec.fault_iteration_base = measured->iteration;
   if (!exec.memory.has_value()) {
     exec.memory = config::MemoryConfig{};
     exec.memory->path = "the default memory model (no --memory given)";
@@ -172,6 +173,11 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   const runtime::SimCounters counters = backend->counters();
   stats.messages = counters.messages_sent;
   stats.bytes = counters.bytes_sent;
+  if (exec.compute_faults) {
+    for (const auto& d : drivers) {
+      for (auto& e : d->executor().ComputeFaultEvents()) stats.compute_fault_events.push_back(e);
+    }
+  }
   stats.memory_waited = remote_memory->waited();
   stats.memory_wait_ns = remote_memory->wait_ns();
   return stats;

@@ -32,6 +32,8 @@ struct SimulationStats {
   // Remote-memory accesses that waited in a PER_NODE / POOL queue, and their summed wait.
   uint64_t memory_waited = 0;
   TimeNs memory_wait_ns = 0;
+  // When each compute fault (--faults) took effect on each rank, by rank.
+  std::vector<compute::ComputeFaultEvent> compute_fault_events;
 };
 
 // What a measured iteration fixes for its prediction: the hosts' part of its timing, so that
@@ -47,6 +49,9 @@ struct MeasuredIteration {
   // Per rank (empty: none): the order it issued each group's collectives in
   // (Executor::SetIssueOrder).
   std::vector<runtime::IssueOrder> issue_order;
+  // The measured iteration (from 1) it is, whose compute faults (--faults) the prediction
+  // applies; 0: none, the healthy expectation.
+  int iteration = 0;
 };
 
 // Where the ranks' graphs come from and which ranks run (genie simulate with a synth
@@ -62,7 +67,8 @@ struct SimulateInput {
 
 // Runs the workload described by `setup` on `network` with the chosen model. Records every op
 // into `recorder` (may be null). `measured` (may be null) conditions the simulation on a
-// measured iteration.
+// measured iteration. The setup's compute faults apply to the simulated iterations (counted
+// from 1), or with `measured` to its iteration's.
 Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
                                  const config::NetworkConfig& network, sim::NetworkModelKind model,
                                  record::Recorder* recorder,

@@ -10,6 +10,9 @@ Result<std::unique_ptr<TestbedSession>> TestbedSession::Open(std::string name,
   testbed::FaultSchedule schedule;
   if (!faults_path.empty()) {
     GENIE_ASSIGN_OR_RETURN(schedule, testbed::LoadFaultSchedule(faults_path));
+    if (name.empty() && schedule.faults.empty()) {
+      return std::unique_ptr<TestbedSession>();  // compute faults only
+    }
     if (name.empty()) name = schedule.testbed;
     if (name.empty()) {
       return Status::InvalidArgument(

@@ -22,6 +22,7 @@ class TestbedSession {
  public:
   // `name`: the testbed (flag, or GENIE_TESTBED from genie launch --testbed; "" with faults:
   // the schedule's `testbed:`). Errors name the testbed or the schedule file and say what to do.
+  // Null when there is neither a testbed nor a network fault (a schedule of compute faults).
   static Result<std::unique_ptr<TestbedSession>> Open(std::string name,
                                                       const std::string& faults_path,
                                                       std::function<TimeNs()> now);

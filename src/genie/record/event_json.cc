@@ -98,21 +98,31 @@ void AppendOpRecord(const OpEvent& e, std::string* out) {
 }
 
 void AppendRankRecord(const RankSummary& s, std::string* out) {
-  fmt::format_to(std::back_inserter(*out),
+  auto it = std::back_inserter(*out);
+  fmt::format_to(it,
                  "{{\"record\":\"rank\",\"rank\":{},\"iteration\":{},\"start\":{},\"finish\":{},"
-                 "\"compute_ns\":{},\"comm_ns\":{},\"exposed_comm_ns\":{}}}",
+                 "\"compute_ns\":{},\"comm_ns\":{},\"exposed_comm_ns\":{}",
                  s.rank, s.iteration, s.start, s.finish, s.compute_ns, s.comm_ns,
                  s.exposed_comm_ns);
+  // Only under compute faults, so that other records stay as they were.
+  if (s.compute_excess_ns != 0) {
+    fmt::format_to(it, ",\"compute_excess_ns\":{}", s.compute_excess_ns);
+  }
+  if (s.stall_ns != 0) fmt::format_to(it, ",\"stall_ns\":{}", s.stall_ns);
+  out->push_back('}');
 }
 
 json ToJson(const RankSummary& s) {
-  return {{"rank", s.rank},
-          {"iteration", s.iteration},
-          {"start", s.start},
-          {"finish", s.finish},
-          {"compute_ns", s.compute_ns},
-          {"comm_ns", s.comm_ns},
-          {"exposed_comm_ns", s.exposed_comm_ns}};
+  json j = {{"rank", s.rank},
+            {"iteration", s.iteration},
+            {"start", s.start},
+            {"finish", s.finish},
+            {"compute_ns", s.compute_ns},
+            {"comm_ns", s.comm_ns},
+            {"exposed_comm_ns", s.exposed_comm_ns}};
+  if (s.compute_excess_ns != 0) j["compute_excess_ns"] = s.compute_excess_ns;
+  if (s.stall_ns != 0) j["stall_ns"] = s.stall_ns;
+  return j;
 }
 
 Result<OpEvent> OpEventFromJson(const json& j, const std::string& where,
@@ -197,8 +207,11 @@ Result<RankSummary> RankSummaryFromJson(const json& j, const std::string& where,
       .Optional("finish", &s.finish)
       .Optional("compute_ns", &s.compute_ns)
       .Optional("comm_ns", &s.comm_ns)
-      .Optional("exposed_comm_ns", &s.exposed_comm_ns);
+      .Optional("exposed_comm_ns", &s.exposed_comm_ns)
+      .Optional("compute_excess_ns", &s.compute_excess_ns)
+      .Optional("stall_ns", &s.stall_ns);
   if (!r.ok()) return r.status();
+  if (s.stall_ns < 0) r.FailField("stall_ns", "is negative");
   if (s.rank < 0) r.FailField("rank", fmt::format("is {}; ranks start at 0", s.rank));
   if (s.finish < s.start) {
     r.Fail(fmt::format("the iteration finishes ({}) before it starts ({})", s.finish, s.start));

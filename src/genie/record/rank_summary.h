@@ -15,7 +15,13 @@ struct RankSummary {
   TimeNs finish = 0;
   TimeNs compute_ns = 0;       // total GPU compute time (COMP nodes that are not CPU ops)
   TimeNs comm_ns = 0;          // time with at least one communication op in flight (a union)
-  TimeNs exposed_comm_ns = 0;  // finish - start - compute_ns (ASTRA-sim's definition)
+  // finish - start - compute_ns (ASTRA-sim's definition), less stall_ns.
+  TimeNs exposed_comm_ns = 0;
+  // Compute faults (compute/faulted_compute.h): how much longer than the trace (or roofline)
+  // says compute_ns is (negative if a fault made it faster), and how long the rank stalled at
+  // the iteration's start. 0 without faults.
+  TimeNs compute_excess_ns = 0;
+  TimeNs stall_ns = 0;
 };
 
 }  // namespace genie::record

@@ -125,9 +125,23 @@ Result<RecordStream> ParseRecordStream(std::string_view text, const std::string&
       if (!j.is_object()) r.Fail("the localize record is not an object");
       if (!r.ok()) return r.status();
       out.localize = std::move(j);
+    } else if (kind == "compute_faults") {
+      // When the rank's compute faults took effect (driver/run.cc): the events, checked.
+      const nlohmann::json* events = r.Array("events", /*required=*/true);
+      int64_t rank = 0;
+      r.Required("rank", &rank);
+      for (size_t i = 0; r.ok() && events != nullptr && i < events->size(); ++i) {
+        FieldReader er((*events)[i], fmt::format("{} events[{}]", where, i), kStreamRemedy);
+        std::string fault, action;
+        int64_t at = 0;
+        er.Required("fault", &fault).Required("action", &action).Required("at_ns", &at);
+        if (!er.ok()) return er.status();
+      }
+      if (!r.ok()) return r.status();
+      out.compute_faults = std::move(j);
     } else {
       r.FailField("record", fmt::format("is \"{}\" (expected header, op, rank, clock, traffic, "
-                                        "testbed or localize)",
+                                        "testbed, localize or compute_faults)",
                                         kind));
       return r.status();
     }

@@ -26,6 +26,9 @@ struct RecordStream {
   nlohmann::json traffic;  // the "traffic" record (bytes per peer), or null
   nlohmann::json testbed;  // the "testbed" record (rank 0 on a genie testbed), or null
   nlohmann::json localize; // the "localize" record (`genie run --localize`), or null
+  // The "compute_faults" record: when each compute fault of --faults took effect on this rank
+  // ({"rank", "events": [...]}, times on the rank's clock), or null.
+  nlohmann::json compute_faults;
   bool truncated = false;  // the last line was incomplete and was dropped
 };
 

@@ -118,6 +118,34 @@ TEST(RecordStream, RankRecordParsesBackToItsSummary) {
   nlohmann::json want = ToJson(s);
   want["record"] = "rank";
   EXPECT_EQ(nlohmann::json::parse(line), want);
+  EXPECT_FALSE(want.contains("compute_excess_ns"));  // written under compute faults only
+  EXPECT_FALSE(want.contains("stall_ns"));
+}
+
+// Under compute faults a rank record carries its excess and stall, and reads back with them.
+TEST(RecordStream, ComputeFaultFiguresAndEventsReadBack) {
+  RankSummary s;
+  s.rank = 1;
+  s.iteration = 2;
+  s.finish = 100;
+  s.compute_ns = 60;
+  s.compute_excess_ns = -20;
+  s.stall_ns = 30;
+  std::string text = "{\"record\":\"header\",\"format\":\"genie-record\",\"version\":1}\n";
+  AppendRankRecord(s, &text);
+  text += "\n{\"record\":\"compute_faults\",\"rank\":1,\"events\":[{\"fault\":\"rank 1: "
+          "compute 0.5x from iteration 2\",\"entry\":1,\"rank\":1,\"action\":\"apply\","
+          "\"iteration\":2,\"at_ns\":0}]}\n";
+  auto stream = ParseRecordStream(text, "s.jsonl");
+  ASSERT_TRUE(stream.ok()) << stream.status().message();
+  ASSERT_EQ(stream->ranks.size(), 1u);
+  EXPECT_EQ(stream->ranks[0].compute_excess_ns, -20);
+  EXPECT_EQ(stream->ranks[0].stall_ns, 30);
+  EXPECT_EQ(stream->compute_faults["events"][0]["action"], "apply");
+  auto bad = ParseRecordStream(
+      "{\"record\":\"compute_faults\",\"rank\":1,\"events\":[{\"fault\":\"x\"}]}\n", "s.jsonl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("events[0]"), std::string::npos) << bad.status().message();
 }
 
 }  // namespace

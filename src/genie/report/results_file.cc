@@ -282,6 +282,14 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
     if (!s.traffic.is_null()) out.run_info["traffic"].push_back(s.traffic);
     if (!s.testbed.is_null()) out.run_info["testbed"] = s.testbed;
     if (!s.localize.is_null()) out.run_info["localize"].push_back(s.localize);
+    if (!s.compute_faults.is_null()) {
+      // Each rank's events, on rank 0's clock as its ops are.
+      for (json e : s.compute_faults["events"]) {
+        const int rank = static_cast<int>(record::IntField(e, "rank", 0));
+        e["at_ns"] = record::IntField(e, "at_ns", 0) + offset(rank);
+        out.run_info["compute_faults"].push_back(std::move(e));
+      }
+    }
   }
   for (const auto& [rank, ns] : applied) {
     out.clock_offsets_ns[std::to_string(rank)] = ns;

@@ -65,6 +65,29 @@ TEST_F(ResultsFileTest, MergeCombinesRanksAndAppliesClockOffsets) {
   }
 }
 
+// Each rank's compute-fault events come out on rank 0's clock, as its ops do.
+TEST_F(ResultsFileTest, ComputeFaultEventsMergeOnRankZerosClock) {
+  const std::string path = (dir_ / "faulted1.jsonl").string();
+  {
+    auto rec = record::Recorder::Create(path, {{"rank", 1}});
+    ASSERT_TRUE(rec.ok());
+    (*rec)->Note("compute_faults",
+                 {{"rank", 1},
+                  {"events",
+                   {{{"fault", "rank 1: stall 1.000 s at iteration 1"},
+                     {"entry", 1},
+                     {"rank", 1},
+                     {"action", "stall"},
+                     {"iteration", 1},
+                     {"at_ns", 5000}}}}});
+  }
+  auto m = MergeStreams({Path(0), path}, {{1, 1000}});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->run_info["compute_faults"].size(), 1u);
+  EXPECT_EQ(m->run_info["compute_faults"][0]["at_ns"], 6000);
+  EXPECT_EQ(m->run_info["compute_faults"][0]["action"], "stall");
+}
+
 // A stream of `rank` with a clock record (machine `host`, offset, round trip) and one op.
 std::string ClockedStream(const fs::path& dir, int rank, const std::string& host, TimeNs offset,
                           TimeNs rtt, const std::string& run = "run-a") {

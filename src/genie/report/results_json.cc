@@ -51,13 +51,17 @@ json ResultsJsonWithoutCollectives(const json& run_info, const std::vector<TypeR
     for (const auto& s : sorted_ranks) {
       if (s.rank == t.rank) iters.push_back(record::ToJson(s));
     }
-    rank_list.push_back({{"rank", t.rank},
-                         {"start", t.start},
-                         {"finish", t.finish},
-                         {"compute_ns", t.compute_ns},
-                         {"comm_ns", t.comm_ns},
-                         {"exposed_comm_ns", t.exposed_comm_ns},
-                         {"iterations", std::move(iters)}});
+    json rank = {{"rank", t.rank},
+                 {"start", t.start},
+                 {"finish", t.finish},
+                 {"compute_ns", t.compute_ns},
+                 {"comm_ns", t.comm_ns},
+                 {"exposed_comm_ns", t.exposed_comm_ns}};
+    // Under compute faults only (each iteration's are in its entry).
+    if (t.compute_excess_ns != 0) rank["compute_excess_ns"] = t.compute_excess_ns;
+    if (t.stall_ns != 0) rank["stall_ns"] = t.stall_ns;
+    rank["iterations"] = std::move(iters);
+    rank_list.push_back(std::move(rank));
     exposed.push_back(t.exposed_comm_ns);
   }
 

@@ -24,11 +24,13 @@ std::vector<RankTotals> TotalsPerRank(const std::vector<record::RankSummary>& ra
     t.elapsed_ns += s.finish - s.start;
     t.compute_ns += s.compute_ns;
     t.comm_ns += s.comm_ns;
+    t.compute_excess_ns += s.compute_excess_ns;
+    t.stall_ns += s.stall_ns;
     ++t.iterations;
   }
   std::vector<RankTotals> out;
   for (auto& [rank, t] : by_rank) {
-    t.exposed_comm_ns = t.elapsed_ns - t.compute_ns;
+    t.exposed_comm_ns = t.elapsed_ns - t.compute_ns - t.stall_ns;
     out.push_back(t);
   }
   return out;

@@ -15,8 +15,9 @@ namespace genie::report {
 
 // One rank over all measured iterations: elapsed = the sum of each iteration's finish - start
 // (the time between iterations, spent in genie's barriers, is not the workload's), compute and
-// comm summed, exposed = elapsed - compute (ASTRA-sim's definition). For one iteration starting
-// at 0, as in simulation, elapsed is the rank's finish time: ASTRA-sim's "finished, T cycles".
+// comm summed, exposed = elapsed - compute (ASTRA-sim's definition) - stalls (compute faults).
+// For one iteration starting at 0, as in simulation, elapsed is the rank's finish time:
+// ASTRA-sim's "finished, T cycles".
 // span = first start to last finish.
 struct RankTotals {
   int rank = 0;
@@ -27,6 +28,8 @@ struct RankTotals {
   TimeNs comm_ns = 0;
   TimeNs elapsed_ns = 0;
   TimeNs exposed_comm_ns = 0;
+  TimeNs compute_excess_ns = 0;  // compute faults: RankSummary's, summed
+  TimeNs stall_ns = 0;
   TimeNs span() const { return finish - start; }
 };
 // Sorted by rank.

@@ -1,6 +1,7 @@
 #include "genie/report/summary.h"
 
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -103,6 +104,67 @@ TimeNs FirstStart(const std::vector<record::OpEvent>& ops) {
     if (first == 0 || e.start < first) first = e.start;
   }
   return first;
+}
+
+void PrintComputeFaults(std::ostream& out, const nlohmann::json& events,
+                        const std::vector<record::RankSummary>& ranks, TimeNs origin_ns) {
+  if (!events.is_array() || events.empty()) return;
+  // Each (entry, action, iteration) once, with its ranks and its earliest time.
+  struct Line {
+    std::string fault, action, reason;
+    std::vector<int64_t> ranks;
+    TimeNs at = 0;
+  };
+  std::map<std::tuple<int64_t, int64_t, std::string>, Line> lines;
+  for (const auto& e : events) {
+    if (!e.is_object()) continue;
+    const TimeNs at = record::IntField(e, "at_ns", 0);
+    Line& l = lines[{record::IntField(e, "iteration", 0), record::IntField(e, "entry", 0),
+                     e.value("action", "?")}];
+    if (l.ranks.empty() || at < l.at) l.at = at;
+    l.fault = e.value("fault", "?");
+    l.action = e.value("action", "?");
+    l.reason = e.value("reason", "");
+    l.ranks.push_back(record::IntField(e, "rank", 0));
+  }
+  out << "# compute faults\n";
+  for (const auto& [key, l] : lines) {
+    if (l.action == "not applied") {
+      out << "#   compute fault NOT APPLIED: " << l.fault << " — " << l.reason << "\n";
+      continue;
+    }
+    const std::string who = l.ranks.size() == 1 ? fmt::format("rank {}", l.ranks[0])
+                                                : fmt::format("{} ranks", l.ranks.size());
+    out << fmt::format("#   compute fault at {:+.3f} s: {} {} (iteration {}, {})\n",
+                       static_cast<double>(l.at - origin_ns) / 1e9, l.action, l.fault,
+                       std::get<0>(key), who);
+  }
+  // What the faults cost each rank, against the trace's compute of the same iterations.
+  struct Cost {
+    int iterations = 0;
+    TimeNs compute = 0, excess = 0, stall = 0;
+  };
+  std::map<int, Cost> costs;
+  for (const auto& r : ranks) {
+    if (r.iteration < 0 || (r.compute_excess_ns == 0 && r.stall_ns == 0)) continue;
+    Cost& c = costs[r.rank];
+    ++c.iterations;
+    c.compute += r.compute_ns;
+    c.excess += r.compute_excess_ns;
+    c.stall += r.stall_ns;
+  }
+  for (const auto& [rank, c] : costs) {
+    const TimeNs traced = c.compute - c.excess;
+    std::string line = fmt::format("#   rank {}: in {} iteration(s) ", rank, c.iterations);
+    if (c.excess != 0) {
+      line += fmt::format("compute {}{} over the trace's {} ({:.3f}x)", c.excess > 0 ? "+" : "-",
+                          FormatDuration(c.excess > 0 ? c.excess : -c.excess),
+                          FormatDuration(traced),
+                          traced > 0 ? static_cast<double>(c.compute) / traced : 0.0);
+    }
+    if (c.stall > 0) line += (c.excess != 0 ? ", " : "") + ("stalled " + FormatDuration(c.stall));
+    out << line << "\n";
+  }
 }
 
 void PrintTestbed(std::ostream& out, const nlohmann::json& testbed, TimeNs origin_ns) {

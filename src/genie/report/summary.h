@@ -25,6 +25,12 @@ void PrintTraffic(std::ostream& out, const nlohmann::json& traffic);
 // the bytes its NICs sent and received, tbf drops on its links and TCP retransmissions during
 // the run. Prints nothing for a run that was not on a testbed.
 void PrintTestbed(std::ostream& out, const nlohmann::json& testbed, TimeNs origin_ns);
+// Compute faults (results' provenance.compute_faults): when each took effect — one line per
+// fault, action and iteration, naming its ranks, at the earliest rank's time after
+// `origin_ns` — those never applied and why, then per rank its compute excess over the trace
+// (and its stalls) from `ranks`. Prints nothing without compute faults.
+void PrintComputeFaults(std::ostream& out, const nlohmann::json& events,
+                        const std::vector<record::RankSummary>& ranks, TimeNs origin_ns);
 // The earliest start of any op (0 when there is none): the run's start on rank 0's clock.
 TimeNs FirstStart(const std::vector<record::OpEvent>& ops);
 

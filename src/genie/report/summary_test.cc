@@ -81,5 +81,39 @@ TEST(SummaryTest, AFaultThatNeverTookEffectIsShownWithWhy) {
   EXPECT_NE(out.str().find("apply h1 rate 40mbit"), std::string::npos) << out.str();
 }
 
+TEST(SummaryTest, ComputeFaultsSayWhenAndWhatTheyCostEachRank) {
+  nlohmann::json events = {
+      {{"fault", "every rank: jitter sd 10% normal seed 1 from iteration 2"}, {"entry", 1},
+       {"rank", 0}, {"action", "apply"}, {"iteration", 2}, {"at_ns", 3'000'000'000}},
+      {{"fault", "every rank: jitter sd 10% normal seed 1 from iteration 2"}, {"entry", 1},
+       {"rank", 1}, {"action", "apply"}, {"iteration", 2}, {"at_ns", 2'500'000'000}},
+      {{"fault", "rank 1: stall 2.000 s at iteration 9"}, {"entry", 2}, {"rank", 1},
+       {"action", "not applied"}, {"iteration", 0}, {"at_ns", 0},
+       {"reason", "iteration 9 was never reached (the run ended after iteration 2)"}}};
+  std::vector<record::RankSummary> ranks(3);
+  ranks[0] = {1, 0, 0, 10, 1'000'000'000, 0, 0, 0, 0};
+  ranks[1] = {1, 1, 10, 20, 1'500'000'000, 0, 0, 500'000'000, 0};
+  ranks[2] = {0, 1, 10, 20, 1'000'000'000, 0, 0, 0, 250'000'000};
+  std::ostringstream out;
+  PrintComputeFaults(out, events, ranks, 500'000'000);
+  const std::string s = out.str();
+  EXPECT_NE(s.find("compute fault at +2.000 s: apply every rank: jitter sd 10% normal seed 1 from "
+                   "iteration 2 (iteration 2, 2 ranks)"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("compute fault NOT APPLIED: rank 1: stall 2.000 s at iteration 9 — "
+                   "iteration 9 was never reached"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("rank 1: in 1 iteration(s) compute +500.000 ms over the trace's 1.000 s "
+                   "(1.500x)"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("rank 0: in 1 iteration(s) stalled 250.000 ms"), std::string::npos) << s;
+  std::ostringstream none;
+  PrintComputeFaults(none, nlohmann::json(), ranks, 0);
+  EXPECT_TRUE(none.str().empty());
+}
+
 }  // namespace
 }  // namespace genie::report

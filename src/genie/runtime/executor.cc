@@ -40,7 +40,12 @@ Executor::Executor(workload::RankGraph& graph, const ExecutorConfig& config, Bac
       backend_(backend),
       recorder_(recorder),
       compute_(config.compute),
-      rank_(backend.rank()) {}
+      rank_(backend.rank()) {
+  if (config.compute_faults) {
+    auto faults = std::make_unique<compute::FaultedCompute>(*config.compute_faults, rank_);
+    if (!faults->empty()) faults_ = std::move(faults);
+  }
+}
 
 Executor::~Executor() = default;
 
@@ -49,7 +54,7 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   done_ = std::move(done);
   finished_ = false;
   status_ = Status::Ok();
-  compute_ns_ = comm_ns_ = 0;
+  compute_ns_ = comm_ns_ = compute_excess_ns_ = 0;
   comm_in_flight_ = 0;
   summary_ = {};
   summary_.rank = rank_;
@@ -66,7 +71,31 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
       return;
     }
   }
+  fault_iteration_ = faults_ && iteration >= 0 ? iteration + config_.fault_iteration_base : 0;
+  if (fault_iteration_ >= 1) {
+    faults_->Starting(fault_iteration_, summary_.start, &fault_events_);
+    last_fault_iteration_ = fault_iteration_;
+    summary_.stall_ns = faults_->Stall(fault_iteration_);
+  }
+  if (summary_.stall_ns > 0) {
+    // Nothing issues until the stall is over; the first ops then count from its end.
+    stalled_ = true;
+    stall_until_ = SaturatingAdd(summary_.start, summary_.stall_ns);
+    backend_.After(summary_.stall_ns, [this] {
+      stalled_ = false;
+      if (finished_) return;
+      last_progress_ = ready_time_ = std::min(backend_.Now(), stall_until_);
+      Pump();
+    });
+    return;
+  }
   Pump();
+}
+
+std::vector<compute::ComputeFaultEvent> Executor::ComputeFaultEvents() const {
+  std::vector<compute::ComputeFaultEvent> out = fault_events_;
+  if (faults_) faults_->Unplayed(last_fault_iteration_, backend_.Now(), &out);
+  return out;
 }
 
 void Executor::SetIssueOrder(const IssueOrder* order) {
@@ -97,7 +126,7 @@ Executor::Resource Executor::ResourceFor(const Op& op) const {
 }
 
 void Executor::Pump() {
-  if (finished_) return;
+  if (finished_ || stalled_) return;
   if (pumping_) {
     pump_again_ = true;
     return;
@@ -132,7 +161,8 @@ void Executor::Pump() {
     summary_.finish = backend_.Now();
     summary_.compute_ns = compute_ns_;
     summary_.comm_ns = comm_ns_;
-    summary_.exposed_comm_ns = summary_.finish - summary_.start - compute_ns_;
+    summary_.exposed_comm_ns = summary_.finish - summary_.start - compute_ns_ - summary_.stall_ns;
+    summary_.compute_excess_ns = compute_excess_ns_;
     if (recorder_ != nullptr) recorder_->OnRankDone(summary_);
     if (done_) done_(status_);
   }
@@ -175,7 +205,12 @@ bool Executor::TryIssue(const Op& op) {
       // Like a kernel queued behind the one that just finished, a compute op starts at the
       // moment its last dependency completed, not when this loop got round to it: sleeping
       // to an absolute deadline keeps a long chain of compute from drifting late.
-      const TimeNs d = compute_.Duration(op);
+      TimeNs d = compute_.Duration(op);
+      if (fault_iteration_ >= 1 && !op.is_cpu_op) {
+        const TimeNs traced = d;
+        d = faults_->Apply(traced, fault_iteration_, op.id);
+        compute_excess_ns_ = SaturatingAdd(compute_excess_ns_, d - traced);
+      }
       if (!op.is_cpu_op) compute_ns_ = SaturatingAdd(compute_ns_, d);
       f.start = std::min(f.start, ready_time_);
       f.end_target = SaturatingAdd(f.start, d);  // the backend refuses a time past the end
@@ -537,11 +572,16 @@ void Executor::Fail(Status status) {
 TimeNs Executor::busy_until() const {
   TimeNs until = 0;
   for (const auto& [id, f] : in_flight_) until = std::max(until, f->end_target);
+  if (stalled_) until = std::max(until, stall_until_);
   return until;
 }
 
 std::string Executor::DescribePending() const {
   std::ostringstream out;
+  if (stalled_) {
+    out << "  rank " << rank_ << " stalls (a compute fault of the --faults schedule) for "
+        << FormatDuration(stall_until_ - backend_.Now()) << " more\n";
+  }
   for (const auto& [id, f] : in_flight_) {
     const Op& op = f->op;
     out << "  rank " << rank_ << " node " << id << " (" << op.name << ", " << OpKindName(op.kind);
@@ -562,7 +602,7 @@ std::string Executor::DescribePending() const {
                                            : "")
         << "\n";
   }
-  if (in_flight_.empty() && ready_ops_.empty() && !graph_.AllComplete()) {
+  if (!stalled_ && in_flight_.empty() && ready_ops_.empty() && !graph_.AllComplete()) {
     out << "  rank " << rank_ << ": nothing in flight or ready, " << graph_.completed() << " of "
         << graph_.size() << " nodes done\n";
   }

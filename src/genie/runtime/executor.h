@@ -13,6 +13,11 @@
 // group's collective sequence number; bit 62 is left to the caller (e.g. iteration barriers);
 // bit 63 marks point-to-point SEND/RECV.
 //
+// Compute faults (ExecutorConfig::compute_faults, compute/faulted_compute.h): a GPU compute op
+// takes the trace's time times the faults' factor for its iteration; a stall holds the whole
+// rank (nothing issues) for its length at the iteration's start. CPU ops are the host's and
+// replay as traced. Warm-up iterations run without faults.
+//
 // Issue order (SetIssueOrder, predictions only): each group's collectives issue in a given order
 // — a measured iteration's — however the simulated timing orders their readiness.
 //
@@ -32,6 +37,7 @@
 #include "genie/collective/buffer_layout.h"
 #include "genie/common/status.h"
 #include "genie/compute/compute_model.h"
+#include "genie/compute/faulted_compute.h"
 #include "genie/record/recorder.h"
 #include "genie/runtime/backend.h"
 #include "genie/runtime/collective_runner.h"
@@ -76,6 +82,9 @@ class Executor {
   // then the rank is busy by design, not stuck.
   TimeNs busy_until() const;
   // --verify: collectives whose final buffers were checked, and those too odd-sized to check.
+  // Compute faults: when each took effect on this rank (in order), then those that never did
+  // (the last measured iteration started so far counts as the run's last).
+  std::vector<compute::ComputeFaultEvent> ComputeFaultEvents() const;
   uint64_t verified() const { return verified_; }
   uint64_t unverifiable() const { return unverifiable_; }
 
@@ -118,6 +127,13 @@ class Executor {
   record::Recorder* recorder_;
   compute::ComputeModel compute_;
   int rank_;
+  std::unique_ptr<compute::FaultedCompute> faults_;  // null: no compute fault names this rank
+  int fault_iteration_ = 0;       // the measured iteration running (from 1); 0: none, warm-up
+  int last_fault_iteration_ = 0;  // the last one started
+  std::vector<compute::ComputeFaultEvent> fault_events_;
+  TimeNs compute_excess_ns_ = 0;
+  bool stalled_ = false;     // in a stall at the iteration's start: nothing issues
+  TimeNs stall_until_ = 0;
 
   int iteration_ = 0;
   std::function<void(const Status&)> done_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "genie/collective/collective_spec.h"
+#include "genie/compute/compute_fault.h"
 #include "genie/compute/compute_model.h"
 #include "genie/config/memory_config.h"
 #include "genie/runtime/collective_runner.h"
@@ -31,6 +32,11 @@ struct CollectiveChoice {
 struct ExecutorConfig {
   int world_size = 0;
   compute::ComputeParams compute;
+  // Compute faults of a --faults schedule (null: none), shared by every rank; and the measured
+  // iteration (from 1) that Executor::Start's iteration 0 stands for — a prediction of measured
+  // iteration k simulates one iteration with k here; 0 there applies none.
+  std::shared_ptr<const compute::ComputeFaultSchedule> compute_faults;
+  int fault_iteration_base = 1;
   LocalCosts costs;
   // MEM_LOAD / MEM_STORE cost model (memory.json); none given = such nodes take no time.
   std::optional<config::MemoryConfig> memory;

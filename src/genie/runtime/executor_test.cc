@@ -268,6 +268,76 @@ TEST_F(ExecutorTest, AComputeOpAlreadyOverWhenIssuedCompletesWithoutATimer) {
   EXPECT_EQ(executors_[0]->summary().compute_ns, 17'000);
 }
 
+// One rank's iterations `first`, first + 1, ... (as IterationDriver numbers them: negative =
+// warm-up) one after another; each iteration's summary.
+std::vector<record::RankSummary> RunIterations(FakeWorld& world, Executor& ex,
+                                               workload::RankGraph& graph, int first, int count) {
+  std::vector<record::RankSummary> out;
+  for (int i = first; i < first + count; ++i) {
+    if (i > first) graph.Reset();
+    bool done = false;
+    ex.Start(i, [&done](const Status& st) {
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      done = true;
+    });
+    world.Run();
+    EXPECT_TRUE(done);
+    out.push_back(ex.summary());
+  }
+  return out;
+}
+
+// A compute fault scales the GPU ops of its iterations (not CPU ops, not warm-ups) and a stall
+// holds the rank at its iteration's start; the summary says by how much, the events when.
+TEST_F(ExecutorTest, ComputeFaultsSlowTheGpuOpsOfTheirIterationsAndStallTheirStart) {
+  auto schedule = compute::ParseComputeFaults(
+      "faults:\n  - {rank: 0, iteration: 2, iterations: 1, compute: 1.5x}\n"
+      "  - {rank: 0, iteration: 3, stall: 4us}\n  - {rank: 1, compute: 3x}\n",
+      "f.yml");
+  ASSERT_TRUE(schedule.ok()) << schedule.status().message();
+  config_.compute_faults = std::make_shared<compute::ComputeFaultSchedule>(*schedule);
+  config_.world_size = 1;
+  graphs_.push_back(Graph(0, {Comp(1, 10), Comp(2, 6, {1}), Comp(3, 2, {}, /*cpu=*/true)}));
+  backends_.push_back(std::make_unique<FakeBackend>(world_, 0, 1));
+  executors_.push_back(std::make_unique<Executor>(*graphs_[0], config_, *backends_[0], nullptr));
+  // Iterations -1 (warm-up), 0, 1, 2: measured 1, 2 and 3.
+  auto s = RunIterations(world_, *executors_[0], *graphs_[0], -1, 4);
+  ASSERT_EQ(s.size(), 4u);
+  for (int i : {0, 1, 3}) {
+    EXPECT_EQ(s[i].compute_ns, 16'000) << i;
+    EXPECT_EQ(s[i].compute_excess_ns, 0) << i;
+  }
+  EXPECT_EQ(s[2].compute_ns, 24'000);  // measured iteration 2: 15 + 9 us; the CPU op 2 us still
+  EXPECT_EQ(s[2].compute_excess_ns, 8'000);
+  EXPECT_EQ(s[2].finish - s[2].start, 24'000);
+  EXPECT_EQ(s[3].stall_ns, 4'000);  // measured 3: the chain starts after the stall
+  EXPECT_EQ(s[3].finish - s[3].start, 20'000);
+  EXPECT_EQ(s[3].exposed_comm_ns, 0);
+  auto events = executors_[0]->ComputeFaultEvents();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].action, "apply");
+  EXPECT_EQ(events[0].iteration, 2);
+  EXPECT_EQ(events[0].at_ns, s[2].start);
+  EXPECT_EQ(events[1].action, "undo");  // at 3's start, in the schedule's order
+  EXPECT_EQ(events[1].iteration, 3);
+  EXPECT_EQ(events[2].action, "stall");
+  EXPECT_EQ(events[2].at_ns, s[3].start);
+}
+
+// A prediction of measured iteration k runs one iteration (Start(0)) standing for k.
+TEST_F(ExecutorTest, ComputeFaultsFollowTheMeasuredIterationAPredictionStandsFor) {
+  auto schedule = compute::ParseComputeFaults(
+      "faults:\n  - {rank: 0, iteration: 5, compute: 2x}\n", "f.yml");
+  ASSERT_TRUE(schedule.ok());
+  config_.compute_faults = std::make_shared<compute::ComputeFaultSchedule>(*schedule);
+  for (int base : {0, 4, 5}) {
+    config_.fault_iteration_base = base;
+    auto out = RunAll({{Comp(1, 10)}});
+    ASSERT_TRUE(out[0].has_value() && out[0]->ok());
+    EXPECT_EQ(executors_[0]->summary().compute_ns, base == 5 ? 20'000 : 10'000) << base;
+  }
+}
+
 TEST_F(ExecutorTest, ReadyNodesIssueInIdOrderOneGpuComputeAtATimeCpuBeside) {
   // All ready at once: 3 and 5 share the GPU, so 5 waits for 3; 4 is a CPU op and runs beside.
   auto out = RunAll({{Comp(5, 5), Comp(3, 3), Comp(4, 10, {}, true)}});

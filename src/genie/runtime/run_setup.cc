@@ -194,6 +194,18 @@ Result<RunSetup> PrepareRun(const SetupFlags& flags, trace::WorkloadFiles files)
     GENIE_ASSIGN_OR_RETURN(e.plan.slice_bytes, ParseBytes(flags.slice));
   }
   e.verify = flags.verify;
+  if (!flags.faults.empty()) {
+    GENIE_ASSIGN_OR_RETURN(compute::ComputeFaultSchedule faults,
+                           compute::LoadComputeFaults(flags.faults));
+    GENIE_RETURN_IF_ERROR(compute::CheckRanks(faults, e.world_size));
+    setup.network_faults = faults.network_faults;
+    for (const auto& f : faults.faults) {
+      setup.notes.push_back("compute fault (" + flags.faults + "): " + f.Describe());
+    }
+    if (!faults.faults.empty()) {
+      e.compute_faults = std::make_shared<const compute::ComputeFaultSchedule>(std::move(faults));
+    }
+  }
   return setup;
 }
 

@@ -36,6 +36,9 @@ struct SetupFlags {
   std::optional<double> goodput;
   std::optional<double> message_overhead_ns;
   bool verify = false;
+  // --faults: a fault schedule; its compute faults (rank:) are this run's (ExecutorConfig), its
+  // network faults the testbed's (genie run's rank 0 plays them).
+  std::string faults;
 };
 
 struct RunSetup {
@@ -46,6 +49,7 @@ struct RunSetup {
   workload::ReadOptions read;
   ExecutorConfig exec;
   std::vector<std::string> notes;  // defaults chosen, printed at start
+  int network_faults = 0;          // --faults: its entries with link: (the testbed's to play)
 
   int world_size() const { return exec.world_size; }
   nlohmann::json ToJson() const;   // configs as used

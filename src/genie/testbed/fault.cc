@@ -78,7 +78,11 @@ std::string Fault::Describe() const {
 
 Status ValidateFault(const Fault& f) {
   auto bad = [&](const std::string& m) { return Status::InvalidArgument(f.link + ": " + m); };
-  if (f.link.empty()) return Status::InvalidArgument("a fault needs a link (h3, h3:1, l0-s1)");
+  if (f.link.empty()) {
+    return Status::InvalidArgument(
+        "a fault needs a link (h3, h3:1, l0-s1), or a rank for a compute fault (rank: 3, "
+        "compute: 1.5x)");
+  }
   switch (f.kind) {
     case FaultKind::kRate:
       if (f.rate_bps < 100'000) return bad("rate under 100kbit stalls TCP; use a link down instead");
@@ -123,6 +127,21 @@ Result<FaultSchedule> ParseFaultSchedule(const std::string& text, const std::str
     ++index;
     const std::string where = fmt::format("{}: fault {}", origin, index);
     if (!n.IsMap()) return Status::InvalidArgument(where + ": expected a mapping (link: h3, ...)");
+    // A rank's entry is a compute fault, read (and checked) by compute/compute_fault.h.
+    bool compute = false, link = false;
+    for (const auto& kv : n) {
+      compute = compute || kv.first.as<std::string>() == "rank";
+      link = link || kv.first.as<std::string>() == "link";
+    }
+    if (compute && link) {
+      return Status::InvalidArgument(where + ": both link and rank: a fault changes a link (a "
+                                             "network fault) or a rank's compute, not both; "
+                                             "write two entries");
+    }
+    if (compute) {
+      ++out.compute_faults;
+      continue;
+    }
     Fault f;
     int kinds = 0;
     try {

@@ -49,10 +49,12 @@ Result<double> ParseLoss(const std::string& text);
 // Checks ranges (loss in (0, 1), delay <= 10 s, flaps 1..1000, ...).
 Status ValidateFault(const Fault& fault);
 
-// A schedule file: `faults:` list (and an optional `testbed:` name).
+// A schedule file: `faults:` list (and an optional `testbed:` name). Entries with `rank:` are
+// compute faults (compute/compute_fault.h reads them): counted here, not read.
 struct FaultSchedule {
   std::string testbed;  // "" when the file does not say
   std::vector<Fault> faults;
+  int compute_faults = 0;
 };
 Result<FaultSchedule> ParseFaultSchedule(const std::string& text, const std::string& origin);
 Result<FaultSchedule> LoadFaultSchedule(const std::string& path);

@@ -74,6 +74,20 @@ TEST(FaultSchedule, MistakesNameTheFaultAndTheKey) {
   check("faults:\n  - {link: h3, delay: 5ms, jitter: 10ms}\n", "jitter");
   check("faults:\n  - {link: h3, direction: up, down: true}\n", "direction 'up'");
   check("links: []\n", "expected `faults:`");
+  check("faults:\n  - {link: h3, rank: 1, compute: 2x}\n", "fault 1: both link and rank");
+  check("faults:\n  - {rate: 1gbit}\n", "or a rank for a compute fault");
+}
+
+// A rank's entries are compute faults (compute/compute_fault.h): counted, left to that reader.
+TEST(FaultSchedule, LeavesComputeFaultsToTheirReader) {
+  auto s = ParseFaultSchedule(
+      "faults:\n  - {rank: 3, compute: 1.5x}\n  - {link: h1, loss: 1%}\n"
+      "  - {rank: all, jitter: {sd: 10%, seed: 7}}\n",
+      "f.yml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->faults.size(), 1u);
+  EXPECT_EQ(s->faults[0].link, "h1");
+  EXPECT_EQ(s->compute_faults, 2);
 }
 
 TEST(FaultExpand, TimedFaultsBecomeApplyAndUndo) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "genie/common/input_file.h"
@@ -169,6 +170,32 @@ json FaultsJson(const json& testbed, const std::vector<IterationStep>& steps, Ti
     }
     out.push_back(e);
   }
+  return out;
+}
+
+// Compute faults (provenance.compute_faults, every rank's events) as fault events: one per
+// fault, action and iteration, at its earliest rank's time, on the iteration it names.
+json ComputeFaultsJson(const json& events, TimeNs origin) {
+  json out = json::array();
+  if (!events.is_array()) return out;
+  std::map<std::tuple<int64_t, int64_t, std::string>, json> grouped;
+  for (const auto& f : events) {
+    if (!f.is_object()) continue;
+    const int64_t iteration = record::IntField(f, "iteration", 0);
+    const TimeNs at = record::IntField(f, "at_ns", 0);
+    json& e = grouped[{iteration, record::IntField(f, "entry", 0), f.value("action", "?")}];
+    if (e.is_null()) {
+      e = {{"action", f.value("action", "?")},
+           {"fault", "compute: " + f.value("fault", "?")},
+           {"t_s", static_cast<double>(at - origin) / 1e9},
+           {"iteration", iteration >= 1 ? json(iteration - 1) : json()},  // results count from 0
+           {"ranks", json::array()}};
+      if (f.contains("reason")) e["reason"] = f["reason"];
+    }
+    e["t_s"] = std::min(e["t_s"].get<double>(), static_cast<double>(at - origin) / 1e9);
+    e["ranks"].push_back(record::IntField(f, "rank", 0));
+  }
+  for (auto& [key, e] : grouped) out.push_back(std::move(e));
   return out;
 }
 
@@ -350,6 +377,11 @@ Result<json> RunPanel(const json& results, const std::string& name, const std::s
   }
   p["expectations"] = expectations;
   p["faults"] = FaultsJson(provenance.value("testbed", json()), steps, FirstStart(rec.ops));
+  TimeNs origin = FirstStart(rec.ops);  // compute faults: from the first iteration's start
+  for (const auto& r : rec.ranks) origin = std::min(origin, r.start);
+  for (auto& e : ComputeFaultsJson(provenance.value("compute_faults", json()), origin)) {
+    p["faults"].push_back(std::move(e));
+  }
   p["counters"] = CountersJson(provenance);
   if (results.contains("localization") && results["localization"].is_object()) {
     p["heatmap"] = HeatMap(results["localization"]);

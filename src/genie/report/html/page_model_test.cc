@@ -98,6 +98,12 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
          {{{"node", "h0"}, {"link", "h0:s0"}, {"tx_bytes", 100}, {"rx_bytes", 200}},
           {{"node", "s0"}, {"link", "h0:s0"}, {"qdisc_drops", 7}}}},
         {"hosts", {{{"host", "h0"}, {"tcp_retrans_segs", 3}, {"tcp_out_segs", 1000}}}}}}};
+  // Compute faults of two ranks at measured iteration 2 (results' 1): one event, both ranks.
+  results["provenance"]["compute_faults"] = {
+      {{"fault", "every rank: compute 2x from iteration 2"}, {"entry", 1}, {"rank", 1},
+       {"action", "apply"}, {"iteration", 2}, {"at_ns", 101000}},
+      {{"fault", "every rank: compute 2x from iteration 2"}, {"entry", 1}, {"rank", 0},
+       {"action", "apply"}, {"iteration", 2}, {"at_ns", 100000}}};
   auto p = RunPanel(results, "r.json");
   ASSERT_TRUE(p.ok()) << p.status().message();
   ASSERT_EQ((*p)["expectations"].size(), 1u);
@@ -112,7 +118,11 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   EXPECT_EQ(x["ops_behind"][0]["node"], 5);
   EXPECT_NEAR(x["ops_behind"][0]["ratio"].get<double>(), 2.0, 1e-9);
   const json& f = (*p)["faults"];
-  ASSERT_EQ(f.size(), 4u);
+  ASSERT_EQ(f.size(), 5u);
+  EXPECT_EQ(f[4]["fault"], "compute: every rank: compute 2x from iteration 2");
+  EXPECT_EQ(f[4]["iteration"], 1);
+  EXPECT_EQ(f[4]["ranks"], json({1, 0}));
+  EXPECT_NEAR(f[4]["t_s"].get<double>(), 150000e-9, 1e-12);  // from the warm-up's start
   // A fault that never took effect says so and why, and has no place on the chart.
   EXPECT_EQ(f[3]["action"], "not applied");
   EXPECT_EQ(f[3]["reason"], "iteration 9 was never reached");
