@@ -22,7 +22,7 @@ struct Fold {
   int Member(int v) const { return v < r ? 2 * v + 1 : v + r; }
 };
 
-int BitReverse(int v, int bits) {
+int ReverseBits(int v, int bits) {
   int out = 0;
   for (int i = 0; i < bits; ++i) {
     if (v & (1 << i)) out |= 1 << (bits - 1 - i);
@@ -43,7 +43,7 @@ struct SuperBlocks {
 SuperBlocks MakeSuperBlocks(const PhaseSpec& p, const Fold& f) {
   SuperBlocks sb;
   for (int pos = 0; pos < f.p; ++pos) {
-    const int v = BitReverse(pos, f.bits);
+    const int v = ReverseBits(pos, f.bits);
     if (v < f.r) {
       sb.at.push_back(Span(p.blocks[static_cast<size_t>(2 * v)],
                            p.blocks[static_cast<size_t>(2 * v + 1)]));
@@ -148,7 +148,7 @@ void AllGather(const PhaseSpec& p, const Fold& f, PhaseBuilder* b) {
   if (p.me < 2 * f.r) last = {b->Recv(p.me - 1, p.blocks[static_cast<size_t>(p.me - 1)], false)};
   const SuperBlocks sb = MakeSuperBlocks(p, f);
   const int v = f.Virtual(p.me);
-  const int pos = BitReverse(v, f.bits);
+  const int pos = ReverseBits(v, f.bits);
   int a = pos, e = pos + 1;
   // Distance p/2 first: bit k = bits-1 of v is bit 0 of the position, so the partner's range
   // is adjacent to ours and the same size.

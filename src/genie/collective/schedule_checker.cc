@@ -121,7 +121,7 @@ Status CheckStructure(const CollectiveSpec& spec, const std::vector<Schedule>& a
   return Status::Ok();
 }
 
-bool Overlap(ByteRange a, ByteRange b) {
+bool Overlaps(ByteRange a, ByteRange b) {
   return a.length > 0 && b.length > 0 && a.offset < b.offset + b.length &&
          b.offset < a.offset + a.length;
 }
@@ -175,7 +175,7 @@ Status CheckRaces(const Schedule& s, const CheckOptions& opt) {
         const Step& a = s.steps[p.begin + i];
         const Step& b = s.steps[p.begin + j];
         const bool both_reduce = a.kind == StepKind::kRecvReduce && b.kind == StepKind::kRecvReduce;
-        if ((other.write || cur.write) && !both_reduce && Overlap(other.r, cur.r)) {
+        if ((other.write || cur.write) && !both_reduce && Overlaps(other.r, cur.r)) {
           return Status::InvalidArgument("schedule check: " + StepName(s, p.begin + i) + " and " +
                                          StepName(s, p.begin + j) +
                                          " touch the same bytes with nothing ordering them");

@@ -14,7 +14,7 @@ namespace genie::config {
 namespace {
 using json = nlohmann::json;
 
-std::string Num(double v) {
+std::string NumText(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
@@ -79,8 +79,8 @@ Result<MemoryConfig> ParseMemoryConfig(const std::string& text, const std::strin
     }
     const double d = j[key].get<double>();
     if (!(d >= lo && d <= hi) && !(zero_ok && d == 0)) {
-      return err(key, Num(d) + " is out of range; give " + (zero_ok ? "0 or " : "") +
-                          "a number from " + Num(lo) + " to " + Num(hi) + unit);
+      return err(key, NumText(d) + " is out of range; give " + (zero_ok ? "0 or " : "") +
+                          "a number from " + NumText(lo) + " to " + NumText(hi) + unit);
     }
     *out = d;
     return Status::Ok();

@@ -38,14 +38,14 @@ using runtime::RealBackend;
 constexpr size_t kLabelBytes = 64;
 
 // Tags: the same sequence on every rank, unique per phase, round and purpose.
-uint64_t Tag(int phase, int round, int purpose) {
+uint64_t DoctorTag(int phase, int round, int purpose) {
   return (static_cast<uint64_t>(phase) << 40) | (static_cast<uint64_t>(round) << 20) |
          static_cast<uint64_t>(purpose);
 }
 enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm, kSteps };
 // At most this many slow directions are measured again alone (more: the fault is broad).
 constexpr int kMaxConfirm = 64;
-constexpr int kRepeats = 2;  // measurements of each direction
+constexpr int kDirectionRepeats = 2;  // measurements of each direction
 
 class Scan {
  public:
@@ -63,8 +63,8 @@ class Scan {
         me_(b.rank()),
         k_(std::max<Bytes>(2, (o.bytes + o.message - 1) / o.message)),
         steps_(
-            b, ring_group, shaper, [](int round) { return Tag(kSteps, round, 0); },
-            Tag(kGather, 2, 0), [this](int which) { return Barrier(1000 + which); }) {
+            b, ring_group, shaper, [](int round) { return DoctorTag(kSteps, round, 0); },
+            DoctorTag(kGather, 2, 0), [this](int which) { return Barrier(1000 + which); }) {
     const auto n = static_cast<size_t>(n_);
     rx_gbps_.assign(n, std::nan(""));
     rtt_us_.assign(n, std::nan(""));
@@ -81,7 +81,7 @@ class Scan {
         // Each direction twice and the round trips before and after, keeping the better
         // figures: a fault slows both, a moment of scheduler noise on a busy machine only one.
         if (!Pings(a, c, round, 0)) return false;
-        for (int rep = 0; rep < kRepeats; ++rep) {
+        for (int rep = 0; rep < kDirectionRepeats; ++rep) {
           if (!Direction(a, c, round, 2 * rep) || !Direction(c, a, round, 2 * rep + 1)) return false;
         }
         if (!Pings(a, c, round, 1)) return false;
@@ -96,9 +96,9 @@ class Scan {
     Batch batch(b_);
     uint8_t flag = go ? 1 : 0;
     if (me_ == 0) {
-      for (int p = 1; p < n_; ++p) batch.Send(p, Tag(kGather, 1, 0), 1, &flag);
+      for (int p = 1; p < n_; ++p) batch.Send(p, DoctorTag(kGather, 1, 0), 1, &flag);
     } else {
-      batch.Recv(0, Tag(kGather, 1, 0), 1, &flag);
+      batch.Recv(0, DoctorTag(kGather, 1, 0), 1, &flag);
     }
     if (!batch.Wait()) return false;
     if (flag == 0) return true;
@@ -122,8 +122,8 @@ class Scan {
     const Bytes row_bytes = row.size() * sizeof(double);
     Batch batch(b_);
     if (me_ != 0) {
-      batch.Send(0, Tag(kGather, 0, 0), kLabelBytes, label.data());
-      batch.Send(0, Tag(kGather, 0, 1), row_bytes, row.data());
+      batch.Send(0, DoctorTag(kGather, 0, 0), kLabelBytes, label.data());
+      batch.Send(0, DoctorTag(kGather, 0, 1), row_bytes, row.data());
       return batch.Wait();
     }
     const auto n = static_cast<size_t>(n_);
@@ -133,8 +133,8 @@ class Scan {
     labels[0] = label;
     for (int p = 1; p < n_; ++p) {
       const auto i = static_cast<size_t>(p);
-      batch.Recv(p, Tag(kGather, 0, 0), kLabelBytes, labels[i].data());
-      batch.Recv(p, Tag(kGather, 0, 1), row_bytes, rows[i].data());
+      batch.Recv(p, DoctorTag(kGather, 0, 0), kLabelBytes, labels[i].data());
+      batch.Recv(p, DoctorTag(kGather, 0, 1), row_bytes, rows[i].data());
     }
     if (!batch.Wait()) return false;
     scan->gbps.assign(n, std::vector<double>(n, std::nan("")));
@@ -175,7 +175,7 @@ class Scan {
   // One direction from -> to, alone on the path (pair_probe.h says how it is timed).
   bool Direction(int from, int to, int round, int which) {
     DirectionFigures f;
-    if (!MeasureDirection(b_, from, to, Tag(kPairwise, round, 10 * which), o_.message, k_, &f)) {
+    if (!MeasureDirection(b_, from, to, DoctorTag(kPairwise, round, 10 * which), o_.message, k_, &f)) {
       return false;
     }
     if (me_ == to) {
@@ -197,7 +197,7 @@ class Scan {
   // the two times it measures them).
   bool Pings(int a, int c, int round, int rep) {
     double median = std::nan("");
-    if (!MeasurePings(b_, a, c, Tag(kPairwise, round, 100 + 2 * rep), o_.pings, &median)) {
+    if (!MeasurePings(b_, a, c, DoctorTag(kPairwise, round, 100 + 2 * rep), o_.pings, &median)) {
       return false;
     }
     if (me_ == a && !std::isnan(median)) {
@@ -212,7 +212,7 @@ class Scan {
   // `quiet` runs on rank 0 while every rank waits in the barrier (nothing of the scan moves).
   bool Barrier(int which, const std::function<void()>& quiet = nullptr) {
     Batch batch(b_);
-    const uint64_t in = Tag(kBarrier, which, 0), out = in + 1;
+    const uint64_t in = DoctorTag(kBarrier, which, 0), out = in + 1;
     if (me_ == 0) {
       for (int p = 1; p < n_; ++p) batch.Recv(p, in, 0);
       if (!batch.Wait()) return false;
@@ -239,14 +239,14 @@ class Scan {
     std::vector<double> mine(rx_gbps_);
     mine.insert(mine.end(), rtt_us_.begin(), rtt_us_.end());
     if (me_ != 0) {
-      batch.Send(0, Tag(kConfirm, 0, 0), mine.size() * sizeof(double), mine.data());
-      batch.Recv(0, Tag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
+      batch.Send(0, DoctorTag(kConfirm, 0, 0), mine.size() * sizeof(double), mine.data());
+      batch.Recv(0, DoctorTag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
       if (!batch.Wait()) return false;
     } else {
       std::vector<std::vector<double>> rows(n, std::vector<double>(2 * n));
       rows[0] = mine;
       for (int p = 1; p < n_; ++p) {
-        batch.Recv(p, Tag(kConfirm, 0, 0), 2 * n * sizeof(double),
+        batch.Recv(p, DoctorTag(kConfirm, 0, 0), 2 * n * sizeof(double),
                    rows[static_cast<size_t>(p)].data());
       }
       if (!batch.Wait()) return false;
@@ -292,7 +292,7 @@ class Scan {
       list[0] = transfers;
       list[1] = trips;
       for (int p = 1; p < n_; ++p) {
-        batch.Send(p, Tag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
+        batch.Send(p, DoctorTag(kConfirm, 0, 1), list.size() * sizeof(int32_t), list.data());
       }
       if (!batch.Wait()) return false;
     }
@@ -365,7 +365,7 @@ class Scan {
   bool Pattern(int phase, int rep, const std::vector<int>& to, const std::vector<int>& from,
                Bytes count, double* rate) {
     Batch batch(b_);
-    const uint64_t data = Tag(phase, rep, 0), go = data + 1;
+    const uint64_t data = DoctorTag(phase, rep, 0), go = data + 1;
     std::vector<TimeNs> at;
     TimeNs start = 0;
     for (int p : from) {
@@ -395,7 +395,7 @@ class Scan {
     const Bytes a2a = std::max<Bytes>(1, (k_ + n_ - 2) / static_cast<Bytes>(n_ - 1));
     const std::vector<int> to_root = me_ == 0 ? none : std::vector<int>{0};
     const std::vector<int> at_root = me_ == 0 ? others : none;
-    for (int rep = 0; rep < kRepeats; ++rep) {
+    for (int rep = 0; rep < kDirectionRepeats; ++rep) {
       const bool ok = Barrier(3 * rep) && Pattern(kRing, rep, {next}, {prev}, k_, &ring_gbps_) &&
                       Barrier(3 * rep + 1) &&
                       Pattern(kIncast, rep, to_root, at_root, incast, &incast_gbps_) &&

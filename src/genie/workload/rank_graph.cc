@@ -12,7 +12,7 @@ namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
 
-std::string Named(const char* name, const std::string& text) {
+std::string WithName(const char* name, const std::string& text) {
   return "[" + std::string(name) + "] " + text;
 }
 
@@ -56,7 +56,7 @@ void RankGraph::AddWarning(const char* name, const std::string& message) {
   ++count;
   if (count == 1) {
     warning_slot_[name] = warnings_.size();
-    warnings_.push_back(Named(name, message));
+    warnings_.push_back(WithName(name, message));
   } else {
     // Keep one line per name; say how many nodes it concerned.
     std::string& line = warnings_[warning_slot_[name]];
@@ -84,7 +84,7 @@ Status RankGraph::Index() {
                                 " nodes) is not a valid Node: " + s.message());
     }
     if (header.type >= type_counts_.size()) {
-      return Status::InvalidArgument(Named(
+      return Status::InvalidArgument(WithName(
           kErrUnknownNodeType, where + ": node " + std::to_string(header.id) + " at byte " +
                                    std::to_string(offset) + " has node type " +
                                    std::to_string(header.type) +
@@ -130,7 +130,7 @@ Status RankGraph::Index() {
   for (uint32_t i = 1; i < n; ++i) {
     if (ids_[i - 1] == ids_[i]) {
       return Status::InvalidArgument(
-          Named(kErrDuplicateNodeId, where + ": node id " + std::to_string(ids_[i]) +
+          WithName(kErrDuplicateNodeId, where + ": node id " + std::to_string(ids_[i]) +
                                          " appears twice (bytes " +
                                          std::to_string(std::min(offsets_[i - 1], offsets_[i])) +
                                          " and " +
@@ -174,7 +174,7 @@ Status RankGraph::Index() {
   std::string missing_text = resolve(&data_raw, "data_deps");
   if (missing_count > 0) {
     return Status::InvalidArgument(
-        Named(kErrDataDepMissing, missing_text + "; the trace is incomplete or from a different rank"));
+        WithName(kErrDataDepMissing, missing_text + "; the trace is incomplete or from a different rank"));
   }
   BuildCsr(n, &edges, &data_begin_, &data_edges_);
 
@@ -185,7 +185,7 @@ Status RankGraph::Index() {
   if (missing_count > 0) {
     if (options_.ctrl_deps == ReadOptions::CtrlDeps::kOn) {
       return Status::InvalidArgument(
-          Named(kErrCtrlDepMissing, missing_text + "; use --ctrl-deps auto to ignore them"));
+          WithName(kErrCtrlDepMissing, missing_text + "; use --ctrl-deps auto to ignore them"));
     }
     AddWarning(kWarnCtrlDepMissing, missing_text + "; those ctrl_deps are ignored");
   }
@@ -195,7 +195,7 @@ Status RankGraph::Index() {
   std::vector<NodeId> cycle = FindCycle(false);
   if (!cycle.empty()) {
     return Status::InvalidArgument(
-        Named(kErrDataDepCycle, where + ": data_deps form a cycle: " + ListIds(cycle) +
+        WithName(kErrDataDepCycle, where + ": data_deps form a cycle: " + ListIds(cycle) +
                                     "; the trace cannot run (fix its data_deps)"));
   }
   if (use_ctrl_ && !ctrl_edges_.empty()) {
@@ -204,7 +204,7 @@ Status RankGraph::Index() {
       std::string text = where + ": ctrl_deps form a cycle: " + ListIds(cycle);
       if (options_.ctrl_deps == ReadOptions::CtrlDeps::kOn) {
         return Status::InvalidArgument(
-            Named(kErrCtrlDepCycle, text + "; use --ctrl-deps auto or off"));
+            WithName(kErrCtrlDepCycle, text + "; use --ctrl-deps auto or off"));
       }
       AddWarning(kWarnCtrlDepCycle, text + "; this rank uses data_deps only");
       use_ctrl_ = false;
