@@ -4,9 +4,10 @@
 #
 # As root (network namespaces): the step is replayed as real TCP traffic on a star:8 testbed
 # (8 namespaces, one bridge, every link shaped to 1 Gbit/s), calibrated, then measured beside
-# the flow model's prediction; then the NIC-degradation example (Figure 1 of the paper): a
+# the flow model's prediction; then the NIC-degradation example (Figure 1 of the paper): an
 # all-reduce repeated 15 times, one host's NIC slowed a third of the way through, the slow
-# iterations flagged and the host named. About 1.5 minutes; the testbeds are removed on exit.
+# iterations flagged and the host named. Each step prints its time; the testbeds are removed
+# on exit.
 # Otherwise (or with GENIE_RUN=loopback): the same step over loopback, checked then measured,
 # with the simulated prediction beside it. Changes nothing on the machine.
 # Results go to build/run-default/ (GENIE_RUN_OUT=DIR: there instead).
