@@ -23,17 +23,17 @@
 #include "genie/real_backend/real_backend.h"
 
 using namespace genie;
-using runtime::RealBackend;
+using real_backend::RealBackend;
 
 namespace {
 
 // One rank's side of the stream; returns elapsed ns for rank 0, 0 for rank 1, -1 on error.
-runtime::TransportChoice g_transport;
+real_backend::TransportChoice g_transport;
 bool g_pingpong = false;
 
 TimeNs Side(int rank, const std::string& dir, const std::string& job, Bytes size, int count,
             int channels, int window) {
-  runtime::RealBackendOptions o;
+  real_backend::RealBackendOptions o;
   o.transport = g_transport;
   o.rank = rank;
   o.world_size = 2;

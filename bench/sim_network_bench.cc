@@ -16,6 +16,7 @@ namespace genie::runtime {
 namespace {
 
 using config::TopologyKind;
+using sim_backend::SimBackend;
 
 config::NetworkConfig Switch1024() {
   return {"switch-1024", {TopologyKind::kSwitch}, {1024}, {400.0}, {936.25}};

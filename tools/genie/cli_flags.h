@@ -58,7 +58,7 @@ inline CLI::Validator ByteCount(bool zero_ok) {
 }
 
 // --transport and the libfabric transport's flags (run, netcheck, launch's pass-through).
-inline void AddTransportFlags(CLI::App& app, runtime::TransportChoice& t) {
+inline void AddTransportFlags(CLI::App& app, real_backend::TransportChoice& t) {
   app.add_option("--transport", t.kind,
                  "tcp (kernel sockets) or fabric (libfabric: RoCE/IB, EFA, Slingshot; "
                  "docs/transports.md)")

@@ -100,7 +100,7 @@ GENIE_COMMAND(netcheck, "Check the real network: every rank exchanges verified m
     std::string bind = "127.0.0.1";
     std::string tcp_congestion;
     std::string peer_timeout = "30s";
-    genie::runtime::TransportChoice transport;
+    genie::real_backend::TransportChoice transport;
   };
   auto a = std::make_shared<Args>();
   app.add_option("--bytes", a->bytes, "Message size per peer per iteration")

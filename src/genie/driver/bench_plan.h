@@ -48,7 +48,7 @@ struct BenchOptions {
   std::string rendezvous;
   std::string job_id;
   std::string tcp_congestion;
-  runtime::TransportChoice transport;  // --transport, --fabric-*
+  real_backend::TransportChoice transport;  // --transport, --fabric-*
   std::string peer_timeout = "30s";
   std::string testbed;
   std::vector<std::string> argv;

@@ -45,7 +45,7 @@ constexpr const char* kCorruptEnv = "GENIE_BENCH_TEST_CORRUPT_RANK";
 // continues from a callback, so nothing blocks the loop.
 class BenchJob {
  public:
-  BenchJob(const BenchPlan& plan, runtime::RealBackend& backend, bool corrupt)
+  BenchJob(const BenchPlan& plan, real_backend::RealBackend& backend, bool corrupt)
       : plan_(plan), backend_(backend), corrupt_(corrupt) {}
 
   void Start(std::function<void(const Status&)> done) {
@@ -301,7 +301,7 @@ class BenchJob {
 
  private:
   const BenchPlan& plan_;
-  runtime::RealBackend& backend_;
+  real_backend::RealBackend& backend_;
   bool corrupt_;
   std::function<void(const Status&)> done_;
   std::string json_path_;
@@ -348,7 +348,7 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
     std::cerr << "genie bench: rank " << env.rank << ": " << identity.status().message() << "\n";
     return launch::kExitBadInput;
   }
-  runtime::RealBackendOptions opt = std::move(*identity);
+  real_backend::RealBackendOptions opt = std::move(*identity);
   opt.channels = o.channels;
   opt.tcp_congestion = o.tcp_congestion;
   opt.transport = o.transport;
@@ -368,7 +368,7 @@ int BenchRank(const BenchOptions& o, const launch::RankEnv& env) {
   if (const char* v = std::getenv(kCorruptEnv); v != nullptr && *v != '\0') {
     corrupt = std::atoi(v) == env.rank;
   }
-  auto backend = runtime::RealBackend::Create(opt);
+  auto backend = real_backend::RealBackend::Create(opt);
   if (!backend.ok()) {
     std::cerr << "genie bench: rank " << env.rank << ": " << backend.status().message() << "\n";
     return backend.status().code() == Status::Code::kInvalidArgument ? launch::kExitBadInput

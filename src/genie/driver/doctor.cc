@@ -32,7 +32,7 @@ namespace genie::driver {
 namespace {
 
 using runtime::Message;
-using runtime::RealBackend;
+using real_backend::RealBackend;
 
 // What a rank sends rank 0 at the end: its label and, per peer, what it measured.
 constexpr size_t kLabelBytes = 64;
@@ -473,7 +473,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   }
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) return fail(identity.status().message(), launch::kExitBadInput);
-  runtime::RealBackendOptions opt = std::move(*identity);
+  real_backend::RealBackendOptions opt = std::move(*identity);
   opt.peer_timeout = o.peer_timeout;
   opt.transport = o.transport;
   const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;

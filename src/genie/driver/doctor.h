@@ -39,7 +39,7 @@ struct DoctorOptions {
   std::string report_path;    // rank 0 writes the HTML page of the scan here ("" = none)
   report::DoctorThresholds thresholds;
   RingStepsMode ring_steps = RingStepsMode::kHealthy;  // --ring-steps
-  runtime::TransportChoice transport;  // --transport, --fabric-*
+  real_backend::TransportChoice transport;  // --transport, --fabric-*
   // Ranks that share a host (one network stack: the same address, or loopback) measure that
   // machine's CPUs and loopback, not a fabric: refused unless this is set, and then every
   // figure is marked loopback and no verdict on the fabric is given.

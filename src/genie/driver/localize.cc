@@ -24,7 +24,7 @@ constexpr int kRepeats = 2;
 // The real ranks' world barrier, as between iterations (iteration_driver.h: a token round the
 // ring, over connections every run has): no rank leaves the probe, and rank 0 clears no fault,
 // while another still measures.
-Status WorldBarrier(runtime::RealBackend& b) {
+Status WorldBarrier(real_backend::RealBackend& b) {
   collective::Schedule schedule = IterationDriver::TokenRingBarrier(b.world_size(), b.rank());
   bool done = false;
   runtime::CollectiveRunner barrier(b, std::move(schedule), kBarrierTags, runtime::LocalCosts{}, 0,
@@ -40,7 +40,7 @@ Status WorldBarrier(runtime::RealBackend& b) {
 
 }  // namespace
 
-Result<nlohmann::json> ProbeUsedLinks(runtime::RealBackend& b, const LocalizeOptions& o) {
+Result<nlohmann::json> ProbeUsedLinks(real_backend::RealBackend& b, const LocalizeOptions& o) {
   const int me = b.rank(), n = b.world_size();
   if (o.message == 0 || o.bytes < o.message) {
     return Status::InvalidArgument("localize: the probe's bytes must be at least one message");

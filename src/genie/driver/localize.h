@@ -35,6 +35,6 @@ struct LocalizeOptions {
 // here, from the peer), "rtt_us" (by the lower rank), "retrans" (fraction of the segments
 // sent to the peer)}]}, one entry per peer it exchanged messages with. Fails when the
 // backend does (a peer gone).
-Result<nlohmann::json> ProbeUsedLinks(runtime::RealBackend& b, const LocalizeOptions& o);
+Result<nlohmann::json> ProbeUsedLinks(real_backend::RealBackend& b, const LocalizeOptions& o);
 
 }  // namespace genie::driver

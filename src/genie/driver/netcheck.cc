@@ -20,7 +20,7 @@ int RunNetcheck(const NetcheckOptions& a) {
     fmt::print(stderr, "genie netcheck: {}\n", env.status().message());
     return 2;
   }
-  runtime::RealBackendOptions o;
+  real_backend::RealBackendOptions o;
   o.rank = env->rank;
   o.world_size = env->world_size;
   o.job_id = env->job_id;
@@ -39,7 +39,7 @@ int RunNetcheck(const NetcheckOptions& a) {
   o.peer_timeout = a.peer_timeout;
   int local = env->local_world_size > 0 ? env->local_world_size : env->world_size;
   o.spin = loop::DefaultSleepPolicy(local).spin;
-  auto created = runtime::RealBackend::Create(o);
+  auto created = real_backend::RealBackend::Create(o);
   if (!created.ok()) {
     fmt::print(stderr, "genie netcheck: rank {}: {}\n", env->rank, created.status().message());
     // Bad input (an address, another job on the rendezvous) is this rank's to report.

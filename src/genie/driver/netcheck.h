@@ -21,7 +21,7 @@ struct NetcheckOptions {
   std::string bind = "127.0.0.1";   // address or interface; a comma list by local rank
   std::string tcp_congestion;       // "" = the system's
   TimeNs peer_timeout = 30'000'000'000;
-  runtime::TransportChoice transport;
+  real_backend::TransportChoice transport;
 };
 
 // This rank's part (rank, world and rendezvous from genie launch's environment). Prints its

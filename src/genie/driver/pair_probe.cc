@@ -9,7 +9,7 @@
 namespace genie::driver {
 
 using runtime::Message;
-using runtime::RealBackend;
+using real_backend::RealBackend;
 
 namespace {
 

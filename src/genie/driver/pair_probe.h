@@ -29,7 +29,7 @@ TcpSegments ReadTcpSegments();
 // Posts operations and runs the loop until all of them completed (or the backend failed).
 class Batch {
  public:
-  explicit Batch(runtime::RealBackend& b) : b_(b) {}
+  explicit Batch(real_backend::RealBackend& b) : b_(b) {}
   void Send(int peer, uint64_t tag, Bytes bytes, const void* data = nullptr,
             std::function<void()> then = nullptr);
   void Recv(int peer, uint64_t tag, Bytes bytes, void* into = nullptr,
@@ -39,7 +39,7 @@ class Batch {
 
  private:
   void Post(bool send, const runtime::Message& m, std::function<void()> then);
-  runtime::RealBackend& b_;
+  real_backend::RealBackend& b_;
   int pending_ = 0;
 };
 
@@ -58,12 +58,12 @@ struct DirectionFigures {
   double gbps = 0;                 // the receiver's
   TcpSegments sender_delta;        // the sender's: segments sent, resent and resent in vain meanwhile
 };
-bool MeasureDirection(runtime::RealBackend& b, int from, int to, uint64_t tag, Bytes message,
+bool MeasureDirection(real_backend::RealBackend& b, int from, int to, uint64_t tag, Bytes message,
                       Bytes count, DirectionFigures* out);
 
 // `pings` small-message round trips started by `a` with `c` (tags tag, tag+1); `a` gets their
 // median in µs, `c` leaves it untouched.
-bool MeasurePings(runtime::RealBackend& b, int a, int c, uint64_t tag, int pings,
+bool MeasurePings(real_backend::RealBackend& b, int a, int c, uint64_t tag, int pings,
                   double* median_us);
 
 }  // namespace genie::driver

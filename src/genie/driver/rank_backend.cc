@@ -9,9 +9,9 @@
 
 namespace genie::driver {
 
-Result<runtime::RealBackendOptions> RankBackendOptions(const launch::RankEnv& env,
+Result<real_backend::RealBackendOptions> RankBackendOptions(const launch::RankEnv& env,
                                                         const std::string& bind) {
-  runtime::RealBackendOptions opt;
+  real_backend::RealBackendOptions opt;
   opt.rank = env.rank;
   opt.world_size = env.world_size;
   opt.job_id = env.job_id.empty() ? "genie" : env.job_id;

@@ -15,7 +15,7 @@ namespace genie::driver {
 // Under a launcher's store with no job id given (mpiexec), the job id is the launcher's name for
 // the job (net/launcher_kvs.h; this opens the store's session). Fails with the --bind
 // resolution's error (prefixed "--bind: ") or the store's; the caller names the rank.
-Result<runtime::RealBackendOptions> RankBackendOptions(const launch::RankEnv& env,
+Result<real_backend::RealBackendOptions> RankBackendOptions(const launch::RankEnv& env,
                                                         const std::string& bind);
 
 // The host a rank names itself by in findings: `given`, else GENIE_HOST (set by `genie launch

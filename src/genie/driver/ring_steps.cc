@@ -54,7 +54,7 @@ Shaper ShaperOf(const testbed::Layout& layout) {
   return s;
 }
 
-RingSteps::RingSteps(runtime::RealBackend& b, int ring_group, Shaper shaper, TagFn steps_tag,
+RingSteps::RingSteps(real_backend::RealBackend& b, int ring_group, Shaper shaper, TagFn steps_tag,
                      uint64_t gather_tag, BarrierFn barrier)
     : b_(b),
       n_(b.world_size()),

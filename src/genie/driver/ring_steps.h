@@ -42,7 +42,7 @@ class RingSteps {
   // all ranks (within a bucket the spine does not slow them, and a job's rings span the
   // leaves); 0, or one that does not divide the ranks: one ring of all for everything.
   // `steps_tag` tags the steps' messages, `gather_tag` the figures sent to rank 0.
-  RingSteps(runtime::RealBackend& b, int ring_group, Shaper shaper, TagFn steps_tag,
+  RingSteps(real_backend::RealBackend& b, int ring_group, Shaper shaper, TagFn steps_tag,
             uint64_t gather_tag, BarrierFn barrier);
 
   // Every rank: the steps, this rank's median per size. False when the backend failed.
@@ -53,7 +53,7 @@ class RingSteps {
   nlohmann::json ToJson() const;
 
  private:
-  runtime::RealBackend& b_;
+  real_backend::RealBackend& b_;
   const int n_, me_;
   const int group_;  // ranks per ring
   const Shaper shaper_;

@@ -93,12 +93,12 @@ void PrintProgress(int finished, int total, bool warmup, TimeNs elapsed_ns) {
 
 // Drives the rank's iterations on the real backend until they end or fail; the status says
 // also what the rank was waiting on when a peer was lost.
-Status DriveIterations(const RunOptions& o, runtime::RealBackend& backend,
+Status DriveIterations(const RunOptions& o, real_backend::RealBackend& backend,
                        IterationDriver& driver, TestbedSession* bed) {
   // The driver may still call back after this returns (Abort runs the loop once more, and a
   // due iteration then fails again): the callbacks hold their state, not this frame's.
   auto status = std::make_shared<Status>();
-  runtime::RealBackend* loop = &backend;
+  real_backend::RealBackend* loop = &backend;
   auto stop = [status, loop](const Status& st) {
     if (status->ok()) *status = st;
     loop->Stop();
@@ -196,7 +196,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     std::cerr << "genie run: rank " << env.rank << ": " << identity.status().message() << "\n";
     return 2;
   }
-  runtime::RealBackendOptions opt = std::move(*identity);
+  real_backend::RealBackendOptions opt = std::move(*identity);
   opt.channels = o.setup.channels;
   opt.tcp_congestion = o.tcp_congestion;
   opt.transport = o.transport;
@@ -293,7 +293,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     }
     bed = std::move(*opened);  // null: compute faults only, no testbed
   }
-  auto backend = runtime::RealBackend::Create(opt);
+  auto backend = real_backend::RealBackend::Create(opt);
   if (!backend.ok()) {
     std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
     // Bad input (an address, a host layout) is this rank's to report (2); a peer that failed
@@ -353,7 +353,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                      {"modelled_messages_sent", t.modelled_messages_sent}});
   }
   // Scale figures: what the rank held and how long it took to start (docs/metrics.md).
-  const runtime::StartupTimes& times = (*backend)->startup();
+  const real_backend::StartupTimes& times = (*backend)->startup();
   const TimeNs first_op = driver.first_start();
   nlohmann::json startup = {{"rendezvous_ns", times.rendezvous},
                             {"connect_ns", times.connect},

@@ -32,7 +32,7 @@ struct RunOptions {
   std::string clock_sync = "auto";
   std::string job_id;
   std::string tcp_congestion;
-  runtime::TransportChoice transport;  // --transport, --fabric-provider/-domain/-rma
+  real_backend::TransportChoice transport;  // --transport, --fabric-provider/-domain/-rma
   std::string peer_timeout = "30s";
   int spin_us = -1;
   std::string testbed;  // the `genie testbed` the run is on (rank 0 records its counters)

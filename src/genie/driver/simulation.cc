@@ -52,7 +52,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     for (const auto& w : g->warnings()) spdlog::warn("rank {}: {}", r, w);
     graphs[r] = std::move(g);
   }
-  GENIE_ASSIGN_OR_RETURN(auto backend, runtime::SimBackend::Create(network, model, n));
+  GENIE_ASSIGN_OR_RETURN(auto backend, sim_backend::SimBackend::Create(network, model, n));
   if (fold != nullptr) GENIE_RETURN_IF_ERROR(backend->SetFold(fold));
   // Whole messages, as ASTRA-sim sends them, queue on a link at whole ns, as in ASTRA-sim; the
   // pieces of --slice / --channels keep their fractions of a ns (sim/wire.h).
@@ -170,7 +170,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   });
   for (const auto& s : stats.ranks) stats.end_ns = std::max(stats.end_ns, s.finish);
   stats.events = events;
-  const runtime::SimCounters counters = backend->counters();
+  const sim_backend::SimCounters counters = backend->counters();
   stats.messages = counters.messages_sent;
   stats.bytes = counters.bytes_sent;
   if (exec.compute_faults) {

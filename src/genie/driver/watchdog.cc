@@ -20,7 +20,7 @@ TimeNs ProgressMeter::Idle(TimeNs now, uint64_t bytes, TimeNs last_op) {
   return now - std::max(last_op, last_moved_);
 }
 
-Watchdog::Watchdog(runtime::RealBackend& backend, const IterationDriver& driver,
+Watchdog::Watchdog(real_backend::RealBackend& backend, const IterationDriver& driver,
                    TimeNs peer_timeout, std::function<void(const Status&)> fire)
     : backend_(backend), driver_(driver), meter_(peer_timeout), fire_(std::move(fire)) {}
 

@@ -52,7 +52,7 @@ class ProgressMeter {
 class Watchdog {
  public:
   // `fire` gets a Timeout status naming how long and what the rank waits on.
-  Watchdog(runtime::RealBackend& backend, const IterationDriver& driver, TimeNs peer_timeout,
+  Watchdog(real_backend::RealBackend& backend, const IterationDriver& driver, TimeNs peer_timeout,
            std::function<void(const Status&)> fire);
   // Pending checks are dropped: they may still be on the loop (which runs on, e.g. for the
   // orderly shutdown) when the watchdog is gone.
@@ -68,7 +68,7 @@ class Watchdog {
   void CheckLater();
   uint64_t BytesMoved() const;
 
-  runtime::RealBackend& backend_;
+  real_backend::RealBackend& backend_;
   const IterationDriver& driver_;
   ProgressMeter meter_;
   std::function<void(const Status&)> fire_;

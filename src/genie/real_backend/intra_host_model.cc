@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace genie::runtime {
+namespace genie::real_backend {
 
 Result<IntraHostModel> IntraHostModel::Create(const config::NetworkConfig& host, int world_size) {
   GENIE_ASSIGN_OR_RETURN(sim::Topology topology, sim::Topology::Create(host));
@@ -35,4 +35,4 @@ TimeNs IntraHostModel::Deliver(int src, int dst, Bytes bytes, TimeNs now) {
   return start + topology_.UnawareDelay(a, b, bytes);
 }
 
-}  // namespace genie::runtime
+}  // namespace genie::real_backend

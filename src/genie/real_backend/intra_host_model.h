@@ -21,7 +21,7 @@
 #include "genie/config/network_config.h"
 #include "genie/sim/topology.h"
 
-namespace genie::runtime {
+namespace genie::real_backend {
 
 class IntraHostModel {
  public:
@@ -48,4 +48,4 @@ class IntraHostModel {
   std::vector<int> route_;         // scratch
 };
 
-}  // namespace genie::runtime
+}  // namespace genie::real_backend

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace genie::runtime {
+namespace genie::real_backend {
 namespace {
 
 config::NetworkConfig Switch(int n, double gbps, double latency) {
@@ -45,4 +45,4 @@ TEST(IntraHostModelTest, DelayIsAstraSimsAndTheSendersLinkSerialises) {
 }
 
 }  // namespace
-}  // namespace genie::runtime
+}  // namespace genie::real_backend

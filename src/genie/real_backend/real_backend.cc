@@ -10,7 +10,7 @@
 #include "genie/net/frame.h"
 #include "genie/net/rendezvous.h"
 
-namespace genie::runtime {
+namespace genie::real_backend {
 namespace {
 
 // Clock ping-pongs use tags no Executor or barrier tag takes (those never set all of 63..16).
@@ -333,4 +333,4 @@ Status RealBackend::Shutdown() {
   return transport_->Shutdown(status_.ok() ? options_.peer_timeout : 0);
 }
 
-}  // namespace genie::runtime
+}  // namespace genie::real_backend

@@ -37,7 +37,13 @@
 #include "genie/real_backend/intra_host_model.h"
 #include "genie/runtime/backend.h"
 
-namespace genie::runtime {
+namespace genie::real_backend {
+
+// The executor's side of the seam this backend implements (runtime/backend.h).
+using runtime::Backend;
+using runtime::Callback;
+using runtime::Message;
+using runtime::ScheduleCache;
 
 // Which transport carries the messages (genie run/netcheck --transport and --fabric-*).
 struct TransportChoice {
@@ -205,4 +211,4 @@ class RealBackend final : public Backend, private net::TransportEvents {
   bool aborting_ = false;
 };
 
-}  // namespace genie::runtime
+}  // namespace genie::real_backend

@@ -14,7 +14,7 @@
 #include "genie/net/faulty_transport.h"
 #include "tests/support/temp_dir.h"
 
-namespace genie::runtime {
+namespace genie::real_backend {
 namespace {
 
 using ::genie::testing::TempDir;
@@ -242,4 +242,4 @@ TEST(RealBackendTest, NoRendezvousIsAnError) {
 }
 
 }  // namespace
-}  // namespace genie::runtime
+}  // namespace genie::real_backend

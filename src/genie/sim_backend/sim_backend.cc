@@ -8,7 +8,7 @@
 #include "genie/common/check.h"
 #include "genie/common/checked_math.h"
 
-namespace genie::runtime {
+namespace genie::sim_backend {
 
 // Rank r's window on the shared simulation.
 class SimBackend::RankView final : public Backend {
@@ -442,4 +442,4 @@ nlohmann::json SimBackend::StatsJson(size_t max_links) const {
   return j;
 }
 
-}  // namespace genie::runtime
+}  // namespace genie::sim_backend

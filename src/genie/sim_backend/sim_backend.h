@@ -40,7 +40,13 @@
 #include "genie/sim/symmetry.h"
 #include "genie/sim/topology.h"
 
-namespace genie::runtime {
+namespace genie::sim_backend {
+
+// The executor's side of the seam this backend implements (runtime/backend.h).
+using runtime::Backend;
+using runtime::Callback;
+using runtime::Message;
+using runtime::ScheduleCache;
 
 struct SimCounters {
   uint64_t messages_sent = 0;
@@ -362,4 +368,4 @@ class SimBackend {
   const sim::RankFold* fold_ = nullptr;
 };
 
-}  // namespace genie::runtime
+}  // namespace genie::sim_backend

@@ -13,7 +13,7 @@
 #include "genie/config/network_config.h"
 #include "genie/runtime/collective_runner.h"
 
-namespace genie::runtime {
+namespace genie::sim_backend {
 namespace {
 
 using config::TopologyKind;
@@ -259,9 +259,9 @@ TEST(SimBackendTest, StatsJsonShowsTheBusiestLink) {
 }
 
 }  // namespace
-}  // namespace genie::runtime
+}  // namespace genie::sim_backend
 
-namespace genie::runtime {
+namespace genie::sim_backend {
 namespace {
 
 // A minimal ring all-reduce driven directly on the SimBackend with ASTRA-sim's per-step costs
@@ -361,10 +361,13 @@ TEST(SimBackendOracleTest, RingAllReduceMatchesAstraSimFigures) {
 }
 
 }  // namespace
-}  // namespace genie::runtime
+}  // namespace genie::sim_backend
 
-namespace genie::runtime {
+namespace genie::sim_backend {
 namespace {
+
+using runtime::CollectiveRunner;
+using runtime::LocalCosts;
 
 // Physics: whatever the algorithm, size, slice and channel count, a collective cannot finish
 // before its busiest link has carried its bytes. The aware model is checked on every
@@ -484,4 +487,4 @@ TEST(SimBackendPhysicsTest, NoCollectiveBeatsItsBusiestLink) {
 }
 
 }  // namespace
-}  // namespace genie::runtime
+}  // namespace genie::sim_backend
