@@ -6,12 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "genie/record/json_check.h"
 
@@ -113,7 +111,8 @@ OutputFolderClaim::~OutputFolderClaim() {
 
 Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& dir,
                                                              const std::string& job_id,
-                                                             int world_size) {
+                                                             int world_size, env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
   const std::string path = (std::filesystem::path(dir) / kLockName).string();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -128,7 +127,7 @@ Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& 
 
   // The check-and-claim runs under the mutex byte, held for microseconds by whoever has it; a
   // holder that stopped (SIGSTOP) would keep it, so give up after a while instead of hanging.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const TimeNs give_up = env->Now() + 10 * kNsPerSec;
   while (!LockByte(fd, F_WRLCK, kMutexByte)) {
     if (errno != EAGAIN && errno != EACCES) {
       return Status::IoError(
@@ -136,13 +135,13 @@ Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& 
                       "output folder)",
                       path, std::strerror(errno)));
     }
-    if (std::chrono::steady_clock::now() > give_up) {
+    if (env->Now() > give_up) {
       return Status::InvalidArgument(fmt::format(
           "output folder {} is locked by a genie process that does not go on (stopped?); "
           "end it, or give this job its own --output folder",
           dir));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    env->SleepFor(5 * kNsPerMs);
   }
 
   Status result;

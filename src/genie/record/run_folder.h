@@ -18,6 +18,7 @@
 #include <string>
 
 #include "genie/common/status.h"
+#include "genie/env/env.h"
 
 namespace genie::record {
 
@@ -40,7 +41,8 @@ class OutputFolderClaim {
 
  private:
   friend Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string&,
-                                                                      const std::string&, int);
+                                                                      const std::string&, int,
+                                                                      env::Env*);
   explicit OutputFolderClaim(int fd) : fd_(fd) {}
   int fd_;
 };
@@ -49,9 +51,11 @@ class OutputFolderClaim {
 // returned object is destroyed. A one-rank job is its own process, so its claim is also keyed by
 // the process id (single-rank jobs share a derived job id). Errors: InvalidArgument naming the
 // folder and the job holding it (what to do: wait, or give this job its own --output);
-// IoError when the lock file cannot be created.
+// IoError when the lock file cannot be created. `env` (nullptr: env::Env::Default()) times the
+// wait for the lock's mutex byte.
 Result<std::unique_ptr<OutputFolderClaim>> ClaimOutputFolder(const std::string& dir,
                                                              const std::string& job_id,
-                                                             int world_size);
+                                                             int world_size,
+                                                             env::Env* env = nullptr);
 
 }  // namespace genie::record

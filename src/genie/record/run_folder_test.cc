@@ -1,5 +1,6 @@
 #include "genie/record/run_folder.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "genie/env/manual_env.h"
 #include "genie/record/recorder.h"
 #include "tests/support/temp_dir.h"
 
@@ -74,6 +76,30 @@ TEST_F(RunFolderTest, AKilledOwnerReleasesTheFolderAndOneRankJobsAreKeyedByProce
   EXPECT_TRUE(after.ok()) << after.status().ToString();
   close(ready[0]);
   close(ready[1]);
+}
+
+// A process that stopped while holding the lock file's mutex byte (SIGSTOP between check and
+// claim) would keep every later job waiting: the claim gives up after 10 s of its clock, polling
+// every 5 ms, and says why. On a manual clock: no 10 s sleep.
+TEST_F(RunFolderTest, AHolderOfTheMutexThatDoesNotGoOnIsGivenUpOnAfterTenSeconds) {
+  const std::string lock = dir_ + "/.genie-run.lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  struct flock l {};
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = 0;  // the mutex byte
+  l.l_len = 1;
+  ASSERT_EQ(::fcntl(fd, F_OFD_SETLK, &l), 0);  // another open file description: conflicts
+  env::ManualEnv env(1000 * kNsPerSec);
+  auto claim = ClaimOutputFolder(dir_, "job-b", 2, &env);
+  ASSERT_FALSE(claim.ok());
+  EXPECT_NE(claim.status().message().find("does not go on"), std::string::npos)
+      << claim.status().ToString();
+  EXPECT_GE(env.Now(), 1010 * kNsPerSec);
+  EXPECT_LE(env.Now(), 1010 * kNsPerSec + 5 * kNsPerMs);
+  ::close(fd);
+  EXPECT_TRUE(ClaimOutputFolder(dir_, "job-b", 2, &env).ok());
 }
 
 TEST_F(RunFolderTest, AMissingFolderIsAnErrorNamingIt) {
