@@ -7,22 +7,17 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "et_def.pb.h"
-#include "genie/spec/collective_type.h"
-#include "genie/trace/attributes.h"
-#include "genie/trace/et_writer.h"
 #include "tests/support/cli.h"
+#include "tests/support/collective_sequence.h"
 #include "tests/support/file.h"
 #include "tests/support/paths.h"
 #include "tests/support/port.h"
@@ -55,61 +50,24 @@ int CountMatches(const std::string& text, const std::string& pattern) {
 // result is named by the run ("verify failed on rank R, node N (<collective> ...), <algorithm>")
 // and the records say which algorithm carried each collective.
 struct VerifyCase {
-  std::string algorithm;
-  std::vector<CollectiveType> types;  // what the algorithm implements
+  AlgorithmTypes algorithm;
   int ranks;
   std::string mode;
 };
 
-std::string TypeNames(const VerifyCase& c) {
-  std::string s;
-  for (CollectiveType t : c.types) s += std::string(s.empty() ? "" : ", ") + CollectiveTypeName(t);
-  return s;
-}
-
 void PrintTo(const VerifyCase& c, std::ostream* os) {
-  *os << TypeNames(c) << " by " << c.algorithm << " on " << c.ranks << " ranks over fabric "
-      << ModeName(c.mode);
+  *os << TypeNames(c.algorithm.types) << " by " << c.algorithm.algorithm << " on " << c.ranks
+      << " ranks over fabric " << ModeName(c.mode);
 }
 
 std::vector<VerifyCase> VerifyCases() {
-  using T = CollectiveType;
-  const std::vector<T> all = {T::kAllReduce, T::kAllGather, T::kReduceScatter, T::kAllToAll};
-  const std::pair<const char*, std::vector<T>> kAlgorithms[] = {
-      {"ring", all},
-      {"direct", all},
-      {"halvingDoubling", {T::kAllReduce, T::kAllGather, T::kReduceScatter}},
-      {"doubleBinaryTree", {T::kAllReduce}}};
   std::vector<VerifyCase> cases;
   for (const char* mode : kModes) {
     for (int n : {2, 3, 4, 8}) {
-      for (const auto& [algo, types] : kAlgorithms) cases.push_back({algo, types, n, mode});
+      for (const AlgorithmTypes& a : EveryAlgorithmsTypes()) cases.push_back({a, n, mode});
     }
   }
   return cases;
-}
-
-// <prefix>.<rank>.et: one collective of each of `types`, `size` bytes each, each depending on
-// the one before (alone on the wire, as a workload of one collective is).
-void WriteCollectives(const std::string& prefix, int ranks, const std::vector<CollectiveType>& types,
-                      uint64_t size) {
-  for (int r = 0; r < ranks; ++r) {
-    auto writer = trace::EtWriter::Create(prefix + "." + std::to_string(r) + ".et",
-                                          trace::DefaultMetadata());
-    ASSERT_TRUE(writer.ok()) << writer.status().message();
-    for (size_t i = 0; i < types.size(); ++i) {
-      ChakraProtoMsg::Node node;
-      node.set_id(i);
-      node.set_name(std::string(CollectiveTypeName(types[i])) + "_" + std::to_string(i));
-      node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      if (i > 0) node.add_data_deps(i - 1);
-      trace::AddBool(&node, "is_cpu_op", false);
-      trace::AddInt64(&node, "comm_type", static_cast<int64_t>(types[i]));
-      trace::AddInt64(&node, "comm_size", static_cast<int64_t>(size));
-      ASSERT_TRUE((*writer)->Write(node).ok());
-    }
-    ASSERT_TRUE((*writer)->Close().ok());
-  }
 }
 
 class FabricVerify : public ::testing::TestWithParam<VerifyCase> {};
@@ -119,39 +77,21 @@ class FabricVerify : public ::testing::TestWithParam<VerifyCase> {};
 // RMA path, and some below it.
 TEST_P(FabricVerify, EveryRankHoldsTheRightResult) {
   const VerifyCase& c = GetParam();
+  const auto& [algorithm, types] = c.algorithm;
   const std::string dir = FreshDir("fabric-verify");
-  ASSERT_NO_FATAL_FAILURE(WriteCollectives(dir + "/w", c.ranks, c.types, 96 * 1024));
-  nlohmann::json sys = {{"preferred-dataset-splits", 2}};
-  for (CollectiveType t : c.types) {
-    std::string key = CollectiveTypeName(t);
-    std::replace(key.begin(), key.end(), '_', '-');
-    sys[key + "-implementation"] = {c.algorithm};
-  }
-  std::ofstream(dir + "/system.json") << sys.dump();
+  ASSERT_NO_FATAL_FAILURE(WriteCollectiveSequence(dir + "/w", c.ranks, types, 96 * 1024));
+  std::ofstream(dir + "/system.json") << SystemNaming(algorithm, types);
   CliResult r = RunCli(Launch(
       c.ranks,
       dir + "/w --system " + dir + "/system.json --verify --channels 2 --output " + dir + "/out",
       c.mode));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(CountMatches(r.output, "verify: " + std::to_string(c.types.size()) +
+  EXPECT_EQ(CountMatches(r.output, "verify: " + std::to_string(types.size()) +
                                        " collectives checked, all correct"),
             c.ranks)
       << r.output;
   EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
-  // Each collective was carried by the algorithm under test, on every rank.
-  for (int rank = 0; rank < c.ranks; ++rank) {
-    std::istringstream records(ReadFile(dir + "/out/rank-" + std::to_string(rank) + ".jsonl"));
-    std::vector<std::string> ran;
-    for (std::string line; std::getline(records, line);) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || j.value("record", "") != "op") continue;
-      EXPECT_EQ(j.value("algorithm", ""), c.algorithm) << "rank " << rank << ": " << line;
-      ran.push_back(j.value("type", ""));
-    }
-    std::vector<std::string> expected;
-    for (CollectiveType t : c.types) expected.push_back(CollectiveTypeName(t));
-    EXPECT_EQ(ran, expected) << "rank " << rank;
-  }
+  ExpectEachRankRan(dir + "/out", c.ranks, algorithm, types);
   // The run says what carried it, and results.json records it.
   auto results = nlohmann::json::parse(std::ifstream(dir + "/out/results.json"), nullptr, false);
   ASSERT_FALSE(results.is_discarded());
@@ -161,7 +101,7 @@ TEST_P(FabricVerify, EveryRankHoldsTheRightResult) {
 INSTANTIATE_TEST_SUITE_P(AlgorithmsAndCollectives, FabricVerify, ::testing::ValuesIn(VerifyCases()),
                          [](const auto& param_info) {
                            const VerifyCase& c = param_info.param;
-                           return c.algorithm + "_" + std::to_string(c.ranks) + "_" +
+                           return c.algorithm.algorithm + "_" + std::to_string(c.ranks) + "_" +
                                   ModeName(c.mode);
                          });
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/cli.h"
+#include "tests/support/collective_sequence.h"
 #include "tests/support/file.h"
 #include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
@@ -87,61 +88,52 @@ INSTANTIATE_TEST_SUITE_P(Shipped, RunShipped, ::testing::ValuesIn(kShipped),
                            return n + "_" + std::to_string(param_info.index);
                          });
 
+// One run per (algorithm, ranks): one collective of every type the algorithm implements, one
+// after another, the system.json naming that algorithm for each (16 runs for the 48 pairs).
 struct VerifyCase {
-  std::string collective;  // genie gen --type
-  std::string key;         // system.json implementation key
-  std::string algorithm;
+  AlgorithmTypes algorithm;
   int ranks;
 };
 
 void PrintTo(const VerifyCase& c, std::ostream* os) {
-  *os << c.collective << " by " << c.algorithm << " on " << c.ranks << " ranks";
+  *os << TypeNames(c.algorithm.types) << " by " << c.algorithm.algorithm << " on " << c.ranks
+      << " ranks";
 }
 
 std::vector<VerifyCase> VerifyCases() {
   std::vector<VerifyCase> cases;
-  const std::pair<const char*, const char*> kCollectives[] = {{"all_reduce", "all-reduce"},
-                                                              {"all_gather", "all-gather"},
-                                                              {"reduce_scatter", "reduce-scatter"},
-                                                              {"all_to_all", "all-to-all"}};
   for (int n : {2, 3, 4, 8}) {
-    for (const auto& [type, key] : kCollectives) {
-      for (const char* algo : {"ring", "direct", "halvingDoubling", "doubleBinaryTree"}) {
-        if (std::string(algo) == "doubleBinaryTree" && std::string(type) != "all_reduce") continue;
-        if (std::string(algo) == "halvingDoubling" && std::string(type) == "all_to_all") continue;
-        cases.push_back({type, key, algo, n});
-      }
-    }
+    for (const AlgorithmTypes& a : EveryAlgorithmsTypes()) cases.push_back({a, n});
   }
   return cases;
 }
 
 class RunVerify : public ::testing::TestWithParam<VerifyCase> {};
 
-// Real data over real sockets: every rank's final buffer checked element by element.
+// Real data over real sockets: every rank's final buffer checked element by element. A wrong
+// result is named by the run ("verify failed on rank R, node N (<collective> ...),
+// <algorithm>"); the records say which algorithm carried each collective.
 TEST_P(RunVerify, EveryRankHoldsTheRightResult) {
   const VerifyCase& c = GetParam();
+  const auto& [algorithm, types] = c.algorithm;
   const std::string dir = FreshDir("verify");
-  CliResult g = RunCli(GenieBinary() + " gen collective --type " + c.collective +
-                       " --size 96KiB --ranks " + std::to_string(c.ranks) + " -o " + dir + "/w");
-  ASSERT_EQ(g.exit_code, 0) << g.output;
-  nlohmann::json sys = {{"preferred-dataset-splits", 2},
-                        {c.key + "-implementation", {c.algorithm}}};
-  std::ofstream(dir + "/system.json") << sys.dump();
+  ASSERT_NO_FATAL_FAILURE(WriteCollectiveSequence(dir + "/w", c.ranks, types, 96 * 1024));
+  std::ofstream(dir + "/system.json") << SystemNaming(algorithm, types);
   CliResult r = RunCli(GenieRun(dir + "/w --system " + dir +
                                 "/system.json --verify --channels 2 --output " + dir + "/out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::regex ok(R"(verify: (\d+) collectives checked, all correct)");
+  std::regex ok("verify: " + std::to_string(types.size()) + " collectives checked, all correct");
   const auto checked = std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), ok),
                                      std::sregex_iterator());
   EXPECT_EQ(checked, c.ranks) << r.output;
   EXPECT_EQ(r.output.find("verify failed"), std::string::npos) << r.output;
+  ExpectEachRankRan(dir + "/out", c.ranks, algorithm, types);
 }
 
 INSTANTIATE_TEST_SUITE_P(AlgorithmsAndCollectives, RunVerify, ::testing::ValuesIn(VerifyCases()),
                          [](const auto& param_info) {
-                           return param_info.param.collective + "_" + param_info.param.algorithm +
-                                  "_" + std::to_string(param_info.param.ranks);
+                           return param_info.param.algorithm.algorithm + "_" +
+                                  std::to_string(param_info.param.ranks);
                          });
 
 TEST(RunVerify, MultiDimensionalAndCustomAndChannels) {
