@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -336,6 +337,42 @@ TEST(FlowModelTest, LeafSpineIntraLeafTrafficStaysOffTheUplinks) {
     const std::string name = h.topology().LinkName(l.link);
     if (name.find("spine") != std::string::npos) {
       EXPECT_EQ(l.messages, 3u) << name;
+    }
+  }
+}
+
+// network.yml `oversubscription` R on 2 leaves x 4 hosts at 1 B/ns, `spines` S: the parser
+// derives each leaf-spine link as 4 / (R x S) B/ns and dimension 1 (ASTRA-sim's view) is the
+// host rate / R. (Powers of two: every rate is exact.)
+config::NetworkConfig Oversubscribed(double ratio, int spines) {
+  char yml[512];
+  std::snprintf(yml, sizeof yml,
+                "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ %.17g, %.17g ]\n"
+                "latency: [ 0, 0 ]\ngoodput: 1\nmessage_overhead: 0\nspines: %d\n"
+                "spine_latency: 0\noversubscription: %g\n",
+                kOneBytePerNs, kOneBytePerNs / ratio, spines, ratio);
+  auto c = config::ParseNetworkConfig(yml, "oversubscribed.yml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+// The 4 hosts of leaf 0 each send 8,000 B across to leaf 1 while, in a second run, each sends
+// as much to its neighbour on the leaf: at R:1 the cross-leaf messages share 4/R B/ns of
+// uplinks and take R times the intra-leaf ones (8,000 R ns against 8,000), however many spines
+// carry it; 1:1 is non-blocking. The unaware model, on dimension 1's per-rank share, gives a
+// lone cross-leaf message the same 8,000 R ns (its hosts never contend there: ASTRA-sim's view).
+TEST(FlowModelTest, OversubscriptionSlowsCrossLeafTrafficByTheRatio) {
+  for (double ratio : {1.0, 2.0, 4.0}) {
+    for (int spines : {1, 2}) {
+      Harness across(Oversubscribed(ratio, spines));
+      for (int j = 0; j < 4; ++j) across.Send(j, 4 + j, 8000);
+      const auto cross = static_cast<TimeNs>(8000 * ratio);
+      EXPECT_EQ(across.Run(), std::vector<TimeNs>(4, cross)) << ratio << ":1, " << spines;
+      Harness within(Oversubscribed(ratio, spines));
+      for (int j = 0; j < 4; ++j) within.Send(j, (j + 1) % 4, 8000);
+      EXPECT_EQ(within.Run(), std::vector<TimeNs>(4, 8000)) << ratio << ":1, " << spines;
+      EXPECT_EQ(across.topology().UnawareDelay(0, 4, 8000), cross);
+      EXPECT_EQ(across.topology().UnawareDelay(0, 1, 8000), 8000);
     }
   }
 }
