@@ -377,6 +377,42 @@ TEST(FlowModelTest, OversubscriptionSlowsCrossLeafTrafficByTheRatio) {
   }
 }
 
+// Rail-optimized, 4:1: [NVLink 2, rail 4, pod 2] (rank = gpu + 2 (server + 4 pod)), every
+// host link 1 B/ns, one spine, leaf_dimension 1: each rail's leaf in a pod has 4 GPUs' worth
+// of host links and 1 B/ns up. GPU 0 of the 4 servers of pod 0 each send 8,000 B to pod 1 and
+// share rail 0's uplink (32,000 ns); GPU 1's, on their own rail, do the same beside them and
+// do not slow them. Sent instead to GPU 1 of pod 1, GPU 0's messages cross NVLink first and
+// take rail 1's leaf (as NCCL's PXN does): rail 0's uplink stays idle.
+TEST(FlowModelTest, RailOptimizedRailsHaveTheirOwnUplinks) {
+  const std::string yml =
+      "topology: [ Switch, Switch, Switch ]\nnpus_count: [ 2, 4, 2 ]\n"
+      "bandwidth: [ 0.931322574615478515625, 0.931322574615478515625, "
+      "0.23283064365386962890625 ]\nlatency: [ 0, 0, 0 ]\ngoodput: 1\nmessage_overhead: 0\n"
+      "spines: 1\nspine_latency: 0\noversubscription: 4\nleaf_dimension: 1\n";
+  auto c = config::ParseNetworkConfig(yml, "rail.yml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto rank = [](int gpu, int server, int pod) { return gpu + 2 * (server + 4 * pod); };
+  Harness rails(*c);
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    for (int s = 0; s < 4; ++s) rails.Send(rank(gpu, s, 0), rank(gpu, s, 1), 8000);
+  }
+  EXPECT_EQ(rails.Run(), std::vector<TimeNs>(8, 32000));
+
+  Harness pxn(*c);
+  for (int s = 0; s < 4; ++s) pxn.Send(rank(0, s, 0), rank(1, s, 1), 8000);
+  EXPECT_EQ(pxn.Run(), std::vector<TimeNs>(4, 32000));
+  int uplinks = 0;
+  for (const LinkStats& l : pxn.model().link_stats()) {
+    const std::string name = pxn.topology().LinkName(l.link);
+    if (name == "spines: leaf 0 -> spine 0") EXPECT_EQ(l.bytes, 0u) << name;
+    if (name == "spines: leaf 1 -> spine 0") {
+      ++uplinks;
+      EXPECT_EQ(l.bytes, 32000u);
+    }
+  }
+  EXPECT_EQ(uplinks, 1);
+}
+
 // Split evenly with the remainder on the first spines; the message is delivered when its last
 // sub-flow is, the path's latency paid once (host link, two spine links, host link). A message
 // alone gets one path's rate, as its connection riding one spine would (0.5 B/ns: each of two
