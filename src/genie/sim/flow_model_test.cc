@@ -404,7 +404,9 @@ TEST(FlowModelTest, RailOptimizedRailsHaveTheirOwnUplinks) {
   int uplinks = 0;
   for (const LinkStats& l : pxn.model().link_stats()) {
     const std::string name = pxn.topology().LinkName(l.link);
-    if (name == "spines: leaf 0 -> spine 0") EXPECT_EQ(l.bytes, 0u) << name;
+    if (name == "spines: leaf 0 -> spine 0") {
+      EXPECT_EQ(l.bytes, 0u) << name;
+    }
     if (name == "spines: leaf 1 -> spine 0") {
       ++uplinks;
       EXPECT_EQ(l.bytes, 32000u);

@@ -109,12 +109,12 @@ class Topology {
   void FlowRoute(int src, int dst, int path, std::vector<int>* links) const;
   // A link's bytes/ns (ASTRA-sim's conversion), latency, and the flow model's goodput and
   // message overhead: its dimension's, or for a leaf-spine link spine_bandwidth /
-  // spine_latency with dimension 1's goodput and overhead.
+  // spine_latency with dimension L + 1's (the leaves') goodput and overhead.
   double link_bytes_per_ns(int id) const;
   double link_latency_ns(int id) const;
   double link_goodput(int id) const { return dims_[link(id).dim].goodput; }
   // network.yml `burst`: link `id`'s shaper bucket in bytes at its wire rate (a spine link:
-  // dimension 1's), 0 none.
+  // dimension L + 1's), 0 none.
   double link_burst_bytes(int id) const { return dims_[link(id).dim].burst_bytes; }
   // network.yml `burst_message_times`: the least time a message of `bytes` takes from send to
   // delivery when its links' buckets let all of it out at once (the hosts' software),
