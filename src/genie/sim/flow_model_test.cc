@@ -383,13 +383,18 @@ TEST(FlowModelTest, OversubscriptionSlowsCrossLeafTrafficByTheRatio) {
 // share rail 0's uplink (32,000 ns); GPU 1's, on their own rail, do the same beside them and
 // do not slow them. Sent instead to GPU 1 of pod 1, GPU 0's messages cross NVLink first and
 // take rail 1's leaf (as NCCL's PXN does): rail 0's uplink stays idle.
+// `fabric`: with the spine keys, else ASTRA-sim's [Switch 2, Switch 4, Switch 2] alone.
+std::string RailYml(bool fabric) {
+  return std::string(
+             "topology: [ Switch, Switch, Switch ]\nnpus_count: [ 2, 4, 2 ]\n"
+             "bandwidth: [ 0.931322574615478515625, 0.931322574615478515625, "
+             "0.23283064365386962890625 ]\nlatency: [ 0, 0, 0 ]\ngoodput: 1\n"
+             "message_overhead: 0\n") +
+         (fabric ? "spines: 1\nspine_latency: 0\noversubscription: 4\nleaf_dimension: 1\n" : "");
+}
+
 TEST(FlowModelTest, RailOptimizedRailsHaveTheirOwnUplinks) {
-  const std::string yml =
-      "topology: [ Switch, Switch, Switch ]\nnpus_count: [ 2, 4, 2 ]\n"
-      "bandwidth: [ 0.931322574615478515625, 0.931322574615478515625, "
-      "0.23283064365386962890625 ]\nlatency: [ 0, 0, 0 ]\ngoodput: 1\nmessage_overhead: 0\n"
-      "spines: 1\nspine_latency: 0\noversubscription: 4\nleaf_dimension: 1\n";
-  auto c = config::ParseNetworkConfig(yml, "rail.yml");
+  auto c = config::ParseNetworkConfig(RailYml(true), "rail.yml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   auto rank = [](int gpu, int server, int pod) { return gpu + 2 * (server + 4 * pod); };
   Harness rails(*c);
@@ -558,6 +563,28 @@ TEST(FlowModelTest, LeafSpineKeysDoNotChangeTheAstraSimModels) {
       runs.push_back(done);
     }
     EXPECT_EQ(runs[0], runs[1]) << NetworkModelName(kind);
+  }
+}
+
+// Nor do the rail-optimized fabric's (oversubscription, leaf_dimension): the aware and unaware
+// models see [Switch 2, Switch 4, Switch 2] with dimension 2 at the share, as ASTRA-sim does.
+TEST(FlowModelTest, RailKeysDoNotChangeTheAstraSimModels) {
+  for (NetworkModelKind kind :
+       {NetworkModelKind::kCongestionAware, NetworkModelKind::kCongestionUnaware}) {
+    std::vector<std::vector<TimeNs>> runs;
+    for (bool fabric : {false, true}) {
+      Topology t = *Topology::Create(*config::ParseNetworkConfig(RailYml(fabric), "r.yml"));
+      EventQueue q;
+      auto m = MakeNetworkModel(kind, &t, &q);
+      std::vector<TimeNs> done(16, -1);
+      for (int r = 0; r < 16; ++r) {
+        m->Transmit(r, (r + 9) % 16, 4000, 0, 0, [&done, &q, r] { done[r] = q.Now(); });
+      }
+      q.Run();
+      runs.push_back(done);
+    }
+    EXPECT_EQ(runs[0], runs[1]) << NetworkModelName(kind);
+    EXPECT_GT(*std::min_element(runs[1].begin(), runs[1].end()), 0);
   }
 }
 
