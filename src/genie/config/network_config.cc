@@ -17,6 +17,15 @@ std::string Where(const std::string& origin, const char* key) {
          "\"";
 }
 
+constexpr const char* kRatioHint =
+    "give the ratio of a leaf's host-facing capacity (npus_count[L] x bandwidth[L], L the "
+    "leaf_dimension, 0 by default) to its "
+    "uplink capacity (spines x spine_bandwidth), above 0 and at most 1e6, like "
+    "oversubscription: 4 for 4:1 (1: non-blocking)";
+
+// Whether `a` is `b` to the precision a hand-written decimal carries.
+bool Agrees(double a, double b) { return std::fabs(a - b) <= 1e-5 * std::fabs(b); }
+
 std::string Number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -64,8 +73,6 @@ Status ReadScalar(const YAML::Node& root, const char* key, const std::string& or
   return Status::Ok();
 }
 
-// The flow model's leaf-spine keys: `spines` turns them on and then needs `spine_bandwidth`
-// and `spine_latency`; `ecmp` is optional (split, the only mode).
 // A list of [bytes, ns] pairs (message_times, burst_message_times); absent: left empty.
 Status ReadTimes(const YAML::Node& root, const char* key, const std::string& origin,
                  std::vector<std::pair<double, double>>* out) {
@@ -87,9 +94,15 @@ Status ReadTimes(const YAML::Node& root, const char* key, const std::string& ori
   return Status::Ok();
 }
 
-Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, LeafSpineConfig* ls) {
+// The flow model's leaf-spine keys: `spines` turns them on and then needs `spine_latency` and
+// `spine_bandwidth` or `oversubscription` (or both, agreeing); `ecmp` is optional (split, the
+// only mode).
+Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, const NetworkConfig& c,
+                      LeafSpineConfig* ls) {
   if (!root["spines"]) {
-    for (const char* key : {"spine_bandwidth", "spine_latency", "ecmp", "ecmp_routes"}) {
+    for (const char* key :
+         {"spine_bandwidth", "spine_latency", "ecmp", "ecmp_routes", "oversubscription",
+          "leaf_dimension"}) {
       if (root[key]) {
         return Status::InvalidArgument(Where(origin, key) +
                                        " describes a leaf-spine fabric but \"spines\" is "
@@ -103,16 +116,37 @@ Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, LeafSpi
     return Status::InvalidArgument(Where(origin, "spines") + ": " + std::to_string(ls->spines) +
                                    " is out of range; give 1 or more spines");
   }
+  const bool ratio = static_cast<bool>(root["oversubscription"]);
   for (const char* key : {"spine_bandwidth", "spine_latency"}) {
-    if (!root[key]) {
+    if (!root[key] && !(ratio && std::string(key) == "spine_bandwidth")) {
       return Status::InvalidArgument(Where(origin, key) +
                                      " is missing: a leaf-spine fabric (spines) needs "
-                                     "spine_bandwidth (GB/s per leaf-spine link) and "
+                                     "spine_bandwidth (GB/s per leaf-spine link) or "
+                                     "oversubscription (host capacity : uplink capacity), and "
                                      "spine_latency (ns per leaf-spine link)");
     }
   }
-  GENIE_RETURN_IF_ERROR(ReadScalar(root, "spine_bandwidth", origin, &ls->bandwidth_gbps));
   GENIE_RETURN_IF_ERROR(ReadScalar(root, "spine_latency", origin, &ls->latency_ns));
+  if (root["leaf_dimension"]) {
+    GENIE_RETURN_IF_ERROR(ReadScalar(root, "leaf_dimension", origin, &ls->leaf_dimension));
+  }
+  const size_t leaf = ls->leaf_dimension >= 0 ? static_cast<size_t>(ls->leaf_dimension) : 0;
+  if (ratio) {
+    GENIE_RETURN_IF_ERROR(ReadScalar(root, "oversubscription", origin, &ls->oversubscription));
+    if (!(ls->oversubscription > 0)) {  // 0 would read as "not given"; the range is validated
+      return Status::InvalidArgument(Where(origin, "oversubscription") + ": " +
+                                     Number(ls->oversubscription) + " is out of range; " +
+                                     kRatioHint);
+    }
+  }
+  if (root["spine_bandwidth"]) {
+    GENIE_RETURN_IF_ERROR(ReadScalar(root, "spine_bandwidth", origin, &ls->bandwidth_gbps));
+  } else if (c.npus_count.size() > leaf && c.bandwidth_gbps.size() > leaf) {
+    // The leaf's uplinks carry 1/R of what its hosts' links can send, over S spines. (With
+    // npus_count or bandwidth short, validation names them first.)
+    ls->bandwidth_gbps =
+        c.npus_count[leaf] * c.bandwidth_gbps[leaf] / (ls->oversubscription * ls->spines);
+  }
   if (root["ecmp"]) {
     std::string mode;
     GENIE_RETURN_IF_ERROR(ReadScalar(root, "ecmp", origin, &mode));
@@ -209,6 +243,8 @@ nlohmann::json NetworkConfig::ToJson() const {
     j["spine_bandwidth"] = leaf_spine.bandwidth_gbps;
     j["spine_latency"] = leaf_spine.latency_ns;
     j["ecmp"] = "split";
+    if (leaf_spine.oversubscription > 0) j["oversubscription"] = leaf_spine.oversubscription;
+    if (leaf_spine.leaf_dimension != 0) j["leaf_dimension"] = leaf_spine.leaf_dimension;
     if (!leaf_spine.routes.empty()) {
       nlohmann::json routes = nlohmann::json::array();
       for (const EcmpRoute& r : leaf_spine.routes) routes.push_back({r.src_host, r.dst_host, r.spine});
@@ -280,49 +316,6 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
   };
   GENIE_RETURN_IF_ERROR(check_times(c.message_times, "message_times"));
   GENIE_RETURN_IF_ERROR(check_times(c.burst_message_times, "burst_message_times"));
-  if (c.leaf_spine.present()) {
-    const LeafSpineConfig& ls = c.leaf_spine;
-    if (c.dims() < 2 || c.topology[0] != TopologyKind::kSwitch ||
-        c.topology[1] != TopologyKind::kSwitch) {
-      return Status::InvalidArgument(
-          Where(o, "spines") + ": a leaf-spine fabric needs dimension 0 (the hosts of a leaf) "
-          "and dimension 1 (the leaves) to be Switch; give topology: [ Switch, Switch ] or drop "
-          "the spine keys");
-    }
-    if (ls.spines > kMaxSpines) {
-      return Status::InvalidArgument(Where(o, "spines") + ": " + std::to_string(ls.spines) +
-                                     " is out of range; give 1 to " +
-                                     std::to_string(kMaxSpines) + " spines");
-    }
-    if (!(ls.bandwidth_gbps >= kMinBandwidthGbps && ls.bandwidth_gbps <= kMaxBandwidthGbps)) {
-      return Status::InvalidArgument(Where(o, "spine_bandwidth") + ": " +
-                                     Number(ls.bandwidth_gbps) +
-                                     " is out of range; give GB/s per leaf-spine link between " +
-                                     Number(kMinBandwidthGbps) + " and " +
-                                     Number(kMaxBandwidthGbps));
-    }
-    if (!(ls.latency_ns >= 0 && ls.latency_ns <= kMaxDelayNs)) {
-      return Status::InvalidArgument(Where(o, "spine_latency") + ": " + Number(ls.latency_ns) +
-                                     " is out of range; give ns per leaf-spine link between 0 "
-                                     "and " + Number(kMaxDelayNs) + " (1,000 s)");
-    }
-    const int64_t hosts = int64_t{c.npus_count[0]} * c.npus_count[1];
-    // npus_count's own range is checked below; a leaf of 0 hosts cannot place a route.
-    for (const EcmpRoute& r : c.npus_count[0] > 0 ? ls.routes : std::vector<EcmpRoute>()) {
-      const bool in_range = r.src_host >= 0 && r.src_host < hosts && r.dst_host >= 0 &&
-                            r.dst_host < hosts && r.spine >= 0 && r.spine < ls.spines;
-      if (!in_range || r.src_host / c.npus_count[0] == r.dst_host / c.npus_count[0]) {
-        return Status::InvalidArgument(
-            Where(o, "ecmp_routes") + ": [" + std::to_string(r.src_host) + ", " +
-            std::to_string(r.dst_host) + ", " + std::to_string(r.spine) +
-            "] is not a pair of hosts on different leaves (0 to " + std::to_string(hosts - 1) +
-            ", " + std::to_string(c.npus_count[0]) + " per leaf) and a spine (0 to " +
-            std::to_string(ls.spines - 1) + ")");
-      }
-    }
-  } else if (c.leaf_spine.spines < 0) {
-    return Status::InvalidArgument(Where(o, "spines") + ": give 1 or more spines");
-  }
   int64_t total = 1;
   for (size_t d = 0; d < c.topology.size(); ++d) {
     std::string dim = " (dimension " + std::to_string(d) + ")";
@@ -349,6 +342,95 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
                                      " is out of range; give ns per link between 0 and " +
                                      Number(kMaxDelayNs) + " (1,000 s)");
     }
+  }
+  // After the dimensions' own checks: the fabric's are stated in their terms.
+  if (c.leaf_spine.present()) {
+    const LeafSpineConfig& ls = c.leaf_spine;
+    const int L = ls.leaf_dimension;
+    if (L < 0 || L + 1 >= c.dims()) {
+      return Status::InvalidArgument(
+          Where(o, "leaf_dimension") + ": " + std::to_string(L) + " is out of range; give the "
+          "dimension whose Switch blocks are the leaves, 0 to " + std::to_string(c.dims() - 2) +
+          " (the leaves' coordinate across the spines is the next one)");
+    }
+    if (c.topology[L] != TopologyKind::kSwitch || c.topology[L + 1] != TopologyKind::kSwitch) {
+      const std::string a = std::to_string(L), b = std::to_string(L + 1);
+      return Status::InvalidArgument(
+          Where(o, "spines") + ": a leaf-spine fabric needs dimension " + a +
+          " (the hosts of a leaf; leaf_dimension) and dimension " + b +
+          " (the leaves) to be Switch; make them Switch or drop the spine keys");
+    }
+    if (L != 0 && !ls.routes.empty()) {
+      return Status::InvalidArgument(
+          Where(o, "ecmp_routes") + ": pairs of hosts on a known spine are read with "
+          "leaf_dimension 0 only (the testbed's layout); drop one of the two");
+    }
+    if (ls.spines > kMaxSpines) {
+      return Status::InvalidArgument(Where(o, "spines") + ": " + std::to_string(ls.spines) +
+                                     " is out of range; give 1 to " +
+                                     std::to_string(kMaxSpines) + " spines");
+    }
+    // Before spine_bandwidth's range: a derived one is the ratio's to explain.
+    if (ls.oversubscription != 0) {
+      const double r = ls.oversubscription;
+      if (!(r > 0 && r <= 1e6)) {
+        return Status::InvalidArgument(Where(o, "oversubscription") + ": " + Number(r) +
+                                       " is out of range; " + kRatioHint);
+      }
+      // The spine links and ASTRA-sim's per-rank view of dimension 1 (what the aware and
+      // unaware models read) must both carry the ratio, or the models would disagree.
+      const double uplink = c.npus_count[L] * c.bandwidth_gbps[L] / (r * ls.spines);
+      if (!Agrees(ls.bandwidth_gbps, uplink)) {
+        return Status::InvalidArgument(
+            Where(o, "spine_bandwidth") + ": " + Number(ls.bandwidth_gbps) +
+            " GB/s contradicts oversubscription " + Number(r) + ", which gives " +
+            std::to_string(c.npus_count[L]) + " hosts x " + Number(c.bandwidth_gbps[L]) +
+            " GB/s / (" + Number(r) + " x " + std::to_string(ls.spines) +
+            " spines) = " + Number(uplink) + " GB/s per leaf-spine link; drop one of the two");
+      }
+      const double share = c.bandwidth_gbps[L] / r;
+      if (!Agrees(c.bandwidth_gbps[L + 1], share)) {
+        return Status::InvalidArgument(
+            Where(o, "bandwidth") + ": dimension " + std::to_string(L + 1) + "'s " +
+            Number(c.bandwidth_gbps[L + 1]) +
+            " GB/s is not a rank's share of its leaf's uplinks at oversubscription " + Number(r) +
+            " (bandwidth[" + std::to_string(L) + "] / " + Number(r) + " = " + Number(share) +
+            " GB/s), which ASTRA-sim and the aware and unaware models read; give that value");
+      }
+    }
+    if (!(ls.bandwidth_gbps >= kMinBandwidthGbps && ls.bandwidth_gbps <= kMaxBandwidthGbps)) {
+      return Status::InvalidArgument(Where(o, "spine_bandwidth") + ": " +
+                                     Number(ls.bandwidth_gbps) +
+                                     " is out of range; give GB/s per leaf-spine link between " +
+                                     Number(kMinBandwidthGbps) + " and " +
+                                     Number(kMaxBandwidthGbps));
+    }
+    if (!(ls.latency_ns >= 0 && ls.latency_ns <= kMaxDelayNs)) {
+      return Status::InvalidArgument(Where(o, "spine_latency") + ": " + Number(ls.latency_ns) +
+                                     " is out of range; give ns per leaf-spine link between 0 "
+                                     "and " + Number(kMaxDelayNs) + " (1,000 s)");
+    }
+    const int64_t hosts = int64_t{c.npus_count[0]} * c.npus_count[1];
+    for (const EcmpRoute& r : ls.routes) {  // npus_count[0] > 1: checked above
+      const bool in_range = r.src_host >= 0 && r.src_host < hosts && r.dst_host >= 0 &&
+                            r.dst_host < hosts && r.spine >= 0 && r.spine < ls.spines;
+      if (!in_range || r.src_host / c.npus_count[0] == r.dst_host / c.npus_count[0]) {
+        return Status::InvalidArgument(
+            Where(o, "ecmp_routes") + ": [" + std::to_string(r.src_host) + ", " +
+            std::to_string(r.dst_host) + ", " + std::to_string(r.spine) +
+            "] is not a pair of hosts on different leaves (0 to " + std::to_string(hosts - 1) +
+            ", " + std::to_string(c.npus_count[0]) + " per leaf) and a spine (0 to " +
+            std::to_string(ls.spines - 1) + ")");
+      }
+    }
+  } else if (c.leaf_spine.spines < 0) {
+    return Status::InvalidArgument(Where(o, "spines") + ": give 1 or more spines");
+  } else if (c.leaf_spine.oversubscription != 0 || c.leaf_spine.leaf_dimension != 0) {
+    return Status::InvalidArgument(Where(o, c.leaf_spine.oversubscription != 0
+                                                ? "oversubscription"
+                                                : "leaf_dimension") +
+                                   " describes a leaf-spine fabric but \"spines\" is missing; "
+                                   "give spines: S (the number of spines)");
   }
   return Status::Ok();
 }
@@ -391,19 +473,21 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
   GENIE_RETURN_IF_ERROR(ReadTimes(root, "message_times", origin, &c.message_times));
   if (root["burst"]) GENIE_RETURN_IF_ERROR(ReadList(root, "burst", origin, &c.burst_bytes));
   GENIE_RETURN_IF_ERROR(ReadTimes(root, "burst_message_times", origin, &c.burst_message_times));
-  GENIE_RETURN_IF_ERROR(ParseLeafSpine(root, origin, &c.leaf_spine));
+  GENIE_RETURN_IF_ERROR(ParseLeafSpine(root, origin, c, &c.leaf_spine));
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   for (const auto& item : root) {
     const std::string k = item.first.as<std::string>("");
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
         k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
         k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times" &&
-        k != "burst" && k != "burst_message_times") {
+        k != "burst" && k != "burst_message_times" && k != "oversubscription" &&
+        k != "leaf_dimension") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
-          "spine_latency, ecmp, ecmp_routes, message_times, burst and burst_message_times)",
+          "spine_latency, ecmp, ecmp_routes, oversubscription, leaf_dimension, message_times, "
+          "burst and burst_message_times)",
           origin, k);
     }
   }

@@ -13,7 +13,9 @@
 // (`split`: the hash is unknown, every message is spread evenly over the S spines), plus
 // `ecmp_routes`, the pairs of hosts whose spine is known (a testbed hashing on addresses only:
 // `[src_host, dst_host, spine]`, host = rank mod hosts, one entry per direction); a pair listed
-// takes that spine alone, the others stay split. Dimension 0
+// takes that spine alone, the others stay split. `oversubscription` (R, e.g. 4 for 4:1) sizes the
+// leaves' uplinks from the hosts' links instead of spine_bandwidth; `leaf_dimension` (L) moves
+// the leaves up a dimension (L = 1: rail-optimized). Dimension 0
 // is then the hosts of a leaf, dimension 1 the leaves (both Switch); ASTRA-sim (and genie's
 // aware and unaware models) keep reading the same file as `[Switch, Switch, ...]`.
 // One more of genie's own keys, `message_times` ([[bytes, ns], ...], sizes increasing), is what
@@ -66,6 +68,17 @@ struct LeafSpineConfig {
   double latency_ns = 0;      // per leaf–spine link
   EcmpMode ecmp = EcmpMode::kSplit;
   std::vector<EcmpRoute> routes = {};  // pairs on a known spine; the others are split
+  // network.yml `oversubscription` R (0: not given): a leaf's host-facing capacity
+  // (npus_count[0] x bandwidth[0]) over its uplink capacity (spines x bandwidth_gbps). Given,
+  // the parser derives bandwidth_gbps when spine_bandwidth is absent, and validation requires
+  // both the spine links and dimension 1's per-rank share (bandwidth[1], ASTRA-sim's view) to
+  // agree with it.
+  double oversubscription = 0;
+  // network.yml `leaf_dimension` L: the dimension whose Switch blocks are the leaves (their
+  // hosts), L + 1 (Switch) the leaves' coordinate across the spines. 0: dimension 0 the hosts
+  // of a leaf, as the testbed writes it. 1 over [NVLink, rail, pod]: rail-optimized, a leaf
+  // per GPU index and pod, crossed after NVLink.
+  int leaf_dimension = 0;
   bool present() const { return spines > 0; }
 };
 

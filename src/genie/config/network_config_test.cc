@@ -181,6 +181,64 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
   EXPECT_NE(ring.status().message().find("Switch"), std::string::npos) << ring.status().message();
 }
 
+// `oversubscription` R sizes the leaves' uplinks: 4 hosts at 2 GB/s per leaf, 2 spines, 4:1
+// gives 4 x 2 / (4 x 2) = 1 GB/s per leaf-spine link, derived when spine_bandwidth is absent
+// and checked against it when given; dimension 1 (ASTRA-sim's per-rank view) must be 2 / 4.
+TEST(NetworkConfigTest, Oversubscription) {
+  const std::string base =
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 2, 0.5 ]\n"
+      "latency: [ 1, 1 ]\nspines: 2\nspine_latency: 30\n";
+  auto derived = ParseNetworkConfig(base + "oversubscription: 4\n", "o.yml");
+  ASSERT_TRUE(derived.ok()) << derived.status().ToString();
+  EXPECT_DOUBLE_EQ(derived->leaf_spine.bandwidth_gbps, 1.0);
+  EXPECT_DOUBLE_EQ(derived->leaf_spine.oversubscription, 4.0);
+  EXPECT_TRUE(derived->ignored_keys.empty());
+  EXPECT_EQ(derived->ToJson()["oversubscription"], 4.0);
+  EXPECT_EQ(derived->ToJson()["spine_bandwidth"], 1.0);
+  // Both given and agreeing (to a written decimal's precision): accepted as written.
+  auto both = ParseNetworkConfig(base + "oversubscription: 4\nspine_bandwidth: 1.000001\n",
+                                 "o.yml");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_DOUBLE_EQ(both->leaf_spine.bandwidth_gbps, 1.000001);
+  // Without the key nothing changes, and the JSON does not mention it.
+  auto plain = ParseNetworkConfig(base + "spine_bandwidth: 1\n", "o.yml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->leaf_spine.oversubscription, 0);
+  EXPECT_FALSE(plain->ToJson().contains("oversubscription"));
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"oversubscription: 0\n", "oversubscription"},
+      {"oversubscription: -2\n", "oversubscription"},
+      {"oversubscription: .nan\n", "oversubscription"},
+      {"oversubscription: 1e7\n", "oversubscription"},
+      {"oversubscription: [ 4 ]\n", "oversubscription"},
+      {"oversubscription: four\n", "oversubscription"},
+      {"oversubscription: 4\nspine_bandwidth: 2\n", "spine_bandwidth"},  // that is 2:1
+      {"oversubscription: 2\n", "bandwidth"},  // dimension 1 would be 1, not 0.5
+  };
+  for (const auto& [keys, key] : bad) {
+    auto r = ParseNetworkConfig(base + keys, "b.yml");
+    ASSERT_FALSE(r.ok()) << keys;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("b.yml: key \"" + key + "\""), std::string::npos) << keys << ": " << m;
+  }
+  // Without spines: refused naming the key and the missing "spines".
+  auto alone = ParseNetworkConfig(
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 2, 0.5 ]\n"
+      "latency: [ 1, 1 ]\noversubscription: 4\n",
+      "a.yml");
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("a.yml: key \"oversubscription\""), std::string::npos);
+  EXPECT_NE(alone.status().message().find("spines"), std::string::npos);
+  // Built in code: validation holds the same rules.
+  NetworkConfig c = *derived;
+  c.leaf_spine.oversubscription = 8;
+  EXPECT_FALSE(ValidateNetworkConfig(c).ok());
+  c.leaf_spine = {};
+  c.leaf_spine.oversubscription = 4;
+  EXPECT_FALSE(ValidateNetworkConfig(c).ok());
+}
+
 TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   auto unknown = ParseNetworkConfig(
       "topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "n.yml");

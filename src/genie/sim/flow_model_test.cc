@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 
@@ -340,6 +341,85 @@ TEST(FlowModelTest, LeafSpineIntraLeafTrafficStaysOffTheUplinks) {
   }
 }
 
+// network.yml `oversubscription` R on 2 leaves x 4 hosts at 1 B/ns, `spines` S: the parser
+// derives each leaf-spine link as 4 / (R x S) B/ns and dimension 1 (ASTRA-sim's view) is the
+// host rate / R. (Powers of two: every rate is exact.)
+config::NetworkConfig Oversubscribed(double ratio, int spines) {
+  char yml[512];
+  std::snprintf(yml, sizeof yml,
+                "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ %.17g, %.17g ]\n"
+                "latency: [ 0, 0 ]\ngoodput: 1\nmessage_overhead: 0\nspines: %d\n"
+                "spine_latency: 0\noversubscription: %g\n",
+                kOneBytePerNs, kOneBytePerNs / ratio, spines, ratio);
+  auto c = config::ParseNetworkConfig(yml, "oversubscribed.yml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+// The 4 hosts of leaf 0 each send 8,000 B across to leaf 1 while, in a second run, each sends
+// as much to its neighbour on the leaf: at R:1 the cross-leaf messages share 4/R B/ns of
+// uplinks and take R times the intra-leaf ones (8,000 R ns against 8,000), however many spines
+// carry it; 1:1 is non-blocking. The unaware model, on dimension 1's per-rank share, gives a
+// lone cross-leaf message the same 8,000 R ns (its hosts never contend there: ASTRA-sim's view).
+TEST(FlowModelTest, OversubscriptionSlowsCrossLeafTrafficByTheRatio) {
+  for (double ratio : {1.0, 2.0, 4.0}) {
+    for (int spines : {1, 2}) {
+      Harness across(Oversubscribed(ratio, spines));
+      for (int j = 0; j < 4; ++j) across.Send(j, 4 + j, 8000);
+      const auto cross = static_cast<TimeNs>(8000 * ratio);
+      EXPECT_EQ(across.Run(), std::vector<TimeNs>(4, cross)) << ratio << ":1, " << spines;
+      Harness within(Oversubscribed(ratio, spines));
+      for (int j = 0; j < 4; ++j) within.Send(j, (j + 1) % 4, 8000);
+      EXPECT_EQ(within.Run(), std::vector<TimeNs>(4, 8000)) << ratio << ":1, " << spines;
+      EXPECT_EQ(across.topology().UnawareDelay(0, 4, 8000), cross);
+      EXPECT_EQ(across.topology().UnawareDelay(0, 1, 8000), 8000);
+    }
+  }
+}
+
+// Rail-optimized, 4:1: [NVLink 2, rail 4, pod 2] (rank = gpu + 2 (server + 4 pod)), every
+// host link 1 B/ns, one spine, leaf_dimension 1: each rail's leaf in a pod has 4 GPUs' worth
+// of host links and 1 B/ns up. GPU 0 of the 4 servers of pod 0 each send 8,000 B to pod 1 and
+// share rail 0's uplink (32,000 ns); GPU 1's, on their own rail, do the same beside them and
+// do not slow them. Sent instead to GPU 1 of pod 1, GPU 0's messages cross NVLink first and
+// take rail 1's leaf (as NCCL's PXN does): rail 0's uplink stays idle.
+// `fabric`: with the spine keys, else ASTRA-sim's [Switch 2, Switch 4, Switch 2] alone.
+std::string RailYml(bool fabric) {
+  return std::string(
+             "topology: [ Switch, Switch, Switch ]\nnpus_count: [ 2, 4, 2 ]\n"
+             "bandwidth: [ 0.931322574615478515625, 0.931322574615478515625, "
+             "0.23283064365386962890625 ]\nlatency: [ 0, 0, 0 ]\ngoodput: 1\n"
+             "message_overhead: 0\n") +
+         (fabric ? "spines: 1\nspine_latency: 0\noversubscription: 4\nleaf_dimension: 1\n" : "");
+}
+
+TEST(FlowModelTest, RailOptimizedRailsHaveTheirOwnUplinks) {
+  auto c = config::ParseNetworkConfig(RailYml(true), "rail.yml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto rank = [](int gpu, int server, int pod) { return gpu + 2 * (server + 4 * pod); };
+  Harness rails(*c);
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    for (int s = 0; s < 4; ++s) rails.Send(rank(gpu, s, 0), rank(gpu, s, 1), 8000);
+  }
+  EXPECT_EQ(rails.Run(), std::vector<TimeNs>(8, 32000));
+
+  Harness pxn(*c);
+  for (int s = 0; s < 4; ++s) pxn.Send(rank(0, s, 0), rank(1, s, 1), 8000);
+  EXPECT_EQ(pxn.Run(), std::vector<TimeNs>(4, 32000));
+  int uplinks = 0;
+  for (const LinkStats& l : pxn.model().link_stats()) {
+    const std::string name = pxn.topology().LinkName(l.link);
+    if (name == "spines: leaf 0 -> spine 0") {
+      EXPECT_EQ(l.bytes, 0u) << name;
+    }
+    if (name == "spines: leaf 1 -> spine 0") {
+      ++uplinks;
+      EXPECT_EQ(l.bytes, 32000u);
+    }
+  }
+  EXPECT_EQ(uplinks, 1);
+}
+
 // Split evenly with the remainder on the first spines; the message is delivered when its last
 // sub-flow is, the path's latency paid once (host link, two spine links, host link). A message
 // alone gets one path's rate, as its connection riding one spine would (0.5 B/ns: each of two
@@ -483,6 +563,28 @@ TEST(FlowModelTest, LeafSpineKeysDoNotChangeTheAstraSimModels) {
       runs.push_back(done);
     }
     EXPECT_EQ(runs[0], runs[1]) << NetworkModelName(kind);
+  }
+}
+
+// Nor do the rail-optimized fabric's (oversubscription, leaf_dimension): the aware and unaware
+// models see [Switch 2, Switch 4, Switch 2] with dimension 2 at the share, as ASTRA-sim does.
+TEST(FlowModelTest, RailKeysDoNotChangeTheAstraSimModels) {
+  for (NetworkModelKind kind :
+       {NetworkModelKind::kCongestionAware, NetworkModelKind::kCongestionUnaware}) {
+    std::vector<std::vector<TimeNs>> runs;
+    for (bool fabric : {false, true}) {
+      Topology t = *Topology::Create(*config::ParseNetworkConfig(RailYml(fabric), "r.yml"));
+      EventQueue q;
+      auto m = MakeNetworkModel(kind, &t, &q);
+      std::vector<TimeNs> done(16, -1);
+      for (int r = 0; r < 16; ++r) {
+        m->Transmit(r, (r + 9) % 16, 4000, 0, 0, [&done, &q, r] { done[r] = q.Now(); });
+      }
+      q.Run();
+      runs.push_back(done);
+    }
+    EXPECT_EQ(runs[0], runs[1]) << NetworkModelName(kind);
+    EXPECT_GT(*std::min_element(runs[1].begin(), runs[1].end()), 0);
   }
 }
 

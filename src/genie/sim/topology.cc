@@ -55,8 +55,12 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
   if (config.leaf_spine.present()) {
     const config::LeafSpineConfig& ls = config.leaf_spine;
     t.spines_ = ls.spines;
+    t.leaf_dim_ = ls.leaf_dimension;
     t.spine_link_offset_ = static_cast<int>(links);
-    links += 2 * int64_t{config.npus_count[1]} * ls.spines;
+    // One leaf per building block of the leaf dimension among the ranks whose higher
+    // coordinates (above the leaves' dimension) are 0: stride x npus_count[L + 1].
+    t.leaves_ = t.dims_[t.leaf_dim_].stride * config.npus_count[t.leaf_dim_ + 1];
+    links += 2 * int64_t{t.leaves_} * ls.spines;
     if (links > (int64_t{1} << 30)) {
       return Status::InvalidArgument(config.path + ": the topology has more than 2^30 links");
     }
@@ -211,11 +215,13 @@ Topology::LinkInfo Topology::link(int id) const {
   if (IsSpineLink(id)) {
     const int rel = id - spine_link_offset_;
     const int leaf = rel / 2 / spines_, spine = rel / 2 % spines_;
-    // The leaf is dimension 0's switch of the leaf's first group (its ranks on host slot 0).
-    const int leaf_device = dims_[0].switch_offset + leaf;
+    // The leaf is the leaf dimension's switch of the leaf's first building block (its ranks
+    // whose coordinates above the leaves' dimension are 0), whose number is the leaf's.
+    const int leaf_device = dims_[leaf_dim_].switch_offset + leaf;
     const int spine_device = spine_device_offset_ + spine;
     const bool up = rel % 2 == 0;
-    return LinkInfo{1, up ? leaf_device : spine_device, up ? spine_device : leaf_device};
+    return LinkInfo{leaf_dim_ + 1, up ? leaf_device : spine_device,
+                    up ? spine_device : leaf_device};
   }
   int dim = dims() - 1;
   while (dims_[dim].link_offset > id) --dim;
@@ -281,7 +287,7 @@ std::string Topology::LinkName(int id) const {
 
 void Topology::Route(int src, int dst, std::vector<int>* links) const {
   links->clear();
-  RouteFrom(src, dst, 0, links);
+  RouteFrom(src, dst, 0, dims(), links);
   if (!link_fold_.empty()) {
     for (int& l : *links) l = link_fold_[l];
   }
@@ -295,7 +301,7 @@ int Topology::FlowPaths(int src, int dst) const {
 void Topology::LeafSpineLinks(int npu, std::vector<int>* links) const {
   links->clear();
   if (spines_ == 0) return;
-  const int leaf = Coordinate(npu, 1);
+  const int leaf = Leaf(npu);
   for (int s = 0; s < spines_; ++s) {
     links->push_back(Uplink(leaf, s));
     links->push_back(Downlink(leaf, s));
@@ -311,18 +317,21 @@ void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) co
   const int pinned = PinnedSpine(src, dst);
   if (pinned >= 0) path = pinned;
   links->clear();
-  const Dim& d0 = dims_[0];
-  const Dim& d1 = dims_[1];
-  const int leaf = Coordinate(src, 1), to_leaf = Coordinate(dst, 1);
-  // The host of dst, reached with src's coordinates on the dimensions above (ranks of a host).
-  const int mid =
-      src + (Coordinate(dst, 0) - Coordinate(src, 0)) * d0.stride + (to_leaf - leaf) * d1.stride;
-  links->push_back(d0.link_offset + Group(src, 0) * d0.links_per_group + Coordinate(src, 0));
+  // Below the leaf dimension first (a rail-optimized fabric: NVLink to the GPU on dst's rail).
+  const int cur = RouteFrom(src, dst, 0, leaf_dim_, links);
+  const Dim& dl = dims_[leaf_dim_];
+  const Dim& du = dims_[leaf_dim_ + 1];
+  const int leaf = Leaf(cur), to_leaf = Leaf(dst);
+  // The host of dst, reached with cur's coordinates on the dimensions above (ranks of a host).
+  const int mid = cur + (Coordinate(dst, leaf_dim_) - Coordinate(cur, leaf_dim_)) * dl.stride +
+                  (Coordinate(dst, leaf_dim_ + 1) - Coordinate(cur, leaf_dim_ + 1)) * du.stride;
+  links->push_back(dl.link_offset + Group(cur, leaf_dim_) * dl.links_per_group +
+                   Coordinate(cur, leaf_dim_));
   links->push_back(Uplink(leaf, path));
   links->push_back(Downlink(to_leaf, path));
-  links->push_back(d0.link_offset + Group(mid, 0) * d0.links_per_group + d0.size +
-                   Coordinate(mid, 0));
-  RouteFrom(mid, dst, 2, links);
+  links->push_back(dl.link_offset + Group(mid, leaf_dim_) * dl.links_per_group + dl.size +
+                   Coordinate(mid, leaf_dim_));
+  RouteFrom(mid, dst, leaf_dim_ + 2, dims(), links);
 }
 
 double Topology::link_bytes_per_ns(int id) const {
@@ -333,8 +342,9 @@ double Topology::link_latency_ns(int id) const {
   return IsSpineLink(id) ? spine_latency_ns_ : dims_[link(id).dim].latency_ns;
 }
 
-void Topology::RouteFrom(int cur, int dst, int first_dim, std::vector<int>* links) const {
-  for (int dim = first_dim; dim < dims(); ++dim) {
+int Topology::RouteFrom(int cur, int dst, int first_dim, int end_dim,
+                        std::vector<int>* links) const {
+  for (int dim = first_dim; dim < end_dim; ++dim) {
     const Dim& d = dims_[dim];
     int from = Coordinate(cur, dim);
     int to = Coordinate(dst, dim);
@@ -365,6 +375,7 @@ void Topology::RouteFrom(int cur, int dst, int first_dim, std::vector<int>* link
     }
     cur += (to - from) * d.stride;
   }
+  return cur;
 }
 
 }  // namespace genie::sim

@@ -8,10 +8,12 @@
 //   Switch          one switch device per group; links npu->switch and switch->npu; 2 hops
 // Links are unidirectional and numbered densely [0, num_links()) so models can keep per-link
 // state in flat arrays; devices are the NPUs [0, npus()) then the switches.
-// With a leaf-spine fabric (network.yml `spines`, read by the flow model only), dimension 0's
-// switches are the leaves (the hosts of a leaf), dimension 1 the leaves' coordinate, and after
-// every dimension's links come, per leaf l and spine s, the links leaf l -> spine s and
-// spine s -> leaf l; the spines are the last devices. Route() ignores them (ASTRA-sim's route,
+// With a leaf-spine fabric (network.yml `spines`, read by the flow model only), dimension L's
+// (`leaf_dimension`, default 0) switches are the leaves (the hosts of a leaf), dimension L + 1
+// the leaves' coordinate across the spines, and after every dimension's links come, per leaf l
+// and spine s, the links leaf l -> spine s and spine s -> leaf l; the spines are the last
+// devices. With L = 1 over [NVLink, rail, pod] the fabric is rail-optimized: one leaf per GPU
+// index (dimension 0's coordinate) and pod (dimension 2's). Route() ignores them (ASTRA-sim's route,
 // for the aware and unaware models); FlowRoute() takes them.
 // Immutable after Create(); any thread may read it.
 #pragma once
@@ -74,7 +76,7 @@ class Topology {
   LinkInfo link(int id) const;
   // link(id).dim without the devices (their divisions): the aware model asks at every hop.
   int link_dim(int id) const {
-    if (IsSpineLink(id)) return 1;
+    if (IsSpineLink(id)) return leaf_dim_ + 1;
     int dim = dims() - 1;
     while (dims_[dim].link_offset > id) --dim;
     return dim;
@@ -89,8 +91,10 @@ class Topology {
   void set_link_fold(std::vector<int> fold) { link_fold_ = std::move(fold); }
 
   // The physical network the flow model routes over. Without a leaf-spine fabric it is
-  // Route()'s, one path. With one, a message between ranks of different leaves takes one of
-  // FlowPaths() == spines equal paths: src's link into its leaf, leaf -> spine `path`,
+  // Route()'s, one path. With one, a message between ranks of different leaves' coordinates
+  // (dimension L + 1) takes one of FlowPaths() == spines equal paths: the dimensions below L
+  // as Route() goes them (L = 1: NVLink to the GPU on dst's rail), then that rank's link into
+  // its leaf, leaf -> spine `path`,
   // spine -> the destination's leaf, that leaf's link to the host of dst, then (ranks of one
   // host) the higher dimensions as Route() goes; within a leaf it is Route()'s path (the
   // uplinks are never touched). A pair of hosts listed in network.yml's `ecmp_routes` (the
@@ -105,12 +109,12 @@ class Topology {
   void FlowRoute(int src, int dst, int path, std::vector<int>* links) const;
   // A link's bytes/ns (ASTRA-sim's conversion), latency, and the flow model's goodput and
   // message overhead: its dimension's, or for a leaf-spine link spine_bandwidth /
-  // spine_latency with dimension 1's goodput and overhead.
+  // spine_latency with dimension L + 1's (the leaves') goodput and overhead.
   double link_bytes_per_ns(int id) const;
   double link_latency_ns(int id) const;
   double link_goodput(int id) const { return dims_[link(id).dim].goodput; }
   // network.yml `burst`: link `id`'s shaper bucket in bytes at its wire rate (a spine link:
-  // dimension 1's), 0 none.
+  // dimension L + 1's), 0 none.
   double link_burst_bytes(int id) const { return dims_[link(id).dim].burst_bytes; }
   // network.yml `burst_message_times`: the least time a message of `bytes` takes from send to
   // delivery when its links' buckets let all of it out at once (the hosts' software),
@@ -158,15 +162,22 @@ class Topology {
   };
   int Group(int rank, int dim) const;
   int MemberOf(int group, int dim, int coord) const;  // rank of `coord` in building block
-  // Appends the links from `cur` to `dst` over dimensions first_dim.. (ASTRA-sim's order).
-  void RouteFrom(int cur, int dst, int first_dim, std::vector<int>* links) const;
+  // Appends the links from `cur` to `dst` over dimensions [first_dim, end_dim) (ASTRA-sim's
+  // order); returns the rank reached.
+  int RouteFrom(int cur, int dst, int first_dim, int end_dim, std::vector<int>* links) const;
+  // The leaf of `npu` on a leaf-spine fabric: its coordinates below the leaf dimension and on
+  // the leaves' dimension, leaf_dim_ + 1 (dimension 1's coordinate when leaf_dim_ is 0).
+  int Leaf(int npu) const {
+    const int low = leaf_dim_ == 0 ? 0 : npu % dims_[leaf_dim_].stride;
+    return low + dims_[leaf_dim_].stride * Coordinate(npu, leaf_dim_ + 1);
+  }
   // Leaf `leaf`'s link to spine `spine`, and that spine's link down to the leaf.
   int Uplink(int leaf, int spine) const {
     return spine_link_offset_ + 2 * (leaf * spines_ + spine);
   }
   int Downlink(int leaf, int spine) const { return Uplink(leaf, spine) + 1; }
   bool CrossesSpines(int src, int dst) const {
-    return spines_ > 0 && Coordinate(src, 1) != Coordinate(dst, 1);
+    return spines_ > 0 && Coordinate(src, leaf_dim_ + 1) != Coordinate(dst, leaf_dim_ + 1);
   }
 
   std::vector<Dim> dims_;
@@ -177,6 +188,8 @@ class Topology {
   int num_devices_ = 0;
   // Leaf-spine fabric (0 spines: none).
   int spines_ = 0;
+  int leaf_dim_ = 0;             // network.yml leaf_dimension: the hosts of a leaf
+  int leaves_ = 0;
   int spine_link_offset_ = 0;    // leaf l -> spine s is +2(l*spines+s), spine s -> leaf l +1
   int spine_device_offset_ = 0;  // spine s is device +s
   double spine_latency_ns_ = 0;

@@ -137,6 +137,70 @@ TEST(TopologyTest, LeafSpineWithRanksPerHost) {
   EXPECT_EQ(t->LinkName(route[1]), "spines: leaf 0 -> spine 0");
 }
 
+// Rail-optimized (leaf_dimension 1): [NVLink 2, rail 2, pod 2], rank = gpu + 2 (server +
+// 2 pod). The leaves are dimension 1's switches, one per GPU index and pod (leaf gpu + 2 pod,
+// devices 12-15); a message between pods first crosses NVLink to the GPU on the
+// destination's rail (as NCCL's PXN does), then that rail's leaf, a spine, and the rail's leaf
+// in the other pod. Within a pod nothing touches the spines; Route() (aware, unaware) is
+// ASTRA-sim's three-dimension route as without the fabric.
+TEST(TopologyTest, RailOptimizedLeavesArePerGpuIndexAndPod) {
+  NetworkConfig c = LeafSpine(2, {2, 2, 2});
+  c.leaf_spine.leaf_dimension = 1;
+  auto t = Topology::Create(c);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  // 3 dims x 4 groups x 4 links + 4 leaves x 2 spines x 2 directions.
+  EXPECT_EQ(t->num_links(), 48 + 16);
+  EXPECT_EQ(t->num_devices(), 8 + 12 + 2);
+  std::vector<int> route;
+  t->FlowRoute(0, 7, 0, &route);  // gpu 0 server 0 pod 0 -> gpu 1 server 1 pod 1
+  EXPECT_EQ(Names(*t, route),
+            (std::vector<std::string>{
+                "dim 0: npu 0 -> switch 8 (dim 0)", "dim 0: switch 8 (dim 0) -> npu 1",
+                "dim 1: npu 1 -> switch 13 (dim 1)", "spines: leaf 1 -> spine 0",
+                "spines: spine 0 -> leaf 3", "dim 1: switch 15 (dim 1) -> npu 7"}));
+  EXPECT_EQ(t->DeviceName(t->link(route[3]).from_device), "switch 13 (dim 1)");
+  EXPECT_EQ(t->link(route[3]).dim, 2);
+  EXPECT_EQ(t->link_dim(route[3]), 2);
+  EXPECT_EQ(t->FlowPaths(0, 7), 2);
+  t->FlowRoute(0, 4, 1, &route);  // same rail, other pod: no NVLink hop
+  EXPECT_EQ(Names(*t, route),
+            (std::vector<std::string>{
+                "dim 1: npu 0 -> switch 12 (dim 1)", "spines: leaf 0 -> spine 1",
+                "spines: spine 1 -> leaf 2", "dim 1: switch 14 (dim 1) -> npu 4"}));
+  // Within a pod, across rails and servers: NVLink then the rail's leaf, one path.
+  EXPECT_EQ(t->FlowPaths(0, 3), 1);
+  t->FlowRoute(0, 3, 0, &route);
+  EXPECT_EQ(Names(*t, route),
+            (std::vector<std::string>{
+                "dim 0: npu 0 -> switch 8 (dim 0)", "dim 0: switch 8 (dim 0) -> npu 1",
+                "dim 1: npu 1 -> switch 13 (dim 1)", "dim 1: switch 13 (dim 1) -> npu 3"}));
+  // A leaf's spine links are its rail's in its pod: gpu 1 of server 1, pod 1 is on leaf 3.
+  t->LeafSpineLinks(7, &route);
+  EXPECT_EQ(Names(*t, route), (std::vector<std::string>{
+                                  "spines: leaf 3 -> spine 0", "spines: spine 0 -> leaf 3",
+                                  "spines: leaf 3 -> spine 1", "spines: spine 1 -> leaf 3"}));
+  auto plain = Topology::Create(Net(std::vector<TopologyKind>(3, TopologyKind::kSwitch), {2, 2, 2}));
+  for (int a = 0; a < 8; ++a) {
+    for (int b = 0; b < 8; ++b) {
+      std::vector<int> p;
+      t->Route(a, b, &route);
+      plain->Route(a, b, &p);
+      EXPECT_EQ(route, p) << a << " -> " << b;
+    }
+  }
+  // Out of range, or not Switch, or with the testbed's ecmp_routes: refused.
+  c.leaf_spine.leaf_dimension = 2;
+  EXPECT_FALSE(Topology::Create(c).ok());
+  c.leaf_spine.leaf_dimension = 1;
+  c.topology[1] = TopologyKind::kRing;
+  EXPECT_FALSE(Topology::Create(c).ok());
+  c.topology[1] = TopologyKind::kSwitch;
+  c.topology[0] = TopologyKind::kRing;  // NVLink as a ring: fine, it is below the leaves
+  EXPECT_TRUE(Topology::Create(c).ok());
+  c.leaf_spine.routes = {{0, 4, 0}};
+  EXPECT_FALSE(Topology::Create(c).ok());
+}
+
 TEST(TopologyTest, SwitchRouteGoesThroughTheSwitch) {
   auto t = Topology::Create(Net({TopologyKind::kSwitch}, {8}));
   std::vector<int> route;
