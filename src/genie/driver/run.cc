@@ -39,6 +39,18 @@
 namespace genie::driver {
 namespace {
 
+// A rank's error on stderr, "genie run: rank N: ...", unless the message already opens with its
+// rank (errors from the transport and executor name it themselves).
+void SayRankError(int rank, const std::string& message) {
+  const std::string own = "rank " + std::to_string(rank);
+  const bool named = message.rfind(own, 0) == 0 && message.size() > own.size() &&
+                     (message[own.size()] == ':' || message[own.size()] == ' ' ||
+                      message[own.size()] == ',');
+  // One write: the ranks of a job share the terminal, and pieces would interleave.
+  const std::string line = "genie run: " + (named ? "" : own + ": ") + message + "\n";
+  std::cerr << line << std::flush;
+}
+
 namespace fs = std::filesystem;
 
 // When this process started, on CLOCK_MONOTONIC: /proc/self/stat's start time (clock ticks
@@ -174,7 +186,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   net::RaiseFdLimit();
   auto setup = runtime::PrepareRun(o.setup);
   if (!setup.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << setup.status().message() << "\n";
+    SayRankError(env.rank, setup.status().message());
     return 2;
   }
   setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
@@ -187,13 +199,13 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     for (const auto& note : setup->notes) std::cerr << "genie run: " << note << "\n";
   }
   if (Status out = CheckRunOutputs(o, setup->files); !out.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << out.message() << "\n";
+    SayRankError(env.rank, out.message());
     return out.code() == Status::Code::kInvalidArgument ? 2 : 1;
   }
 
   auto identity = RankBackendOptions(env, o.bind);
   if (!identity.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << identity.status().message() << "\n";
+    SayRankError(env.rank, identity.status().message());
     return 2;
   }
   real_backend::RealBackendOptions opt = std::move(*identity);
@@ -225,7 +237,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   }
   opt.peer_timeout = *timeout;
   if (Status st = CheckStalls(setup->exec, *timeout); !st.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
+    SayRankError(env.rank, st.message());
     return 2;
   }
   const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
@@ -257,17 +269,17 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   // No other job may write into this folder while this one runs (record/run_folder.h).
   auto claim = record::ClaimOutputFolder(o.output, opt.job_id, env.world_size);
   if (!claim.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << claim.status().message() << "\n";
+    SayRankError(env.rank, claim.status().message());
     return 2;
   }
   auto recorder = record::Recorder::Create(record::StreamPath(o.output, env.rank), header);
   if (!recorder.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << recorder.status().message() << "\n";
+    SayRankError(env.rank, recorder.status().message());
     return 1;
   }
   auto graph = workload::RankGraph::Open(setup->files.rank_paths[env.rank], env.rank, setup->read);
   if (!graph.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << graph.status().message() << "\n";
+    SayRankError(env.rank, graph.status().message());
     return 2;
   }
   // Connect only the ranks this rank's plans use (runtime/peer_set.h), with the barrier's.
@@ -277,7 +289,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                               &*planned);
   }
   if (!planned.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << planned.status().message() << "\n";
+    SayRankError(env.rank, planned.status().message());
     return 2;
   }
   opt.peers = std::move(*planned);
@@ -295,7 +307,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   }
   auto backend = real_backend::RealBackend::Create(opt);
   if (!backend.ok()) {
-    std::cerr << "genie run: rank " << env.rank << ": " << backend.status().message() << "\n";
+    SayRankError(env.rank, backend.status().message());
     // Bad input (an address, a host layout) is this rank's to report (2); a peer that failed
     // or never came is the peers' (75); the rest — the network here, this rank's own sockets —
     // is this rank's failure (1).
@@ -324,7 +336,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
         runtime::RemoteMemory::OpenHostShared(*setup->exec.memory, env.world_size, env.rank,
                                               (*backend)->host_ids(), (*backend)->run_id(), &notes);
     if (!mem.ok()) {
-      std::cerr << "genie run: rank " << env.rank << ": " << mem.status().message() << "\n";
+      SayRankError(env.rank, mem.status().message());
       return 2;
     }
     const int q = setup->exec.memory->QueueOf(env.rank);
@@ -407,7 +419,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   }
   if (!st.ok()) {
     (*backend)->Abort(st);
-    std::cerr << "genie run: rank " << env.rank << ": " << st.message() << "\n";
+    SayRankError(env.rank, st.message());
     // A workload the run cannot accept (a MEM_LOAD without memory model) is bad input, as in
     // `genie simulate`.
     if (st.code() == Status::Code::kInvalidArgument) return 2;
