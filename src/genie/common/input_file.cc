@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace genie {
 
@@ -31,6 +33,23 @@ Status CheckInputFile(const std::string& path, const std::string& what) {
   }
   if (is == nullptr) return Status::Ok();
   return Status::InvalidArgument(path + ": the " + what + " is " + is + "; give the file itself");
+}
+
+}  // namespace genie
+
+namespace genie {
+
+Result<std::string> ReadInputFile(const std::string& path, const std::string& what) {
+  GENIE_RETURN_IF_ERROR(CheckInputFile(path, what));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::NotFound("cannot open " + what + " '" + path + "': " + std::strerror(errno) +
+                            " (check the path)");
+  }
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (in.bad()) return Status::IoError("error reading " + what + " '" + path + "'");
+  return out.str();
 }
 
 }  // namespace genie

@@ -6,9 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "genie/common/input_file.h"
 
@@ -390,12 +388,8 @@ Result<ComputeFaultSchedule> ParseComputeFaults(const std::string& text,
 }
 
 Result<ComputeFaultSchedule> LoadComputeFaults(const std::string& path) {
-  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "fault schedule"));
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot read the fault schedule");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseComputeFaults(ss.str(), path);
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path, "fault schedule"));
+  return ParseComputeFaults(text, path);
 }
 
 Status CheckRanks(const ComputeFaultSchedule& schedule, int world_size) {

@@ -8,7 +8,7 @@
 #include "genie/common/checked_math.h"
 #include "genie/config/json_value_text.h"
 #include "genie/config/limits.h"
-#include "genie/config/text_file.h"
+#include "genie/common/input_file.h"
 
 namespace genie::config {
 namespace {
@@ -136,7 +136,7 @@ Result<MemoryConfig> ParseMemoryConfig(const std::string& text, const std::strin
 }
 
 Result<MemoryConfig> LoadMemoryConfig(const std::string& path) {
-  GENIE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "memory configuration"));
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path, "memory configuration"));
   return ParseMemoryConfig(text, path);
 }
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "genie/config/limits.h"
-#include "genie/config/text_file.h"
+#include "genie/common/input_file.h"
 
 namespace genie::config {
 namespace {
@@ -495,7 +495,7 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
 }
 
 Result<NetworkConfig> LoadNetworkConfig(const std::string& path) {
-  GENIE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "network configuration"));
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path, "network configuration"));
   return ParseNetworkConfig(text, path);
 }
 

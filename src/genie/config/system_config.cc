@@ -9,7 +9,7 @@
 
 #include "genie/config/json_value_text.h"
 #include "genie/config/limits.h"
-#include "genie/config/text_file.h"
+#include "genie/common/input_file.h"
 
 namespace genie::config {
 namespace {
@@ -393,7 +393,7 @@ Result<SystemConfig> ParseSystemConfig(const std::string& text, const std::strin
 }
 
 Result<SystemConfig> LoadSystemConfig(const std::string& path) {
-  GENIE_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "system configuration"));
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path, "system configuration"));
   return ParseSystemConfig(text, path);
 }
 

@@ -103,13 +103,13 @@ TEST(ManualEnvTest, ScriptedChildrenEndWhenTheirScriptSays) {
   ManualEnv env;
   env.SetScripter([](const ProcessSpec& spec) {
     if (spec.argv[0] == "quick") return ProcessScript{2 * kNsPerSec, ExitedWith(3)};
-    return ProcessScript{-1, 0, /*ignores_sigterm=*/spec.argv[0] == "stubborn"};
+    return ProcessScript{-1, 0, /*ignores_sigterm=*/spec.argv[0] == "ignores-term"};
   });
   auto group = env.NewProcessGroup();
   ASSERT_TRUE(group.ok());
   const int quick = *(*group)->Spawn(Named("quick"));
   const int forever = *(*group)->Spawn(Named("forever"));
-  const int stubborn = *(*group)->Spawn(Named("stubborn"));
+  const int deaf = *(*group)->Spawn(Named("ignores-term"));
   ProcessEvent e = (*group)->Wait(kNsPerSec);
   EXPECT_EQ(e.kind, ProcessEvent::Kind::kTimeout);
   EXPECT_EQ(env.Now(), kNsPerSec);
@@ -118,7 +118,7 @@ TEST(ManualEnvTest, ScriptedChildrenEndWhenTheirScriptSays) {
   EXPECT_EQ(e.exited, (std::vector<std::pair<int, int>>{{quick, ExitedWith(3)}}));
   EXPECT_EQ(env.Now(), 2 * kNsPerSec);
   (*group)->Signal(forever, SIGTERM);
-  (*group)->Signal(stubborn, SIGTERM);  // ignored
+  (*group)->Signal(deaf, SIGTERM);  // ignored
   e = (*group)->Wait(-1);
   EXPECT_EQ(e.exited, (std::vector<std::pair<int, int>>{{forever, KilledBy(SIGTERM)}}));
   env.SignalAt(5 * kNsPerSec, SIGINT);
@@ -126,9 +126,9 @@ TEST(ManualEnvTest, ScriptedChildrenEndWhenTheirScriptSays) {
   EXPECT_EQ(e.kind, ProcessEvent::Kind::kSignal);
   EXPECT_EQ(e.signal, SIGINT);
   EXPECT_EQ(env.Now(), 5 * kNsPerSec);
-  (*group)->Signal(stubborn, SIGKILL);
+  (*group)->Signal(deaf, SIGKILL);
   e = (*group)->Wait(-1);
-  EXPECT_EQ(e.exited, (std::vector<std::pair<int, int>>{{stubborn, KilledBy(SIGKILL)}}));
+  EXPECT_EQ(e.exited, (std::vector<std::pair<int, int>>{{deaf, KilledBy(SIGKILL)}}));
   EXPECT_EQ(env.spawned().size(), 3u);
   EXPECT_EQ(env.signals_sent().size(), 3u);
 }

@@ -4,8 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "genie/common/input_file.h"
 #include "genie/testbed/spec.h"
@@ -215,12 +213,8 @@ Result<FaultSchedule> ParseFaultSchedule(const std::string& text, const std::str
 }
 
 Result<FaultSchedule> LoadFaultSchedule(const std::string& path) {
-  GENIE_RETURN_IF_ERROR(CheckInputFile(path, "fault schedule"));
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot read the fault schedule");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseFaultSchedule(ss.str(), path);
+  GENIE_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path, "fault schedule"));
+  return ParseFaultSchedule(text, path);
 }
 
 }  // namespace genie::testbed
