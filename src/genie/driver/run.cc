@@ -28,6 +28,7 @@
 #include "genie/net/fd_limit.h"
 #include "genie/real_backend/real_backend.h"
 #include "genie/record/cpu_steal.h"
+#include "genie/record/cpu_wait.h"
 #include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
@@ -349,7 +350,16 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   IterationPolicy iterations;
   iterations.warmup = o.warmup;
   iterations.iterations = o.iterations;
-  IterationDriver driver(iterations, setup->exec, **backend, **graph, recorder->get());
+  // This rank's executor also reads how long its thread waited for a core in each iteration;
+  // the prediction's simulations (WriteResults) keep setup->exec as it is.
+  runtime::ExecutorConfig exec = setup->exec;
+  if (record::ReadThreadCpuTimes().has_value()) {
+    exec.cpu_wait_clock = [] {
+      const auto t = record::ReadThreadCpuTimes();
+      return t ? t->wait_ns : TimeNs{0};
+    };
+  }
+  IterationDriver driver(iterations, exec, **backend, **graph, recorder->get());
   const auto cpu_before = record::ReadCpuTicks();
   Status st = DriveIterations(o, **backend, driver, bed.get());
   const nlohmann::json cpu = record::CpuStealJson(cpu_before, record::ReadCpuTicks());

@@ -11,6 +11,7 @@
 
 #include "genie/common/units.h"
 #include "genie/driver/testbed_placement.h"
+#include "genie/record/cpu_pressure.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/ecmp.h"
 
@@ -90,8 +91,12 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   std::fflush(stdout);
   // The scan's own messages are kept aside: a doctor with findings exits 1 (its launcher says
   // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
+  // The scan runs a rank per host on this machine's few cores: how contended they were says
+  // whether its figures are the links' or the CPU's.
+  const record::CpuPressureReading cpu_before = record::ReadCpuPressure();
   const tb::CommandResult scan =
       RunScan(CalibrationScanArgv(SelfExe(), a.name, hosts, a.accept_findings, json));
+  const record::CpuPressure cpu = record::PressureBetween(cpu_before, record::ReadCpuPressure());
   nlohmann::json doc;
   {
     std::ifstream in(json);
@@ -108,8 +113,17 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
         "`genie launch --testbed {} -n {} -- doctor` to see why",
         rc, a.name, hosts));
   }
-  GENIE_ASSIGN_OR_RETURN(tb::Calibration cal,
-                         tb::CalibrationFromDoctor(layout, doc, a.accept_findings, a.basis));
+  auto calibrated = tb::CalibrationFromDoctor(layout, doc, a.accept_findings, a.basis);
+  if (!calibrated.ok() && cpu.contended()) {
+    // What the scan found may be the CPU's: a rank that waits for a core measures its link slow.
+    return calibrated.status().WithDetail(fmt::format(
+        "The CPU is the likely cause, not the network: during the scan {}. Calibrate again when "
+        "the machine is quieter (fewer programs beside it, or fewer hosts per core)",
+        cpu.Describe()));
+  }
+  if (!calibrated.ok()) return calibrated.status();
+  tb::Calibration cal = std::move(*calibrated);
+  cal.cpu_pressure = cpu.ToJson();
   if (doc.contains("findings") && doc["findings"].is_array()) {
     for (const auto& f : doc["findings"]) {
       fmt::print("testbed {}: accepted finding: {}\n", a.name, f.value("text", std::string("?")));
@@ -132,6 +146,14 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   }
   GENIE_RETURN_IF_ERROR(tb::SaveCalibration(a.name, cal));
   fmt::print("{}{}", FormatCalibration(a.name, layout, cal), ecmp);
+  if (cpu.contended()) {
+    fmt::print(
+        "testbed {}: note: the CPU was contended during the scan ({}): the figures carry this "
+        "machine's CPU as well as the links (a larger per-step cost, a lower goodput), so a "
+        "prediction made with them holds while the machine stays as loaded; calibrate again "
+        "when it is quieter for the network alone\n",
+        a.name, cpu.Describe());
+  }
   return Status::Ok();
 }
 

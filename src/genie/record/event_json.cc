@@ -109,6 +109,7 @@ void AppendRankRecord(const RankSummary& s, std::string* out) {
     fmt::format_to(it, ",\"compute_excess_ns\":{}", s.compute_excess_ns);
   }
   if (s.stall_ns != 0) fmt::format_to(it, ",\"stall_ns\":{}", s.stall_ns);
+  if (s.cpu_wait_ns != 0) fmt::format_to(it, ",\"cpu_wait_ns\":{}", s.cpu_wait_ns);
   out->push_back('}');
 }
 
@@ -122,6 +123,7 @@ json ToJson(const RankSummary& s) {
             {"exposed_comm_ns", s.exposed_comm_ns}};
   if (s.compute_excess_ns != 0) j["compute_excess_ns"] = s.compute_excess_ns;
   if (s.stall_ns != 0) j["stall_ns"] = s.stall_ns;
+  if (s.cpu_wait_ns != 0) j["cpu_wait_ns"] = s.cpu_wait_ns;
   return j;
 }
 
@@ -209,9 +211,11 @@ Result<RankSummary> RankSummaryFromJson(const json& j, const std::string& where,
       .Optional("comm_ns", &s.comm_ns)
       .Optional("exposed_comm_ns", &s.exposed_comm_ns)
       .Optional("compute_excess_ns", &s.compute_excess_ns)
-      .Optional("stall_ns", &s.stall_ns);
+      .Optional("stall_ns", &s.stall_ns)
+      .Optional("cpu_wait_ns", &s.cpu_wait_ns);
   if (!r.ok()) return r.status();
   if (s.stall_ns < 0) r.FailField("stall_ns", "is negative");
+  if (s.cpu_wait_ns < 0) r.FailField("cpu_wait_ns", "is negative");
   if (s.rank < 0) r.FailField("rank", fmt::format("is {}; ranks start at 0", s.rank));
   if (s.finish < s.start) {
     r.Fail(fmt::format("the iteration finishes ({}) before it starts ({})", s.finish, s.start));

@@ -22,6 +22,9 @@ struct RankSummary {
   // the iteration's start. 0 without faults.
   TimeNs compute_excess_ns = 0;
   TimeNs stall_ns = 0;
+  // Real runs: how long the rank's thread was ready to run but waited for a core during the
+  // iteration (record/cpu_wait.h) — genie's own machine in the measured time. 0 in simulation.
+  TimeNs cpu_wait_ns = 0;
 };
 
 }  // namespace genie::record

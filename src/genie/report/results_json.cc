@@ -10,6 +10,7 @@
 #include "genie/record/event_json.h"
 #include "genie/report/atomic_file.h"
 #include "genie/report/bandwidth.h"
+#include "genie/report/cpu_bound.h"
 #include "genie/report/completeness.h"
 #include "genie/report/statistics.h"
 
@@ -91,6 +92,13 @@ json ResultsJsonWithoutCollectives(const json& run_info, const std::vector<TypeR
                     {"iterations", steps.size()},
                     {"step_time_ns", SpreadJson(SpreadOf(step_ns))},
                     {"exposed_comm_ns", SpreadJson(SpreadOf(exposed))}};
+  // Real runs: the longest wait for a core, and the iterations it made the CPU's.
+  if (const double worst = WorstCpuWaitFraction(ranks); worst > 0) {
+    doc["summary"]["cpu_wait_max_fraction"] = worst;
+    if (auto bound = CpuBoundJson(CpuBoundIterations(ranks)); !bound.is_null()) {
+      doc["cpu_bound"] = std::move(bound);
+    }
+  }
   doc["iterations"] = std::move(iter_list);
   doc["ranks"] = std::move(rank_list);
   doc["collective_types"] = std::move(type_list);

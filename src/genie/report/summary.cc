@@ -8,6 +8,7 @@
 #include "genie/record/cpu_steal.h"
 #include "genie/record/json_check.h"
 #include "genie/report/bandwidth.h"
+#include "genie/report/cpu_bound.h"
 #include "genie/report/statistics.h"
 #include "genie/report/testbed_counters.h"
 
@@ -64,6 +65,7 @@ void PrintSummary(std::ostream& out, const std::vector<record::OpEvent>& ops,
       << FormatBandwidth(averaged == 0 ? 0.0 : bus_sum / static_cast<double>(averaged))
       << (averaged < rows.size() ? " GB/s (mean over the types above but send: its recv times the transfer)\n"
                 : " GB/s (mean over the types above)\n");
+  PrintCpuBound(out, ranks);
 }
 
 void PrintTraffic(std::ostream& out, const nlohmann::json& traffic) {

@@ -60,6 +60,7 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   summary_.rank = rank_;
   summary_.iteration = iteration;
   summary_.start = backend_.Now();
+  if (config_.cpu_wait_clock) cpu_wait_at_start_ = config_.cpu_wait_clock();
   last_progress_ = summary_.start;
   ready_time_ = summary_.start;
   ++starts_;
@@ -163,6 +164,9 @@ void Executor::Pump() {
     summary_.comm_ns = comm_ns_;
     summary_.exposed_comm_ns = summary_.finish - summary_.start - compute_ns_ - summary_.stall_ns;
     summary_.compute_excess_ns = compute_excess_ns_;
+    if (config_.cpu_wait_clock) {
+      summary_.cpu_wait_ns = std::max<TimeNs>(0, config_.cpu_wait_clock() - cpu_wait_at_start_);
+    }
     if (recorder_ != nullptr) recorder_->OnRankDone(summary_);
     if (done_) done_(status_);
   }

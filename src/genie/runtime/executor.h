@@ -132,6 +132,7 @@ class Executor {
   int last_fault_iteration_ = 0;  // the last one started
   std::vector<compute::ComputeFaultEvent> fault_events_;
   TimeNs compute_excess_ns_ = 0;
+  TimeNs cpu_wait_at_start_ = 0;  // config_.cpu_wait_clock when the iteration started
   bool stalled_ = false;     // in a stall at the iteration's start: nothing issues
   TimeNs stall_until_ = 0;
 

@@ -3,6 +3,7 @@
 // Shared read-only by every rank's Executor; any thread may read it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -59,6 +60,9 @@ struct ExecutorConfig {
   //    still match because tags number each group's collectives in node id order.
   enum class CommStreams { kOnePerRank, kConcurrent };
   CommStreams comm_streams = CommStreams::kOnePerRank;
+  // Real runs: the rank's thread's time spent waiting for a core so far (record/cpu_wait.h),
+  // read when an iteration starts and ends (RankSummary::cpu_wait_ns). Null in simulation.
+  std::function<TimeNs()> cpu_wait_clock;
 };
 
 }  // namespace genie::runtime

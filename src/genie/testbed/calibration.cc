@@ -180,6 +180,7 @@ nlohmann::json Calibration::ToJson() const {
                       {"ring_steps", ring_steps}};
   }
   if (!ecmp_routes.is_null()) j["ecmp_routes"] = ecmp_routes;
+  if (!cpu_pressure.is_null()) j["cpu_pressure"] = cpu_pressure;
   return j;
 }
 
@@ -274,6 +275,7 @@ Result<std::optional<Calibration>> LoadCalibration(const std::string& name, env:
   c.median_rtt_us = j.value("median_rtt_us", 0.0);
   c.measured = j.value("measured", std::string());
   c.basis = j.value("basis", std::string(kBasisOnePair));
+  if (j.contains("cpu_pressure")) c.cpu_pressure = j["cpu_pressure"];
   if (j.contains("all_hosts") && j["all_hosts"].is_object()) {
     const nlohmann::json& a = j["all_hosts"];
     c.all_hosts_goodput = a.value("goodput", 0.0);

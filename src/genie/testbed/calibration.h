@@ -57,6 +57,9 @@ struct Calibration {
   // A leaf-spine with a known hash: [[src host, dst host, spine], ...] as its leaves answered
   // when calibrated (a record; network-yml asks them again, ecmp.h). Null: none.
   nlohmann::json ecmp_routes;
+  // How contended this machine's CPUs were during the scan (record/cpu_pressure.h's JSON);
+  // null: not recorded (an older genie).
+  nlohmann::json cpu_pressure;
   std::string measured;  // when (ISO 8601 UTC)
   // The figures the network description carries (basis).
   MeasuredCosts Costs() const;

@@ -1,0 +1,109 @@
+#include "genie/record/cpu_pressure.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+
+namespace genie::record {
+namespace {
+
+std::string Slurp(const char* path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Busy = every tick but idle and iowait.
+void ReadTicks(uint64_t* busy, uint64_t* all) {
+  std::istringstream lines(Slurp("/proc/stat"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("cpu ", 0) != 0) continue;
+    std::istringstream fields(line.substr(4));
+    uint64_t v[8] = {};
+    for (auto& x : v) {
+      if (!(fields >> x)) return;
+    }
+    uint64_t total = 0;
+    for (uint64_t x : v) total += x;
+    *all = total;
+    *busy = total - v[3] - v[4];
+    return;
+  }
+}
+
+}  // namespace
+
+std::optional<uint64_t> ParsePsiSomeTotal(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("some ", 0) != 0) continue;
+    const auto at = line.find("total=");
+    if (at == std::string::npos) return std::nullopt;
+    try {
+      return std::stoull(line.substr(at + 6));
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+CpuPressureReading ReadCpuPressure() {
+  CpuPressureReading r;
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  r.at_ns = static_cast<TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  r.some_us = ParsePsiSomeTotal(Slurp("/proc/pressure/cpu"));
+  ReadTicks(&r.busy_ticks, &r.all_ticks);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  r.cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  return r;
+}
+
+CpuPressure PressureBetween(const CpuPressureReading& a, const CpuPressureReading& b) {
+  CpuPressure p;
+  p.cores = b.cores;
+  p.wall_ns = b.at_ns - a.at_ns;
+  if (p.wall_ns > 0 && a.some_us && b.some_us && *b.some_us >= *a.some_us) {
+    p.some_fraction =
+        std::min(1.0, static_cast<double>(*b.some_us - *a.some_us) * 1e3 / p.wall_ns);
+  }
+  if (b.all_ticks > a.all_ticks && b.busy_ticks >= a.busy_ticks) {
+    p.busy_fraction = static_cast<double>(b.busy_ticks - a.busy_ticks) /
+                      static_cast<double>(b.all_ticks - a.all_ticks);
+  }
+  return p;
+}
+
+bool CpuPressure::contended() const {
+  if (some_fraction >= 0) return some_fraction > kContendedSomeFraction;
+  return busy_fraction > kContendedBusyFraction;
+}
+
+std::string CpuPressure::Describe() const {
+  std::string out;
+  if (some_fraction >= 0) {
+    out = fmt::format("some task waited for a core {:.0f} % of the {:.1f} s, ", 100 * some_fraction,
+                      wall_ns / 1e9);
+  }
+  return out + fmt::format("CPUs {:.0f} % busy ({} cores)", 100 * busy_fraction, cores);
+}
+
+nlohmann::json CpuPressure::ToJson() const {
+  nlohmann::json j = {{"busy_fraction", busy_fraction}, {"cores", cores}, {"wall_ns", wall_ns},
+                      {"contended", contended()}};
+  if (some_fraction >= 0) j["psi_some_fraction"] = some_fraction;
+  return j;
+}
+
+}  // namespace genie::record
