@@ -24,6 +24,7 @@ const std::vector<std::string>& TimingKeys() {
       "total_time_ns", "mean_time_ns", "algbw_gbps",  "busbw_gbps",   "time",
       "hostname",    "command_line",  "merged_files",  "job_id",       "launcher",
       "clock_offsets_ns", "startup",  "peak_rss_bytes", "cpu_steal",  // per-rank figures (traffic)
+      "cpu_wait_ns", "cpu_bound", "cpu_wait_max_fraction",  // waits for a core (cpu_bound.h)
   };
   return kKeys;
 }
