@@ -5,6 +5,7 @@
 
 #include <climits>
 
+#include "genie/driver/jobs_spec.h"
 #include "genie/testbed/control.h"
 
 namespace genie::driver {
@@ -24,12 +25,14 @@ Status PlaceOnTestbed(const std::string& name, int nodes, launch::LaunchOptions*
   }
   auto layout = testbed::Load(name);
   if (!layout.ok()) return layout.status();
-  const int hosts = static_cast<int>(layout->hosts.size());
+  std::vector<int> rank_host, rank_nic;
+  PlaceSingleJob(o->ranks, static_cast<int>(layout->hosts.size()),
+                 static_cast<int>(layout->hosts.at(0).nics.size()), &rank_host, &rank_nic);
   for (int r = 0; r < o->ranks; ++r) {
-    const auto& host = layout->hosts[static_cast<size_t>(r % hosts)];
+    const auto& host = layout->hosts[static_cast<size_t>(rank_host[static_cast<size_t>(r)])];
     launch::RankSite site;
     site.netns = host.netns;
-    const auto& nic = host.nics[static_cast<size_t>(r / hosts) % host.nics.size()];
+    const auto& nic = host.nics[static_cast<size_t>(rank_nic[static_cast<size_t>(r)])];
     site.env = {{"GENIE_BIND", nic.address}, {"GENIE_TESTBED", name}, {"GENIE_HOST", host.name}};
     o->sites.push_back(site);
   }
