@@ -1,6 +1,7 @@
 // genie launch: start N local ranks of genie (or, with --exec, of any program) with the rank,
 // world size, rendezvous and job id in their environment; forward signals; if a rank fails,
-// stop the others and exit non-zero naming it.
+// stop the others and exit non-zero naming it. With --jobs FILE: every job of a jobs file on
+// one testbed, each its own launch (driver/jobs_launch.h, docs/jobs.md).
 // Also `genie netcheck`: every rank exchanges verified messages with every other over the
 // real transport — the smallest end-to-end check that a launch, a rendezvous and the
 // network work (genie launch -n 4 -- netcheck --channels 4). Both only parse flags: the
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "genie/common/units.h"
+#include "genie/driver/jobs_launch.h"
 #include "genie/driver/netcheck.h"
 #include "genie/driver/testbed_placement.h"
 #include "genie/launch/local_launcher.h"
@@ -27,7 +29,7 @@ constexpr int kMaxLocalRanks = 4096;
 
 GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload W ...") {
   struct Args {
-    int n = 1;
+    int n = 0;
     int nodes = 1;
     int node_rank = 0;
     std::string rendezvous;
@@ -36,11 +38,24 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
     std::string grace = "5s";
     std::string testbed;
     std::vector<std::string> command;
+    std::string jobs;
+    std::string job;
+    std::string output;
+    std::string job_log;
   };
   auto a = std::make_shared<Args>();
-  app.add_option("-n,--ranks", a->n, "Number of ranks to start on this machine")
-      ->required()
+  app.add_option("-n,--ranks", a->n, "Number of ranks to start on this machine (required without --jobs)")
       ->check(genie::cli::IntIn(1, kMaxLocalRanks));
+  app.add_option("--jobs", a->jobs,
+                 "A jobs file: start every job it lists (workloads, benchmarks, background "
+                 "traffic) on one testbed, each with its own ranks, placement, start, job id and "
+                 "output folder (docs/jobs.md)");
+  app.add_option("--job", a->job, "With --jobs: start only this job of the file, as placed there");
+  app.add_option("--output,-o", a->output,
+                 "With --jobs: the folder of the jobs' folders (default: the file's output:, "
+                 "else <file name>-out)");
+  app.add_option("--job-log", a->job_log, "With --job: write its output to this file")
+      ->group("");
   app.add_option("--nnodes", a->nodes, "Machines in the job, each running -n ranks (torchrun's)")
       ->check(genie::cli::IntIn(1, 100'000));
   app.add_option("--node-rank", a->node_rank, "Which machine this is, 0 .. nnodes-1")
@@ -55,20 +70,47 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
                  "to its NIC k = local rank mod NICs), rendezvous on h0's address");
   app.add_option("--grace", a->grace, "Wait after SIGTERM before SIGKILL when stopping ranks")
       ->check(genie::cli::Duration(/*zero_ok=*/true));
-  app.add_option("command", a->command, "After --: the genie subcommand and its arguments")
-      ->required();
+  app.add_option("command", a->command, "After --: the genie subcommand and its arguments");
   return [a]() -> int {
+    auto grace = genie::ParseDuration(a->grace);
+    if (!grace.ok()) {
+      fmt::print(stderr, "genie launch: --grace: {}\n", grace.status().message());
+      return 2;
+    }
+    if (!a->jobs.empty()) {
+      if (a->n != 0 || a->nodes != 1 || a->exec || !a->command.empty()) {
+        fmt::print(stderr,
+                   "genie launch: --jobs takes each job's ranks and command from the file: "
+                   "leave out -n, --nnodes, --exec and the command after --\n");
+        return 2;
+      }
+      genie::driver::JobsLaunchOptions jo;
+      jo.jobs_path = a->jobs;
+      jo.testbed = a->testbed;
+      jo.output = a->output;
+      jo.grace = *grace;
+      jo.only_job = a->job;
+      jo.rendezvous = a->rendezvous;
+      jo.job_id = a->job_id;
+      jo.log = a->job_log;
+      return a->job.empty() ? genie::driver::LaunchJobs(jo) : genie::driver::LaunchOneJob(jo);
+    }
+    if (!a->job.empty() || !a->output.empty() || !a->job_log.empty()) {
+      fmt::print(stderr, "genie launch: --job and --output go with --jobs FILE\n");
+      return 2;
+    }
+    if (a->n == 0 || a->command.empty()) {
+      fmt::print(stderr,
+                 "genie launch: give -n N and the command after -- (genie launch -n 4 -- run "
+                 "--workload W), or --jobs FILE\n");
+      return 2;
+    }
     genie::launch::LaunchOptions o;
     o.ranks = a->n;
     o.rendezvous = a->rendezvous;
     o.nodes = a->nodes;
     o.node_rank = a->node_rank;
     o.job_id = a->job_id;
-    auto grace = genie::ParseDuration(a->grace);
-    if (!grace.ok()) {
-      fmt::print(stderr, "genie launch: --grace: {}\n", grace.status().message());
-      return 2;
-    }
     o.grace = *grace;
     if (!a->testbed.empty()) {
       genie::Status st = genie::driver::PlaceOnTestbed(a->testbed, a->nodes, &o);
