@@ -155,7 +155,7 @@ void PrintTable(const JobsSpec& spec, const std::vector<JobRun>& runs) {
     if (hosts.size() > 40) hosts = hosts.substr(0, 37) + "...";
     const bool ran = r.state == JobRun::State::kEnded;
     rows.push_back({{j.name, KindOf(j), std::to_string(j.ranks), hosts, Seconds(j.start_ns),
-                     ran ? Seconds(r.end_mono - r.start_mono) : "-",
+                     ran ? fmt::format("{:.1f}s", static_cast<double>(r.end_mono - r.start_mono) / kNsPerSec) : "-",
                      r.Outcome(), JobResultsPath(j)}});
   }
   size_t width[8] = {};
