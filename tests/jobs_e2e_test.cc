@@ -254,6 +254,30 @@ jobs:
   EXPECT_GT(traffic["pairs"][0]["sent_bytes"].get<uint64_t>(), 0u) << traffic.dump();
 }
 
+// The launcher killed outright (SIGKILL: no cleanup of its own): every job's supervisor is told
+// by the kernel and stops its ranks; nothing is left running.
+TEST(Jobs, ALauncherKilledLeavesNothingRunning) {
+  TempDir dir("jobs-sigkill");
+  const std::string out = dir / "out";
+  const std::string file = Write(dir / "k.yml", R"(
+jobs:
+  - name: a
+    ranks: 2
+    iterations: 100000
+    run: {workload: )" + AllReduce() + R"(}
+  - name: noise
+    type: traffic
+    pairs: [[local, local]]
+)");
+  Child launcher = Spawn("exec " + Genie("launch --jobs " + file + " --output " + out),
+                         dir / "launch.out");
+  ASSERT_TRUE(WaitFor([&] { return RankOf(out + "/a") > 0; }, 30)) << ReadLog(launcher);
+  kill(launcher.pid, SIGKILL);
+  ASSERT_TRUE(WaitExit(launcher, 10));
+  EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(out) == 0; }, 15))
+      << ProcessesMentioning(out) << " process(es) outlived the launcher";
+}
+
 // ---- on a namespace testbed (root) ---------------------------------------------------------
 
 class JobsOnTestbed : public ::testing::Test {
