@@ -36,16 +36,16 @@ constexpr TimeNs kSupervisorSlack = 10 * kNsPerSec;
 // Where automatic rendezvous ports start (as a single `genie launch --testbed`'s).
 constexpr int kFirstPort = 29500;
 
-struct Prepared {
+struct PreparedJobs {
   JobsSpec spec;
   std::optional<testbed::Layout> layout;  // none: loopback
 };
 
 // The file, read, given its outputs and placed; every refusal happens here, before anything runs.
-Result<Prepared> Prepare(const JobsLaunchOptions& o) {
+Result<PreparedJobs> PrepareJobs(const JobsLaunchOptions& o) {
   auto spec = LoadJobsSpec(o.jobs_path);
   if (!spec.ok()) return spec.status();
-  Prepared p{std::move(*spec), std::nullopt};
+  PreparedJobs p{std::move(*spec), std::nullopt};
   if (!o.output.empty()) GENIE_RETURN_IF_ERROR(SetJobsOutput(o.output, &p.spec));
   if (!o.testbed.empty()) p.spec.testbed = o.testbed;
   if (p.spec.testbed.empty()) {
@@ -65,7 +65,7 @@ Result<Prepared> Prepare(const JobsLaunchOptions& o) {
 }
 
 // tcp:<rank 0's address>:<port> on a testbed; on loopback a fresh directory unless a port is set.
-std::string RendezvousFor(const Prepared& p, const JobSpec& job, int port) {
+std::string RendezvousFor(const PreparedJobs& p, const JobSpec& job, int port) {
   if (!p.layout) return port > 0 ? fmt::format("tcp:127.0.0.1:{}", port) : "";
   const testbed::Host& h0 = p.layout->hosts.at(static_cast<size_t>(job.rank_host.at(0)));
   return fmt::format("tcp:{}:{}", h0.nics.at(static_cast<size_t>(job.rank_nic.at(0))).address, port);
@@ -91,7 +91,7 @@ std::string HostsText(const JobsSpec& spec, const JobSpec& job) {
 std::string KindOf(const JobSpec& job) { return job.subcommand; }
 
 // 0 -> "0s", 500 ms -> "0.5s", 2 s -> "2s".
-std::string Seconds(TimeNs ns) {
+std::string SecondsText(TimeNs ns) {
   std::string s = fmt::format("{:.3f}", static_cast<double>(ns) / kNsPerSec);
   while (s.back() == '0') s.pop_back();
   if (s.back() == '.') s.pop_back();
@@ -154,7 +154,7 @@ void PrintTable(const JobsSpec& spec, const std::vector<JobRun>& runs) {
     std::string hosts = HostsText(spec, j);
     if (hosts.size() > 40) hosts = hosts.substr(0, 37) + "...";
     const bool ran = r.state == JobRun::State::kEnded;
-    rows.push_back({{j.name, KindOf(j), std::to_string(j.ranks), hosts, Seconds(j.start_ns),
+    rows.push_back({{j.name, KindOf(j), std::to_string(j.ranks), hosts, SecondsText(j.start_ns),
                      ran ? fmt::format("{:.1f}s", static_cast<double>(r.end_mono - r.start_mono) / kNsPerSec) : "-",
                      r.Outcome(), JobResultsPath(j)}});
   }
@@ -172,7 +172,7 @@ void PrintTable(const JobsSpec& spec, const std::vector<JobRun>& runs) {
   std::fflush(stdout);
 }
 
-Status WriteSummary(const Prepared& p, const std::vector<JobRun>& runs, int exit_code) {
+Status WriteSummary(const PreparedJobs& p, const std::vector<JobRun>& runs, int exit_code) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const JobRun& r : runs) {
     const JobSpec& j = *r.job;
@@ -211,7 +211,7 @@ Status WriteSummary(const Prepared& p, const std::vector<JobRun>& runs, int exit
 }  // namespace
 
 int LaunchOneJob(const JobsLaunchOptions& o) {
-  auto p = Prepare(o);
+  auto p = PrepareJobs(o);
   if (!p.ok()) {
     fmt::print(stderr, "genie launch: {}\n", p.status().message());
     return launch::kExitBadInput;
@@ -284,12 +284,12 @@ int LaunchOneJob(const JobsLaunchOptions& o) {
 
 int LaunchJobs(const JobsLaunchOptions& o, env::Env* env) {
   if (env == nullptr) env = env::Env::Default();
-  auto prepared = Prepare(o);
+  auto prepared = PrepareJobs(o);
   if (!prepared.ok()) {
     fmt::print(stderr, "genie launch: {}\n", prepared.status().message());
     return launch::kExitBadInput;
   }
-  Prepared& p = *prepared;
+  PreparedJobs& p = *prepared;
   if (Status st = record::MakeOutputFolder(p.spec.output); !st.ok()) {
     fmt::print(stderr, "genie launch: {}\n", st.message());
     return launch::kExitBadInput;

@@ -22,72 +22,72 @@ constexpr int kMaxRanks = 4096;
 constexpr int kMaxParallel = 64;
 
 // How a structured key under `run:` / `bench:` becomes a flag.
-enum class Arg { kValue, kInput, kOutput, kFlag };
+enum class KeyArg { kValue, kInput, kOutput, kFlag };
 struct KeyRule {
   const char* key;
   const char* flag;
-  Arg arg;
+  KeyArg arg;
 };
 
 // genie run's flags a jobs file may set by key (tools/genie/cmd_run.cc); anything else goes
 // in `args: [...]`.
 constexpr KeyRule kRunKeys[] = {
-    {"workload", "--workload", Arg::kInput},
-    {"iterations", "--iterations", Arg::kValue},
-    {"warmup", "--warmup", Arg::kValue},
-    {"predict", "--predict", Arg::kFlag},
-    {"network", "--network", Arg::kInput},
-    {"network_model", "--network-model", Arg::kValue},
-    {"goodput", "--goodput", Arg::kValue},
-    {"message_overhead", "--message-overhead", Arg::kValue},
-    {"topology", "--topology", Arg::kValue},
-    {"system", "--system", Arg::kInput},
-    {"memory", "--memory", Arg::kInput},
-    {"comm_group", "--comm-group", Arg::kInput},
-    {"ctrl_deps", "--ctrl-deps", Arg::kValue},
-    {"default_comm_size", "--default-comm-size", Arg::kValue},
-    {"channels", "--channels", Arg::kValue},
-    {"slice", "--slice", Arg::kValue},
-    {"verify", "--verify", Arg::kFlag},
-    {"faults", "--faults", Arg::kInput},
-    {"flag_threshold", "--flag-threshold", Arg::kValue},
-    {"localize", "--localize", Arg::kFlag},
-    {"baseline", "--baseline", Arg::kInput},
-    {"intra_host", "--intra-host", Arg::kInput},
-    {"report", "--report", Arg::kOutput},
-    {"csv", "--csv", Arg::kOutput},
-    {"trace_out", "--trace-out", Arg::kOutput},
-    {"tcp_congestion", "--tcp-congestion", Arg::kValue},
-    {"peer_timeout", "--peer-timeout", Arg::kValue},
-    {"spin_us", "--spin-us", Arg::kValue},
-    {"transport", "--transport", Arg::kValue},
+    {"workload", "--workload", KeyArg::kInput},
+    {"iterations", "--iterations", KeyArg::kValue},
+    {"warmup", "--warmup", KeyArg::kValue},
+    {"predict", "--predict", KeyArg::kFlag},
+    {"network", "--network", KeyArg::kInput},
+    {"network_model", "--network-model", KeyArg::kValue},
+    {"goodput", "--goodput", KeyArg::kValue},
+    {"message_overhead", "--message-overhead", KeyArg::kValue},
+    {"topology", "--topology", KeyArg::kValue},
+    {"system", "--system", KeyArg::kInput},
+    {"memory", "--memory", KeyArg::kInput},
+    {"comm_group", "--comm-group", KeyArg::kInput},
+    {"ctrl_deps", "--ctrl-deps", KeyArg::kValue},
+    {"default_comm_size", "--default-comm-size", KeyArg::kValue},
+    {"channels", "--channels", KeyArg::kValue},
+    {"slice", "--slice", KeyArg::kValue},
+    {"verify", "--verify", KeyArg::kFlag},
+    {"faults", "--faults", KeyArg::kInput},
+    {"flag_threshold", "--flag-threshold", KeyArg::kValue},
+    {"localize", "--localize", KeyArg::kFlag},
+    {"baseline", "--baseline", KeyArg::kInput},
+    {"intra_host", "--intra-host", KeyArg::kInput},
+    {"report", "--report", KeyArg::kOutput},
+    {"csv", "--csv", KeyArg::kOutput},
+    {"trace_out", "--trace-out", KeyArg::kOutput},
+    {"tcp_congestion", "--tcp-congestion", KeyArg::kValue},
+    {"peer_timeout", "--peer-timeout", KeyArg::kValue},
+    {"spin_us", "--spin-us", KeyArg::kValue},
+    {"transport", "--transport", KeyArg::kValue},
 };
 
 // genie bench's (tools/genie/cmd_bench.cc).
 constexpr KeyRule kBenchKeys[] = {
-    {"collective", "--collective", Arg::kValue},
-    {"iterations", "--iters", Arg::kValue},
-    {"minbytes", "--minbytes", Arg::kValue},
-    {"maxbytes", "--maxbytes", Arg::kValue},
-    {"stepfactor", "--stepfactor", Arg::kValue},
-    {"stepbytes", "--stepbytes", Arg::kValue},
-    {"warmup_iters", "--warmup_iters", Arg::kValue},
-    {"check", "--check", Arg::kValue},
-    {"average", "--average", Arg::kValue},
-    {"datatype", "--datatype", Arg::kValue},
-    {"root", "--root", Arg::kValue},
-    {"algorithm", "--algorithm", Arg::kValue},
-    {"topology", "--topology", Arg::kValue},
-    {"chunks", "--chunks", Arg::kValue},
-    {"channels", "--channels", Arg::kValue},
-    {"slice", "--slice", Arg::kValue},
-    {"report", "--report", Arg::kOutput},
-    {"min_busbw", "--min-busbw", Arg::kValue},
-    {"expect", "--expect", Arg::kValue},
-    {"expect_fraction", "--expect-fraction", Arg::kValue},
-    {"tcp_congestion", "--tcp-congestion", Arg::kValue},
-    {"peer_timeout", "--peer-timeout", Arg::kValue},
-    {"transport", "--transport", Arg::kValue},
+    {"collective", "--collective", KeyArg::kValue},
+    {"iterations", "--iters", KeyArg::kValue},
+    {"minbytes", "--minbytes", KeyArg::kValue},
+    {"maxbytes", "--maxbytes", KeyArg::kValue},
+    {"stepfactor", "--stepfactor", KeyArg::kValue},
+    {"stepbytes", "--stepbytes", KeyArg::kValue},
+    {"warmup_iters", "--warmup_iters", KeyArg::kValue},
+    {"check", "--check", KeyArg::kValue},
+    {"average", "--average", KeyArg::kValue},
+    {"datatype", "--datatype", KeyArg::kValue},
+    {"root", "--root", KeyArg::kValue},
+    {"algorithm", "--algorithm", KeyArg::kValue},
+    {"topology", "--topology", KeyArg::kValue},
+    {"chunks", "--chunks", KeyArg::kValue},
+    {"channels", "--channels", KeyArg::kValue},
+    {"slice", "--slice", KeyArg::kValue},
+    {"report", "--report", KeyArg::kOutput},
+    {"min_busbw", "--min-busbw", KeyArg::kValue},
+    {"expect", "--expect", KeyArg::kValue},
+    {"expect_fraction", "--expect-fraction", KeyArg::kValue},
+    {"tcp_congestion", "--tcp-congestion", KeyArg::kValue},
+    {"peer_timeout", "--peer-timeout", KeyArg::kValue},
+    {"transport", "--transport", KeyArg::kValue},
 };
 
 constexpr const char* kTopKeys[] = {"testbed", "output", "slots_per_host", "stop_all_on_failure",
@@ -100,28 +100,28 @@ constexpr const char* kTrafficOnly[] = {"pairs", "rate", "bytes", "parallel", "d
                                         "off"};
 
 template <typename List>
-std::string Join(const List& list) {
+std::string JoinKeys(const List& list) {
   std::string s;
   for (const auto& k : list) s += (s.empty() ? "" : ", ") + std::string(k);
   return s;
 }
 
 template <typename List>
-bool Contains(const List& list, const std::string& key) {
+bool HasKey(const List& list, const std::string& key) {
   for (const auto& k : list) {
     if (key == k) return true;
   }
   return false;
 }
 
-std::string Scalar(const YAML::Node& n) {
+std::string YamlScalar(const YAML::Node& n) {
   return n.IsDefined() && n.IsScalar() ? n.as<std::string>() : "";
 }
 
 // The parser's state: the file, and the job being read, for errors.
-class Reader {
+class JobsReader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {
+  explicit JobsReader(std::string path) : path_(std::move(path)) {
     dir_ = fs::path(path_).parent_path().string();
   }
 
@@ -134,9 +134,9 @@ class Reader {
   template <typename List>
   Status CheckKeys(const YAML::Node& map, const List& known, const std::string& where) const {
     for (const auto& kv : map) {
-      const std::string key = Scalar(kv.first);
-      if (!Contains(known, key)) {
-        return Bad(fmt::format("{}unknown key '{}' (known: {})", where, key, Join(known)));
+      const std::string key = YamlScalar(kv.first);
+      if (!HasKey(known, key)) {
+        return Bad(fmt::format("{}unknown key '{}' (known: {})", where, key, JoinKeys(known)));
       }
     }
     return Status::Ok();
@@ -148,10 +148,10 @@ class Reader {
   }
 
   Result<TimeNs> Duration(const YAML::Node& n, const char* key, bool zero_ok) const {
-    auto d = ParseDuration(Scalar(n));
+    auto d = ParseDuration(YamlScalar(n));
     if (!d.ok()) return Bad(std::string(key) + ": " + d.status().message());
     if (*d < 0 || (!zero_ok && *d == 0)) {
-      return Bad(fmt::format("{}: '{}' must be {}", key, Scalar(n), zero_ok ? ">= 0" : "> 0"));
+      return Bad(fmt::format("{}: '{}' must be {}", key, YamlScalar(n), zero_ok ? ">= 0" : "> 0"));
     }
     return *d;
   }
@@ -161,7 +161,7 @@ class Reader {
     try {
       v = n.as<int>();
     } catch (const YAML::Exception&) {
-      return Bad(fmt::format("{}: '{}' is not a whole number", key, Scalar(n)));
+      return Bad(fmt::format("{}: '{}' is not a whole number", key, YamlScalar(n)));
     }
     if (v < lo || v > hi) return Bad(fmt::format("{}: {} is outside {}..{}", key, v, lo, hi));
     return v;
@@ -171,7 +171,7 @@ class Reader {
     try {
       return n.as<bool>();
     } catch (const YAML::Exception&) {
-      return Bad(fmt::format("{}: '{}' is not true or false", key, Scalar(n)));
+      return Bad(fmt::format("{}: '{}' is not true or false", key, YamlScalar(n)));
     }
   }
 
@@ -193,16 +193,16 @@ class Reader {
       if (!v) continue;
       const std::string where = fmt::format("{}: {}", section, r.key);
       if (!v.IsScalar()) return Bad(where + ": expected one value");
-      if (r.arg == Arg::kFlag) {
+      if (r.arg == KeyArg::kFlag) {
         auto on = Bool(v, where.c_str());
         if (!on.ok()) return on.status();
         job->options[r.key] = *on ? "true" : "false";
         if (*on) job->genie_args.push_back(r.flag);
         continue;
       }
-      std::string value = Scalar(v);
+      std::string value = YamlScalar(v);
       if (value.empty()) return Bad(where + ": empty value");
-      if (r.arg == Arg::kInput) value = Input(value);
+      if (r.arg == KeyArg::kInput) value = Input(value);
       if (std::string(r.key) == "iterations") {
         auto n = Int(v, where.c_str(), 1, 1'000'000);
         if (!n.ok()) return n.status();
@@ -242,7 +242,7 @@ class Reader {
   std::string job_;
 };
 
-Status ReadTraffic(const Reader& rd, const YAML::Node& j, JobSpec* job) {
+Status ReadTraffic(const JobsReader& rd, const YAML::Node& j, JobSpec* job) {
   TrafficSpec& t = job->traffic;
   const YAML::Node pairs = j["pairs"];
   if (!pairs || !pairs.IsSequence() || pairs.size() == 0) {
@@ -255,13 +255,13 @@ Status ReadTraffic(const Reader& rd, const YAML::Node& j, JobSpec* job) {
     t.pair_names.emplace_back(p[0].as<std::string>(), p[1].as<std::string>());
   }
   if (const YAML::Node n = j["rate"]) {
-    auto r = ParseBitRate(Scalar(n));
+    auto r = ParseBitRate(YamlScalar(n));
     if (!r.ok()) return rd.Bad("rate: " + r.status().message());
     if (*r == 0) return rd.Bad("rate: must be > 0 (leave it out for as fast as TCP goes)");
     t.rate_bps = *r;
   }
   if (const YAML::Node n = j["bytes"]) {
-    auto b = ParseBytes(Scalar(n));
+    auto b = ParseBytes(YamlScalar(n));
     if (!b.ok()) return rd.Bad("bytes: " + b.status().message());
     if (*b == 0) return rd.Bad("bytes: must be > 0 (leave it out for no limit)");
     t.bytes = *b;
@@ -300,7 +300,7 @@ Status ReadTraffic(const Reader& rd, const YAML::Node& j, JobSpec* job) {
   return Status::Ok();
 }
 
-Status ReadWorkload(const Reader& rd, const YAML::Node& j, JobSpec* job) {
+Status ReadWorkload(const JobsReader& rd, const YAML::Node& j, JobSpec* job) {
   const int kinds = (j["run"] ? 1 : 0) + (j["bench"] ? 1 : 0) + (j["args"] ? 1 : 0);
   if (kinds != 1) {
     return rd.Bad(
@@ -353,21 +353,21 @@ Status ReadWorkload(const Reader& rd, const YAML::Node& j, JobSpec* job) {
         job->placement.hosts.push_back(h.as<std::string>());
       }
       if (job->placement.hosts.empty()) return rd.Bad("placement: the host list is empty");
-    } else if (Scalar(p) == "packed") {
+    } else if (YamlScalar(p) == "packed") {
       job->placement.kind = PlacementKind::kPacked;
-    } else if (Scalar(p) == "interleaved") {
+    } else if (YamlScalar(p) == "interleaved") {
       job->placement.kind = PlacementKind::kInterleaved;
     } else {
-      return rd.Bad("placement: '" + Scalar(p) +
+      return rd.Bad("placement: '" + YamlScalar(p) +
                     "' is not packed, interleaved or a host list like [h0, h2]");
     }
   }
   return Status::Ok();
 }
 
-Status ReadJob(Reader& rd, const YAML::Node& j, size_t index, JobSpec* job) {
+Status ReadJob(JobsReader& rd, const YAML::Node& j, size_t index, JobSpec* job) {
   if (!j.IsMap()) return rd.Bad(fmt::format("jobs[{}]: expected a mapping (name: ..., ranks: ...)", index));
-  job->name = Scalar(j["name"]);
+  job->name = YamlScalar(j["name"]);
   static const std::regex kName(R"([A-Za-z0-9_][A-Za-z0-9_.-]{0,63})");
   if (!std::regex_match(job->name, kName)) {
     return rd.Bad(fmt::format(
@@ -376,7 +376,7 @@ Status ReadJob(Reader& rd, const YAML::Node& j, size_t index, JobSpec* job) {
   }
   rd.SetJob(job->name);
   GENIE_RETURN_IF_ERROR(rd.CheckKeys(j, kJobKeys, ""));
-  const std::string type = j["type"] ? Scalar(j["type"]) : "workload";
+  const std::string type = j["type"] ? YamlScalar(j["type"]) : "workload";
   if (type != "workload" && type != "traffic") {
     return rd.Bad("type: '" + type + "' is not workload or traffic");
   }
@@ -395,7 +395,7 @@ Status ReadJob(Reader& rd, const YAML::Node& j, size_t index, JobSpec* job) {
     job->start_ns = *s;
   }
   if (const YAML::Node n = j["output"]) {
-    job->output = Scalar(n);
+    job->output = YamlScalar(n);
     if (job->output.empty()) return rd.Bad("output: empty folder name");
     job->output_given = true;
   }
@@ -434,7 +434,7 @@ bool JobsSpec::HasWorkload() const {
 }
 
 Result<JobsSpec> ParseJobsSpec(const std::string& text, const std::string& path) {
-  Reader rd(path);
+  JobsReader rd(path);
   JobsSpec spec;
   spec.path = path;
   YAML::Node root;
@@ -446,9 +446,9 @@ Result<JobsSpec> ParseJobsSpec(const std::string& text, const std::string& path)
   if (!root.IsMap()) return rd.Bad("expected a mapping with jobs: [...] (docs/jobs.md)");
   GENIE_RETURN_IF_ERROR(rd.CheckKeys(root, kTopKeys, ""));
   try {
-    spec.testbed = Scalar(root["testbed"]);
+    spec.testbed = YamlScalar(root["testbed"]);
     const std::string stem = fs::path(path).stem().string();
-    spec.output = root["output"] ? Scalar(root["output"]) : stem + "-out";
+    spec.output = root["output"] ? YamlScalar(root["output"]) : stem + "-out";
     if (spec.output.empty()) return rd.Bad("output: empty folder name");
     if (const YAML::Node n = root["slots_per_host"]) {
       auto s = rd.Int(n, "slots_per_host", 1, kMaxRanks);

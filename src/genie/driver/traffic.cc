@@ -31,7 +31,7 @@ namespace genie::driver {
 
 namespace {
 
-constexpr size_t kChunk = 256 << 10;  // one write or read
+constexpr size_t kTrafficChunk = 256 << 10;  // one write or read
 constexpr TimeNs kPacingTick = kNsPerMs;
 
 // One rank's record file: JSON lines, flushed as written.
@@ -58,15 +58,15 @@ class TrafficLog {
 };
 
 // A socket that closes itself.
-struct Fd {
+struct TrafficSocket {
   int fd = -1;
-  explicit Fd(int f = -1) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-  Fd& operator=(Fd&& o) noexcept {
+  explicit TrafficSocket(int f = -1) : fd(f) {}
+  TrafficSocket(TrafficSocket&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  TrafficSocket& operator=(TrafficSocket&& o) noexcept {
     std::swap(fd, o.fd);
     return *this;
   }
-  ~Fd() {
+  ~TrafficSocket() {
     if (fd >= 0) close(fd);
   }
 };
@@ -81,23 +81,23 @@ int StopSignalFd() {
   return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-Result<Fd> Listen(const std::string& address) {
+Result<TrafficSocket> ListenForSender(const std::string& address) {
   auto addr = net::ResolveAddress(address, 0);
   if (!addr.ok()) return addr.status();
-  Fd s(socket(addr->family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+  TrafficSocket s(socket(addr->family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (s.fd < 0 || bind(s.fd, addr->get(), addr->length) != 0 || listen(s.fd, 64) != 0) {
     return Status::IoError(fmt::format("cannot listen on {}: {}", address, strerror(errno)));
   }
   return s;
 }
 
-Result<Fd> Connect(const std::string& from, const std::string& to, TimeNs timeout) {
+Result<TrafficSocket> ConnectToReceiver(const std::string& from, const std::string& to, TimeNs timeout) {
   auto hp = net::SplitHostPort(to);
   if (!hp.ok()) return hp.status();
   auto dst = net::ResolveAddress(hp->first, hp->second);
   auto src = net::ResolveAddress(from, 0);
   if (!dst.ok() || !src.ok()) return !dst.ok() ? dst.status() : src.status();
-  Fd s(socket(dst->family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+  TrafficSocket s(socket(dst->family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (s.fd < 0 || bind(s.fd, src->get(), src->length) != 0) {
     return Status::IoError(fmt::format("cannot bind to {}: {}", from, strerror(errno)));
   }
@@ -114,7 +114,7 @@ bool StopRequested(int sigfd) {
   return read(sigfd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info));
 }
 
-struct Loop {
+struct TrafficLoop {
   env::Env* env;
   TrafficLog* log;
   int sigfd;
@@ -122,14 +122,14 @@ struct Loop {
 };
 
 // The sender's life once connected. Returns the reason it ended.
-std::string Send(const Loop& l, const TrafficOptions& o, std::vector<Fd>& socks, Bytes* total) {
+std::string SendLoop(const TrafficLoop& l, const TrafficOptions& o, std::vector<TrafficSocket>& socks, Bytes* total) {
   const TimeNs t0 = l.env->Now();
   TimeNs next_sample = t0 + l.interval;
   TimeNs period_start = t0;
   Bytes in_period = 0;
   bool on = true;
   const TimeNs cycle = o.on_ns + o.off_ns;
-  std::vector<char> buf(kChunk, 'g');
+  std::vector<char> buf(kTrafficChunk, 'g');
   std::vector<pollfd> p;
   size_t turn = 0;  // round-robin over the connections
   l.log->Line({{"on_ns", l.env->NowWall()}});
@@ -158,7 +158,7 @@ std::string Send(const Loop& l, const TrafficOptions& o, std::vector<Fd>& socks,
       allow = due > static_cast<double>(in_period) ? static_cast<uint64_t>(due) - in_period : 0;
       // A token bucket of 20 ms: credit a late wake-up built beyond that is forfeited, not
       // sent as a burst above the rate.
-      const uint64_t burst = std::max<uint64_t>(kChunk, o.rate_bps / 8 / 50);
+      const uint64_t burst = std::max<uint64_t>(kTrafficChunk, o.rate_bps / 8 / 50);
       if (allow > burst) {
         in_period += allow - burst;
         allow = burst;
@@ -173,7 +173,7 @@ std::string Send(const Loop& l, const TrafficOptions& o, std::vector<Fd>& socks,
     }
     if (on && allow == 0) wake = std::min(wake, now + kPacingTick);
     p.assign(1, {l.sigfd, POLLIN, 0});
-    for (const Fd& s : socks) p.push_back({s.fd, static_cast<short>(allow > 0 ? POLLOUT : 0), 0});
+    for (const TrafficSocket& s : socks) p.push_back({s.fd, static_cast<short>(allow > 0 ? POLLOUT : 0), 0});
     const int ms = static_cast<int>(std::max<TimeNs>(0, wake - now) / kNsPerMs) + 1;
     if (poll(p.data(), p.size(), ms) < 0 && errno != EINTR) return "error: poll";
     if ((p[0].revents & POLLIN) && StopRequested(l.sigfd)) return "stopped";
@@ -182,7 +182,7 @@ std::string Send(const Loop& l, const TrafficOptions& o, std::vector<Fd>& socks,
       const short ev = p[i + 1].revents;
       if (ev & (POLLERR | POLLHUP)) return "error: the receiver closed the connection";
       if (!(ev & POLLOUT)) continue;
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(allow, kChunk));
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(allow, kTrafficChunk));
       const ssize_t w = send(socks[i].fd, buf.data(), n, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (w < 0) {
         if (errno == EAGAIN || errno == EINTR) continue;
@@ -197,9 +197,9 @@ std::string Send(const Loop& l, const TrafficOptions& o, std::vector<Fd>& socks,
 }
 
 // The receiver's: until every connection is closed by the sender, or a stop.
-std::string Receive(const Loop& l, std::vector<Fd>& socks, Bytes* total) {
+std::string ReceiveLoop(const TrafficLoop& l, std::vector<TrafficSocket>& socks, Bytes* total) {
   TimeNs next_sample = l.env->Now() + l.interval;
-  std::vector<char> buf(kChunk);
+  std::vector<char> buf(kTrafficChunk);
   std::vector<pollfd> p;
   size_t open = socks.size();
   while (open > 0) {
@@ -209,7 +209,7 @@ std::string Receive(const Loop& l, std::vector<Fd>& socks, Bytes* total) {
       next_sample += l.interval * ((now - next_sample) / l.interval + 1);
     }
     p.assign(1, {l.sigfd, POLLIN, 0});
-    for (const Fd& s : socks) p.push_back({s.fd, static_cast<short>(s.fd >= 0 ? POLLIN : 0), 0});
+    for (const TrafficSocket& s : socks) p.push_back({s.fd, static_cast<short>(s.fd >= 0 ? POLLIN : 0), 0});
     const int ms = static_cast<int>(std::max<TimeNs>(0, next_sample - now) / kNsPerMs) + 1;
     if (poll(p.data(), p.size(), ms) < 0 && errno != EINTR) return "error: poll";
     if ((p[0].revents & POLLIN) && StopRequested(l.sigfd)) return "stopped";
@@ -219,7 +219,7 @@ std::string Receive(const Loop& l, std::vector<Fd>& socks, Bytes* total) {
       if (r > 0) {
         *total += static_cast<Bytes>(r);
       } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-        socks[i] = Fd();
+        socks[i] = TrafficSocket();
         --open;
       }
     }
@@ -265,10 +265,10 @@ int RunTraffic(const TrafficOptions& o) {
   };
 
   // The receiver listens first, then publishes where; the sender publishes its own address.
-  Fd listener;
+  TrafficSocket listener;
   std::string published = *bind;
   if (!sender) {
-    auto l = Listen(*bind);
+    auto l = ListenForSender(*bind);
     if (!l.ok()) return fail(l.status().message());
     listener = std::move(*l);
     published = net::SocketName(listener.fd, /*peer=*/false);
@@ -284,10 +284,10 @@ int RunTraffic(const TrafficOptions& o) {
   if (!all.ok()) return fail("rendezvous: " + all.status().message());
   const std::string peer_addr = (*all)[static_cast<size_t>(peer)];
 
-  std::vector<Fd> socks;
+  std::vector<TrafficSocket> socks;
   for (int c = 0; c < o.parallel; ++c) {
     if (sender) {
-      auto s = Connect(*bind, peer_addr, o.connect_timeout);
+      auto s = ConnectToReceiver(*bind, peer_addr, o.connect_timeout);
       if (!s.ok()) return fail(fmt::format("rank {} at {}: {}", peer, peer_addr, s.status().message()));
       socks.push_back(std::move(*s));
       continue;
@@ -305,9 +305,9 @@ int RunTraffic(const TrafficOptions& o) {
     socks.emplace_back(accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (socks.back().fd < 0) return fail(fmt::format("accept: {}", strerror(errno)));
   }
-  listener = Fd();
+  listener = TrafficSocket();
   net::WithdrawAddress(req);
-  for (Fd& s : socks) {
+  for (TrafficSocket& s : socks) {
     net::DataSocketOptions dso;
     (void)net::SetDataSocketOptions(s.fd, dso);
     (void)net::SetNonBlocking(s.fd);
@@ -322,9 +322,9 @@ int RunTraffic(const TrafficOptions& o) {
             {"rate_bps", o.rate_bps},
             {"start_ns", env->NowWall()}});
   Bytes total = 0;
-  Loop loop{env, &log, sigfd, std::max<TimeNs>(o.interval_ns, 10 * kNsPerMs)};
-  const std::string reason = sender ? Send(loop, o, socks, &total) : Receive(loop, socks, &total);
-  for (Fd& s : socks) {
+  TrafficLoop loop{env, &log, sigfd, std::max<TimeNs>(o.interval_ns, 10 * kNsPerMs)};
+  const std::string reason = sender ? SendLoop(loop, o, socks, &total) : ReceiveLoop(loop, socks, &total);
+  for (TrafficSocket& s : socks) {
     if (s.fd >= 0) shutdown(s.fd, SHUT_WR);
   }
   log.Line({{"t_ns", env->NowWall()}, {"bytes", total}});
