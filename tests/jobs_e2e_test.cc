@@ -159,8 +159,10 @@ TEST(Jobs, BadInputExitsTwoNamingFileJobAndKeyAndStartsNothing) {
       {"jobs: [{name: a, ranks: 2, run: {workload: W}}, {name: a, ranks: 2, run: {workload: W}}]",
        "two jobs are named 'a'"},
       {"jobs: [{name: t, type: traffic, pairs: [[local, h3]]}]", "job 't': pairs: [local, h3]"},
-      {"slots_per_host: 4\njobs: [{name: a, ranks: 5, run: {workload: W}}]",
+      {"slots_per_host: 4\njobs: [{name: a, ranks: 5, args: [netcheck]}]",
        "job 'a': placement: 5 ranks need more hosts than the testbed has"},
+      {"jobs: [{name: a, ranks: 8, run: {workload: W}}]",
+       "job 'a': ranks: 8, but workload"},
   };
   int n = 0;
   for (const Case& c : cases) {
@@ -218,6 +220,30 @@ jobs:
   EXPECT_EQ(ProcessesMentioning(out), 0) << "ranks left running";
 }
 
+// stop_all_on_failure: the first job to fail stops the others, and its code is the launcher's.
+TEST(Jobs, StopAllOnFailureStopsTheOthers) {
+  TempDir dir("jobs-stopall");
+  const std::string out = dir / "out";
+  const std::string file = Write(dir / "s.yml", R"(
+stop_all_on_failure: true
+jobs:
+  - name: long
+    ranks: 4
+    iterations: 100000
+    run: {workload: )" + AllReduce() + R"(}
+  - name: broken
+    ranks: 2
+    start: 1s
+    args: [run, --workload, /nonexistent/workload]
+)");
+  CliResult r = RunGenie("launch --jobs " + file + " --output " + out + " --grace 2s");
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // genie run's bad input, the broken job's code
+  EXPECT_NE(Row(r.output, "broken").find("2 (failed)"), std::string::npos) << r.output;
+  EXPECT_NE(Row(r.output, "long").find("(stopped)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stop_all_on_failure: stopping the other jobs"), std::string::npos);
+  EXPECT_EQ(ProcessesMentioning(out), 0);
+}
+
 // SIGTERM to the launcher stops every job (and the one not yet started never starts); nothing
 // is left running.
 TEST(Jobs, ASignalToTheLauncherStopsEveryJob) {
@@ -262,7 +288,6 @@ TEST(Jobs, ALauncherKilledLeavesNothingRunning) {
   const std::string file = Write(dir / "k.yml", R"(
 jobs:
   - name: a
-    ranks: 2
     iterations: 100000
     run: {workload: )" + AllReduce() + R"(}
   - name: noise
@@ -272,6 +297,9 @@ jobs:
   Child launcher = Spawn("exec " + Genie("launch --jobs " + file + " --output " + out),
                          dir / "launch.out");
   ASSERT_TRUE(WaitFor([&] { return RankOf(out + "/a") > 0; }, 30)) << ReadLog(launcher);
+  ASSERT_TRUE(WaitFor([&] { return ProcessesMentioning("traffic --parallel") >= 2; }, 30));
+  usleep(300'000);  // the run job's ranks at work, not starting
+  ASSERT_TRUE(RankOf(out + "/a") > 0) << ReadLog(launcher);
   kill(launcher.pid, SIGKILL);
   ASSERT_TRUE(WaitExit(launcher, 10));
   EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(out) == 0; }, 15))
@@ -345,7 +373,7 @@ jobs:
   const std::string big = Write(dir / "big.yml", "testbed: " + name_ + R"(
 slots_per_host: 1
 jobs:
-  - {name: a, ranks: 6, run: {workload: )" + AllReduce() + R"(}}
+  - {name: a, ranks: 6, args: [netcheck]}
   - {name: b, ranks: 4, placement: packed, run: {workload: )" + AllReduce() + R"(}}
 )");
   CliResult refused = RunGenie("launch --jobs " + big + " --output " + dir / "big");

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "genie/common/input_file.h"
+#include "genie/trace/workload_files.h"
 
 namespace genie::driver {
 
@@ -340,10 +341,14 @@ Status ReadWorkload(const JobsReader& rd, const YAML::Node& j, JobSpec* job) {
   job->subcommand = job->genie_args[0];
 
   const YAML::Node ranks = j["ranks"];
-  if (!ranks) return rd.Bad("ranks: how many ranks the job runs (e.g. ranks: 4)");
-  auto r = rd.Int(ranks, "ranks", 1, kMaxRanks);
-  if (!r.ok()) return r.status();
-  job->ranks = *r;
+  if (!ranks && job->workload.empty()) {
+    return rd.Bad("ranks: how many ranks the job runs (e.g. ranks: 4)");
+  }
+  if (ranks) {  // else the workload's (LoadJobsSpec)
+    auto r = rd.Int(ranks, "ranks", 1, kMaxRanks);
+    if (!r.ok()) return r.status();
+    job->ranks = *r;
+  }
 
   if (const YAML::Node p = j["placement"]) {
     if (p.IsSequence()) {
@@ -500,7 +505,28 @@ Result<JobsSpec> LoadJobsSpec(const std::string& path) {
   if (!text.ok()) return text.status();
   std::error_code ec;
   fs::path abs = fs::absolute(path, ec);
-  return ParseJobsSpec(*text, ec ? path : abs.lexically_normal().string());
+  auto spec = ParseJobsSpec(*text, ec ? path : abs.lexically_normal().string());
+  if (!spec.ok()) return spec;
+  // A run job's ranks are its workload's: one process per trace file.
+  for (JobSpec& job : spec->jobs) {
+    if (job.workload.empty()) continue;
+    auto group = job.options.find("comm_group");
+    auto files = trace::FindWorkload(job.workload, group == job.options.end() ? "" : group->second);
+    if (!files.ok()) {
+      return Status::InvalidArgument(fmt::format("{}: job '{}': run: workload: {}", spec->path,
+                                                 job.name, files.status().message()));
+    }
+    if (job.ranks == 0) {
+      job.ranks = files->world_size();
+    } else if (job.ranks != files->world_size()) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: job '{}': ranks: {}, but workload {} has {} (one rank per trace file): set "
+          "ranks: {} or leave it out",
+          spec->path, job.name, job.ranks, job.workload, files->world_size(),
+          files->world_size()));
+    }
+  }
+  return spec;
 }
 
 Status SetJobsOutput(const std::string& base, JobsSpec* spec) {
@@ -554,6 +580,7 @@ Status PlaceJobs(const std::vector<std::string>& hosts, int nics_per_host, JobsS
     return Status::InvalidArgument(fmt::format("{}: job '{}': {}", spec->path, j.name, what));
   };
   for (JobSpec& j : spec->jobs) {
+    if (j.ranks < 1) return bad(j, "ranks: unknown (LoadJobsSpec reads them from the workload)");
     j.rank_host.clear();
     j.rank_nic.clear();
     if (j.type == JobType::kTraffic) {

@@ -6,7 +6,9 @@
 //
 // Two steps, so that a reader that has no testbed at hand can still check a file:
 //   LoadJobsSpec / ParseJobsSpec  the file alone: keys, types, names, values, outputs, ports;
-//                                 relative input paths resolved against the file's folder.
+//                                 relative input paths resolved against the file's folder;
+//                                 LoadJobsSpec also finds each run job's workload and takes
+//                                 its ranks from it (or checks they agree).
 //   PlaceJobs                     given the testbed's hosts: every rank's host and NIC, every
 //                                 traffic pair's hosts; refuses what does not fit.
 // Placement (`slots_per_host` S, default ⌈ranks of all workload jobs / hosts⌉), in file order:
@@ -69,7 +71,7 @@ struct JobSpec {
   std::map<std::string, std::string> options;
   std::string workload;    // run jobs: the workload path (absolute), else ""
   int iterations = 0;      // 0: the subcommand's default
-  int ranks = 0;
+  int ranks = 0;  // 0 only from ParseJobsSpec for a run job that left it to its workload
   Placement placement;
   TimeNs start_ns = 0;     // after the launch starts
   std::string output;      // the job's folder (<output>/<name> unless the job names one)
@@ -97,7 +99,8 @@ struct JobsSpec {
 // Parses the text of a jobs file; `path` names it in errors and anchors relative input paths
 // (`workload`, `network`, `faults`, ...). Errors name the file, the job and the key.
 Result<JobsSpec> ParseJobsSpec(const std::string& text, const std::string& path);
-// Reads and parses `path`.
+// Reads and parses `path`, and finds every run job's workload: `ranks` left out is the
+// workload's rank count; given, it must be that count.
 Result<JobsSpec> LoadJobsSpec(const std::string& path);
 
 // Sets the base output folder (a flag overriding the file's) and every job's folder that the

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -247,6 +251,36 @@ TEST(JobsSpecTest, RefusesBadInputNamingFileJobAndKey) {
       {"iterations is given twice"});
   has(Refusal("jobs: []"), {"jobs: a list"});
   has(Refusal("jobs: [{name: a, ranks: 2, args: [x]"), {kPath, "not YAML"});
+}
+
+// LoadJobsSpec finds each run job's workload: its ranks come from it, or must agree with it.
+TEST(JobsSpecTest, RunJobsRanksAreTheirWorkloads) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("genie-jobs-spec-" + std::to_string(getpid()));
+  fs::create_directories(dir / "w");
+  for (int r = 0; r < 4; ++r) std::ofstream(dir / "w" / ("w." + std::to_string(r) + ".et"));
+  auto load = [&](const std::string& text) {
+    std::ofstream(dir / "jobs.yml") << text;
+    return LoadJobsSpec((dir / "jobs.yml").string());
+  };
+  auto ok = load("jobs: [{name: a, run: {workload: w}}, {name: b, ranks: 4, run: {workload: w}}]");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->jobs[0].ranks, 4);
+  EXPECT_EQ(ok->jobs[0].workload, (dir / "w").string());
+  auto wrong = load("jobs: [{name: a, ranks: 8, run: {workload: w}}]");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("job 'a': ranks: 8, but workload"), std::string::npos)
+      << wrong.status().message();
+  EXPECT_NE(wrong.status().message().find("has 4"), std::string::npos);
+  auto missing = load("jobs: [{name: a, run: {workload: nowhere}}]");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("job 'a': run: workload:"), std::string::npos)
+      << missing.status().message();
+  // Without the workload read (ParseJobsSpec alone), placement refuses the unknown count.
+  auto parsed = ParseJobsSpec("jobs: [{name: a, run: {workload: w}}]", kPath);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_FALSE(PlaceJobs(Hosts(2), 1, &*parsed).ok());
+  fs::remove_all(dir);
 }
 
 }  // namespace
