@@ -108,6 +108,13 @@ jobs:
     type: traffic
     pairs: [[local, local]]
     rate: 200mbit
+    on: 200ms
+    off: 200ms
+    duration: 1200ms
+  - name: bg
+    type: traffic
+    pairs: [[local, local]]
+    rate: 100mbit
 )");
   CliResult r = RunGenie("launch --jobs " + file, Stderr::kApart);
   ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
@@ -118,16 +125,28 @@ jobs:
   const json traffic = ReadJson(dir / "out/noise/traffic.json");
   ASSERT_EQ(traffic["pairs"].size(), 1u) << traffic.dump();
   EXPECT_GT(traffic["pairs"][0]["received_bytes"].get<uint64_t>(), 0u);
-  EXPECT_EQ(traffic["pairs"][0]["receiver_end"], "stopped");  // open-ended: stopped at the end
+  EXPECT_EQ(traffic["pairs"][0]["receiver_end"], "sender done");
+  EXPECT_EQ(traffic["pairs"][0]["sender_end"], "duration");
+  // Open-ended traffic is stopped once the workload jobs have ended.
+  EXPECT_EQ(ReadJson(dir / "out/bg/traffic.json")["pairs"][0]["receiver_end"], "stopped");
+  // On 200 ms, off 200 ms: each on window about 200 ms long, 400 ms after the one before.
+  const json& windows = traffic["pairs"][0]["on_windows"];
+  ASSERT_GE(windows.size(), 2u) << traffic.dump();
+  for (size_t i = 0; i + 1 < windows.size(); ++i) {  // the last one is cut by the stop
+    const double on_ms = (windows[i][1].get<double>() - windows[i][0].get<double>()) / 1e6;
+    const double period_ms = (windows[i + 1][0].get<double>() - windows[i][0].get<double>()) / 1e6;
+    EXPECT_NEAR(on_ms, 200, 60) << windows.dump();
+    EXPECT_NEAR(period_ms, 400, 60) << windows.dump();
+  }
 
   const json summary = ReadJson(dir / "out/jobs.json");
-  ASSERT_EQ(summary["jobs"].size(), 3u) << summary.dump();
+  ASSERT_EQ(summary["jobs"].size(), 4u) << summary.dump();
   std::set<std::string> ids;
   for (const json& j : summary["jobs"]) {
     EXPECT_TRUE(j["ok"].get<bool>()) << j.dump();
     ids.insert(j["job_id"].get<std::string>());
   }
-  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids.size(), 4u);
   // ag started 300 ms after ar (on the launcher's clock; a little more is scheduling).
   const int64_t gap = summary["jobs"][1]["started_ns"].get<int64_t>() -
                       summary["jobs"][0]["started_ns"].get<int64_t>();
@@ -136,7 +155,13 @@ jobs:
   // Each rank was told its jobs file and job (what a job's --predict reads).
   EXPECT_NE(ReadFile(dir / "out/ar/launch.log").find("job 'ar': 4 rank(s)"), std::string::npos);
   EXPECT_NE(Row(r.output, "ar").find("out/ar/results.json"), std::string::npos) << r.output;
-  EXPECT_NE(Row(r.output, "noise").find("stopped: workloads done"), std::string::npos) << r.output;
+  EXPECT_NE(Row(r.output, "bg").find("stopped: workloads done"), std::string::npos) << r.output;
+
+  // One job of the file alone, placed as among the others.
+  CliResult alone = RunGenie("launch --jobs " + file + " --job ar --output " + dir / "alone");
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(ReadJson(dir / "alone/ar/results.json")["iterations"].size(), 2u);
+  EXPECT_FALSE(fs::exists(dir / "alone/ag"));
 }
 
 TEST(Jobs, BadInputExitsTwoNamingFileJobAndKeyAndStartsNothing) {

@@ -229,7 +229,7 @@ int LaunchOneJob(const JobsLaunchOptions& o) {
     return launch::kExitBadInput;
   }
   if (!o.log.empty()) {
-    const int fd = open(o.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int fd = open(o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
       fmt::print(stderr, "genie launch: job '{}': cannot write its log {}: {}\n", job->name, o.log,
                  strerror(errno));
