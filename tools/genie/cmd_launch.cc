@@ -51,7 +51,7 @@ GENIE_COMMAND(launch, "Start N local ranks: genie launch -n N -- run --workload 
                  "traffic) on one testbed, each with its own ranks, placement, start, job id and "
                  "output folder (docs/jobs.md)");
   app.add_option("--job", a->job, "With --jobs: start only this job of the file, as placed there");
-  app.add_option("--output,-o", a->output,
+  app.add_option("--output", a->output,
                  "With --jobs: the folder of the jobs' folders (default: the file's output:, "
                  "else <file name>-out)");
   app.add_option("--job-log", a->job_log, "With --job: write its output to this file")
