@@ -64,7 +64,7 @@ scenarios() {
   echo "healthy||||"
   for r in $STRAGGLERS; do
     for f in $FACTORS; do
-      echo "straggler r$r x$f|{iteration: $FAULT_AT, rank: $r, compute: $f}||straggler:rank $r|$f0|"
+      echo "straggler r$r $f|{iteration: $FAULT_AT, rank: $r, compute: $f}||straggler:rank $r|$f0|"
     done
   done
   echo "stall|{iteration: $FAULT_AT, rank: 2, stall: $STALL}||straggler:rank 2|$f0|$f0"
@@ -100,8 +100,15 @@ def named(a):
             ranks = [r.get('rank') for r in c.get('ranks', [])] or [c.get('culprit', '').replace('rank ', '')]
             out |= {f'straggler:rank {r}' for r in ranks}
         elif cause == 'network':
-            hosts = {p.get('host', '') for p in c.get('places', [])} or {c.get('culprit', '').split(':')[0]}
-            out |= {f'network:{h}' for h in hosts}
+            # The culprit is the first place (the strongest finding); further places count only
+            # when they involve it too (a slow pair to or from the named host), else they are
+            # named as places of their own.
+            places = c.get('places', [])
+            first = places[0].get('host', '') if places else c.get('culprit', '').split(':')[0]
+            out.add(f'network:{first}')
+            for p in places[1:]:
+                if not re.search(r'\b' + re.escape(first) + r'\b', p.get('text', '')):
+                    out.add(f"network:{p.get('host', '')}")
         elif cause == 'contention':
             jobs = {n.get('job', '') for n in c.get('neighbours', [])} or {c.get('culprit', '').replace('job ', '')}
             out |= {f'contention:{j}' for j in jobs}
