@@ -19,8 +19,8 @@ inline constexpr double kTcpGoodput = 0.94;
 
 // A switch-to-switch link one direction crossed, one way, as a testbed's counters saw it while
 // that direction's pair was probed alone (whatever the ECMP hashing picked): the share of its
-// bytes that went that way, and how many packets that link end's shaper held back meanwhile
-// (tbf/htb overlimits: a slow link end holds them, a healthy one downstream of it does not).
+// bytes that went that way, and the bytes that link end's queue held on average meanwhile (a
+// slow link end keeps a queue, a healthy one downstream of it, fed at the slower rate, none).
 struct Crossing {
   std::string link;      // "l0-s1"
   std::string from, to;  // "l0", "s1": the way it was crossed

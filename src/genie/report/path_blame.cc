@@ -17,9 +17,11 @@ namespace {
 // link it sent at least this much through (a trickle of ACKs clears nothing).
 constexpr double kOnPath = 0.25;
 constexpr double kClears = 0.5;
-// A link's shaper "clearly held" the packets: at least this many overlimits over the slow
-// transfers, and this many times any other candidate link's.
-constexpr double kMinHeld = 20;
+// A link end "clearly held" the slow transfers: their mean queue there summed to at least this
+// many bytes, and this many times any other candidate link end's. (A leaf uplink at a quarter
+// of 400 Mbit/s held 190-290 KB on average during each transfer through it; the ends around it
+// held 0-7 bytes.)
+constexpr double kMinHeld = 16 * 1024;
 constexpr double kHeldRatio = 4;
 
 struct Part {

@@ -43,7 +43,7 @@ DoctorScan Scan(const Fabric& f, unsigned seed = 1) {
       if (f.Leaf(a) != f.Leaf(b)) {
         const std::string l = "l" + std::to_string(f.Leaf(a)), m = "l" + std::to_string(f.Leaf(b));
         const std::string sp = "s" + std::to_string(f.Spine(a, b));
-        p.crossings.push_back({l + "-" + sp, l, sp, 0.99, 3});
+        p.crossings.push_back({l + "-" + sp, l, sp, 0.99, 700});
         p.crossings.push_back({m + "-" + sp, sp, m, 0.99, 0});
       }
       s.paths.push_back(p);
@@ -53,7 +53,7 @@ DoctorScan Scan(const Fabric& f, unsigned seed = 1) {
   return s;
 }
 
-// Slows every direction crossing `from` -> `to` by `factor`; its end held `held` packets of each.
+// Slows every direction crossing `from` -> `to` by `factor`; its end held `held` bytes meanwhile.
 void SlowLink(DoctorScan& s, const std::string& from, const std::string& to, double factor,
               double held) {
   for (auto& p : s.paths) {
@@ -125,18 +125,18 @@ TEST(PathBlame, OnTwoLeavesTheShaperThatHeldThePacketsDecides) {
   EXPECT_EQ(Kinds(s, Diagnose(s)),
             "slow_path|l0-s1 (l0 -> s1)|l1-s1 (s1 -> l1)");
   auto held = Scan(f);
-  SlowLink(held, "l0", "s1", 4, 400);
+  SlowLink(held, "l0", "s1", 4, 200000);
   EXPECT_EQ(Kinds(held, Diagnose(held)), "slow_uplink:l0-s1(l0 -> s1)");
   auto down = Scan(f);
-  SlowLink(down, "s1", "l1", 4, 400);
+  SlowLink(down, "s1", "l1", 4, 200000);
   EXPECT_EQ(Kinds(down, Diagnose(down)), "slow_uplink:l1-s1(s1 -> l1)");
 }
 
 TEST(PathBlame, BothDirectionsOfALinkAreOneFinding) {
   Fabric f{2, 2, 4, 2};
   auto s = Scan(f);
-  SlowLink(s, "l0", "s1", 4, 300);
-  SlowLink(s, "s1", "l0", 4, 300);
+  SlowLink(s, "l0", "s1", 4, 150000);
+  SlowLink(s, "s1", "l0", 4, 150000);
   auto v = Diagnose(s);
   EXPECT_EQ(Kinds(s, v), "slow_uplink:l0-s1(both ways)");
 }
@@ -174,7 +174,7 @@ TEST(PathBlame, OnePairAcrossALinkIsSaidToBeAmbiguous) {
   // With the uplink's shaper holding the packets, the uplink is named.
   auto held = Scan(f);
   RingOnly(held);
-  SlowLink(held, "l0", "s1", 4, 200);
+  SlowLink(held, "l0", "s1", 4, 60000);
   EXPECT_EQ(Kinds(held, Diagnose(held)), "slow_uplink:l0-s1(l0 -> s1)");
 }
 
