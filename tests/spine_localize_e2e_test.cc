@@ -1,13 +1,14 @@
 // A slow switch-to-switch link named as that link, as root on leafspine:2x2x3 at 400 Mbit/s with
 // the default ECMP hash (addresses and ports: which spine a pair takes is not known in advance).
 // l0-s1 slowed to a quarter in one direction — up (l0 -> s1), then down (s1 -> l0) — is named
-// with that direction by `genie doctor` and by `genie run --localize` (an all-to-all, so every
-// pair is probed), and no host is blamed. With 9 directions from each leaf to the other, a
+// with that direction by `genie doctor` and by `genie run --localize` (a direct all-to-all, so
+// every pair is probed), and no host is blamed. With 9 directions from each leaf to the other, a
 // spine none of them hashed onto is 1 chance in 512. Skips without root; the testbed is taken
 // down also when a check fails.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -92,11 +93,18 @@ TEST_F(SpineLocalize, ARunsLocalisationNamesTheLinkAndItsDirection) {
   CliResult gen = RunCli(Genie("gen collective --type all_to_all --size 3MiB -n 6 -o " + dir_ +
                                "/a2a"));
   ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  // A direct all-to-all (every rank to every other), so that every pair is used and probed.
+  std::ofstream(dir_ + "/direct.json") << R"({"scheduling-policy": "LIFO", "endpoint-delay": 10,
+    "active-chunks-per-dimension": 1, "preferred-dataset-splits": 1,
+    "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
+    "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["direct"],
+    "collective-optimization": "baseline", "local-mem-bw": 50, "boost-mode": 0})";
   for (const Case& c : kCases) {
     Slow(c.direction);
     const std::string out = dir_ + "/run-" + c.direction;
     CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 6 -- run " + dir_ +
-                               "/a2a -n 2 --warmup 0 --localize -o " + out));
+                               "/a2a -n 2 --warmup 0 --system " + dir_ +
+                               "/direct.json --localize -o " + out));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     json j = json::parse(ReadFile(out + "/results.json"), nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
