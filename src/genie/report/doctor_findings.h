@@ -4,7 +4,9 @@
 // measurement over every host or pair), so a scan needs no prior knowledge of the fabric; an
 // expected goodput (`--expect`, the testbed's link rate) adds a fabric-wide check. A host side is
 // named only when most of its transfers are slow — one slow transfer names a pair — so a host is
-// never blamed for its partner. Pure; any thread.
+// never blamed for its partner. Where the scan knows each direction's switch links (a
+// leaf-spine testbed), slow transfers one link explains name that link and its direction, and
+// count against no host (path_blame.h). Pure; any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>
