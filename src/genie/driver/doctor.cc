@@ -46,7 +46,7 @@ enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfi
 constexpr int kMaxConfirm = 64;
 constexpr int kDirectionRepeats = 2;  // measurements of each direction
 // What each pair across leaves sends each way while its path is learnt: past a slow link's
-// shaper bucket, so that link end holds packets.
+// shaper bucket, so that link end keeps a queue while it lasts.
 constexpr Bytes kPathBytes = 1 << 20;
 
 class Scan {
@@ -110,7 +110,7 @@ class Scan {
   bool steps_measured() const { return steps_measured_; }
 
   // On a leaf-spine testbed, after Gather: every pair across leaves, one at a time, sends
-  // `bytes` each way at once while rank 0 reads the switches' counters around it
+  // kPathBytes each way at once while rank 0 reads the switches' counters around it
   // (pair_paths.h): the switch links each direction crossed go into scan->paths, whatever the
   // ECMP hashing chose. Rank 0 says which pairs (none: not on a leaf-spine testbed).
   bool Paths(report::DoctorScan* scan) {
@@ -282,8 +282,7 @@ class Scan {
   // (two flows hashed onto one uplink, a queue another pair filled): every direction slower
   // than the pairwise median's `slow` fraction, and every round trip slower than `latency`
   // times the median, is measured again with the whole fabric idle, one at a time, and the
-  // alone figure replaces it. On a testbed rank 0 reads the switches' queues around each one: the
-  // link whose shaper had to hold packets is where that transfer was slowed.
+  // alone figure replaces it. (Which switch links a transfer crossed is learnt after, by Paths.)
   bool Confirm() {
     Batch batch(b_);
     const auto n = static_cast<size_t>(n_);

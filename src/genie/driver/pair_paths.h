@@ -2,13 +2,13 @@
 // leaf-spine `genie testbed`, learnt from the switches' own counters while that pair alone
 // sent — whatever the ECMP hash picked (l3 or l4, one connection or several, a spine taken
 // out of the route), since it reads where the bytes went instead of predicting it. Rank 0
-// reads every leaf-spine link end (bytes sent, and how often its shaper held packets back)
-// before and after each probe of a pair that crosses leaves, and samples their queues while it
-// runs (testbed/backlog_sampler.h); the bytes that left the sender's leaf by spine s (and
-// reached the receiver's leaf from it) are that direction's path, and the mean queue of those
-// ends says which of them held it (report/path_blame.h judges them).
-// `genie doctor` and `genie run --localize` use it. Rank 0's loop thread; reading the counters
-// runs `ip` and `tc` (root on the testbed).
+// reads every leaf-spine link end's bytes sent before and after each probe of a pair that
+// crosses leaves, and samples their queues while it runs (testbed/backlog_sampler.h); the
+// bytes that left the sender's leaf by spine s (and reached the receiver's leaf from it) are
+// that direction's path, and the mean queue of those ends says which of them held it
+// (report/path_blame.h judges them). `genie doctor` and `genie run --localize` use it. Rank
+// 0's loop thread; reading the counters runs `ip` and `tc`, sampling enters the switches'
+// namespaces (root on the testbed).
 #pragma once
 
 #include <memory>

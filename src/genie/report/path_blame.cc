@@ -85,7 +85,7 @@ PathVerdict BlamePaths(const DoctorScan& s, const std::function<bool(int, int)>&
   struct Direction {
     int from, to;
     std::vector<size_t> parts;
-    std::map<size_t, double> held;  // link part -> its end's overlimits meanwhile
+    std::map<size_t, double> held;  // link part -> its end's mean queue meanwhile (bytes)
   };
   std::vector<Direction> slow_dirs;
   std::vector<std::pair<const TransferPath*, bool>> known;  // (path, healthy)
@@ -138,7 +138,7 @@ PathVerdict BlamePaths(const DoctorScan& s, const std::function<bool(int, int)>&
     std::stable_partition(g.parts.begin(), g.parts.end(),
                           [&](size_t p) { return parts[p].kind == Part::kLink; });
     for (size_t d : g.directions) covered[d] = true;
-    // Links that carried the same slow directions: the one whose shaper clearly held them.
+    // Links that carried the same slow directions: the one whose queue clearly held them.
     std::vector<std::pair<double, size_t>> held;
     for (size_t p : g.parts) {
       if (parts[p].kind != Part::kLink) continue;
@@ -241,7 +241,7 @@ PathVerdict BlamePaths(const DoctorScan& s, const std::function<bool(int, int)>&
     Finding f{FindingKind::kSlowPath, -1, -1, median_of(x.directions), reference,
               fmt::format("{}: slow — {} transfer(s) ({}), peers {}; only they crossed {}, so the "
                           "evidence cannot tell which (no healthy transfer crossed any of them, "
-                          "and no shaper clearly held their packets)",
+                          "and no link's queue clearly held them)",
                           choice, x.directions.size(), pair_list(x.directions), Rate(reference),
                           x.parts.size() == 2 ? "both" : "each")};
     f.candidates = std::move(candidates);

@@ -5,8 +5,8 @@
 // the switch links on its path. A part that a healthy direction crossed is cleared; the slow
 // directions are then covered by the fewest remaining parts (greedily, the part covering most
 // first). A part that covers a set of slow directions no other part covers as well is named;
-// parts that cover exactly the same set cannot be told apart by rates, so the link whose
-// shaper held the packets (held, its overlimits) is named when one clearly did, and otherwise
+// parts that cover exactly the same set cannot be told apart by rates, so the link whose queue
+// held them (Crossing::held, its mean backlog meanwhile) is named when one clearly did, and otherwise
 // every candidate is named ("l0 → s1 or h3's transmit side"). Host sides alone are left to the
 // host rules (doctor_findings.h); what a link or a choice including one covers is explained,
 // and counts against no host. Pure; any thread.
