@@ -117,8 +117,8 @@ TEST(PathBlame, ASlowDownlinkIsNamedWithItsDirection) {
 }
 
 // Two leaves: every transfer up l0 -> s1 goes down s1 -> l1, so the rates cannot tell those two
-// apart; the link end whose shaper held the packets can.
-TEST(PathBlame, OnTwoLeavesTheShaperThatHeldThePacketsDecides) {
+// apart; the link end whose queue held them can.
+TEST(PathBlame, OnTwoLeavesTheQueueThatHeldThemDecides) {
   Fabric f{2, 2, 4, 1};
   auto s = Scan(f);
   SlowLink(s, "l0", "s1", 4, 0);
