@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "genie/driver/pair_paths.h"
 #include "genie/driver/pair_probe.h"
 #include "genie/driver/pair_rounds.h"
 #include "genie/driver/rank_backend.h"
@@ -25,8 +26,6 @@
 #include "genie/report/html/html_page.h"
 #include "genie/report/html/page_model.h"
 #include "genie/testbed/control.h"
-#include "genie/testbed/counters.h"
-#include "genie/testbed/shell.h"
 
 namespace genie::driver {
 namespace {
@@ -42,15 +41,18 @@ uint64_t DoctorTag(int phase, int round, int purpose) {
   return (static_cast<uint64_t>(phase) << 40) | (static_cast<uint64_t>(round) << 20) |
          static_cast<uint64_t>(purpose);
 }
-enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm, kSteps };
+enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm, kSteps, kPaths };
 // At most this many slow directions are measured again alone (more: the fault is broad).
 constexpr int kMaxConfirm = 64;
 constexpr int kDirectionRepeats = 2;  // measurements of each direction
+// What each pair across leaves sends each way while its path is learnt: past a slow link's
+// shaper bucket, so that link end keeps a queue while it lasts.
+constexpr Bytes kPathBytes = 1 << 20;
 
 class Scan {
  public:
-  // `layout`: rank 0's testbed, whose switch counters say which link a slow transfer queued
-  // at (nullptr: not on a testbed).
+  // `layout`: rank 0's testbed, whose switch counters say which links each pair's traffic
+  // crossed (Paths; nullptr: not on a testbed).
   // `ring_group`: the ring steps run in rings of this many consecutive ranks (a leaf's hosts,
   // so no step waits on a slower spine); 0 or n: one ring of all.
   // `shaper`: the links' token buckets, when known (a testbed).
@@ -106,6 +108,58 @@ class Scan {
     return steps_.Measure() && steps_.Gather();
   }
   bool steps_measured() const { return steps_measured_; }
+
+  // On a leaf-spine testbed, after Gather: every pair across leaves, one at a time, sends
+  // kPathBytes each way at once while rank 0 reads the switches' counters around it
+  // (pair_paths.h): the switch links each direction crossed go into scan->paths, whatever the
+  // ECMP hashing chose. Rank 0 says which pairs (none: not on a leaf-spine testbed).
+  bool Paths(report::DoctorScan* scan) {
+    std::optional<PairPaths> learner;
+    std::vector<int32_t> list(static_cast<size_t>(1 + n_ * (n_ - 1)), 0);  // count, then pairs
+    Batch batch(b_);
+    if (me_ == 0) {
+      learner.emplace(layout_, scan->hosts);
+      for (auto& round : PairRounds(n_)) {
+        for (auto [a, c] : round) {
+          if (!learner->Crosses(a, c)) {
+            learner->WithinLeaf(a, c);
+            continue;
+          }
+          list[static_cast<size_t>(1 + 2 * list[0])] = a;
+          list[static_cast<size_t>(2 + 2 * list[0])] = c;
+          ++list[0];
+        }
+      }
+      for (int p = 1; p < n_; ++p) {
+        batch.Send(p, DoctorTag(kPaths, 0, 0), list.size() * sizeof(int32_t), list.data());
+      }
+    } else {
+      batch.Recv(0, DoctorTag(kPaths, 0, 0), list.size() * sizeof(int32_t), list.data());
+    }
+    if (!batch.Wait()) return false;
+    if (list[0] == 0) return true;
+    if (!Barrier(1999, [&] { learner->Read(); })) return false;
+    for (int i = 0; i < list[0]; ++i) {
+      const int a = list[static_cast<size_t>(1 + 2 * i)], c = list[static_cast<size_t>(2 + 2 * i)];
+      if (me_ == a || me_ == c) {
+        const int peer = me_ == a ? c : a;
+        const uint64_t tag = DoctorTag(kPaths, 1 + i, 0);
+        for (Bytes k = 0; k < kPathBytes / o_.message + 1; ++k) {
+          batch.Recv(peer, tag, o_.message);
+          batch.Send(peer, tag, o_.message);
+        }
+        if (!batch.Wait()) return false;
+      }
+      if (!Barrier(2000 + i, [&] {
+            learner->Read();
+            learner->Attribute(a, c);
+          })) {
+        return false;
+      }
+    }
+    if (me_ == 0) scan->paths = learner->paths();
+    return true;
+  }
 
   // Rank 0, after Steps: the ring steps' figures and their fit (JSON "ring_steps").
   nlohmann::json RingStepsJson() const { return steps_.ToJson(); }
@@ -166,7 +220,6 @@ class Scan {
       }
     }
     scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
-    scan->bottlenecks = bottleneck_;
     scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
     return true;
   }
@@ -229,8 +282,7 @@ class Scan {
   // (two flows hashed onto one uplink, a queue another pair filled): every direction slower
   // than the pairwise median's `slow` fraction, and every round trip slower than `latency`
   // times the median, is measured again with the whole fabric idle, one at a time, and the
-  // alone figure replaces it. On a testbed rank 0 reads the switches' queues around each one: the
-  // link whose shaper had to hold packets is where that transfer was slowed.
+  // alone figure replaces it. (Which switch links a transfer crossed is learnt after, by Paths.)
   bool Confirm() {
     Batch batch(b_);
     const auto n = static_cast<size_t>(n_);
@@ -297,21 +349,8 @@ class Scan {
       if (!batch.Wait()) return false;
     }
     alone_ = true;
-    testbed::Counters before;
-    const bool uplinks = me_ == 0 && HasUplinks();
-    auto read = [&] {
-      if (!uplinks) return;
-      testbed::SystemShell shell;
-      auto c = testbed::ReadCounters(*layout_, shell);
-      if (c.ok()) {
-        if (!before.interfaces.empty()) last_delta_ = testbed::Delta(before, *c);
-        before = std::move(*c);
-      }
-    };
-    // One read of the counters between two measurements ends the one and starts the next.
     for (int i = 0; i <= list[0]; ++i) {
-      if (!Barrier(100 + i, read)) return false;
-      if (uplinks && i > 0) Bottleneck(list[static_cast<size_t>(2 * i)], list[static_cast<size_t>(1 + 2 * i)]);
+      if (!Barrier(100 + i)) return false;
       if (i == list[0]) break;
       const int from = list[static_cast<size_t>(2 + 2 * i)], to = list[static_cast<size_t>(3 + 2 * i)];
       if ((me_ == from || me_ == to) && !Direction(from, to, 10000 + i, 0)) return false;
@@ -326,36 +365,6 @@ class Scan {
       if ((me_ == a || me_ == c) && !Pings(a, c, 20000 + i, 0)) return false;
     }
     return list[1] == 0 || Barrier(100 + 3 * kMaxConfirm);
-  }
-
-  bool IsHost(const std::string& node) const {
-    return std::any_of(layout_->hosts.begin(), layout_->hosts.end(),
-                       [&](const testbed::Host& h) { return h.name == node; });
-  }
-  // Whether the testbed has links between switches (leaf-spine): only those are located
-  // from its counters.
-  bool HasUplinks() const {
-    return layout_ != nullptr &&
-           std::any_of(layout_->links.begin(), layout_->links.end(), [&](const testbed::Link& l) {
-             return !IsHost(l.a.node) && !IsHost(l.b.node);
-           });
-  }
-
-  // Rank 0, after an alone measurement: the switch link end whose shaper held the most
-  // packets (tbf overlimits), when that is not a host's own link.
-  void Bottleneck(int from, int to) {
-    if (layout_ == nullptr) return;
-    const testbed::InterfaceCounters* worst = nullptr;
-    for (const auto& i : last_delta_.interfaces) {
-      if (worst == nullptr || i.qdisc_overlimits > worst->qdisc_overlimits) worst = &i;
-    }
-    if (worst == nullptr || worst->qdisc_overlimits == 0) return;
-    for (const auto& l : layout_->links) {
-      // A host's own link (its NIC, its switch port) is judged pairwise, by its side.
-      if (l.id != worst->link || IsHost(l.a.node) || IsHost(l.b.node)) continue;
-      const std::string other = l.a.node == worst->node ? l.b.node : l.a.node;
-      bottleneck_.push_back({from, to, l.id, worst->node + " -> " + other});
-    }
   }
 
   // Every host sends and receives at once: `count` messages to each of `to`, from each of
@@ -416,8 +425,6 @@ class Scan {
   std::vector<double> alone_gbps_;  // [peer] measured again alone (NaN: not)
   bool alone_ = false;              // Direction() measures for Confirm()
   bool steps_measured_ = false;     // Steps() ran the ring steps
-  testbed::Counters last_delta_;    // rank 0: around the last alone measurement
-  std::vector<report::Bottleneck> bottleneck_;  // rank 0
   double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = std::nan("");
 };
 
@@ -456,13 +463,15 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   report::DoctorScan scan;
   std::optional<testbed::Layout> layout;  // rank 0 on a testbed
   if (env.rank == 0) {
-    if (o.expect_bps > 0) {
-      scan.expected_gbps = static_cast<double>(o.expect_bps) * report::kTcpGoodput / 8e9;
-      scan.expected_source = "--expect " + FormatBitRate(o.expect_bps) + " x goodput 0.94";
-    } else if (!o.testbed.empty()) {
+    if (!o.testbed.empty()) {
       auto loaded = testbed::Load(o.testbed);
       if (!loaded.ok()) return fail(loaded.status().message(), launch::kExitBadInput);
       layout = std::move(*loaded);
+    }
+    if (o.expect_bps > 0) {
+      scan.expected_gbps = static_cast<double>(o.expect_bps) * report::kTcpGoodput / 8e9;
+      scan.expected_source = "--expect " + FormatBitRate(o.expect_bps) + " x goodput 0.94";
+    } else if (layout) {
       const uint64_t rate = layout->HostLinkRate();
       if (rate > 0) {
         scan.expected_gbps = static_cast<double>(rate) * report::kTcpGoodput / 8e9;
@@ -528,7 +537,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   // would only time the fault (ten times longer behind a host at a tenth of its rate) for a
   // calibration that refuses such a fabric anyway.
   report::DoctorVerdict verdict;
-  bool ok = s.Run() && s.Gather(&scan);
+  bool ok = s.Run() && s.Gather(&scan) && s.Paths(&scan);
   if (ok && env.rank == 0) verdict = report::Diagnose(scan, o.thresholds);
   if (scan.loopback) verdict.findings.clear();  // no verdict on a fabric the scan never saw
   const bool steps = o.ring_steps == RingStepsMode::kAlways ||

@@ -3,7 +3,9 @@
 // of disjoint pairs (report/doctor_findings.h says how the figures are judged): each direction's
 // goodput (twice, the better kept) and TCP retransmissions (over both), then the pair's round
 // trip; then every host at once in a ring, all into rank 0 (incast), and everyone to
-// everyone. Rank 0 gathers those figures and judges them. Then, on a healthy fabric (or with
+// everyone. Rank 0 gathers those figures; on a leaf-spine testbed every pair across leaves then
+// sends alone once more while rank 0 reads the switches' counters, learning which switch links
+// each direction crossed (pair_paths.h), and rank 0 judges them all. Then, on a healthy fabric (or with
 // --ring-steps always), ring steps with every host active at every power of two from 8 KiB to
 // 4 MiB (each host sends to its ring neighbour once the previous step's message arrived; on a
 // leaf-spine testbed one ring per leaf), whose fit step = alpha + bytes / rate is the JSON's

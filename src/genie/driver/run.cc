@@ -401,6 +401,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   if (st.ok() && o.localize) {
     LocalizeOptions lo;
     lo.host = HostLabel();
+    lo.testbed = o.testbed;
     auto row = ProbeUsedLinks(**backend, lo);
     if (row.ok()) {
       (*recorder)->Note("localize", std::move(*row));

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "genie/report/bandwidth.h"
+#include "genie/report/path_blame.h"
 
 namespace genie::report {
 namespace {
@@ -48,6 +49,7 @@ const char* FindingName(FindingKind kind) {
     case FindingKind::kSlowLink: return "slow_link";
     case FindingKind::kSlowPair: return "slow_pair";
     case FindingKind::kSlowUplink: return "slow_uplink";
+    case FindingKind::kSlowPath: return "slow_path";
     case FindingKind::kHighLatency: return "high_latency";
     case FindingKind::kSlowPairLatency: return "high_latency_pair";
     case FindingKind::kLossy: return "lossy_link";
@@ -122,18 +124,12 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     return k;
   };
 
-  // Transfers the testbed's switch queues placed on a slow switch-to-switch link: the uplink
-  // explains them, so they count against no host (a host whose peers across the fabric all
-  // hashed onto that link is not slow itself).
-  std::vector<std::vector<bool>> by_uplink(static_cast<size_t>(n),
-                                           std::vector<bool>(static_cast<size_t>(n)));
-  for (const auto& b : s.bottlenecks) {
-    if (b.from >= 0 && b.from < n && b.to >= 0 && b.to < n && slow(b.from, b.to)) {
-      by_uplink[static_cast<size_t>(b.from)][static_cast<size_t>(b.to)] = true;
-    }
-  }
+  // Slow transfers a switch-to-switch link explains (their paths known, path_blame.h): they
+  // count against no host — a host whose slow peers all sent over one slow link, while its
+  // other transfers were healthy, is not slow itself.
+  PathVerdict paths = BlamePaths(s, slow, ref);
   auto on_uplink = [&](int a, int b) {
-    return by_uplink[static_cast<size_t>(a)][static_cast<size_t>(b)];
+    return paths.explained[static_cast<size_t>(a)][static_cast<size_t>(b)];
   };
   std::vector<bool> tx_bad(static_cast<size_t>(n)), rx_bad(static_cast<size_t>(n)),
       late_bad(static_cast<size_t>(n));
@@ -188,7 +184,7 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
   std::vector<double> unnamed;
   for (const auto& e : measured_entries) {
     const auto f = static_cast<size_t>(e.from), to = static_cast<size_t>(e.to);
-    if (!tx_bad[f] && !rx_bad[f] && !tx_bad[to] && !rx_bad[to] && !by_uplink[f][to]) {
+    if (!tx_bad[f] && !rx_bad[f] && !tx_bad[to] && !rx_bad[to] && !on_uplink(e.from, e.to)) {
       unnamed.push_back(e.gbps);
     }
   }
@@ -229,41 +225,15 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     const auto i = static_cast<size_t>(h);
     return tx_bad[i] || rx_bad[i] || late_bad[i] || loss_bad[i];
   };
-  // A switch link that held every slow transfer it carried (the testbed's queues said so).
-  std::vector<std::string> links;
-  for (const auto& b : s.bottlenecks) {
-    if (std::find(links.begin(), links.end(), b.link) == links.end()) links.push_back(b.link);
-  }
-  for (const auto& link : links) {
-    std::vector<std::string> directions, pairs;
-    std::vector<double> rates;
-    for (const auto& b : s.bottlenecks) {
-      if (b.link != link || !slow(b.from, b.to)) continue;
-      if (std::find(directions.begin(), directions.end(), b.direction) == directions.end())
-        directions.push_back(b.direction);
-      pairs.push_back(H[static_cast<size_t>(b.from)] + " -> " + H[static_cast<size_t>(b.to)]);
-      rates.push_back(At(s.gbps, b.from, b.to));
-    }
-    if (pairs.empty()) continue;
-    std::string dirs, list;
-    for (const auto& d : directions) dirs += (dirs.empty() ? "" : ", ") + d;
-    for (size_t i = 0; i < pairs.size() && i < 4; ++i) list += (i ? ", " : "") + pairs[i];
-    if (pairs.size() > 4) list += fmt::format(" and {} more", pairs.size() - 4);
-    Finding f{FindingKind::kSlowUplink, -1, -1, Median(rates), ref,
-              fmt::format("{} ({}): slow — {} transfer(s) through it at {} alone ({}), peers {}; "
-                          "its shaper held their packets (check that port's speed, errors and "
-                          "ECMP membership)",
-                          link, dirs, pairs.size(), Gb(Median(rates)), list, Gb(ref))};
-    f.link = link;
-    v.findings.push_back(f);
-  }
+  // The switch links (or the choices between parts) that explain slow transfers.
+  v.findings.insert(v.findings.end(), paths.findings.begin(), paths.findings.end());
   // What no host or link explains: single pairs.
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
       const auto ia = static_cast<size_t>(a), ib = static_cast<size_t>(b);
       if (slow(a, b) && !tx_bad[ia] && !rx_bad[ib] && !loss_bad[ia] && !loss_bad[ib] &&
-          !by_uplink[ia][ib]) {
+          !on_uplink(a, b)) {
         v.findings.push_back({FindingKind::kSlowPair, a, b, At(s.gbps, a, b), ref,
                               fmt::format("{} -> {}: slow — {}, peers {} (the path between "
                                           "them: a switch port, an uplink, a route)",
@@ -420,6 +390,21 @@ nlohmann::json DoctorJson(const DoctorScan& s, const DoctorVerdict& v) {
                              {"alltoall_rx_gbps",
                               i < s.alltoall_gbps.size() ? s.alltoall_gbps[i] : 0}});
   }
+  if (!s.paths.empty()) {
+    // The switch links each direction crossed: the evidence a link finding rests on.
+    nlohmann::json paths = nlohmann::json::array();
+    for (const auto& p : s.paths) {
+      nlohmann::json crossings = nlohmann::json::array();
+      for (const auto& c : p.crossings) {
+        crossings.push_back({{"link", c.link}, {"from", c.from}, {"to", c.to},
+                             {"share", c.share}, {"held", c.held}});
+      }
+      paths.push_back({{"from", s.hosts[static_cast<size_t>(p.from)]},
+                       {"to", s.hosts[static_cast<size_t>(p.to)]},
+                       {"crossings", std::move(crossings)}});
+    }
+    j["paths"] = std::move(paths);
+  }
   j["incast_gbps"] = s.incast_gbps;
   j["remeasured_alone"] = s.remeasured;
   j["slow_only_concurrently"] = s.contended;
@@ -430,6 +415,8 @@ nlohmann::json DoctorJson(const DoctorScan& s, const DoctorVerdict& v) {
     if (f.host >= 0) e["host"] = s.hosts[static_cast<size_t>(f.host)];
     if (f.peer >= 0) e["peer"] = s.hosts[static_cast<size_t>(f.peer)];
     if (!f.link.empty()) e["link"] = f.link;
+    if (!f.direction.empty()) e["direction"] = f.direction;
+    if (!f.candidates.empty()) e["candidates"] = f.candidates;
     j["findings"].push_back(e);
   }
   return j;

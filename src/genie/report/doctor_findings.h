@@ -4,7 +4,9 @@
 // measurement over every host or pair), so a scan needs no prior knowledge of the fabric; an
 // expected goodput (`--expect`, the testbed's link rate) adds a fabric-wide check. A host side is
 // named only when most of its transfers are slow — one slow transfer names a pair — so a host is
-// never blamed for its partner. Pure; any thread.
+// never blamed for its partner. Where the scan knows each direction's switch links (a
+// leaf-spine testbed), slow transfers one link explains name that link and its direction, and
+// count against no host (path_blame.h). Pure; any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,11 +19,20 @@ namespace genie::report {
 // measures 0.93–0.96 through tbf here, REFERENCE §4): what a host alone on its link should get.
 inline constexpr double kTcpGoodput = 0.94;
 
-// Where a transfer measured alone was held: a switch link (testbed counters).
-struct Bottleneck {
-  int from = -1, to = -1;  // the transfer (rank indices)
-  std::string link;        // "l0-s1"
-  std::string direction;   // "l0 -> s1"
+// A switch-to-switch link one direction crossed, one way, as a testbed's counters saw it while
+// that direction's pair was probed alone (whatever the ECMP hashing picked): the share of its
+// bytes that went that way, and the bytes that link end's queue held on average meanwhile (a
+// slow link end keeps a queue, a healthy one downstream of it, fed at the slower rate, none).
+struct Crossing {
+  std::string link;      // "l0-s1"
+  std::string from, to;  // "l0", "s1": the way it was crossed
+  double share = 1;
+  double held = 0;
+};
+// The switch links one direction crossed (none: it stayed within a switch).
+struct TransferPath {
+  int from = -1, to = -1;  // rank indices
+  std::vector<Crossing> crossings;
 };
 
 // One scan, gathered on rank 0. Matrices are [from][to] (rank indices), NaN where not measured.
@@ -39,7 +50,8 @@ struct DoctorScan {
   double bytes_per_direction = 0;
   int remeasured = 0;  // slow directions measured again alone (their alone figure is in gbps)
   int contended = 0;   // of those, slow only while other pairs ran (shared paths, not faults)
-  std::vector<Bottleneck> bottlenecks;
+  // Learnt paths (path_blame.h), one per direction probed alone on a testbed; empty: unknown.
+  std::vector<TransferPath> paths;
   // Ranks shared a host (--allow-shared-host): every figure is that machine's loopback; the
   // report says so on every table and gives no verdict.
   bool loopback = false;
@@ -62,7 +74,8 @@ enum class FindingKind {
   kSlowReceive,    // one host's receive side
   kSlowLink,       // one host's link, both directions
   kSlowPair,       // one direction between two hosts
-  kSlowUplink,     // a switch-to-switch link every slow transfer through it queued at
+  kSlowUplink,     // a switch-to-switch link, in one direction or both, explains slow transfers
+  kSlowPath,       // slow transfers that one of several parts explains, the evidence cannot say which
   kHighLatency,    // one host's link answers slowly
   kSlowPairLatency,
   kLossy,          // one host's link drops packets
@@ -80,7 +93,9 @@ struct Finding {
   double value = 0;     // what was measured (GB/s, µs or a fraction)
   double expected = 0;  // what its peers (or the fabric) gave
   std::string text;     // one sentence: what, where, how far off
-  std::string link = {};  // kSlowUplink: the link's id
+  std::string link = {};       // kSlowUplink: the link's id ("l0-s1")
+  std::string direction = {};  // kSlowUplink: "l0 -> s1", "s1 -> l0" or "both ways"
+  std::vector<std::string> candidates = {};  // kSlowPath: each part that could explain them
 };
 
 struct DoctorVerdict {

@@ -127,24 +127,6 @@ TEST(DoctorFindings, AnExpectationTheWholeFabricMissesIsNamedOnce) {
   EXPECT_TRUE(Diagnose(s).healthy());
 }
 
-// leafspine 2x2x4, l0-s1 slow: h7's four peers across the fabric all hashed onto it. The
-// uplink explains those transfers; h7 itself is not slow.
-TEST(DoctorFindings, AnUplinkExplainsTheTransfersItHeldAndBlamesNoHost) {
-  auto s = Healthy(8);
-  for (size_t a = 0; a < 4; ++a) {
-    s.gbps[a][7] /= 4;
-    s.gbps[7][a] /= 4;
-    s.bottlenecks.push_back({static_cast<int>(a), 7, "l0-s1", "l0 -> s1"});
-    s.bottlenecks.push_back({7, static_cast<int>(a), "l0-s1", "s1 -> l0"});
-  }
-  s.gbps[1][5] /= 4;
-  s.bottlenecks.push_back({1, 5, "l0-s1", "l0 -> s1"});
-  auto v = Diagnose(s);
-  EXPECT_EQ(Kinds(v), "slow_uplink:-1") << v.findings[0].text;
-  EXPECT_EQ(v.findings[0].link, "l0-s1");
-  EXPECT_NE(v.findings[0].text.find("9 transfer(s)"), std::string::npos) << v.findings[0].text;
-}
-
 TEST(DoctorFindings, IncastAndAllToAllBelowTheirPeersAreNamed) {
   auto s = Healthy(8);
   s.incast_gbps = 0.02;

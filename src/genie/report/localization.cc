@@ -41,6 +41,18 @@ Result<Localization> Localize(const nlohmann::json& records, int world_size, dou
       if (p.contains("rtt_us")) s.rtt_us[me][q] = s.rtt_us[q][me] = p["rtt_us"].get<double>();
       l.pairs += rank < peer;
     }
+    // Rank 0's, on a leaf-spine testbed: the switch links each direction crossed.
+    if (r.contains("paths") && r["paths"].is_array()) {
+      for (const auto& p : r["paths"]) {
+        TransferPath path{p.value("from", -1), p.value("to", -1), {}};
+        if (path.from < 0 || path.to < 0 || path.from >= world_size || path.to >= world_size) continue;
+        for (const auto& c : p.value("crossings", nlohmann::json::array())) {
+          path.crossings.push_back({c.value("link", ""), c.value("from", ""), c.value("to", ""),
+                                    c.value("share", 0.0), c.value("held", 0.0)});
+        }
+        s.paths.push_back(std::move(path));
+      }
+    }
   }
   // Several ranks on one host (a loopback run) or none named: tell them apart by rank.
   auto& h = s.hosts;

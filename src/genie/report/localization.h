@@ -2,7 +2,8 @@
 // pair the workload used, measured alone after the run) gathered into the doctor's scan
 // matrices and judged by the doctor's rules (doctor_findings.h), so a slow iteration's cause is
 // named — a host and its side (transmit, receive, both), a pair, a lossy or slow-to-answer
-// link. Pure; any thread.
+// link, and on a leaf-spine testbed (rank 0's record carries each direction's path) a slow
+// switch-to-switch link and its direction (path_blame.h). Pure; any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -86,6 +86,48 @@ TEST(Localization, RanksSharingAHostAreToldApart) {
   EXPECT_EQ(l->scan.hosts[2], "box/r2");
 }
 
+// A ring of 8 on leafspine:2x2x4 crosses the fabric at h3 <-> h4 and h7 <-> h0; rank 0's record
+// carries each probed direction's switch links. h3 -> h4 went up l0 -> s1, whose queue held it:
+// that link is named with its direction, not the pair, and no host.
+TEST(Localization, RankZerosPathsNameASlowSpineLink) {
+  auto records = RingRecords(8, -1, false, false);
+  for (auto& p : records[4]["peers"])
+    if (p["peer"] == 3) p["rx_gbps"] = 0.012;
+  auto path = [](int from, int to, const std::string& up, const std::string& spine,
+                 const std::string& down, double held) {
+    nlohmann::json crossings = nlohmann::json::array();
+    if (!spine.empty()) {
+      crossings.push_back({{"link", up + "-" + spine}, {"from", up}, {"to", spine}, {"share", 1.0},
+                           {"held", held}});
+      crossings.push_back({{"link", down + "-" + spine}, {"from", spine}, {"to", down},
+                           {"share", 1.0}, {"held", 0.0}});
+    }
+    return nlohmann::json{{"from", from}, {"to", to}, {"crossings", crossings}};
+  };
+  nlohmann::json paths = nlohmann::json::array();
+  for (int a = 0; a < 8; ++a) {
+    const int b = (a + 1) % 8;
+    if (a / 4 == b / 4) {
+      paths.push_back(path(a, b, "", "", "", 0));
+      paths.push_back(path(b, a, "", "", "", 0));
+    }
+  }
+  paths.push_back(path(3, 4, "l0", "s1", "l1", 150000));
+  paths.push_back(path(4, 3, "l1", "s0", "l0", 0));
+  paths.push_back(path(7, 0, "l1", "s1", "l0", 0));
+  paths.push_back(path(0, 7, "l0", "s0", "l1", 0));
+  records[0]["paths"] = paths;
+  auto l = Localize(records, 8);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(Kinds(*l), "slow_uplink:-");
+  EXPECT_EQ(l->verdict.findings[0].link, "l0-s1");
+  EXPECT_EQ(l->verdict.findings[0].direction, "l0 -> s1");
+  EXPECT_EQ(LocalizationJson(*l)["paths"].size(), 16u);
+  // Without rank 0's paths the same probe names the pair.
+  records[0].erase("paths");
+  EXPECT_EQ(Kinds(*Localize(records, 8)), "slow_pair:h3");
+}
+
 TEST(Localization, ARecordOfAnotherWorldIsAnError) {
   nlohmann::json records = nlohmann::json::array({{{"rank", 9}, {"peers", nlohmann::json::array()}}});
   auto l = Localize(records, 4);

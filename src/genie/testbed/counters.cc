@@ -17,6 +17,8 @@ Result<nlohmann::json> JsonOf(Shell& shell, const Argv& argv) {
   }
 }
 
+Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts);
+
 uint64_t U(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
@@ -59,9 +61,21 @@ const InterfaceCounters* Counters::Find(const std::string& node, const std::stri
 }
 
 Result<Counters> ReadCounters(const Layout& layout, Shell& shell) {
+  return ReadNodes(layout, shell, /*hosts=*/true);
+}
+
+Result<Counters> ReadSwitchCounters(const Layout& layout, Shell& shell) {
+  return ReadNodes(layout, shell, /*hosts=*/false);
+}
+
+namespace {
+
+Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) {
   Counters out;
   std::vector<NodeRef> nodes;
-  for (const auto& h : layout.hosts) nodes.push_back({h.name, h.netns});
+  if (with_hosts) {
+    for (const auto& h : layout.hosts) nodes.push_back({h.name, h.netns});
+  }
   for (const auto& s : layout.switches) nodes.push_back({s.name, s.netns});
   // Which link each (node, ifname) is an end of: only those interfaces are reported.
   std::map<std::pair<std::string, std::string>, std::string> link_of;
@@ -100,6 +114,7 @@ Result<Counters> ReadCounters(const Layout& layout, Shell& shell) {
     }
   }
   for (const auto& h : layout.hosts) {
+    if (!with_hosts) break;
     GENIE_ASSIGN_OR_RETURN(nlohmann::json nstat,
                            JsonOf(shell, InNamespace(h.netns, {"nstat", "-a", "-s", "-z", "-j"})));
     const auto& k = nstat.value("kernel", nlohmann::json::object());
@@ -108,6 +123,8 @@ Result<Counters> ReadCounters(const Layout& layout, Shell& shell) {
   }
   return out;
 }
+
+}  // namespace
 
 Counters Delta(const Counters& before, const Counters& after) {
   Counters d = after;

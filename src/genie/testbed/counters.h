@@ -45,6 +45,9 @@ struct Counters {
 };
 
 Result<Counters> ReadCounters(const Layout& layout, Shell& shell);
+// The switches' interfaces only (no host, no nstat): a quarter of the processes, for reading
+// around every probe of a pair (driver/pair_paths.h).
+Result<Counters> ReadSwitchCounters(const Layout& layout, Shell& shell);
 // after - before for counts (backlog: after's level).
 Counters Delta(const Counters& before, const Counters& after);
 

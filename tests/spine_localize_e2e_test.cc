@@ -1,0 +1,118 @@
+// A slow switch-to-switch link named as that link, as root on leafspine:2x2x3 at 400 Mbit/s with
+// the default ECMP hash (addresses and ports: which spine a pair takes is not known in advance).
+// l0-s1 slowed to a quarter in one direction — up (l0 -> s1), then down (s1 -> l0) — is named
+// with that direction by `genie doctor` and by `genie run --localize` (a direct all-to-all, so
+// every pair is probed), and no host is blamed. With 9 directions from each leaf to the other, a
+// spine none of them hashed onto is 1 chance in 512. Skips without root; the testbed is taken
+// down also when a check fails.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/cli.h"
+#include "tests/support/file.h"
+#include "tests/support/skip.h"
+#include "tests/support/temp_dir.h"
+
+namespace genie::testing {
+namespace {
+
+using nlohmann::json;
+
+class SpineLocalize : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!NamespacesMissing().empty()) return;
+    name_ = "spn" + std::to_string(getpid() % 100000);
+    CliResult up = RunCli(Genie("testbed up --name " + name_ +
+                                " --topology leafspine:2x2x3 --rate 400mbit"));
+    if (up.exit_code != 0) {
+      up_error_ = up.output;
+      name_.clear();
+    }
+  }
+  static void TearDownTestSuite() {
+    if (name_.empty()) return;
+    RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
+              "0\n");
+    name_.clear();
+  }
+  void SetUp() override {
+    GENIE_SKIP_IF(RootMissing("build a leaf-spine testbed (network namespaces)"));
+    ASSERT_FALSE(name_.empty()) << "testbed up failed: " << up_error_;
+    dir_ = FreshDir("spine-" + name_);
+  }
+  void TearDown() override {
+    if (!name_.empty()) RunCli(Genie("testbed fault " + name_ + " clear") + " >/dev/null 2>&1");
+  }
+  void Slow(const std::string& direction) {
+    RunCli(Genie("testbed fault " + name_ + " clear") + " >/dev/null 2>&1");
+    CliResult f = RunCli(Genie("testbed fault " + name_ + " l0-s1 --rate 100mbit --direction " +
+                               direction));
+    ASSERT_EQ(f.exit_code, 0) << f.output;
+  }
+  // Every finding as "kind:host:link(direction)".
+  static std::string Findings(const json& j) {
+    std::string s;
+    for (const auto& f : j["findings"]) {
+      s += (s.empty() ? "" : " ") + f["kind"].get<std::string>() + ":" +
+           f.value("host", std::string("-")) + ":" + f.value("link", std::string("-")) + "(" +
+           f.value("direction", std::string("-")) + ")";
+    }
+    return s.empty() ? "healthy" : s;
+  }
+
+  static std::string name_, up_error_;
+  std::string dir_;
+};
+std::string SpineLocalize::name_, SpineLocalize::up_error_;
+
+struct Case {
+  std::string direction, named;
+};
+const Case kCases[] = {{"out", "slow_uplink:-:l0-s1(l0 -> s1)"},
+                       {"in", "slow_uplink:-:l0-s1(s1 -> l0)"}};
+
+TEST_F(SpineLocalize, TheDoctorNamesTheLinkAndItsDirection) {
+  for (const Case& c : kCases) {
+    Slow(c.direction);
+    const std::string out = dir_ + "/doctor-" + c.direction + ".json";
+    CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 6 -- doctor --json " + out));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    json j = json::parse(ReadFile(out), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(Findings(j), c.named) << r.output;
+  }
+}
+
+TEST_F(SpineLocalize, ARunsLocalisationNamesTheLinkAndItsDirection) {
+  CliResult gen = RunCli(Genie("gen collective --type all_to_all --size 3MiB -n 6 -o " + dir_ +
+                               "/a2a"));
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  // A direct all-to-all (every rank to every other), so that every pair is used and probed.
+  std::ofstream(dir_ + "/direct.json") << R"({"scheduling-policy": "LIFO", "endpoint-delay": 10,
+    "active-chunks-per-dimension": 1, "preferred-dataset-splits": 1,
+    "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
+    "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["direct"],
+    "collective-optimization": "baseline", "local-mem-bw": 50, "boost-mode": 0})";
+  for (const Case& c : kCases) {
+    Slow(c.direction);
+    const std::string out = dir_ + "/run-" + c.direction;
+    CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 6 -- run " + dir_ +
+                               "/a2a -n 2 --warmup 0 --system " + dir_ +
+                               "/direct.json --localize -o " + out));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    json j = json::parse(ReadFile(out + "/results.json"), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    ASSERT_TRUE(j.contains("localization")) << r.output;
+    EXPECT_EQ(Findings(j["localization"]), c.named) << r.output;
+    EXPECT_TRUE(j["localization"].contains("paths")) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace genie::testing
