@@ -21,6 +21,7 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/loop/precise_sleep.h"
 #include "genie/real_backend/real_backend.h"
+#include "genie/record/cpu_pressure.h"
 #include "genie/record/output_guard.h"
 #include "genie/report/atomic_file.h"
 #include "genie/report/html/html_page.h"
@@ -520,6 +521,9 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
     }
   }
   const TimeNs start = b.Now();
+  // How contended this machine's CPUs are while the scan runs (rank 0's): a rank waiting for a
+  // core measures its link slow, so findings made on a saturated machine may be the CPU's.
+  const record::CpuPressureReading cpu_before = record::ReadCpuPressure();
   // The ring steps stay within a leaf of a leaf-spine testbed (one rank per host, rank i on
   // host i): a ring through a slower spine would measure the spine, not the hosts' stacks.
   int ring_group = 0;
@@ -548,9 +552,20 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
     return fail("the scan could not finish: " + b.status().message(), launch::kExitBadInput);
   }
   scan.seconds = static_cast<double>(b.Now() - start) / 1e9;
+  const record::CpuPressure cpu = record::PressureBetween(cpu_before, record::ReadCpuPressure());
   Status st = b.Shutdown();
   if (env.rank != 0) return st.ok() ? 0 : launch::kExitBadInput;
   std::cout << report::FormatDoctorReport(scan, verdict) << std::flush;
+  if (cpu.contended()) {
+    std::cout << "# CPU contended during the scan on rank 0's machine (" << cpu.Describe() << "): "
+              << (verdict.healthy()
+                      ? "the figures carry this machine's CPU as well as the links"
+                      : "the findings above may be the CPU's, not the network's (a rank waiting "
+                        "for a core measures its link slow); scan again when the machine is "
+                        "quieter before acting on them")
+              << "\n"
+              << std::flush;
+  }
   if (!s.steps_measured() && o.ring_steps == RingStepsMode::kHealthy) {
     std::cout << "ring steps (what genie testbed calibrate fits) not measured: the scan has "
                  "findings; --ring-steps always measures them anyway\n"
@@ -559,6 +574,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   if (!o.json_path.empty()) {
     nlohmann::json j = report::DoctorJson(scan, verdict);
     if (s.steps_measured()) j["ring_steps"] = s.RingStepsJson();
+    j["cpu_pressure"] = cpu.ToJson();
     Status w = report::WriteFileAtomically(o.json_path, j.dump(1) + "\n");
     if (!w.ok()) return fail(w.message(), launch::kExitBadInput);
   }
