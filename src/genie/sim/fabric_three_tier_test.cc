@@ -11,6 +11,7 @@
 
 #include "genie/config/network_config.h"
 #include "genie/sim/flow_model_harness.h"
+#include "genie/sim/symmetry.h"
 #include "genie/sim/topology.h"
 
 namespace genie::sim {
@@ -189,6 +190,40 @@ TEST(ThreeTierTest, AstraSimModelsIgnoreTheFabric) {
       EXPECT_EQ(ra, rb) << src << " -> " << dst;
     }
   }
+}
+
+// The symmetry reduction on the fabric: rotating the hosts of a leaf (dimension 0) fixes every
+// leaf and pod, so each fabric link stands for 2 copies of what its representative ranks send.
+// With one spine at half the host rate, hosts 0 and 1 sending to leaf 1 at once share leaf 0's
+// uplink (32,022 ns); folded, host 0 alone sends on it at half its capacity: the same time.
+TEST(ThreeTierTest, FoldedFabricLinksShareTheirCapacityAmongTheirCopies) {
+  config::NetworkConfig net = ThreeTier();
+  net.leaf_spine.spines = 1;
+  net.leaf_spine.super_spines = 2;
+  net.leaf_spine.bandwidth_gbps = kOneBytePerNs / 2;
+  Harness every(net);
+  every.Send(0, 2, 8000);
+  every.Send(1, 3, 8000);
+  EXPECT_EQ(every.Run(), (std::vector<TimeNs>{32000 + 22, 32000 + 22}));
+
+  Harness folded(net);
+  std::vector<std::string> notes;
+  auto fold = RankFold::Find(folded.topology(), 8, {{1, 2, "hosts"}}, &notes);
+  ASSERT_TRUE(fold.ok()) << fold.status().ToString();
+  EXPECT_EQ(fold->copies(), 2);
+  auto links = fold->LinkFold(folded.topology());
+  ASSERT_TRUE(links.ok()) << links.status().ToString();
+  folded.Fold(*links);
+  for (int id = 0; id < folded.topology().num_links(); ++id) {
+    const bool fabric = folded.topology().IsSpineLink(id);
+    if ((*links)[id] == id) {
+      EXPECT_EQ(folded.topology().link_copies(id), fabric ? 2 : 1)
+          << folded.topology().LinkName(id);
+    }
+    if (fabric) EXPECT_EQ((*links)[id], id) << "a leaf's links are their own orbit";
+  }
+  folded.Send(0, 2, 8000);
+  EXPECT_EQ(folded.Run(), std::vector<TimeNs>{32000 + 22});
 }
 
 }  // namespace
