@@ -9,7 +9,9 @@
 # Environment: ROWS="1024 4096 16k 405b moe 3tier" (default; add "64k" for 65,536 ranks, the slow
 # one, and "1024off" for the 1,024-rank row with every rank simulated), MODELS="unaware flow".
 # Row "3tier": the 16k row on a rail-optimized 3-tier fat-tree instead (8 pods of 2,048 GPUs,
-# 16 spines per pod, 64 super-spines, 2:1 at the spines; docs/configs.md "Three tiers").
+# 16 spines per pod, 64 super-spines, 2:1 at the spines; docs/configs.md "Three tiers"): each pod
+# a pipeline stage; "3tierdp": the same with data parallelism across the pods (rank order
+# tp,sp,ep,pp,dp), its all-reduce through the core.
 set -euo pipefail
 G="$(cd "${1:?usage: bench/simulate_synth_scale.sh BUILD_DIR}" && pwd)/tools/genie/genie"
 ROWS=${ROWS:-1024 4096 16k 405b moe 3tier}
@@ -64,6 +66,8 @@ for r in $ROWS; do
             --gpu h100 --tp 4 --ep 8 --pp 4 --dp 128 --microbatches 8 --global-batch 2048 ;;
     3tier) row "llama3-70b tp8 pp8 dp256, 8 mb, 3-tier (16,384)" fat --model llama3-70b \
             --gpu h100 --tp 8 --pp 8 --dp 256 --microbatches 8 --global-batch 2048 ;;
+    3tierdp) row "  the same, dp across the pods" fat --model llama3-70b --gpu h100 --tp 8 \
+            --pp 8 --dp 256 --microbatches 8 --global-batch 2048 --rank-order tp,sp,ep,pp,dp ;;
     64k) row "llama3-405b tp8 pp16 dp512, 8 mb (65,536)" 1024 --model llama3-405b --gpu h100 \
             --tp 8 --pp 16 --dp 512 --microbatches 8 --global-batch 4096 ;;
     *) echo "unknown row $r" >&2; exit 2 ;;
