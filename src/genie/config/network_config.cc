@@ -23,6 +23,19 @@ constexpr const char* kRatioHint =
     "uplink capacity (spines x spine_bandwidth), above 0 and at most 1e6, like "
     "oversubscription: 4 for 4:1 (1: non-blocking)";
 
+constexpr const char* kSpineRatioHint =
+    "give the ratio of a spine's leaf-facing capacity (leaves per pod x spine_bandwidth) to its "
+    "uplink capacity (super_spines / spines x super_spine_bandwidth), above 0 and at most 1e6, "
+    "like spine_oversubscription: 2 for 2:1 (1: non-blocking)";
+
+// The leaves of one pod (a third tier): one per coordinate below the leaf dimension L and on
+// dimension L + 1. npus_count must hold L + 2 entries.
+double LeavesPerPod(const NetworkConfig& c) {
+  double leaves = c.npus_count[c.leaf_spine.leaf_dimension + 1];
+  for (int d = 0; d < c.leaf_spine.leaf_dimension; ++d) leaves *= c.npus_count[d];
+  return leaves;
+}
+
 // Whether `a` is `b` to the precision a hand-written decimal carries.
 bool Agrees(double a, double b) { return std::fabs(a - b) <= 1e-5 * std::fabs(b); }
 
@@ -94,6 +107,60 @@ Status ReadTimes(const YAML::Node& root, const char* key, const std::string& ori
   return Status::Ok();
 }
 
+// The third tier's keys: `super_spines` turns them on and then needs `super_spine_latency` and
+// `super_spine_bandwidth` or `spine_oversubscription` (or both, agreeing).
+Status ParseSuperSpines(const YAML::Node& root, const std::string& origin,
+                        const NetworkConfig& c, LeafSpineConfig* ls) {
+  if (!root["super_spines"]) {
+    for (const char* key :
+         {"super_spine_bandwidth", "super_spine_latency", "spine_oversubscription"}) {
+      if (root[key]) {
+        return Status::InvalidArgument(Where(origin, key) +
+                                       " describes a third tier but \"super_spines\" is "
+                                       "missing; give super_spines: K (the number of "
+                                       "super-spines)");
+      }
+    }
+    return Status::Ok();
+  }
+  GENIE_RETURN_IF_ERROR(ReadScalar(root, "super_spines", origin, &ls->super_spines));
+  if (ls->super_spines < 1) {
+    return Status::InvalidArgument(Where(origin, "super_spines") + ": " +
+                                   std::to_string(ls->super_spines) +
+                                   " is out of range; give 1 or more super-spines");
+  }
+  const bool ratio = static_cast<bool>(root["spine_oversubscription"]);
+  if (!root["super_spine_latency"] || !(root["super_spine_bandwidth"] || ratio)) {
+    return Status::InvalidArgument(
+        Where(origin, root["super_spine_latency"] ? "super_spine_bandwidth"
+                                                  : "super_spine_latency") +
+        " is missing: a third tier (super_spines) needs super_spine_bandwidth (GB/s per "
+        "spine-super-spine link) or spine_oversubscription (a spine's leaf capacity : uplink "
+        "capacity), and super_spine_latency (ns per spine-super-spine link)");
+  }
+  GENIE_RETURN_IF_ERROR(ReadScalar(root, "super_spine_latency", origin, &ls->super_latency_ns));
+  if (ratio) {
+    GENIE_RETURN_IF_ERROR(
+        ReadScalar(root, "spine_oversubscription", origin, &ls->spine_oversubscription));
+    if (!(ls->spine_oversubscription > 0)) {
+      return Status::InvalidArgument(Where(origin, "spine_oversubscription") + ": " +
+                                     Number(ls->spine_oversubscription) + " is out of range; " +
+                                     kSpineRatioHint);
+    }
+  }
+  if (root["super_spine_bandwidth"]) {
+    GENIE_RETURN_IF_ERROR(
+        ReadScalar(root, "super_spine_bandwidth", origin, &ls->super_bandwidth_gbps));
+  } else if (ls->leaf_dimension >= 0 && c.npus_count.size() > ls->leaf_dimension + 1u &&
+             ls->super_spines % ls->spines == 0) {
+    // A spine's uplinks carry 1/R2 of what its leaves' uplinks to it can, over K/S super-spines.
+    // (Otherwise validation names what is wrong first.)
+    ls->super_bandwidth_gbps = LeavesPerPod(c) * ls->bandwidth_gbps /
+                               (ls->spine_oversubscription * (ls->super_spines / ls->spines));
+  }
+  return Status::Ok();
+}
+
 // The flow model's leaf-spine keys: `spines` turns them on and then needs `spine_latency` and
 // `spine_bandwidth` or `oversubscription` (or both, agreeing); `ecmp` is optional (split, the
 // only mode).
@@ -102,7 +169,8 @@ Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, const N
   if (!root["spines"]) {
     for (const char* key :
          {"spine_bandwidth", "spine_latency", "ecmp", "ecmp_routes", "oversubscription",
-          "leaf_dimension"}) {
+          "leaf_dimension", "super_spines", "super_spine_bandwidth", "super_spine_latency",
+          "spine_oversubscription"}) {
       if (root[key]) {
         return Status::InvalidArgument(Where(origin, key) +
                                        " describes a leaf-spine fabric but \"spines\" is "
@@ -175,6 +243,84 @@ Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, const N
                                      std::to_string(e.mark.line + 1) + ")" + form);
     }
   }
+  return ParseSuperSpines(root, origin, c, ls);
+}
+
+// The third tier's checks, after the leaf-spine's (L is in range, dimensions L and L + 1 are
+// Switch).
+Status ValidateSuperSpines(const NetworkConfig& c) {
+  const std::string& o = c.path;
+  const LeafSpineConfig& ls = c.leaf_spine;
+  const int L = ls.leaf_dimension;
+  if (ls.super_spines < 1) {
+    return Status::InvalidArgument(Where(o, "super_spines") + ": " +
+                                   std::to_string(ls.super_spines) +
+                                   " is out of range; give 1 or more super-spines");
+  }
+  if (L + 2 >= c.dims() || c.topology[L + 2] != TopologyKind::kSwitch) {
+    return Status::InvalidArgument(
+        Where(o, "super_spines") + ": a third tier needs dimension " + std::to_string(L + 2) +
+        " (the pods, after the hosts of a leaf on dimension " + std::to_string(L) +
+        " and the leaves of a pod on dimension " + std::to_string(L + 1) + ") to be Switch; " +
+        (L + 2 >= c.dims() ? "the topology has " + std::to_string(c.dims()) + " dimensions"
+                           : std::string("it is ") + TopologyKindName(c.topology[L + 2])) +
+        "; add a Switch dimension of pods or drop the super_spine keys");
+  }
+  if (ls.super_spines > kMaxSpines || ls.super_spines % ls.spines != 0) {
+    return Status::InvalidArgument(
+        Where(o, "super_spines") + ": " + std::to_string(ls.super_spines) +
+        " is not a multiple of spines (" + std::to_string(ls.spines) + ", per pod) up to " +
+        std::to_string(kMaxSpines) + "; spine s of every pod joins the super_spines / spines "
+        "super-spines of plane s, so give a multiple such as " + std::to_string(ls.spines * 2));
+  }
+  if (!ls.routes.empty()) {
+    return Status::InvalidArgument(Where(o, "ecmp_routes") +
+                                   ": pairs of hosts on a known spine are read on two tiers "
+                                   "only (the testbed's); drop ecmp_routes or super_spines");
+  }
+  if (ls.spine_oversubscription != 0) {
+    const double r = ls.spine_oversubscription;
+    if (!(r > 0 && r <= 1e6)) {
+      return Status::InvalidArgument(Where(o, "spine_oversubscription") + ": " + Number(r) +
+                                     " is out of range; " + kSpineRatioHint);
+    }
+    const int per_plane = ls.super_spines / ls.spines;
+    const double uplink = LeavesPerPod(c) * ls.bandwidth_gbps / (r * per_plane);
+    if (!Agrees(ls.super_bandwidth_gbps, uplink)) {
+      return Status::InvalidArgument(
+          Where(o, "super_spine_bandwidth") + ": " + Number(ls.super_bandwidth_gbps) +
+          " GB/s contradicts spine_oversubscription " + Number(r) + ", which gives " +
+          Number(LeavesPerPod(c)) + " leaves per pod x " + Number(ls.bandwidth_gbps) +
+          " GB/s / (" + Number(r) + " x " + std::to_string(per_plane) +
+          " super-spines per plane) = " + Number(uplink) +
+          " GB/s per spine-super-spine link; drop one of the two");
+    }
+    // As for the leaves: ASTRA-sim's per-rank view of the pods' dimension carries the ratio.
+    const double share = c.bandwidth_gbps[L + 1] / r;
+    if (!Agrees(c.bandwidth_gbps[L + 2], share)) {
+      return Status::InvalidArgument(
+          Where(o, "bandwidth") + ": dimension " + std::to_string(L + 2) + "'s " +
+          Number(c.bandwidth_gbps[L + 2]) +
+          " GB/s is not a rank's share of its pod's uplinks at spine_oversubscription " +
+          Number(r) + " (bandwidth[" + std::to_string(L + 1) + "] / " + Number(r) + " = " +
+          Number(share) + " GB/s), which ASTRA-sim and the aware and unaware models read; give "
+          "that value");
+    }
+  }
+  if (!(ls.super_bandwidth_gbps >= kMinBandwidthGbps &&
+        ls.super_bandwidth_gbps <= kMaxBandwidthGbps)) {
+    return Status::InvalidArgument(Where(o, "super_spine_bandwidth") + ": " +
+                                   Number(ls.super_bandwidth_gbps) +
+                                   " is out of range; give GB/s per spine-super-spine link "
+                                   "between " + Number(kMinBandwidthGbps) + " and " +
+                                   Number(kMaxBandwidthGbps));
+  }
+  if (!(ls.super_latency_ns >= 0 && ls.super_latency_ns <= kMaxDelayNs)) {
+    return Status::InvalidArgument(Where(o, "super_spine_latency") + ": " +
+                                   Number(ls.super_latency_ns) +
+                                   " is out of range; give ns per spine-super-spine link between "
+                                   "0 and " + Number(kMaxDelayNs) + " (1,000 s)");
+  }
   return Status::Ok();
 }
 
@@ -245,6 +391,14 @@ nlohmann::json NetworkConfig::ToJson() const {
     j["ecmp"] = "split";
     if (leaf_spine.oversubscription > 0) j["oversubscription"] = leaf_spine.oversubscription;
     if (leaf_spine.leaf_dimension != 0) j["leaf_dimension"] = leaf_spine.leaf_dimension;
+    if (leaf_spine.three_tier()) {
+      j["super_spines"] = leaf_spine.super_spines;
+      j["super_spine_bandwidth"] = leaf_spine.super_bandwidth_gbps;
+      j["super_spine_latency"] = leaf_spine.super_latency_ns;
+      if (leaf_spine.spine_oversubscription > 0) {
+        j["spine_oversubscription"] = leaf_spine.spine_oversubscription;
+      }
+    }
     if (!leaf_spine.routes.empty()) {
       nlohmann::json routes = nlohmann::json::array();
       for (const EcmpRoute& r : leaf_spine.routes) routes.push_back({r.src_host, r.dst_host, r.spine});
@@ -423,8 +577,15 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
             std::to_string(ls.spines - 1) + ")");
       }
     }
+    if (ls.super_spines != 0 || ls.spine_oversubscription != 0) {
+      GENIE_RETURN_IF_ERROR(ValidateSuperSpines(c));
+    }
   } else if (c.leaf_spine.spines < 0) {
     return Status::InvalidArgument(Where(o, "spines") + ": give 1 or more spines");
+  } else if (c.leaf_spine.super_spines != 0 || c.leaf_spine.spine_oversubscription != 0) {
+    return Status::InvalidArgument(Where(o, "super_spines") +
+                                   " describes a third tier but \"spines\" is missing; give "
+                                   "spines: S (the spines of each pod)");
   } else if (c.leaf_spine.oversubscription != 0 || c.leaf_spine.leaf_dimension != 0) {
     return Status::InvalidArgument(Where(o, c.leaf_spine.oversubscription != 0
                                                 ? "oversubscription"
@@ -481,12 +642,14 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
         k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
         k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times" &&
         k != "burst" && k != "burst_message_times" && k != "oversubscription" &&
-        k != "leaf_dimension") {
+        k != "leaf_dimension" && k != "super_spines" && k != "super_spine_bandwidth" &&
+        k != "super_spine_latency" && k != "spine_oversubscription") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
-          "spine_latency, ecmp, ecmp_routes, oversubscription, leaf_dimension, message_times, "
+          "spine_latency, ecmp, ecmp_routes, oversubscription, leaf_dimension, super_spines, "
+          "super_spine_bandwidth, super_spine_latency, spine_oversubscription, message_times, "
           "burst and burst_message_times)",
           origin, k);
     }

@@ -15,7 +15,9 @@
 // `[src_host, dst_host, spine]`, host = rank mod hosts, one entry per direction); a pair listed
 // takes that spine alone, the others stay split. `oversubscription` (R, e.g. 4 for 4:1) sizes the
 // leaves' uplinks from the hosts' links instead of spine_bandwidth; `leaf_dimension` (L) moves
-// the leaves up a dimension (L = 1: rail-optimized). Dimension 0
+// the leaves up a dimension (L = 1: rail-optimized). `super_spines` adds a third tier (pods of
+// leaves and spines joined by super-spines; `super_spine_bandwidth` or `spine_oversubscription`,
+// `super_spine_latency`). Dimension 0
 // is then the hosts of a leaf, dimension 1 the leaves (both Switch); ASTRA-sim (and genie's
 // aware and unaware models) keep reading the same file as `[Switch, Switch, ...]`.
 // One more of genie's own keys, `message_times` ([[bytes, ns], ...], sizes increasing), is what
@@ -79,7 +81,22 @@ struct LeafSpineConfig {
   // of a leaf, as the testbed writes it. 1 over [NVLink, rail, pod]: rail-optimized, a leaf
   // per GPU index and pod, crossed after NVLink.
   int leaf_dimension = 0;
+  // A third tier (network.yml `super_spines` K; 0: two tiers). Dimension L + 2 (Switch) is then
+  // the pods: `spines` S are per pod, each leaf has one uplink to each spine of its pod, and the
+  // K super-spines (the core) form S planes of K / S: spine s of every pod has one link to each
+  // super-spine of plane s (super-spines s K/S .. (s + 1) K/S - 1), as a k-ary fat-tree's
+  // aggregation switches reach their core group. Dimensions above L + 2 are ranks of one host.
+  int super_spines = 0;
+  double super_bandwidth_gbps = 0;  // per spine–super-spine link, per direction
+  double super_latency_ns = 0;      // per spine–super-spine link
+  // network.yml `spine_oversubscription` R2 (0: not given): a spine's leaf-facing capacity
+  // (leaves per pod x spine_bandwidth) over its uplink capacity (K / S x super_spine_bandwidth).
+  // Given, the parser derives super_bandwidth_gbps when super_spine_bandwidth is absent, and
+  // validation requires both it and dimension L + 2's per-rank share (bandwidth[L + 1] / R2,
+  // ASTRA-sim's view) to agree.
+  double spine_oversubscription = 0;
   bool present() const { return spines > 0; }
+  bool three_tier() const { return spines > 0 && super_spines > 0; }
 };
 
 struct NetworkConfig {

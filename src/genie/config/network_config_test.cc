@@ -239,6 +239,84 @@ TEST(NetworkConfigTest, Oversubscription) {
   EXPECT_FALSE(ValidateNetworkConfig(c).ok());
 }
 
+// A third tier: 2 hosts x 4 leaves x 3 pods, leaves at 4:1 over 2 spines per pod (each leaf
+// uplink 2 x 2 / (4 x 2) = 0.5 GB/s), 4 super-spines (2 per plane) at spine_oversubscription 2:
+// each spine-super-spine link 4 leaves x 0.5 / (2 x 2) = 0.5 GB/s, derived or checked; dimension
+// 2 (ASTRA-sim's per-rank view) must be 0.5 / 2.
+TEST(NetworkConfigTest, ThirdTier) {
+  const std::string base =
+      "topology: [ Switch, Switch, Switch ]\nnpus_count: [ 2, 4, 3 ]\n"
+      "bandwidth: [ 2, 0.5, 0.25 ]\nlatency: [ 1, 1, 1 ]\nspines: 2\nspine_latency: 30\n"
+      "oversubscription: 4\nsuper_spines: 4\nsuper_spine_latency: 50\n";
+  auto derived = ParseNetworkConfig(base + "spine_oversubscription: 2\n", "t.yml");
+  ASSERT_TRUE(derived.ok()) << derived.status().ToString();
+  EXPECT_TRUE(derived->leaf_spine.three_tier());
+  EXPECT_DOUBLE_EQ(derived->leaf_spine.super_bandwidth_gbps, 0.5);
+  EXPECT_DOUBLE_EQ(derived->leaf_spine.super_latency_ns, 50);
+  EXPECT_TRUE(derived->ignored_keys.empty());
+  const nlohmann::json j = derived->ToJson();
+  EXPECT_EQ(j["super_spines"], 4);
+  EXPECT_EQ(j["super_spine_bandwidth"], 0.5);
+  EXPECT_EQ(j["spine_oversubscription"], 2.0);
+  auto given = ParseNetworkConfig(base + "super_spine_bandwidth: 0.5\n", "t.yml");
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  EXPECT_FALSE(given->ToJson().contains("spine_oversubscription"));
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"spine_oversubscription: 0\n", "spine_oversubscription"},
+      {"spine_oversubscription: -1\n", "spine_oversubscription"},
+      {"spine_oversubscription: 2\nsuper_spine_bandwidth: 1\n", "super_spine_bandwidth"},
+      {"spine_oversubscription: 4\n", "bandwidth"},  // dimension 2 would be 0.125
+      {"super_spine_bandwidth: 1e300\n", "super_spine_bandwidth"},
+  };
+  for (const auto& [keys, key] : bad) {
+    auto r = ParseNetworkConfig(base + keys, "b.yml");
+    ASSERT_FALSE(r.ok()) << keys;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("b.yml: key \"" + key + "\""), std::string::npos) << keys << ": " << m;
+  }
+  // The super-spines come in one plane per spine of a pod.
+  std::string odd = base;
+  odd.replace(odd.find("super_spines: 4"), 15, "super_spines: 3");
+  auto planes = ParseNetworkConfig(odd + "super_spine_bandwidth: 1\n", "p.yml");
+  ASSERT_FALSE(planes.ok());
+  EXPECT_NE(planes.status().message().find("3 is not a multiple of spines (2, per pod)"),
+            std::string::npos)
+      << planes.status().message();
+  // Without a Switch dimension for the pods.
+  auto two = ParseNetworkConfig(
+      "topology: [ Switch, Switch ]\nnpus_count: [ 2, 4 ]\nbandwidth: [ 2, 0.5 ]\n"
+      "latency: [ 1, 1 ]\nspines: 2\nspine_latency: 30\nspine_bandwidth: 1\nsuper_spines: 4\n"
+      "super_spine_latency: 1\nsuper_spine_bandwidth: 1\n",
+      "d.yml");
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("needs dimension 2 (the pods"), std::string::npos)
+      << two.status().message();
+  // The third tier's keys without super_spines, and without spines.
+  auto lone = ParseNetworkConfig(base.substr(0, base.find("super_spines")) +
+                                     "spine_oversubscription: 2\n",
+                                 "l.yml");
+  ASSERT_FALSE(lone.ok());
+  EXPECT_NE(lone.status().message().find("l.yml: key \"spine_oversubscription\" describes a "
+                                         "third tier but \"super_spines\" is missing"),
+            std::string::npos)
+      << lone.status().message();
+  auto bare = ParseNetworkConfig(
+      "topology: [ Switch, Switch, Switch ]\nnpus_count: [ 2, 4, 3 ]\n"
+      "bandwidth: [ 2, 0.5, 0.25 ]\nlatency: [ 1, 1, 1 ]\nsuper_spines: 4\n",
+      "s.yml");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.status().message().find("\"spines\" is missing"), std::string::npos);
+  // Built in code: validation holds the same rules.
+  NetworkConfig c = *derived;
+  c.leaf_spine.super_spines = 6;
+  EXPECT_FALSE(ValidateNetworkConfig(c).ok());  // 0.5 GB/s is not 4 x 0.5 / (2 x 3)
+  c = *derived;
+  c.leaf_spine.spine_oversubscription = 0;
+  c.leaf_spine.super_spines = 3;
+  EXPECT_FALSE(ValidateNetworkConfig(c).ok());
+}
+
 TEST(NetworkConfigTest, ErrorsNameFileAndKey) {
   auto unknown = ParseNetworkConfig(
       "topology: [ Torus ]\nnpus_count: [ 8 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n", "n.yml");

@@ -463,8 +463,8 @@ Message CollectiveRunner::MessageFor(uint32_t chunk, uint32_t s) const {
   msg.bytes = step.bytes;
   msg.channel = step.channel;
   // One flow per chunk: its slices and channels share the pair's bandwidth in simulation,
-  // while concurrent chunks stay independent, as in ASTRA-sim. tag_base_'s low 32 bits are 0.
-  msg.flow = tag_base_ | (uint64_t{chunk} + 1);
+  // while concurrent chunks stay independent, as in ASTRA-sim. The bases' low 32 bits are 0.
+  msg.flow = (flow_base_ != 0 ? flow_base_ : tag_base_) | (uint64_t{chunk} + 1);
   if (buffer_ != nullptr) {
     const auto& [send, recv] = c.ranges[s];
     msg.data = buffer_->data() + (step.kind == StepKind::kSend ? send : recv).offset;

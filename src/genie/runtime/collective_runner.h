@@ -64,6 +64,10 @@ class alignas(64) CollectiveRunner final : private EventHandler {
   CollectiveRunner(const CollectiveRunner&) = delete;
   CollectiveRunner& operator=(const CollectiveRunner&) = delete;
 
+  // The collective's identity in every message's `flow` (its high 32 bits; 0: tag_base's),
+  // the same on every rank of its group: the flow model paces a chunk's messages together by
+  // it, so it must not collide between groups (tag_base holds 14 bits of the group).
+  void set_flow_base(uint64_t base) { flow_base_ = base & ~uint64_t{0xffffffff}; }
   void Start();
   Bytes bytes_sent() const { return bytes_sent_; }
   Bytes bytes_received() const { return bytes_received_; }
@@ -194,6 +198,7 @@ class alignas(64) CollectiveRunner final : private EventHandler {
   Backend& backend_;
   Chunk* chunks_ = nullptr;  // local_chunks_, or heap_chunks_ when more
   uint64_t tag_base_;
+  uint64_t flow_base_ = 0;
   int rank_;
   int world_;
   std::vector<uint8_t>* buffer_;

@@ -289,7 +289,10 @@ void FlowModel::Fill() {
   heap_.clear();
   for (int l : comp_links_) {
     Link& link = links_[l];
-    link.left = link.capacity;
+    // A folded fabric link carries its flows once for each of the copies it stands for
+    // (Topology::link_copies): each class gets capacity / copies, as each copy does unreduced.
+    const int copies = topology_->link_copies(l);
+    link.left = copies == 1 ? link.capacity : link.capacity / copies;
     link.unfrozen = static_cast<uint32_t>(link.flows.size());
     if (link.unfrozen > 0) heap_.push_back({link.left / link.unfrozen, l});
   }

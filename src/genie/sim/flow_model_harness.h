@@ -36,6 +36,8 @@ class Harness {
     return delivered_;
   }
   FlowModel& model() { return static_cast<FlowModel&>(*model_); }
+  // Folds the topology's links (sim/symmetry.h), before any Send.
+  void Fold(std::vector<int> fold) { topology_.set_link_fold(std::move(fold)); }
   const EventQueue& queue() const { return queue_; }
   const Topology& topology() const { return topology_; }
 

@@ -1,5 +1,6 @@
 #include "genie/sim/symmetry.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -41,8 +42,18 @@ Result<RankFold> RankFold::Find(const Topology& topology, int world,
                                " ranks are not the network's " + std::to_string(topology.npus()) +
                                " NPUs");
   }
+  if (topology.has_ecmp_routes()) {
+    // Pairs of hosts pinned to spines by a hash: rotating the hosts does not rotate the hash.
+    return Status::Unsupported("network.yml ecmp_routes pins pairs of hosts to spines "
+                               "(a hash is not rotation-symmetric)");
+  }
   if (topology.leaf_spine()) {
-    return Status::Unsupported("a leaf-spine fabric (network.yml spines) is not folded yet");
+    for (int id = topology.num_links() - 1; id >= 0 && topology.IsSpineLink(id); --id) {
+      if (topology.link_burst_bytes(id) > 0) {
+        // A fabric link's bucket is drawn flow by flow: its copies would not share it alike.
+        return Status::Unsupported("the fabric's links are shaped (network.yml burst)");
+      }
+    }
   }
   RankFold f;
   f.world_ = world;
@@ -73,7 +84,28 @@ Result<RankFold> RankFold::Find(const Topology& topology, int world,
 }
 
 Result<std::vector<int>> RankFold::LinkFold(const Topology& t) const {
-  const int links = t.num_links();
+  // A fabric link (leaf-spine, spine-super-spine; after every NPU's) moves with its leaf or pod:
+  // its representative is the same link of the least leaf (pod) of that leaf's (pod's) orbit.
+  // The group permutes each dimension's coordinate on its own (Find), so it maps leaves to
+  // leaves, pods to pods and spine s of a pod to spine s of the image, and fixes super-spines.
+  int links = t.num_links();
+  while (links > 0 && t.IsSpineLink(links - 1)) --links;
+  std::vector<int> fold(t.num_links());
+  std::map<std::pair<bool, int>, int> owner_rep;  // (super, leaf or pod) -> least of its orbit
+  for (int id = links; id < t.num_links(); ++id) {
+    const bool super = t.IsSuperLink(id);
+    const auto [it, fresh] = owner_rep.try_emplace({super, t.FabricLinkOwner(id)}, 0);
+    if (fresh) {
+      const int npu = t.FabricOwnerNpu(id);
+      int least = super ? t.Pod(npu) : t.Leaf(npu);
+      for (int j = 1; j < copies_; ++j) {
+        const int image = Image(npu, j);
+        least = std::min(least, super ? t.Pod(image) : t.Leaf(image));
+      }
+      it->second = least;
+    }
+    fold[id] = t.MoveFabricLink(id, it->second);
+  }
   // A link is named by (dim, from, to); an NPU's link into or out of a switch by (dim, npu, up).
   std::map<std::tuple<int, int, int>, int> between;
   std::map<std::tuple<int, int, bool>, int> to_switch;
@@ -93,7 +125,6 @@ Result<std::vector<int>> RankFold::LinkFold(const Topology& t) const {
     }
     if (!fresh) return Status::Unsupported(t.LinkName(id) + " has a twin between the same devices");
   }
-  std::vector<int> fold(links);
   for (int id = 0; id < links; ++id) {
     const Topology::LinkInfo l = t.link(id);
     const bool from_npu = l.from_device < t.npus(), to_npu = l.to_device < t.npus();

@@ -59,12 +59,22 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
     t.spine_link_offset_ = static_cast<int>(links);
     // One leaf per building block of the leaf dimension among the ranks whose higher
     // coordinates (above the leaves' dimension) are 0: stride x npus_count[L + 1].
-    t.leaves_ = t.dims_[t.leaf_dim_].stride * config.npus_count[t.leaf_dim_ + 1];
+    // With a third tier, leaves (and spines) per pod, pods on dimension L + 2.
+    t.pods_ = ls.three_tier() ? config.npus_count[t.leaf_dim_ + 2] : 1;
+    t.leaves_ = t.dims_[t.leaf_dim_].stride * config.npus_count[t.leaf_dim_ + 1] * t.pods_;
     links += 2 * int64_t{t.leaves_} * ls.spines;
+    if (ls.three_tier()) {
+      t.super_spines_ = ls.super_spines;
+      t.super_link_offset_ = static_cast<int>(std::min<int64_t>(links, int64_t{1} << 30));
+      links += 2 * int64_t{t.pods_} * ls.super_spines;  // pods x S spines x K/S each
+      t.super_latency_ns_ = ls.super_latency_ns;
+      t.super_bytes_per_ns_ = ls.super_bandwidth_gbps * (1 << 30) / (1'000'000'000);
+    }
     if (links > (int64_t{1} << 30)) {
       return Status::InvalidArgument(config.path + ": the topology has more than 2^30 links");
     }
     t.spine_device_offset_ = t.npus_ + switches;
+    t.super_device_offset_ = t.spine_device_offset_ + t.pods_ * ls.spines;
     t.spine_latency_ns_ = ls.latency_ns;
     t.spine_bytes_per_ns_ = ls.bandwidth_gbps * (1 << 30) / (1'000'000'000);
     if (!ls.routes.empty()) {
@@ -80,7 +90,7 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
     }
   }
   t.num_links_ = static_cast<int>(links);
-  t.num_devices_ = t.npus_ + switches + t.spines_;
+  t.num_devices_ = t.npus_ + switches + t.pods_ * t.spines_ + t.super_spines_;
   for (const auto& [bytes, ns] : config.message_times) {
     t.message_times_.emplace_back(std::log(bytes), std::log(ns));
   }
@@ -212,13 +222,26 @@ int Topology::MemberOf(int group, int dim, int coord) const {
 
 Topology::LinkInfo Topology::link(int id) const {
   GENIE_CHECK(id >= 0 && id < num_links_) << "link id " << id;
+  if (IsSuperLink(id)) {
+    const int rel = id - super_link_offset_;
+    const int per_plane = super_spines_ / spines_;
+    const int spine = rel / 2 / per_plane;  // p S + s
+    const int super = spine % spines_ * per_plane + rel / 2 % per_plane;
+    const int spine_device = spine_device_offset_ + spine;
+    const int super_device = super_device_offset_ + super;
+    const bool up = rel % 2 == 0;
+    return LinkInfo{leaf_dim_ + 2, up ? spine_device : super_device,
+                    up ? super_device : spine_device};
+  }
   if (IsSpineLink(id)) {
     const int rel = id - spine_link_offset_;
     const int leaf = rel / 2 / spines_, spine = rel / 2 % spines_;
     // The leaf is the leaf dimension's switch of the leaf's first building block (its ranks
-    // whose coordinates above the leaves' dimension are 0), whose number is the leaf's.
+    // whose coordinates above the leaves' dimension, or the pods', are 0), whose number is the
+    // leaf's.
     const int leaf_device = dims_[leaf_dim_].switch_offset + leaf;
-    const int spine_device = spine_device_offset_ + spine;
+    const int pod = leaf / (leaves_ / pods_);
+    const int spine_device = spine_device_offset_ + pod * spines_ + spine;
     const bool up = rel % 2 == 0;
     return LinkInfo{leaf_dim_ + 1, up ? leaf_device : spine_device,
                     up ? spine_device : leaf_device};
@@ -265,8 +288,13 @@ Topology::LinkInfo Topology::link(int id) const {
 
 std::string Topology::DeviceName(int device) const {
   if (device < npus_) return "npu " + std::to_string(device);
+  if (super_spines_ > 0 && device >= super_device_offset_) {
+    return "super-spine " + std::to_string(device - super_device_offset_);
+  }
   if (spines_ > 0 && device >= spine_device_offset_) {
-    return "spine " + std::to_string(device - spine_device_offset_);
+    const int spine = device - spine_device_offset_;
+    return "spine " + std::to_string(spine) +
+           (super_spines_ > 0 ? " (pod " + std::to_string(spine / spines_) + ")" : "");
   }
   int dim = dims() - 1;
   while (dims_[dim].kind != TopologyKind::kSwitch || dims_[dim].switch_offset > device) --dim;
@@ -274,10 +302,16 @@ std::string Topology::DeviceName(int device) const {
 }
 
 std::string Topology::LinkName(int id) const {
+  if (IsSuperLink(id)) {
+    const LinkInfo l = link(id);
+    return "super-spines: " + DeviceName(l.from_device) + " -> " + DeviceName(l.to_device);
+  }
   if (IsSpineLink(id)) {
     const int rel = id - spine_link_offset_;
-    const std::string leaf = "leaf " + std::to_string(rel / 2 / spines_);
-    const std::string spine = "spine " + std::to_string(rel / 2 % spines_);
+    const int leaf_id = rel / 2 / spines_;
+    const std::string leaf = "leaf " + std::to_string(leaf_id);
+    const std::string spine = DeviceName(spine_device_offset_ +
+                                         leaf_id / (leaves_ / pods_) * spines_ + rel / 2 % spines_);
     return "spines: " + (rel % 2 == 0 ? leaf + " -> " + spine : spine + " -> " + leaf);
   }
   LinkInfo l = link(id);
@@ -293,8 +327,28 @@ void Topology::Route(int src, int dst, std::vector<int>* links) const {
   }
 }
 
+void Topology::set_link_fold(std::vector<int> fold) {
+  link_fold_ = std::move(fold);
+  link_copies_.clear();
+  if (link_fold_.empty()) return;
+  // Orbit sizes; the group's order is the largest (an NPU's links' orbits).
+  std::vector<int> orbit(link_fold_.size(), 0);
+  for (int rep : link_fold_) ++orbit[rep];
+  const int order = *std::max_element(orbit.begin(), orbit.end());
+  bool any = false;
+  std::vector<int> copies(link_fold_.size(), 1);
+  for (size_t id = 0; id < orbit.size(); ++id) {
+    if (orbit[id] == 0 || orbit[id] == order) continue;
+    GENIE_CHECK_EQ(order % orbit[id], 0) << LinkName(static_cast<int>(id));
+    copies[id] = order / orbit[id];
+    any = true;
+  }
+  if (any) link_copies_ = std::move(copies);
+}
+
 int Topology::FlowPaths(int src, int dst) const {
   if (!CrossesSpines(src, dst)) return 1;
+  if (CrossesPods(src, dst)) return super_spines_;
   return PinnedSpine(src, dst) >= 0 ? 1 : spines_;
 }
 
@@ -306,6 +360,36 @@ void Topology::LeafSpineLinks(int npu, std::vector<int>* links) const {
     links->push_back(Uplink(leaf, s));
     links->push_back(Downlink(leaf, s));
   }
+  // With a third tier, its pod's links to and from the super-spines too.
+  for (int k = 0; k < super_spines_; ++k) {
+    const int spine = k / (super_spines_ / spines_);
+    links->push_back(SuperUplink(Pod(npu), spine, k));
+    links->push_back(SuperDownlink(Pod(npu), spine, k));
+  }
+}
+
+int Topology::FabricLinkOwner(int id) const {
+  if (IsSuperLink(id)) return (id - super_link_offset_) / 2 / super_spines_;
+  return (id - spine_link_offset_) / 2 / spines_;
+}
+
+int Topology::FabricOwnerNpu(int id) const {
+  const int owner = FabricLinkOwner(id);
+  if (IsSuperLink(id)) return owner * dims_[leaf_dim_ + 2].stride;
+  // Leaf `owner` = low + stride(L) (c(L+1) + n(L+1) c(L+2)): its host with coordinate L 0.
+  const Dim& dl = dims_[leaf_dim_];
+  const Dim& du = dims_[leaf_dim_ + 1];
+  const int low = owner % dl.stride, across = owner / dl.stride;
+  return low + du.stride * (across % du.size) + du.stride * du.size * (across / du.size);
+}
+
+int Topology::MoveFabricLink(int id, int to) const {
+  if (IsSuperLink(id)) {
+    const int rel = id - super_link_offset_;
+    return super_link_offset_ + 2 * super_spines_ * to + rel % (2 * super_spines_);
+  }
+  const int rel = id - spine_link_offset_;
+  return spine_link_offset_ + 2 * spines_ * to + rel % (2 * spines_);
 }
 
 void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) const {
@@ -313,9 +397,12 @@ void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) co
     Route(src, dst, links);
     return;
   }
-  GENIE_CHECK(path >= 0 && path < spines_) << "path " << path;
+  const bool pods = CrossesPods(src, dst);
+  GENIE_CHECK(path >= 0 && path < (pods ? super_spines_ : spines_)) << "path " << path;
+  // Across pods, path q is super-spine q, reached through spine q / (K/S) of each pod.
+  int spine = pods ? path / (super_spines_ / spines_) : path;
   const int pinned = PinnedSpine(src, dst);
-  if (pinned >= 0) path = pinned;
+  if (pinned >= 0) spine = pinned;
   links->clear();
   // Below the leaf dimension first (a rail-optimized fabric: NVLink to the GPU on dst's rail).
   const int cur = RouteFrom(src, dst, 0, leaf_dim_, links);
@@ -323,22 +410,32 @@ void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) co
   const Dim& du = dims_[leaf_dim_ + 1];
   const int leaf = Leaf(cur), to_leaf = Leaf(dst);
   // The host of dst, reached with cur's coordinates on the dimensions above (ranks of a host).
-  const int mid = cur + (Coordinate(dst, leaf_dim_) - Coordinate(cur, leaf_dim_)) * dl.stride +
-                  (Coordinate(dst, leaf_dim_ + 1) - Coordinate(cur, leaf_dim_ + 1)) * du.stride;
+  int mid = cur + (Coordinate(dst, leaf_dim_) - Coordinate(cur, leaf_dim_)) * dl.stride +
+            (Coordinate(dst, leaf_dim_ + 1) - Coordinate(cur, leaf_dim_ + 1)) * du.stride;
+  if (super_spines_ > 0) mid += (Pod(dst) - Pod(cur)) * dims_[leaf_dim_ + 2].stride;
   links->push_back(dl.link_offset + Group(cur, leaf_dim_) * dl.links_per_group +
                    Coordinate(cur, leaf_dim_));
-  links->push_back(Uplink(leaf, path));
-  links->push_back(Downlink(to_leaf, path));
+  links->push_back(Uplink(leaf, spine));
+  if (pods) {
+    links->push_back(SuperUplink(Pod(cur), spine, path));
+    links->push_back(SuperDownlink(Pod(dst), spine, path));
+  }
+  links->push_back(Downlink(to_leaf, spine));
   links->push_back(dl.link_offset + Group(mid, leaf_dim_) * dl.links_per_group + dl.size +
                    Coordinate(mid, leaf_dim_));
-  RouteFrom(mid, dst, leaf_dim_ + 2, dims(), links);
+  RouteFrom(mid, dst, leaf_dim_ + (super_spines_ > 0 ? 3 : 2), dims(), links);
+  if (!link_fold_.empty()) {
+    for (int& l : *links) l = link_fold_[l];
+  }
 }
 
 double Topology::link_bytes_per_ns(int id) const {
+  if (IsSuperLink(id)) return super_bytes_per_ns_;
   return IsSpineLink(id) ? spine_bytes_per_ns_ : dims_[link(id).dim].bytes_per_ns;
 }
 
 double Topology::link_latency_ns(int id) const {
+  if (IsSuperLink(id)) return super_latency_ns_;
   return IsSpineLink(id) ? spine_latency_ns_ : dims_[link(id).dim].latency_ns;
 }
 

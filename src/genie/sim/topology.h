@@ -13,8 +13,12 @@
 // the leaves' coordinate across the spines, and after every dimension's links come, per leaf l
 // and spine s, the links leaf l -> spine s and spine s -> leaf l; the spines are the last
 // devices. With L = 1 over [NVLink, rail, pod] the fabric is rail-optimized: one leaf per GPU
-// index (dimension 0's coordinate) and pod (dimension 2's). Route() ignores them (ASTRA-sim's route,
-// for the aware and unaware models); FlowRoute() takes them.
+// index (dimension 0's coordinate) and pod (dimension 2's). With a third tier (network.yml
+// `super_spines` K), dimension L + 2 is the pods: the S spines are per pod (spine s of pod p is
+// spine p S + s), leaves are per pod too, and after the leaf-spine links come, per pod p, spine s
+// and super-spine k of plane s (K / S per plane, k = s K/S + j), the links spine -> super-spine
+// and super-spine -> spine; the super-spines are the last devices. Route() ignores the fabric
+// (ASTRA-sim's route, for the aware and unaware models); FlowRoute() takes it.
 // Immutable after Create(); any thread may read it.
 #pragma once
 
@@ -76,7 +80,7 @@ class Topology {
   LinkInfo link(int id) const;
   // link(id).dim without the devices (their divisions): the aware model asks at every hop.
   int link_dim(int id) const {
-    if (IsSpineLink(id)) return leaf_dim_ + 1;
+    if (IsSpineLink(id)) return IsSuperLink(id) ? leaf_dim_ + 2 : leaf_dim_ + 1;
     int dim = dims() - 1;
     while (dims_[dim].link_offset > id) --dim;
     return dim;
@@ -88,7 +92,12 @@ class Topology {
   void Route(int src, int dst, std::vector<int>* links) const;
   // Symmetry reduction (sim/symmetry.h): every link a route returns is replaced by
   // fold[link], its orbit's representative. Empty (the default): none.
-  void set_link_fold(std::vector<int> fold) { link_fold_ = std::move(fold); }
+  // A fabric link (leaf-spine, spine-super-spine) may stand for several of its orbit's copies
+  // at once (a group element that fixes its leaf or pod): link_copies(rep) of them, the group's
+  // order over its orbit's size (an NPU's links' orbits are as large as the group: the group
+  // acts freely on ranks). The flow model shares the link's capacity / copies among its flows.
+  void set_link_fold(std::vector<int> fold);
+  int link_copies(int id) const { return link_copies_.empty() ? 1 : link_copies_[id]; }
 
   // The physical network the flow model routes over. Without a leaf-spine fabric it is
   // Route()'s, one path. With one, a message between ranks of different leaves' coordinates
@@ -99,10 +108,31 @@ class Topology {
   // host) the higher dimensions as Route() goes; within a leaf it is Route()'s path (the
   // uplinks are never touched). A pair of hosts listed in network.yml's `ecmp_routes` (the
   // testbed's known hash) has one path, on its spine; FlowRoute(..., 0) takes it.
+  // With a third tier, a message between pods takes one of FlowPaths() == K equal paths, path
+  // q through super-spine q: host -> leaf -> spine q / (K/S) of its pod -> super-spine q -> that
+  // spine index in the destination's pod -> leaf -> host (6 fabric links).
   bool leaf_spine() const { return spines_ > 0; }
-  int spines() const { return spines_; }
+  bool three_tier() const { return super_spines_ > 0; }
+  int spines() const { return spines_; }  // per pod with a third tier
+  int super_spines() const { return super_spines_; }
+  int pods() const { return pods_; }
+  bool has_ecmp_routes() const { return !pinned_spine_.empty(); }
   int FlowPaths(int src, int dst) const;
+  // Fabric links: leaf-spine and (a third tier) spine-super-spine.
   bool IsSpineLink(int id) const { return spines_ > 0 && id >= spine_link_offset_; }
+  bool IsSuperLink(int id) const { return super_spines_ > 0 && id >= super_link_offset_; }
+  // For the symmetry reduction: the leaf (or, for a spine-super-spine link, the pod) whose
+  // fabric link `id` is, an NPU on it, and the same link of another leaf (pod) `to`.
+  int Leaf(int npu) const {
+    const int low = leaf_dim_ == 0 ? 0 : npu % dims_[leaf_dim_].stride;
+    int across = Coordinate(npu, leaf_dim_ + 1);
+    if (super_spines_ > 0) across += dims_[leaf_dim_ + 1].size * Coordinate(npu, leaf_dim_ + 2);
+    return low + dims_[leaf_dim_].stride * across;
+  }
+  int Pod(int npu) const { return super_spines_ > 0 ? Coordinate(npu, leaf_dim_ + 2) : 0; }
+  int FabricLinkOwner(int id) const;  // its leaf, or its pod
+  int FabricOwnerNpu(int id) const;   // an NPU of that leaf or pod
+  int MoveFabricLink(int id, int to) const;
   // The links between the leaf of `npu` and every spine, both directions (none without a
   // leaf-spine fabric).
   void LeafSpineLinks(int npu, std::vector<int>* links) const;
@@ -165,23 +195,30 @@ class Topology {
   // Appends the links from `cur` to `dst` over dimensions [first_dim, end_dim) (ASTRA-sim's
   // order); returns the rank reached.
   int RouteFrom(int cur, int dst, int first_dim, int end_dim, std::vector<int>* links) const;
-  // The leaf of `npu` on a leaf-spine fabric: its coordinates below the leaf dimension and on
-  // the leaves' dimension, leaf_dim_ + 1 (dimension 1's coordinate when leaf_dim_ is 0).
-  int Leaf(int npu) const {
-    const int low = leaf_dim_ == 0 ? 0 : npu % dims_[leaf_dim_].stride;
-    return low + dims_[leaf_dim_].stride * Coordinate(npu, leaf_dim_ + 1);
-  }
-  // Leaf `leaf`'s link to spine `spine`, and that spine's link down to the leaf.
+  // (Leaf(npu), public above: its coordinates below the leaf dimension, on the leaves'
+  // dimension leaf_dim_ + 1 and, with a third tier, on the pods' leaf_dim_ + 2.)
+  // Leaf `leaf`'s link to spine `spine` (of its pod), and that spine's link down to the leaf.
   int Uplink(int leaf, int spine) const {
     return spine_link_offset_ + 2 * (leaf * spines_ + spine);
   }
   int Downlink(int leaf, int spine) const { return Uplink(leaf, spine) + 1; }
+  // Pod `pod`'s spine `spine`'s link to super-spine `k` (of the spine's plane), and back.
+  int SuperUplink(int pod, int spine, int k) const {
+    const int per_plane = super_spines_ / spines_;
+    return super_link_offset_ + 2 * ((pod * spines_ + spine) * per_plane + k % per_plane);
+  }
+  int SuperDownlink(int pod, int spine, int k) const { return SuperUplink(pod, spine, k) + 1; }
   bool CrossesSpines(int src, int dst) const {
-    return spines_ > 0 && Coordinate(src, leaf_dim_ + 1) != Coordinate(dst, leaf_dim_ + 1);
+    return spines_ > 0 && (Coordinate(src, leaf_dim_ + 1) != Coordinate(dst, leaf_dim_ + 1) ||
+                           CrossesPods(src, dst));
+  }
+  bool CrossesPods(int src, int dst) const {
+    return super_spines_ > 0 && Coordinate(src, leaf_dim_ + 2) != Coordinate(dst, leaf_dim_ + 2);
   }
 
   std::vector<Dim> dims_;
   std::vector<int> link_fold_;
+  std::vector<int> link_copies_;  // empty: every link 1
   std::string path_;  // the network.yml, for errors
   int npus_ = 0;
   int num_links_ = 0;
@@ -191,9 +228,16 @@ class Topology {
   int leaf_dim_ = 0;             // network.yml leaf_dimension: the hosts of a leaf
   int leaves_ = 0;
   int spine_link_offset_ = 0;    // leaf l -> spine s is +2(l*spines+s), spine s -> leaf l +1
-  int spine_device_offset_ = 0;  // spine s is device +s
+  int spine_device_offset_ = 0;  // spine s (of pod p: p S + s) is device +s
   double spine_latency_ns_ = 0;
   double spine_bytes_per_ns_ = 0;
+  // Third tier (0 super-spines: none).
+  int super_spines_ = 0;
+  int pods_ = 1;
+  int super_link_offset_ = 0;  // see SuperUplink()
+  int super_device_offset_ = 0;
+  double super_latency_ns_ = 0;
+  double super_bytes_per_ns_ = 0;
   // ecmp_routes: [src_host * hosts + dst_host] = its spine, -1 unknown (split); empty: none.
   int fabric_hosts_ = 0;
   std::vector<int16_t> pinned_spine_;
