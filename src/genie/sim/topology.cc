@@ -327,10 +327,10 @@ void Topology::Route(int src, int dst, std::vector<int>* links) const {
   }
 }
 
-void Topology::set_link_fold(std::vector<int> fold) {
+void Topology::set_link_fold(std::vector<int> fold, bool copies_of_orbit) {
   link_fold_ = std::move(fold);
   link_copies_.clear();
-  if (link_fold_.empty()) return;
+  if (link_fold_.empty() || !copies_of_orbit) return;
   // Orbit sizes; the group's order is the largest (an NPU's links' orbits).
   std::vector<int> orbit(link_fold_.size(), 0);
   for (int rep : link_fold_) ++orbit[rep];

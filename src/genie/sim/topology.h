@@ -90,13 +90,15 @@ class Topology {
   // Replaces `links` with the links a message from src to dst crosses in order, routing
   // dimension by dimension from dim 0 up (ASTRA-sim's multi-dimensional route).
   void Route(int src, int dst, std::vector<int>* links) const;
-  // Symmetry reduction (sim/symmetry.h): every link a route returns is replaced by
-  // fold[link], its orbit's representative. Empty (the default): none.
-  // A fabric link (leaf-spine, spine-super-spine) may stand for several of its orbit's copies
-  // at once (a group element that fixes its leaf or pod): link_copies(rep) of them, the group's
-  // order over its orbit's size (an NPU's links' orbits are as large as the group: the group
-  // acts freely on ranks). The flow model shares the link's capacity / copies among its flows.
-  void set_link_fold(std::vector<int> fold);
+  // Every link a route (Route, FlowRoute) returns is replaced by fold[link]: under symmetry
+  // reduction (sim/symmetry.h) its orbit's representative; with host slots (sim/host_slots.h)
+  // the host's own link. Empty (the default): none.
+  // With `copies` (symmetry), a fabric link (leaf-spine, spine-super-spine) may stand for
+  // several of its orbit's copies at once (a group element that fixes its leaf or pod):
+  // link_copies(rep) of them, the group's order over its orbit's size (an NPU's links' orbits
+  // are as large as the group: the group acts freely on ranks). The flow model shares the
+  // link's capacity / copies among its flows. Without (host slots), every link is one link.
+  void set_link_fold(std::vector<int> fold, bool copies = true);
   int link_copies(int id) const { return link_copies_.empty() ? 1 : link_copies_[id]; }
 
   // The physical network the flow model routes over. Without a leaf-spine fabric it is

@@ -7,6 +7,7 @@
 
 #include "genie/common/check.h"
 #include "genie/common/checked_math.h"
+#include "genie/sim/host_slots.h"
 
 namespace genie::sim_backend {
 
@@ -361,6 +362,17 @@ Status SimBackend::SetFold(const sim::RankFold* fold) {
   GENIE_ASSIGN_OR_RETURN(std::vector<int> links, fold->LinkFold(topology_));
   topology_.set_link_fold(std::move(links));
   fold_ = fold;
+  return Status::Ok();
+}
+
+Status SimBackend::ShareHostLinks(int hosts) {
+  if (fold_ != nullptr) return Status::InvalidArgument("host slots: not with symmetry reduction");
+  if (hosts <= 0 || topology_.npus() % hosts != 0) {
+    return Status::InvalidArgument("host slots: " + std::to_string(topology_.npus()) +
+                                   " NPUs are not a whole number of slots of " +
+                                   std::to_string(hosts) + " hosts");
+  }
+  topology_.set_link_fold(sim::HostSlotLinkFold(topology_, hosts), /*copies=*/false);
   return Status::Ok();
 }
 

@@ -96,6 +96,10 @@ class SimBackend {
   // orbit's representative. Set before the first message; `fold` outlives the backend.
   Status SetFold(const sim::RankFold* fold);
   const sim::RankFold* fold() const { return fold_; }
+  // Host slots (sim/host_slots.h): the network is WithHostSlots(h, slots) of a network of
+  // `hosts` NPUs; every rank on a host sends on the host's links. Set before the first message;
+  // not with SetFold.
+  Status ShareHostLinks(int hosts);
 
   SimCounters counters() const;
   const RankCounters& rank_counters(int rank) const { return rank_counters_[rank]; }

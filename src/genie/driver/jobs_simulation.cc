@@ -1,0 +1,287 @@
+#include "genie/driver/jobs_simulation.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+#include <tuple>
+
+#include "genie/report/statistics.h"
+#include "genie/runtime/remote_memory.h"
+#include "genie/sim/host_slots.h"
+#include "genie/sim_backend/sim_backend.h"
+
+namespace genie::driver {
+namespace {
+
+// A job's rank r on the shared SimBackend: the job's own rank numbers and world, its messages
+// sent to and received from its peers' NPUs. A collective's flow id (the same on every rank of
+// the job; the flow model paces a chunk's messages by it) is mixed with the job's salt, so that
+// two jobs running the same collectives never share one.
+class JobRank final : public runtime::Backend {
+ public:
+  JobRank(runtime::Backend& npu, const std::vector<int>& npu_of, int rank, uint64_t salt)
+      : npu_(npu), npu_of_(npu_of), rank_(rank), salt_(salt) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return static_cast<int>(npu_of_.size()); }
+  TimeNs Now() const override { return npu_.Now(); }
+  void After(TimeNs delay, runtime::Callback fn) override { npu_.After(delay, std::move(fn)); }
+  void AfterEvent(TimeNs delay, EventHandler* handler, uint64_t arg) override {
+    npu_.AfterEvent(delay, handler, arg);
+  }
+  void Send(const runtime::Message& msg, runtime::Callback done) override {
+    npu_.Send(Renamed(msg), std::move(done));
+  }
+  void Recv(const runtime::Message& msg, runtime::Callback done) override {
+    npu_.Recv(Renamed(msg), std::move(done));
+  }
+  void SendEvent(const runtime::Message& msg, EventHandler* handler, uint64_t arg) override {
+    npu_.SendEvent(Renamed(msg), handler, arg);
+  }
+  void RecvEvent(const runtime::Message& msg, EventHandler* handler, uint64_t arg) override {
+    npu_.RecvEvent(Renamed(msg), handler, arg);
+  }
+  void SendEventAfter(TimeNs first, TimeNs then, const runtime::Message& msg,
+                      EventHandler* handler, uint64_t arg) override {
+    npu_.SendEventAfter(first, then, Renamed(msg), handler, arg);
+  }
+  bool modelled() const override { return true; }
+  runtime::ScheduleCache* schedule_cache() override { return npu_.schedule_cache(); }
+
+ private:
+  runtime::Message Renamed(runtime::Message m) const {
+    GENIE_CHECK(m.peer >= 0 && m.peer < world_size()) << "rank " << rank_ << ": peer " << m.peer;
+    m.peer = npu_of_[static_cast<size_t>(m.peer)];
+    if (m.flow != 0) {
+      // splitmix64's finalizer: distinct (flow, job) pairs collide with probability 2^-64.
+      uint64_t z = m.flow ^ salt_;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      z ^= z >> 31;
+      m.flow = z == 0 ? 1 : z;
+    }
+    return m;
+  }
+
+  runtime::Backend& npu_;
+  const std::vector<int>& npu_of_;
+  int rank_;
+  uint64_t salt_;
+};
+
+// A traffic job's flow on the network model: messages sent while its window is open.
+class TrafficPump {
+ public:
+  TrafficPump(sim_backend::SimBackend& sim, int src, int dst, uint16_t channel,
+              const TrafficFlow& flow, TimeNs begin, SimJobResult* result)
+      : sim_(sim), src_(src), dst_(dst), channel_(channel), flow_(flow), begin_(begin),
+        end_(begin + flow.duration_ns), result_(result) {}
+
+  void Start() {
+    sim_.queue().At(begin_, [this] {
+      if (flow_.bytes_per_ns > 0) {
+        Tick();
+      } else {
+        // Two on the connection: the next is queued when one leaves, so it never idles.
+        Post(true);
+        Post(true);
+      }
+    });
+  }
+
+ private:
+  void Tick() {
+    if (sim_.Now() >= end_) return;
+    Post(false);
+    const auto period = static_cast<TimeNs>(static_cast<double>(flow_.message_bytes) /
+                                            flow_.bytes_per_ns);
+    sim_.queue().After(std::max<TimeNs>(1, period), [this] { Tick(); });
+  }
+  void Post(bool again) {
+    if (sim_.Now() >= end_) return;
+    sim_.network().Transmit(src_, dst_, flow_.message_bytes, /*flow=*/0, channel_, [this, again] {
+      ++result_->messages;
+      result_->bytes += flow_.message_bytes;
+      result_->end_ns = std::max(result_->end_ns, sim_.Now());
+      if (again) Post(true);
+    });
+  }
+
+  sim_backend::SimBackend& sim_;
+  int src_, dst_;
+  uint16_t channel_;
+  TrafficFlow flow_;
+  TimeNs begin_, end_;
+  SimJobResult* result_;
+};
+
+struct WorkloadJob {
+  std::vector<int> npu_of;  // by rank
+  std::vector<std::unique_ptr<workload::RankGraph>> graphs;
+  std::unique_ptr<runtime::RemoteMemory> memory;
+  runtime::ExecutorConfig exec;
+  std::vector<std::unique_ptr<JobRank>> views;
+  std::vector<std::unique_ptr<IterationDriver>> drivers;
+  int done = 0;
+  Status error;
+};
+
+}  // namespace
+
+TimeNs SimJobResult::MedianStep() const { return report::SpreadOf(step_ns).median; }
+
+Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
+                                    const config::NetworkConfig& hosts,
+                                    sim::NetworkModelKind model) {
+  const int host_count = hosts.total_npus();
+  // Slots: each rank, and each host a traffic job sends from or to, takes the next free slot of
+  // its host, in the order the jobs are given.
+  std::vector<int> used(static_cast<size_t>(host_count), 0);
+  auto take = [&](const SimJob& job, int host, const std::string& what) -> Result<int> {
+    if (host < 0 || host >= host_count) {
+      return Status::InvalidArgument("job " + job.name + ": " + what + " is on host " +
+                                     std::to_string(host) + " but " +
+                                     (hosts.path.empty() ? "the network" : hosts.path) + " has " +
+                                     std::to_string(host_count) +
+                                     " hosts (NPUs); place it on hosts 0.." +
+                                     std::to_string(host_count - 1));
+    }
+    return host + host_count * used[static_cast<size_t>(host)]++;  // slot, made an NPU below
+  };
+  std::vector<std::vector<int>> slot_of(jobs.size());  // per job: by rank, or by host (traffic)
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const SimJob& job = jobs[j];
+    if (job.setup != nullptr) {
+      if (static_cast<int>(job.rank_host.size()) != job.setup->world_size()) {
+        return Status::InvalidArgument("job " + job.name + ": " +
+                                       std::to_string(job.rank_host.size()) +
+                                       " ranks placed, its workload has " +
+                                       std::to_string(job.setup->world_size()));
+      }
+      for (size_t r = 0; r < job.rank_host.size(); ++r) {
+        GENIE_ASSIGN_OR_RETURN(int npu, take(job, job.rank_host[r], "rank " + std::to_string(r)));
+        slot_of[j].push_back(npu);
+      }
+    } else {
+      slot_of[j].assign(static_cast<size_t>(host_count), -1);
+      for (const TrafficFlow& f : job.traffic) {
+        for (int h : {f.src_host, f.dst_host}) {
+          if (h >= 0 && h < host_count && slot_of[j][static_cast<size_t>(h)] >= 0) continue;
+          GENIE_ASSIGN_OR_RETURN(int npu, take(job, h, "a traffic flow"));
+          slot_of[j][static_cast<size_t>(h)] = npu;
+        }
+      }
+    }
+  }
+  JobsSimulation out;
+  out.slots = std::max(1, *std::max_element(used.begin(), used.end()));
+  const config::NetworkConfig world = sim::WithHostSlots(hosts, out.slots);
+  GENIE_ASSIGN_OR_RETURN(auto backend, sim_backend::SimBackend::Create(world, model, 0));
+  if (out.slots > 1) GENIE_RETURN_IF_ERROR(backend->ShareHostLinks(host_count));
+  bool cut = false;
+  for (const SimJob& job : jobs) {
+    if (job.setup != nullptr) {
+      cut |= job.setup->exec.plan.slice_bytes != 0 || job.setup->exec.plan.channels > 1;
+    }
+  }
+  backend->network().set_cut_messages(cut);
+
+  out.jobs.resize(jobs.size());
+  std::vector<std::unique_ptr<WorkloadJob>> workloads(jobs.size());
+  std::vector<std::unique_ptr<TrafficPump>> pumps;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const SimJob& job = jobs[j];
+    SimJobResult& result = out.jobs[j];
+    result.name = job.name;
+    result.start_ns = job.start_ns;
+    result.end_ns = job.start_ns;
+    if (job.setup == nullptr) {
+      for (size_t i = 0; i < job.traffic.size(); ++i) {
+        const TrafficFlow& f = job.traffic[i];
+        pumps.push_back(std::make_unique<TrafficPump>(
+            *backend, slot_of[j][static_cast<size_t>(f.src_host)],
+            slot_of[j][static_cast<size_t>(f.dst_host)], static_cast<uint16_t>(i), f,
+            job.start_ns + f.start_ns, &result));
+      }
+      continue;
+    }
+    const runtime::RunSetup& setup = *job.setup;
+    auto w = std::make_unique<WorkloadJob>();
+    w->npu_of = slot_of[j];
+    const int n = setup.world_size();
+    for (int r = 0; r < n; ++r) {
+      auto g = workload::RankGraph::Open(setup.files.rank_paths[r], r, setup.read);
+      if (!g.ok()) return g.status().WithContext("job " + job.name);
+      for (const auto& warning : (*g)->warnings()) {
+        spdlog::warn("job {} rank {}: {}", job.name, r, warning);
+      }
+      w->graphs.push_back(std::move(*g));
+    }
+    w->exec = setup.exec;
+    if (!w->exec.memory.has_value()) {
+      w->exec.memory = config::MemoryConfig{};
+      w->exec.memory->path = "the default memory model (no --memory given)";
+    }
+    std::vector<std::string> notes;
+    GENIE_ASSIGN_OR_RETURN(w->memory,
+                           runtime::RemoteMemory::CreateSimulated(*w->exec.memory, n, &notes));
+    w->exec.remote_memory = w->memory.get();
+    for (int r = 0; r < n; ++r) {
+      w->views.push_back(std::make_unique<JobRank>(backend->ForRank(w->npu_of[r]), w->npu_of, r,
+                                                   0x9e3779b97f4a7c15ULL * (j + 1)));
+      w->drivers.push_back(std::make_unique<IterationDriver>(job.iterations, w->exec,
+                                                             *w->views.back(), *w->graphs[r],
+                                                             /*recorder=*/nullptr));
+    }
+    for (int r = 0; r < n; ++r) {
+      IterationDriver& d = *w->drivers[r];
+      WorkloadJob* wj = w.get();
+      d.OnIteration([&result, driver = &d](int) {
+        result.ranks.push_back(driver->executor().summary());
+      });
+      auto start = [driver = &d, wj] {
+        driver->Start([wj](const Status& st) {
+          ++wj->done;
+          if (!st.ok() && wj->error.ok()) wj->error = st;
+        });
+      };
+      backend->queue().At(job.start_ns, start);
+    }
+    workloads[j] = std::move(w);
+  }
+  for (auto& p : pumps) p->Start();
+  out.events = backend->Run();
+  out.end_ns = backend->Now();
+  if (!backend->status().ok()) return backend->status();
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    WorkloadJob* w = workloads[j].get();
+    if (w == nullptr) continue;
+    const std::string& name = jobs[j].name;
+    if (!w->error.ok()) return w->error.WithContext("job " + name);
+    const int n = static_cast<int>(w->drivers.size());
+    if (w->done < n) {
+      std::ostringstream msg;
+      msg << "job " << name << ": deadlock: the simulation ran out of events at "
+          << backend->Now() << " ns with " << (n - w->done) << " of " << n
+          << " ranks unfinished. Waiting:\n";
+      int shown = 0;
+      for (const auto& d : w->drivers) {
+        if (!d->finished() && shown++ < 16) msg << d->DescribeWaiting();
+      }
+      msg << "Check that the job's traces agree (genie inspect).";
+      return Status::Internal(msg.str());
+    }
+    SimJobResult& result = out.jobs[j];
+    std::sort(result.ranks.begin(), result.ranks.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.iteration, a.rank) < std::tie(b.iteration, b.rank);
+    });
+    for (const auto& s : result.ranks) result.end_ns = std::max(result.end_ns, s.finish);
+    for (const report::IterationStep& s : report::StepTimes(result.ranks)) {
+      result.step_ns.push_back(s.step_ns());
+    }
+  }
+  return out;
+}
+
+}  // namespace genie::driver
