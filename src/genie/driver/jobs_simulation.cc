@@ -70,41 +70,80 @@ class JobRank final : public runtime::Backend {
   uint64_t salt_;
 };
 
-// A traffic job's flow on the network model: messages sent while its window is open.
+// A traffic job's connection on the network model: messages sent while its window is open.
 class TrafficPump {
  public:
   TrafficPump(sim_backend::SimBackend& sim, int src, int dst, uint16_t channel,
-              const TrafficFlow& flow, TimeNs begin, SimJobResult* result)
+              const TrafficFlow& flow, TimeNs begin, const bool* workloads_done,
+              SimJobResult* result)
       : sim_(sim), src_(src), dst_(dst), channel_(channel), flow_(flow), begin_(begin),
-        end_(begin + flow.duration_ns), result_(result) {}
+        left_(flow.bytes), workloads_done_(workloads_done), result_(result) {}
 
   void Start() {
-    sim_.queue().At(begin_, [this] {
-      if (flow_.bytes_per_ns > 0) {
-        Tick();
-      } else {
-        // Two on the connection: the next is queued when one leaves, so it never idles.
-        Post(true);
-        Post(true);
-      }
-    });
+    sim_.queue().At(begin_, [this] { Resume(); });
   }
 
  private:
-  void Tick() {
-    if (sim_.Now() >= end_) return;
-    Post(false);
-    const auto period = static_cast<TimeNs>(static_cast<double>(flow_.message_bytes) /
-                                            flow_.bytes_per_ns);
-    sim_.queue().After(std::max<TimeNs>(1, period), [this] { Tick(); });
+  // Whether a message may leave now; when only an off period holds it back, `*resume_at` is
+  // when the next on period starts.
+  bool Open(TimeNs* resume_at) const {
+    *resume_at = -1;
+    const TimeNs now = sim_.Now();
+    if (flow_.duration_ns > 0 && now >= begin_ + flow_.duration_ns) return false;
+    if (flow_.bytes > 0 && left_ == 0) return false;
+    if (flow_.duration_ns == 0 && flow_.bytes == 0 && *workloads_done_) return false;
+    if (flow_.on_ns > 0 && flow_.off_ns > 0) {
+      const TimeNs period = flow_.on_ns + flow_.off_ns;
+      const TimeNs phase = (now - begin_) % period;
+      if (phase >= flow_.on_ns) {
+        *resume_at = now + period - phase;
+        return false;
+      }
+    }
+    return true;
   }
-  void Post(bool again) {
-    if (sim_.Now() >= end_) return;
-    sim_.network().Transmit(src_, dst_, flow_.message_bytes, /*flow=*/0, channel_, [this, again] {
+  // Sends what the window allows now: a paced sender one message per period, a bulk sender
+  // until two are on its connection.
+  void Resume() {
+    TimeNs resume_at = -1;
+    if (!Open(&resume_at)) {
+      if (resume_at >= 0 && !waiting_) {
+        waiting_ = true;
+        sim_.queue().At(resume_at, [this] {
+          waiting_ = false;
+          Resume();
+        });
+      }
+      return;
+    }
+    if (flow_.bytes_per_ns > 0) {
+      Post();
+      if (!ticking_) {
+        ticking_ = true;
+        const auto period = std::max<TimeNs>(
+            1, static_cast<TimeNs>(static_cast<double>(kTrafficMessageBytes) / flow_.bytes_per_ns));
+        sim_.queue().After(period, [this] {
+          ticking_ = false;
+          Resume();
+        });
+      }
+      return;
+    }
+    while (in_flight_ < 2 && Open(&resume_at)) Post();
+  }
+  void Post() {
+    Bytes bytes = kTrafficMessageBytes;
+    if (flow_.bytes > 0) {
+      bytes = std::min(bytes, left_);
+      left_ -= bytes;
+    }
+    ++in_flight_;
+    sim_.network().Transmit(src_, dst_, bytes, /*flow=*/0, channel_, [this, bytes] {
+      --in_flight_;
       ++result_->messages;
-      result_->bytes += flow_.message_bytes;
+      result_->bytes += bytes;
       result_->end_ns = std::max(result_->end_ns, sim_.Now());
-      if (again) Post(true);
+      if (flow_.bytes_per_ns == 0) Resume();
     });
   }
 
@@ -112,8 +151,13 @@ class TrafficPump {
   int src_, dst_;
   uint16_t channel_;
   TrafficFlow flow_;
-  TimeNs begin_, end_;
+  TimeNs begin_;
+  Bytes left_;
+  const bool* workloads_done_;
   SimJobResult* result_;
+  int in_flight_ = 0;
+  bool waiting_ = false;
+  bool ticking_ = false;
 };
 
 struct WorkloadJob {
@@ -190,6 +234,12 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
   out.jobs.resize(jobs.size());
   std::vector<std::unique_ptr<WorkloadJob>> workloads(jobs.size());
   std::vector<std::unique_ptr<TrafficPump>> pumps;
+  // Ranks of workload jobs still running; traffic without an end of its own stops with them.
+  int running = 0;
+  for (const SimJob& job : jobs) {
+    if (job.setup != nullptr) running += job.setup->world_size();
+  }
+  bool workloads_done = running == 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const SimJob& job = jobs[j];
     SimJobResult& result = out.jobs[j];
@@ -199,10 +249,15 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
     if (job.setup == nullptr) {
       for (size_t i = 0; i < job.traffic.size(); ++i) {
         const TrafficFlow& f = job.traffic[i];
+        if (f.duration_ns <= 0 && f.bytes == 0 && workloads_done) {
+          return Status::InvalidArgument("job " + job.name +
+                                         ": traffic with neither a duration nor bytes ends with "
+                                         "the workload jobs, and there are none; give it one");
+        }
         pumps.push_back(std::make_unique<TrafficPump>(
             *backend, slot_of[j][static_cast<size_t>(f.src_host)],
             slot_of[j][static_cast<size_t>(f.dst_host)], static_cast<uint16_t>(i), f,
-            job.start_ns + f.start_ns, &result));
+            job.start_ns + f.start_ns, &workloads_done, &result));
       }
       continue;
     }
@@ -240,10 +295,11 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
       d.OnIteration([&result, driver = &d](int) {
         result.ranks.push_back(driver->executor().summary());
       });
-      auto start = [driver = &d, wj] {
-        driver->Start([wj](const Status& st) {
+      auto start = [driver = &d, wj, &running, &workloads_done] {
+        driver->Start([wj, &running, &workloads_done](const Status& st) {
           ++wj->done;
           if (!st.ok() && wj->error.ok()) wj->error = st;
+          workloads_done = --running == 0;
         });
       };
       backend->queue().At(job.start_ns, start);

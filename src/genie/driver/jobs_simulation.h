@@ -28,17 +28,22 @@
 
 namespace genie::driver {
 
-// One bulk flow of a traffic job: messages of `message_bytes` from host `src_host` to host
-// `dst_host` from `start_ns` (after the job's start) for `duration_ns`: back to back (two
-// queued on its connection, as a bulk sender keeps its socket full) when `bytes_per_ns` is 0,
-// else one every message_bytes / bytes_per_ns ns (a paced sender).
+// One connection of a traffic job: messages of kTrafficMessageBytes from host `src_host` to
+// host `dst_host` from `start_ns` (after the job's start): back to back (two queued on the
+// connection, as a bulk sender keeps its socket full) when `bytes_per_ns` is 0, else one every
+// kTrafficMessageBytes / bytes_per_ns ns (a paced sender); until `duration_ns` has passed, or
+// `bytes` are sent, or (neither given) every workload job has ended; with `on_ns` and `off_ns`,
+// only in the on periods (from the start: on, off, on, ...).
+inline constexpr Bytes kTrafficMessageBytes = 256 << 10;  // a bulk sender's write
 struct TrafficFlow {
   int src_host = 0;
   int dst_host = 0;
-  Bytes message_bytes = 1 << 20;
   double bytes_per_ns = 0;
+  Bytes bytes = 0;
   TimeNs start_ns = 0;
   TimeNs duration_ns = 0;
+  TimeNs on_ns = 0;
+  TimeNs off_ns = 0;
 };
 
 // A job as the simulation takes it: plain inputs, whatever file described them.

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "genie/driver/jobs_prediction.h"
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
 #include "genie/record/run_folder.h"
@@ -252,7 +253,8 @@ void PredictEachIteration(
 // is skipped after saying why (the run itself succeeded).
 std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunSetup& setup,
                                         int world_size, const std::vector<record::OpEvent>& ops,
-                                        const std::vector<record::RankSummary>& ranks) {
+                                        const std::vector<record::RankSummary>& ranks,
+                                        std::optional<NeighbourPrediction>* neighbours) {
   std::vector<report::Comparison> out;
   if (o.predict) {
     auto net = PredictionNetwork(o, setup, world_size);
@@ -281,6 +283,8 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
         std::map<int, std::vector<report::OpBehind>> behind;
         PredictEachIteration(setup, *net, kind, measured, common.idle_ns, ops, ranks, &expected,
                              &behind);
+        // Launched by genie launch --jobs: the other jobs' traffic on top (jobs_prediction.h).
+        *neighbours = AddNeighbours(o, setup, kind, &expected);
         report::Comparison c = report::Compare(ops, ranks, expected, o.flag_threshold);
         for (auto& it : c.iterations) {
           auto b = behind.find(it.iteration);
@@ -368,13 +372,18 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     return 1;
   }
   std::vector<report::Comparison> compared;
+  std::optional<NeighbourPrediction> neighbours;
   if (complete || env.rank == 0) {
-    compared = Compare(o, setup, env.world_size, merged->ops, merged->ranks);
+    compared = Compare(o, setup, env.world_size, merged->ops, merged->ranks, &neighbours);
   }
   nlohmann::json doc = report::BuildResultsJson(merged->run_info, merged->ops, merged->ranks,
                                                 merged->clock_offsets_ns);
   for (const auto& c : compared) {
     doc[c.source.rfind("baseline", 0) == 0 ? "baseline" : "prediction"] = report::ToJson(c);
+  }
+  if (neighbours && doc.contains("prediction")) {
+    NeighboursToJson(*neighbours, &doc["prediction"]);
+    PrintNeighbours(std::cout, *neighbours);
   }
   std::optional<report::Localization> localized;
   if (merged->run_info.is_object() && merged->run_info.contains("localize")) {

@@ -1,0 +1,258 @@
+#include "genie/driver/jobs_prediction.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "genie/driver/run.h"
+#include "genie/report/statistics.h"
+#include "genie/testbed/calibration.h"
+#include "genie/testbed/control.h"
+
+namespace genie::driver {
+
+Result<config::NetworkConfig> JobsHostsNetwork(const JobsSpec& spec,
+                                               const std::string& network_path) {
+  if (!network_path.empty()) return config::LoadNetworkConfig(network_path);
+  if (spec.testbed.empty()) {
+    return Status::InvalidArgument(
+        spec.path + ": names no testbed: pass --network hosts.yml (one NPU per host), or give "
+                    "the file a testbed: key");
+  }
+  std::string note;
+  GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(spec.testbed, 1, -1, &note));
+  return config::ParseNetworkConfig(yml, "testbed " + spec.testbed + ", " + note);
+}
+
+Status PlaceOnHosts(const config::NetworkConfig& hosts, JobsSpec* spec) {
+  const int n = hosts.total_npus();
+  std::vector<std::string> names;
+  int nics = 1;
+  if (!spec->testbed.empty()) {
+    auto layout = testbed::Load(spec->testbed);
+    if (layout.ok()) {
+      for (const auto& h : layout->hosts) names.push_back(h.name);
+      if (!layout->hosts.empty()) nics = static_cast<int>(layout->hosts[0].nics.size());
+      if (static_cast<int>(names.size()) != n) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: testbed {} has {} hosts but the network {} has {} NPUs; give a network with "
+            "one NPU per host",
+            spec->path, spec->testbed, names.size(), hosts.path, n));
+      }
+    }
+  }
+  if (names.empty()) {
+    for (int h = 0; h < n; ++h) names.push_back("h" + std::to_string(h));
+  }
+  return PlaceJobs(names, nics, spec);
+}
+
+namespace {
+
+// A run: job's flags as genie run would take them (the keys jobs_spec.cc maps to them).
+runtime::SetupFlags FlagsOf(const JobSpec& job) {
+  runtime::SetupFlags f;
+  auto get = [&job](const char* key) {
+    auto it = job.options.find(key);
+    return it == job.options.end() ? std::string() : it->second;
+  };
+  f.workload = job.workload;
+  f.system_path = get("system");
+  f.memory_path = get("memory");
+  f.comm_group = get("comm_group");
+  if (!get("ctrl_deps").empty()) f.ctrl_deps = get("ctrl_deps");
+  f.default_comm_size = get("default_comm_size");
+  f.topology = get("topology");
+  if (!get("channels").empty()) f.channels = std::atoi(get("channels").c_str());
+  f.slice = get("slice");
+  if (!get("goodput").empty()) f.goodput = std::atof(get("goodput").c_str());
+  if (!get("message_overhead").empty()) {
+    f.message_overhead_ns = std::atof(get("message_overhead").c_str());
+  }
+  f.faults = get("faults");
+  return f;
+}
+
+}  // namespace
+
+Result<JobsModel> ModelJobs(const JobsSpec& spec, const std::string& own_name,
+                            const runtime::RunSetup* own, const IterationPolicy* own_iterations) {
+  JobsModel m;
+  for (const JobSpec& job : spec.jobs) {
+    SimJob s;
+    s.name = job.name;
+    s.start_ns = job.start_ns;
+    s.rank_host = job.rank_host;
+    if (job.type == JobType::kTraffic) {
+      const TrafficSpec& t = job.traffic;
+      const int parallel = std::max(1, t.parallel);
+      for (const auto& [from, to] : t.pairs) {
+        for (int c = 0; c < parallel; ++c) {
+          TrafficFlow f;
+          f.src_host = from;
+          f.dst_host = to;
+          f.bytes_per_ns = static_cast<double>(t.rate_bps) / 8e9 / parallel;
+          f.bytes = t.bytes == 0 ? 0 : std::max<Bytes>(1, t.bytes / parallel);
+          f.duration_ns = t.duration_ns;
+          f.on_ns = t.on_ns;
+          f.off_ns = t.off_ns;
+          s.traffic.push_back(f);
+        }
+      }
+      s.rank_host.clear();
+      m.jobs.push_back(std::move(s));
+      continue;
+    }
+    if (job.name == own_name && own != nullptr) {
+      s.setup = own;
+      if (own_iterations != nullptr) s.iterations = *own_iterations;
+    } else if (job.subcommand == "run" && !job.workload.empty()) {
+      auto setup = runtime::PrepareRun(FlagsOf(job));
+      if (!setup.ok()) return setup.status().WithContext(spec.path + ": job '" + job.name + "'");
+      m.setups.push_back(std::make_unique<runtime::RunSetup>(std::move(*setup)));
+      s.setup = m.setups.back().get();
+      auto it = job.options.find("warmup");
+      s.iterations.warmup = it == job.options.end() ? 0 : std::atoi(it->second.c_str());
+      s.iterations.iterations = std::max(1, job.iterations);
+    } else {
+      m.skipped.push_back(fmt::format(
+          "job '{}' (genie {}) is not modelled: only run: jobs' workloads are simulated",
+          job.name, job.subcommand));
+      continue;
+    }
+    s.iterations.barrier_first = s.iterations.barrier_last = false;
+    m.jobs.push_back(std::move(s));
+  }
+  return m;
+}
+
+Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
+                                               const config::NetworkConfig& hosts,
+                                               sim::NetworkModelKind kind,
+                                               const std::string& only) {
+  GENIE_ASSIGN_OR_RETURN(JobsSimulation together, SimulateJobs(model.jobs, hosts, kind));
+  std::vector<JobPrediction> out;
+  for (size_t j = 0; j < model.jobs.size(); ++j) {
+    const SimJob& job = model.jobs[j];
+    if (job.setup == nullptr || (!only.empty() && job.name != only)) continue;
+    GENIE_ASSIGN_OR_RETURN(JobsSimulation alone, SimulateJobs({job}, hosts, kind));
+    JobPrediction p;
+    p.name = job.name;
+    p.together_ns = together.jobs[j].step_ns;
+    p.alone_ns = alone.jobs[0].step_ns;
+    p.together_median = report::SpreadOf(p.together_ns).median;
+    p.alone_median = report::SpreadOf(p.alone_ns).median;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
+                                                 const runtime::RunSetup& setup,
+                                                 sim::NetworkModelKind kind,
+                                                 report::Expectation* expected) {
+  const char* file = std::getenv(kJobsFileEnv);
+  const char* name = std::getenv(kJobNameEnv);
+  if (file == nullptr || name == nullptr || *file == '\0' || *name == '\0') return std::nullopt;
+  auto fail = [&](const Status& st) -> std::optional<NeighbourPrediction> {
+    std::cerr << "genie run: --predict: the neighbours of job '" << name << "' in " << file
+              << " could not be predicted (" << st.message()
+              << "); the prediction is the job alone\n";
+    return std::nullopt;
+  };
+  auto spec = LoadJobsSpec(file);
+  if (!spec.ok()) return fail(spec.status());
+  if (spec->testbed.empty()) spec->testbed = o.testbed;
+  // The job's own --network describes its ranks, not the hosts: the testbed's is the hosts'.
+  auto hosts = JobsHostsNetwork(*spec, spec->testbed.empty() && setup.network
+                                           ? setup.network->path
+                                           : std::string());
+  if (!hosts.ok()) return fail(hosts.status());
+  if (Status placed = PlaceOnHosts(*hosts, &*spec); !placed.ok()) return fail(placed);
+  const IterationPolicy own{o.warmup, o.iterations, false, false};
+  auto model = ModelJobs(*spec, name, &setup, &own);
+  if (!model.ok()) return fail(model.status());
+  bool found = false;
+  NeighbourPrediction n;
+  n.jobs_file = file;
+  n.job = name;
+  n.skipped = model->skipped;
+  n.network = hosts->path;
+  for (const SimJob& j : model->jobs) {
+    if (j.name == name) {
+      found = true;
+    } else {
+      n.neighbours.push_back(j.name);
+    }
+  }
+  if (!found) return fail(Status::NotFound("the file has no run: job of that name"));
+  auto figures = PredictJobs(*model, *hosts, kind, name);
+  if (!figures.ok()) return fail(figures.status());
+  if (figures->empty()) return fail(Status::NotFound("the job was not simulated"));
+  n.figures = figures->front();
+  const JobPrediction& f = n.figures;
+  // Each iteration's own interference where the jobs simulation has that iteration, else the
+  // medians'.
+  const TimeNs common = f.interference_ns();
+  auto interference = [&](int iteration) {
+    const size_t i = static_cast<size_t>(iteration);
+    if (iteration >= 0 && i < f.together_ns.size() && i < f.alone_ns.size()) {
+      return f.together_ns[i] - f.alone_ns[i];
+    }
+    return common;
+  };
+  n.alone_step_ns = expected->step_ns;
+  n.alone_of_iteration = expected->step_ns_of_iteration;
+  expected->step_ns += common;
+  for (auto& [iteration, step] : expected->step_ns_of_iteration) step += interference(iteration);
+  // Iterations without a prediction of their own expected the common step: now their own
+  // interference on top of it.
+  for (int i = 0; i < static_cast<int>(f.together_ns.size()); ++i) {
+    if (!expected->step_ns_of_iteration.count(i)) {
+      expected->step_ns_of_iteration[i] = n.alone_step_ns + interference(i);
+      n.alone_of_iteration[i] = n.alone_step_ns;
+    }
+  }
+  expected->source += fmt::format(", with {} neighbour job(s) of {}", n.neighbours.size(), file);
+  return n;
+}
+
+void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction) {
+  if (!prediction->is_object()) return;
+  if (prediction->contains("iterations") && (*prediction)["iterations"].is_array()) {
+    for (auto& row : (*prediction)["iterations"]) {
+      const int i = row.value("iteration", -1);
+      auto it = n.alone_of_iteration.find(i);
+      row["expected_alone_step_ns"] = it != n.alone_of_iteration.end() ? it->second
+                                                                       : n.alone_step_ns;
+    }
+  }
+  (*prediction)["neighbours"] = {
+      {"jobs_file", n.jobs_file},
+      {"job", n.job},
+      {"jobs", n.neighbours},
+      {"not_modelled", n.skipped},
+      {"network", n.network},
+      {"expected_alone_step_ns", n.alone_step_ns},
+      {"simulated_together_ns", n.figures.together_ns},
+      {"simulated_alone_ns", n.figures.alone_ns},
+      {"interference_ns", n.figures.interference_ns()},
+  };
+}
+
+void PrintNeighbours(std::ostream& out, const NeighbourPrediction& n) {
+  std::string names;
+  for (const auto& s : n.neighbours) names += (names.empty() ? "" : ", ") + s;
+  const double alone = static_cast<double>(n.figures.alone_median);
+  out << fmt::format(
+      "neighbours of job {} ({}): {}; predicted step together {}, alone {}: they cost {} "
+      "({:+.1f} %)\n",
+      n.job, n.jobs_file, names.empty() ? "none modelled" : names,
+      FormatDuration(n.figures.together_median), FormatDuration(n.figures.alone_median),
+      FormatDuration(n.figures.interference_ns()),
+      alone > 0 ? 100.0 * static_cast<double>(n.figures.interference_ns()) / alone : 0.0);
+  for (const auto& s : n.skipped) out << "  " << s << "\n";
+}
+
+}  // namespace genie::driver

@@ -1,0 +1,94 @@
+// Jobs prediction: a jobs file (driver/jobs_spec.h) made into the plain inputs of a jobs
+// simulation (driver/jobs_simulation.h), and each job's step predicted together with its
+// neighbours and alone: the interference a neighbour costs, before it is measured. Used by
+// `genie simulate --jobs` (the table and its JSON) and by a job's `genie run --predict` when
+// `genie launch --jobs` started it (GENIE_JOBS, GENIE_JOB_NAME: the prediction then includes its
+// neighbours and records the job alone as well; docs/prediction.md, "Neighbours").
+//
+// The network the jobs share has one NPU per host: --network's file, else the jobs file's
+// testbed as `genie testbed network-yml` writes it with one rank per host (calibrated when it
+// was). Only `run:` jobs are simulated (their workload and flags are known); `bench:` and
+// `args:` jobs are named as not modelled.
+// Main thread only.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "genie/driver/jobs_simulation.h"
+#include "genie/driver/jobs_spec.h"
+#include "genie/report/prediction.h"
+
+namespace genie::driver {
+
+struct RunOptions;
+
+// The hosts' network of `spec`: `network_path` when given, else its testbed's.
+Result<config::NetworkConfig> JobsHostsNetwork(const JobsSpec& spec,
+                                               const std::string& network_path);
+
+// Places `spec`'s jobs (PlaceJobs) on the testbed's hosts when it is up, else on `hosts`' NPUs
+// (h0 .. hN-1, one NIC each). Refuses a testbed whose host count is not the network's.
+Status PlaceOnHosts(const config::NetworkConfig& hosts, JobsSpec* spec);
+
+// The jobs as the simulation takes them; the setups they point at are owned here.
+struct JobsModel {
+  std::vector<std::unique_ptr<runtime::RunSetup>> setups;
+  std::vector<SimJob> jobs;         // workload (run:) and traffic jobs, in the file's order
+  std::vector<std::string> skipped;  // "job 'b' (genie bench): not modelled ..."
+};
+// `own` (may be null): the setup and iteration policy of job `own_name`, used instead of its
+// file's flags (a running job's own).
+Result<JobsModel> ModelJobs(const JobsSpec& spec, const std::string& own_name = "",
+                            const runtime::RunSetup* own = nullptr,
+                            const IterationPolicy* own_iterations = nullptr);
+
+// One workload job's figures: per measured iteration, its step with every job of the model
+// and with it alone on the network.
+struct JobPrediction {
+  std::string name;
+  std::vector<TimeNs> together_ns;
+  std::vector<TimeNs> alone_ns;
+  TimeNs together_median = 0;
+  TimeNs alone_median = 0;
+  TimeNs interference_ns() const { return together_median - alone_median; }
+};
+// Every workload job's (only `only`'s when not empty).
+Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
+                                               const config::NetworkConfig& hosts,
+                                               sim::NetworkModelKind kind,
+                                               const std::string& only = "");
+
+// genie run --predict under genie launch --jobs: what its neighbours add.
+struct NeighbourPrediction {
+  std::string jobs_file;
+  std::string job;
+  std::vector<std::string> neighbours;  // the other jobs simulated with it
+  std::vector<std::string> skipped;
+  std::string network;                  // the hosts' network's source
+  JobPrediction figures;                // the jobs simulation's, this job's
+  std::map<int, TimeNs> alone_of_iteration;  // the expectation before the neighbours
+  TimeNs alone_step_ns = 0;
+};
+// Nullopt when GENIE_JOBS / GENIE_JOB_NAME are not both set (the prediction is left as it is).
+// Otherwise simulates the job's jobs file together and alone, and adds to each iteration's
+// expected step (and the common one) what the neighbours add to that iteration in the jobs
+// simulation (its together minus alone; past the simulated iterations, the medians'): the
+// measured conditions (start skew, idle time, issue order) stay the job-alone prediction's,
+// and the neighbours' interference comes on top. A failure is said on stderr and leaves
+// `expected` unchanged.
+std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& options,
+                                                 const runtime::RunSetup& setup,
+                                                 sim::NetworkModelKind kind,
+                                                 report::Expectation* expected);
+// results.json's prediction: per iteration `expected_alone_step_ns`, and `neighbours` (the
+// jobs file, the job, its neighbours, the simulated medians together and alone).
+void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction);
+// One line: the neighbours and the step they are predicted to cost.
+void PrintNeighbours(std::ostream& out, const NeighbourPrediction& n);
+
+}  // namespace genie::driver
