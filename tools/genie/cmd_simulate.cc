@@ -46,7 +46,16 @@ GENIE_COMMAND(simulate, "Run a workload on a modelled network (ASTRA-sim analyti
                  "network shares are simulated once, exactly) or off (every rank)")
       ->check(CLI::IsMember({"auto", "off"}));
   app.add_flag("!--no-progress", f->progress, "No progress line on long runs");
-  return [f, synth, model_option] {
+  app.add_option("--jobs", f->jobs,
+                 "A jobs file (genie launch --jobs): every run: job on one network (--network: "
+                 "one NPU per host, else the file's testbed), each job's step predicted together "
+                 "with its neighbours and alone (flow model unless --network-model)")
+      ->check(CLI::ExistingFile);
+  return [f, synth, model_option, &app] {
+    if (!f->jobs.empty()) {
+      f->model_given = app.get_option("--network-model")->count() > 0;
+      return driver::RunSimulateJobs(*f);
+    }
     if (synth->list) {
       std::cout << "models:";
       for (const auto& n : synth::ModelPresetNames()) std::cout << " " << n;

@@ -36,11 +36,18 @@ struct SimulateOptions {
   std::string symmetry = "auto";
   // A progress line on stderr every few seconds of a long run (simulated time, events/s).
   bool progress = true;
+  // --jobs: a jobs file (driver/jobs_spec.h): every run: job of it on the hosts' network
+  // (setup.network_path: one NPU per host; else the file's testbed), each predicted together
+  // and alone (simulate_jobs.cc). `model_given`: --network-model was passed (else flow).
+  std::string jobs;
+  bool model_given = false;
 };
 
 // Parses a rank list "0,7,100-103" (ranks < world_size); errors say which item is wrong.
 Result<std::vector<int>> ParseRankList(const std::string& text, int world_size);
 
 int RunSimulate(const SimulateOptions& options);
+// genie simulate --jobs: the table of every job's step together and alone, and results.json.
+int RunSimulateJobs(const SimulateOptions& options);
 
 }  // namespace genie::driver
