@@ -148,28 +148,73 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
   return out;
 }
 
+namespace {
+
+// The jobs file of this run (GENIE_JOBS), placed on the hosts' network; nullopt without it.
+struct ThisJob {
+  std::string file, name;
+  JobsSpec spec;
+  config::NetworkConfig hosts;
+};
+std::optional<Result<ThisJob>> LoadThisJob(const RunOptions& o, const runtime::RunSetup& setup) {
+  const char* file = std::getenv(kJobsFileEnv);
+  const char* name = std::getenv(kJobNameEnv);
+  if (file == nullptr || name == nullptr || *file == '\0' || *name == '\0') return std::nullopt;
+  auto load = [&]() -> Result<ThisJob> {
+    ThisJob t;
+    t.file = file;
+    t.name = name;
+    GENIE_ASSIGN_OR_RETURN(t.spec, LoadJobsSpec(file));
+    if (t.spec.testbed.empty()) t.spec.testbed = o.testbed;
+    // The job's own --network describes its ranks, not the hosts: the testbed's is the hosts'.
+    GENIE_ASSIGN_OR_RETURN(
+        t.hosts, JobsHostsNetwork(t.spec, t.spec.testbed.empty() && setup.network
+                                              ? setup.network->path
+                                              : std::string()));
+    GENIE_RETURN_IF_ERROR(PlaceOnHosts(t.hosts, &t.spec));
+    const JobSpec* own = t.spec.Find(name);
+    if (own == nullptr || own->type != JobType::kWorkload) {
+      return Status::NotFound(t.file + " has no workload job named '" + t.name + "'");
+    }
+    if (static_cast<int>(own->rank_host.size()) != setup.world_size()) {
+      return Status::InvalidArgument(fmt::format("job '{}' has {} ranks in {}, this run {}", t.name,
+                                                 own->rank_host.size(), t.file,
+                                                 setup.world_size()));
+    }
+    return t;
+  };
+  return load();
+}
+
+}  // namespace
+
+std::optional<PlacedJob> PlaceThisJob(const RunOptions& o, const runtime::RunSetup& setup) {
+  auto t = LoadThisJob(o, setup);
+  if (!t) return std::nullopt;
+  if (!t->ok()) {
+    std::cerr << "genie run: --predict: " << t->status().message()
+              << "; the prediction places the ranks as genie launch --testbed does\n";
+    return std::nullopt;
+  }
+  return PlacedJob{(*t)->hosts, (*t)->spec.Find((*t)->name)->rank_host};
+}
+
 std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
                                                  const runtime::RunSetup& setup,
                                                  sim::NetworkModelKind kind,
                                                  report::Expectation* expected) {
-  const char* file = std::getenv(kJobsFileEnv);
-  const char* name = std::getenv(kJobNameEnv);
-  if (file == nullptr || name == nullptr || *file == '\0' || *name == '\0') return std::nullopt;
+  auto loaded = LoadThisJob(o, setup);
+  if (!loaded) return std::nullopt;
+  const std::string file = std::getenv(kJobsFileEnv), name = std::getenv(kJobNameEnv);
   auto fail = [&](const Status& st) -> std::optional<NeighbourPrediction> {
     std::cerr << "genie run: --predict: the neighbours of job '" << name << "' in " << file
               << " could not be predicted (" << st.message()
               << "); the prediction is the job alone\n";
     return std::nullopt;
   };
-  auto spec = LoadJobsSpec(file);
-  if (!spec.ok()) return fail(spec.status());
-  if (spec->testbed.empty()) spec->testbed = o.testbed;
-  // The job's own --network describes its ranks, not the hosts: the testbed's is the hosts'.
-  auto hosts = JobsHostsNetwork(*spec, spec->testbed.empty() && setup.network
-                                           ? setup.network->path
-                                           : std::string());
-  if (!hosts.ok()) return fail(hosts.status());
-  if (Status placed = PlaceOnHosts(*hosts, &*spec); !placed.ok()) return fail(placed);
+  if (!loaded->ok()) return fail(loaded->status());
+  const JobsSpec* spec = &(*loaded)->spec;
+  const config::NetworkConfig* hosts = &(*loaded)->hosts;
   const IterationPolicy own{o.warmup, o.iterations, false, false};
   auto model = ModelJobs(*spec, name, &setup, &own);
   if (!model.ok()) return fail(model.status());

@@ -63,6 +63,16 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
                                                sim::NetworkModelKind kind,
                                                const std::string& only = "");
 
+// genie run --predict under genie launch --jobs (GENIE_JOBS, GENIE_JOB_NAME): the hosts'
+// network and this job's ranks on it (SimulateInput::rank_host), so that its own prediction
+// places its ranks as the launcher did. Nullopt without those variables, or when the jobs
+// file cannot be used (said on stderr).
+struct PlacedJob {
+  config::NetworkConfig hosts;
+  std::vector<int> rank_host;
+};
+std::optional<PlacedJob> PlaceThisJob(const RunOptions& options, const runtime::RunSetup& setup);
+
 // genie run --predict under genie launch --jobs: what its neighbours add.
 struct NeighbourPrediction {
   std::string jobs_file;

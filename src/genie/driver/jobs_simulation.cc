@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "genie/driver/job_rank.h"
 #include "genie/report/statistics.h"
 #include "genie/runtime/remote_memory.h"
 #include "genie/sim/host_slots.h"
@@ -14,61 +15,6 @@
 
 namespace genie::driver {
 namespace {
-
-// A job's rank r on the shared SimBackend: the job's own rank numbers and world, its messages
-// sent to and received from its peers' NPUs. A collective's flow id (the same on every rank of
-// the job; the flow model paces a chunk's messages by it) is mixed with the job's salt, so that
-// two jobs running the same collectives never share one.
-class JobRank final : public runtime::Backend {
- public:
-  JobRank(runtime::Backend& npu, const std::vector<int>& npu_of, int rank, uint64_t salt)
-      : npu_(npu), npu_of_(npu_of), rank_(rank), salt_(salt) {}
-  int rank() const override { return rank_; }
-  int world_size() const override { return static_cast<int>(npu_of_.size()); }
-  TimeNs Now() const override { return npu_.Now(); }
-  void After(TimeNs delay, runtime::Callback fn) override { npu_.After(delay, std::move(fn)); }
-  void AfterEvent(TimeNs delay, EventHandler* handler, uint64_t arg) override {
-    npu_.AfterEvent(delay, handler, arg);
-  }
-  void Send(const runtime::Message& msg, runtime::Callback done) override {
-    npu_.Send(Renamed(msg), std::move(done));
-  }
-  void Recv(const runtime::Message& msg, runtime::Callback done) override {
-    npu_.Recv(Renamed(msg), std::move(done));
-  }
-  void SendEvent(const runtime::Message& msg, EventHandler* handler, uint64_t arg) override {
-    npu_.SendEvent(Renamed(msg), handler, arg);
-  }
-  void RecvEvent(const runtime::Message& msg, EventHandler* handler, uint64_t arg) override {
-    npu_.RecvEvent(Renamed(msg), handler, arg);
-  }
-  void SendEventAfter(TimeNs first, TimeNs then, const runtime::Message& msg,
-                      EventHandler* handler, uint64_t arg) override {
-    npu_.SendEventAfter(first, then, Renamed(msg), handler, arg);
-  }
-  bool modelled() const override { return true; }
-  runtime::ScheduleCache* schedule_cache() override { return npu_.schedule_cache(); }
-
- private:
-  runtime::Message Renamed(runtime::Message m) const {
-    GENIE_CHECK(m.peer >= 0 && m.peer < world_size()) << "rank " << rank_ << ": peer " << m.peer;
-    m.peer = npu_of_[static_cast<size_t>(m.peer)];
-    if (m.flow != 0) {
-      // splitmix64's finalizer: distinct (flow, job) pairs collide with probability 2^-64.
-      uint64_t z = m.flow ^ salt_;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      z ^= z >> 31;
-      m.flow = z == 0 ? 1 : z;
-    }
-    return m;
-  }
-
-  runtime::Backend& npu_;
-  const std::vector<int>& npu_of_;
-  int rank_;
-  uint64_t salt_;
-};
 
 // A traffic job's connection on the network model: messages sent while its window is open.
 class TrafficPump {

@@ -183,7 +183,8 @@ void PredictEachIteration(
     const runtime::RunSetup& setup, const config::NetworkConfig& net, sim::NetworkModelKind kind,
     const std::map<int, MeasuredIteration>& measured, const std::vector<TimeNs>& common_idle,
     const std::vector<record::OpEvent>& ops, const std::vector<record::RankSummary>& ranks,
-    report::Expectation* expected, std::map<int, std::vector<report::OpBehind>>* behind) {
+    report::Expectation* expected, std::map<int, std::vector<report::OpBehind>>* behind,
+    const SimulateInput* placed) {
   const int n = setup.world_size();
   std::map<int, std::vector<const record::OpEvent*>> comm_of;  // the run's, per iteration
   for (const auto& e : ops) {
@@ -201,7 +202,7 @@ void PredictEachIteration(
         auto made = record::Recorder::Create("", nlohmann::json::object());
         if (made.ok()) rec = std::move(*made);
       }
-      return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &conditions);
+      return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &conditions, placed);
     };
     auto sim = simulate(m);
     if (!sim.ok() && !m.issue_order.empty()) {
@@ -258,6 +259,14 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
   std::vector<report::Comparison> out;
   if (o.predict) {
     auto net = PredictionNetwork(o, setup, world_size);
+    // Launched by genie launch --jobs: its ranks where the launcher placed them.
+    SimulateInput placed_input;
+    const SimulateInput* placed = nullptr;
+    if (auto p = PlaceThisJob(o, setup)) {
+      net = std::move(p->hosts);
+      placed_input.rank_host = std::move(p->rank_host);
+      placed = &placed_input;
+    }
     if (!net.ok()) {
       std::cerr << "genie run: --predict: " << net.status().message() << "\n";
     } else {
@@ -269,7 +278,8 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
       MeasuredIteration common;
       common.idle_ns = MedianIdle(setup.world_size(), measured);
       auto rec = record::Recorder::Create("", nlohmann::json::object());
-      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1), &common)
+      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1),
+                                     &common, placed)
                           : Result<SimulationStats>(rec.status());
       if (!sim.ok()) {
         std::cerr << "genie run: --predict: the simulation failed: " << sim.status().message()
@@ -282,7 +292,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
             report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops());
         std::map<int, std::vector<report::OpBehind>> behind;
         PredictEachIteration(setup, *net, kind, measured, common.idle_ns, ops, ranks, &expected,
-                             &behind);
+                             &behind, placed);
         // Launched by genie launch --jobs: the other jobs' traffic on top (jobs_prediction.h).
         *neighbours = AddNeighbours(o, setup, kind, &expected);
         report::Comparison c = report::Compare(ops, ranks, expected, o.flag_threshold);

@@ -7,7 +7,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "genie/driver/job_rank.h"
 #include "genie/runtime/remote_memory.h"
+#include "genie/sim/host_slots.h"
 
 namespace genie::driver {
 
@@ -52,8 +54,40 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     for (const auto& w : g->warnings()) spdlog::warn("rank {}: {}", r, w);
     graphs[r] = std::move(g);
   }
-  GENIE_ASSIGN_OR_RETURN(auto backend, sim_backend::SimBackend::Create(network, model, n));
+  // Placed on hosts: rank r at NPU npu_of[r] of the hosts' network with slots, through a
+  // JobRank view; else rank r is NPU r.
+  std::vector<int> npu_of;
+  config::NetworkConfig placed;
+  int slots = 1;
+  if (!in.rank_host.empty()) {
+    GENIE_RETURN_IF_ERROR(per_rank(in.rank_host.size(), "host placements"));
+    if (fold != nullptr) return Status::InvalidArgument("symmetry reduction: not with placements");
+    const int hosts = network.total_npus();
+    std::vector<int> used(static_cast<size_t>(hosts), 0);
+    for (int r = 0; r < n; ++r) {
+      const int h = in.rank_host[r];
+      if (h < 0 || h >= hosts) {
+        return Status::InvalidArgument("rank " + std::to_string(r) + " is placed on host " +
+                                       std::to_string(h) + " but " + network.path + " has " +
+                                       std::to_string(hosts) + " hosts");
+      }
+      npu_of.push_back(h + hosts * used[static_cast<size_t>(h)]++);
+    }
+    slots = *std::max_element(used.begin(), used.end());
+    placed = sim::WithHostSlots(network, slots);
+  }
+  const config::NetworkConfig& world = npu_of.empty() ? network : placed;
+  GENIE_ASSIGN_OR_RETURN(auto backend, sim_backend::SimBackend::Create(
+                                           world, model, npu_of.empty() ? n : 0));
   if (fold != nullptr) GENIE_RETURN_IF_ERROR(backend->SetFold(fold));
+  if (slots > 1) GENIE_RETURN_IF_ERROR(backend->ShareHostLinks(network.total_npus()));
+  std::vector<std::unique_ptr<JobRank>> views;
+  auto npu = [&npu_of](int r) { return npu_of.empty() ? r : npu_of[r]; };
+  auto rank_backend = [&](int r) -> runtime::Backend& {
+    if (npu_of.empty()) return backend->ForRank(r);
+    views.push_back(std::make_unique<JobRank>(backend->ForRank(npu_of[r]), npu_of, r, 0));
+    return *views.back();
+  };
   // Whole messages, as ASTRA-sim sends them, queue on a link at whole ns, as in ASTRA-sim; the
   // pieces of --slice / --channels keep their fractions of a ns (sim/wire.h).
   backend->network().set_cut_messages(setup.exec.plan.slice_bytes != 0 ||
@@ -61,7 +95,8 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   for (int r = 0; r < static_cast<int>(rank_idle_ns.size()); ++r) {
     const TimeNs at = rank_start_ns.empty() ? 0 : rank_start_ns[r];
     const TimeNs idle = std::max<TimeNs>(0, rank_idle_ns[r]);
-    backend->network().set_idle_since(r, static_cast<double>(at) - static_cast<double>(idle));
+    backend->network().set_idle_since(npu(r),
+                                      static_cast<double>(at) - static_cast<double>(idle));
   }
 
   // Without --memory, ASTRA-sim's default applies: NO_MEMORY_EXPANSION, where a MEM_LOAD or
@@ -84,7 +119,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   Status first_error;
   int done = 0;
   for (int r : run) {
-    drivers[r] = std::make_unique<IterationDriver>(iterations, exec, backend->ForRank(r),
+    drivers[r] = std::make_unique<IterationDriver>(iterations, exec, rank_backend(r),
                                                    *graphs[r], recorder);
     if (!m.issue_order.empty()) drivers[r]->executor().SetIssueOrder(&m.issue_order[r]);
   }
@@ -100,7 +135,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     };
     const TimeNs at = rank_start_ns.empty() ? 0 : rank_start_ns[r];
     if (at > 0) {
-      backend->ForRank(r).After(at, start);
+      backend->ForRank(npu(r)).After(at, start);
     } else {
       start();
     }
@@ -120,7 +155,13 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     // An input error the simulation cannot go past (sizes that disagree, time overflow): say
     // what the ranks concerned were running, which names the node and its size. (A message
     // refused at a later hop of its route does not name its ranks: then every unfinished one.)
-    std::vector<int> ranks = backend->failed_ranks();
+    std::vector<int> ranks;
+    for (int p : backend->failed_ranks()) {
+      auto it = std::find(npu_of.begin(), npu_of.end(), p);
+      ranks.push_back(npu_of.empty()            ? p
+                      : it == npu_of.end() ? -1
+                                           : static_cast<int>(it - npu_of.begin()));
+    }
     for (int r : run) {
       if (ranks.empty() && !drivers[r]->finished()) ranks.push_back(r);
     }

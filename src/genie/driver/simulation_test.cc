@@ -108,5 +108,31 @@ TEST_F(SimulationTest, MeasuredConditionsMustGiveOneEntryPerRank) {
       << stats.status().message();
 }
 
+// Ranks placed on hosts (SimulateInput::rank_host, a jobs file's placement): one rank per host
+// in rank order is the network itself, to the ns; both ranks on one host talk over its
+// loopback (2 GB/s) instead of the 1 GB/s links.
+TEST_F(SimulationTest, RanksPlacedOnHostsUseTheHostsLinksOrItsLoopback) {
+  auto end_of = [&](std::vector<int> rank_host) {
+    SimulateInput input;
+    input.rank_host = std::move(rank_host);
+    auto stats = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kFlow, nullptr,
+                          SimulatedIterations(1), nullptr, input.rank_host.empty() ? nullptr
+                                                                                   : &input);
+    EXPECT_TRUE(stats.ok()) << stats.status().message();
+    return stats.ok() ? stats->end_ns : TimeNs{0};
+  };
+  const TimeNs plain = end_of({});
+  EXPECT_EQ(end_of({0, 1}), plain);
+  const TimeNs one_host = end_of({0, 0});
+  EXPECT_LT(one_host, plain * 3 / 4);
+  SimulateInput bad;
+  bad.rank_host = {0, 2};
+  auto refused = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kFlow, nullptr,
+                          SimulatedIterations(1), nullptr, &bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("rank 1 is placed on host 2"), std::string::npos)
+      << refused.status().message();
+}
+
 }  // namespace
 }  // namespace genie::driver
