@@ -15,7 +15,7 @@ namespace genie::driver {
 namespace {
 
 // "h0-h3", "h0,h2,h4" or "h0-h3,h6": the hosts a job's ranks are on, in host order.
-std::string HostsText(const std::vector<int>& rank_host) {
+std::string HostRanges(const std::vector<int>& rank_host) {
   std::vector<int> hosts = rank_host;
   std::sort(hosts.begin(), hosts.end());
   hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
@@ -76,7 +76,7 @@ int RunSimulateJobs(const SimulateOptions& f) {
     const double alone = static_cast<double>(jp.alone_median);
     std::cout << fmt::format(
         "{:<16} {:>5} {:<16} {:>10} {:>12} {:>12} {:>22}\n", job.name, job.rank_host.size(),
-        HostsText(job.rank_host), start, FormatDuration(jp.together_median),
+        HostRanges(job.rank_host), start, FormatDuration(jp.together_median),
         FormatDuration(jp.alone_median),
         fmt::format("{} ({:+.1f} %)", FormatDuration(jp.interference_ns()),
                     alone > 0 ? 100.0 * static_cast<double>(jp.interference_ns()) / alone : 0.0));
