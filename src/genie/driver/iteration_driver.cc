@@ -119,6 +119,8 @@ void IterationDriver::Next() {
     const bool last = started_ == total();
     if (last && !policy_.barrier_last) {
       Finish(Status::Ok());
+    } else if (policy_.gap_ns > 0 && !last) {
+      backend_.After(policy_.gap_ns, [this] { Barrier([this] { Next(); }); });
     } else {
       Barrier([this] { Next(); });
     }

@@ -31,6 +31,10 @@ struct IterationPolicy {
   int iterations = 1;
   bool barrier_first = true;  // a world barrier before the first iteration
   bool barrier_last = true;   // and after the last
+  // Simulated only: each rank idles this long after an iteration before the barrier to the
+  // next, a stand-in for the time a real run's ranks spend between iterations (a jobs
+  // simulation: its neighbours use the link meanwhile). 0: none.
+  TimeNs gap_ns = 0;
 };
 
 class IterationDriver {

@@ -202,6 +202,7 @@ std::optional<PlacedJob> PlaceThisJob(const RunOptions& o, const runtime::RunSet
 std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
                                                  const runtime::RunSetup& setup,
                                                  sim::NetworkModelKind kind,
+                                                 const std::vector<record::RankSummary>& ranks,
                                                  report::Expectation* expected) {
   auto loaded = LoadThisJob(o, setup);
   if (!loaded) return std::nullopt;
@@ -218,12 +219,27 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   const IterationPolicy own{o.warmup, o.iterations, false, false};
   auto model = ModelJobs(*spec, name, &setup, &own);
   if (!model.ok()) return fail(model.status());
+  if (const char* started = std::getenv("GENIE_JOBS_STARTED")) {
+    const std::string list = "," + std::string(started) + ",";
+    std::erase_if(model->jobs, [&](const SimJob& j) {
+      return j.name != name && list.find("," + j.name + ",") == std::string::npos;
+    });
+  }
+  // The harness's time between iterations (this job's, measured), for every workload job.
+  const std::vector<report::IterationStep> steps = report::StepTimes(ranks);
+  std::vector<TimeNs> gaps;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    gaps.push_back(std::max<TimeNs>(0, steps[i].start - steps[i - 1].finish));
+  }
+  const TimeNs gap = report::SpreadOf(gaps).median;
+  for (SimJob& j : model->jobs) j.iterations.gap_ns = gap;
   bool found = false;
   NeighbourPrediction n;
   n.jobs_file = file;
   n.job = name;
   n.skipped = model->skipped;
   n.network = hosts->path;
+  n.gap_ns = gap;
   for (const SimJob& j : model->jobs) {
     if (j.name == name) {
       found = true;
@@ -283,6 +299,7 @@ void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction) 
       {"simulated_together_ns", n.figures.together_ns},
       {"simulated_alone_ns", n.figures.alone_ns},
       {"interference_ns", n.figures.interference_ns()},
+      {"gap_between_iterations_ns", n.gap_ns},
   };
 }
 

@@ -83,6 +83,7 @@ struct NeighbourPrediction {
   JobPrediction figures;                // the jobs simulation's, this job's
   std::map<int, TimeNs> alone_of_iteration;  // the expectation before the neighbours
   TimeNs alone_step_ns = 0;
+  TimeNs gap_ns = 0;  // between iterations, as measured
 };
 // Nullopt when GENIE_JOBS / GENIE_JOB_NAME are not both set (the prediction is left as it is).
 // Otherwise simulates the job's jobs file together and alone, and adds to each iteration's
@@ -91,9 +92,15 @@ struct NeighbourPrediction {
 // measured conditions (start skew, idle time, issue order) stay the job-alone prediction's,
 // and the neighbours' interference comes on top. A failure is said on stderr and leaves
 // `expected` unchanged.
+// Every workload job of the jobs simulation idles between its iterations what this job's
+// ranks did (`ranks`: the median over its iterations of the time from the last rank's finish
+// to the next iteration's first start): the harness's time, in which the neighbours have the
+// links to themselves. The jobs simulated are those GENIE_JOBS_STARTED names (comma-separated;
+// absent: every job of the file), so a job launched alone (--job) has no neighbours.
 std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& options,
                                                  const runtime::RunSetup& setup,
                                                  sim::NetworkModelKind kind,
+                                                 const std::vector<record::RankSummary>& ranks,
                                                  report::Expectation* expected);
 // results.json's prediction: per iteration `expected_alone_step_ns`, and `neighbours` (the
 // jobs file, the job, its neighbours, the simulated medians together and alone).

@@ -133,6 +133,29 @@ TEST_F(JobsSimulationTest, ATrafficJobSlowsAJobOnlyDuringItsWindow) {
   EXPECT_EQ(Steps({Job("a", {0, 1}), traffic})[0], alone);
 }
 
+TEST_F(JobsSimulationTest, AJobSendingInTheOthersGapBetweenIterationsIsNotSlowed) {
+  // Two iterations each, 100 ms apart (IterationPolicy::gap_ns): b's first iteration falls in
+  // a's gap, a's second in b's; interleaved on the same hosts, neither waits for the other.
+  auto with_gap = [&](SimJob j) {
+    j.iterations.iterations = 2;
+    j.iterations.gap_ns = 100'000'000;
+    return j;
+  };
+  auto sim = SimulateJobs({with_gap(Job("a", {0, 1})), with_gap(Job("b", {0, 1}, 70'000'000))},
+                          hosts_, sim::NetworkModelKind::kFlow);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  const TimeNs alone = Steps({Job("a", {0, 1})})[0];
+  for (const auto& j : sim->jobs) {
+    ASSERT_EQ(j.step_ns.size(), 2u);
+    for (TimeNs step : j.step_ns) EXPECT_NEAR(static_cast<double>(step), alone, 1e5) << j.name;
+  }
+  // Without the gap b meets a's first iteration's end and its second.
+  auto packed = SimulateJobs({Job("a", {0, 1}), Job("b", {0, 1}, 30'000'000)}, hosts_,
+                             sim::NetworkModelKind::kFlow);
+  ASSERT_TRUE(packed.ok());
+  EXPECT_GT(packed->jobs[1].step_ns[0], alone + 10'000'000);
+}
+
 TEST_F(JobsSimulationTest, ARankOnAHostTheNetworkLacksIsAnErrorNamingTheJob) {
   auto sim = SimulateJobs({Job("a", {0, 7})}, hosts_, sim::NetworkModelKind::kFlow);
   ASSERT_FALSE(sim.ok());

@@ -294,7 +294,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
         PredictEachIteration(setup, *net, kind, measured, common.idle_ns, ops, ranks, &expected,
                              &behind, placed);
         // Launched by genie launch --jobs: the other jobs' traffic on top (jobs_prediction.h).
-        *neighbours = AddNeighbours(o, setup, kind, &expected);
+        *neighbours = AddNeighbours(o, setup, kind, ranks, &expected);
         report::Comparison c = report::Compare(ops, ranks, expected, o.flag_threshold);
         for (auto& it : c.iterations) {
           auto b = behind.find(it.iteration);
