@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -250,7 +251,12 @@ int LaunchOneJob(const JobsLaunchOptions& o) {
   for (const std::string& a : JobCommand(*job)) lo.argv.push_back(a);
   for (int r = 0; r < job->ranks; ++r) {
     launch::RankSite site;
-    site.env = {{kJobsFileEnv, p->spec.path}, {kJobNameEnv, job->name}};
+    // Started by `genie launch --jobs`, the launcher named the jobs it runs; run alone by a
+    // user's --job, this job is the only one.
+    const char* started = std::getenv(kJobsStartedEnv);
+    site.env = {{kJobsFileEnv, p->spec.path},
+                {kJobNameEnv, job->name},
+                {kJobsStartedEnv, started != nullptr ? started : job->name}};
     if (p->layout) {
       const testbed::Host& host = p->layout->hosts.at(static_cast<size_t>(job->rank_host[static_cast<size_t>(r)]));
       site.netns = host.netns;
@@ -357,6 +363,11 @@ int LaunchJobs(const JobsLaunchOptions& o, env::Env* env) {
     return true;
   };
 
+  // Every job of the file is started (open-ended traffic unless the workloads already ended).
+  std::string started_names;
+  for (const JobRun& r : runs) {
+    started_names += (started_names.empty() ? "" : ",") + r.job->name;
+  }
   fmt::print(stderr, "genie launch: {} job(s) from {} on {}; output in {}\n", runs.size(),
              p.spec.path, p.layout ? "testbed " + p.spec.testbed : "this machine (no testbed)",
              p.spec.output);
@@ -381,6 +392,7 @@ int LaunchJobs(const JobsLaunchOptions& o, env::Env* env) {
                     "--grace", std::to_string(o.grace) + "ns"};
       if (p.layout) child.argv.insert(child.argv.end(), {"--testbed", p.spec.testbed});
       if (!r.rendezvous.empty()) child.argv.insert(child.argv.end(), {"--rendezvous", r.rendezvous});
+      child.env = {{kJobsStartedEnv, started_names}};
       child.who = fmt::format("genie launch: job '{}'", r.job->name);
       child.before_exec = [self] { launch::ArmParentDeathSignal(self); };
       std::error_code ec;

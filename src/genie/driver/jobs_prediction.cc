@@ -219,7 +219,7 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   const IterationPolicy own{o.warmup, o.iterations, false, false};
   auto model = ModelJobs(*spec, name, &setup, &own);
   if (!model.ok()) return fail(model.status());
-  if (const char* started = std::getenv("GENIE_JOBS_STARTED")) {
+  if (const char* started = std::getenv(kJobsStartedEnv)) {
     const std::string list = "," + std::string(started) + ",";
     std::erase_if(model->jobs, [&](const SimJob& j) {
       return j.name != name && list.find("," + j.name + ",") == std::string::npos;

@@ -37,6 +37,9 @@ namespace genie::driver {
 // path) and its job's name: a job's `--predict` reads its neighbours from them.
 inline constexpr const char* kJobsFileEnv = "GENIE_JOBS";
 inline constexpr const char* kJobNameEnv = "GENIE_JOB_NAME";
+// The jobs the launcher started together (comma-separated): a job run alone (--job) names
+// only itself, so its prediction has no neighbours.
+inline constexpr const char* kJobsStartedEnv = "GENIE_JOBS_STARTED";
 
 enum class JobType { kWorkload, kTraffic };
 enum class PlacementKind { kInterleaved, kPacked, kListed };
