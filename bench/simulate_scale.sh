@@ -6,7 +6,7 @@
 # all-reduces replicated to the same sizes (memory per rank, flat in N), and the 8-rank STG
 # workloads.
 # Usage: bench/simulate_scale.sh BUILD_DIR [DATA_DIR]   (DATA_DIR: the checkout's tests/data)
-# Ranks whose chunk schedules are equal up to a rotation share one (docs/simulation.md, "At
+# Ranks whose chunk schedules are equal up to a rotation share one (docs/scale.md, "At
 # cluster scale"): what remains per rank is a 4-byte state per step of the running chunk.
 # Environment: RANKS="256 1024" to choose the sizes (default "256 1024 4096"), REPEAT=n runs
 # per point (the minimum wall time and RSS are printed; default 1), TOPOLOGIES="Switch Ring".

@@ -4,7 +4,7 @@
 # the unaware and the flow model. Prints wall time, CPU time (user + system: a loaded machine
 # inflates it less), peak RSS, the in-memory traces held beside it (shared memory, not in the
 # RSS), how many ranks were simulated for how many (symmetry reduction: data-parallel replicas
-# folded onto one copy, exact; docs/simulation.md "Symmetry reduction") and the step time.
+# folded onto one copy, exact; docs/scale.md "Symmetry reduction") and the step time.
 # Usage: bench/simulate_synth_scale.sh BUILD_DIR
 # Environment: ROWS="1024 4096 16k 405b moe 3tier" (default; add "64k" for 65,536 ranks, the slow
 # one, and "1024off" for the 1,024-rank row with every rank simulated), MODELS="unaware flow".

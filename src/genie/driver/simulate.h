@@ -31,7 +31,7 @@ struct SimulateOptions {
   std::shared_ptr<const synth::Job> synth;
   std::string synth_name;  // "llama3-70b tp8 pp8 dp16" (provenance, messages)
   // auto: with a synth description, simulate one copy of the data-parallel replicas when the
-  // network and the groups allow it exactly (docs/simulation.md, "Symmetry reduction"), saying
+  // network and the groups allow it exactly (docs/scale.md, "Symmetry reduction"), saying
   // why when they do not; off: every rank.
   std::string symmetry = "auto";
   // A progress line on stderr every few seconds of a long run (simulated time, events/s).

@@ -9,7 +9,7 @@
 // Then only the representatives (every c < k) are simulated; a message to a non-representative p is
 // delivered to rep(p) as if sent by the representative's image, and every link to the
 // representative of its orbit (Topology::set_link_fold), so each link carries what its
-// orbit's links carry in the unreduced run (docs/simulation.md, "Symmetry reduction").
+// orbit's links carry in the unreduced run (docs/scale.md, "Symmetry reduction").
 // On a leaf-spine or 3-tier fabric the group also moves leaves and pods (spine s of a pod to
 // spine s of its image; super-spines stay): a fabric link folds onto the same link of the least
 // leaf or pod of its orbit, and where a group element fixes that leaf or pod (tp rotated within
