@@ -81,6 +81,7 @@ int ShowResults(const ResultsShowOptions& a) {
   ReportCompleteness(report::CheckCompleteness(r->run_info, r->ops, r->ranks, r->truncated));
   // Measured beside the prediction / baseline that `genie run --predict/--baseline` recorded.
   std::vector<report::Comparison> compared;
+  std::vector<report::IterationAttribution> attributed;
   double expected_gbps = 0;
   std::string expected_source;
   std::error_code ec;
@@ -91,6 +92,9 @@ int ShowResults(const ResultsShowOptions& a) {
       if (doc.is_object() && doc.contains(key)) {
         compared.push_back(report::ComparisonFromJson(doc[key]));
       }
+    }
+    if (doc.is_object() && doc.contains("attribution")) {
+      attributed = report::AttributionFromJson(doc["attribution"]);
     }
     if (doc.is_object() && doc.contains("localization")) {
       expected_gbps = doc["localization"].value("expected_gbps", 0.0);
@@ -109,7 +113,7 @@ int ShowResults(const ResultsShowOptions& a) {
       fmt::print(stderr, "genie results: warning: {}\n", l.status().message());
     }
   }
-  PrintRunResults(std::cout, *r, compared, localized);
+  PrintRunResults(std::cout, *r, compared, localized, nullptr, attributed);
   if (a.astra_sim) report::PrintAstraSimLines(std::cout, r->ranks);
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "genie/driver/attribution_inputs.h"
 #include "genie/driver/jobs_prediction.h"
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
@@ -118,7 +119,9 @@ std::map<int, MeasuredIteration> MeasuredIterations(int n,
   for (const auto& [iteration, st] : start) {
     if (iteration < 0) continue;
     MeasuredIteration& it = out[iteration];
-    it.iteration = iteration + 1;  // its compute faults (counted from 1) are predicted too
+    // it.iteration stays 0: the healthy expectation, without the --faults compute faults, so
+    // that a straggler is flagged and attributed; the what-if with them is predicted beside it
+    // (driver/attribution_inputs.h).
     TimeNs first = -1;
     for (TimeNs t : st) {
       if (t >= 0 && (first < 0 || t < first)) first = t;
@@ -252,10 +255,14 @@ void PredictEachIteration(
 
 // Measured beside the model (--predict) and/or the baseline; an expectation that cannot be had
 // is skipped after saying why (the run itself succeeded).
+// With --predict, the iterations flagged slow are attributed into `attributed`.
 std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunSetup& setup,
                                         int world_size, const std::vector<record::OpEvent>& ops,
                                         const std::vector<record::RankSummary>& ranks,
-                                        std::optional<NeighbourPrediction>* neighbours) {
+                                        const std::optional<report::Localization>& localized,
+                                        const nlohmann::json& run_info,
+                                        std::optional<NeighbourPrediction>* neighbours,
+                                        std::vector<report::IterationAttribution>* attributed) {
   std::vector<report::Comparison> out;
   if (o.predict) {
     auto net = PredictionNetwork(o, setup, world_size);
@@ -300,6 +307,17 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
           auto b = behind.find(it.iteration);
           if (b != behind.end()) it.behind = std::move(b->second);
         }
+        const AttributionRun run{setup, *net, kind, measured, ops, ranks};
+        const std::map<int, TimeNs> what_if = WhatIfSteps(run);
+        for (auto& it : c.iterations) {
+          auto w = what_if.find(it.iteration);
+          if (w != what_if.end()) it.what_if_ns = w->second;
+        }
+        // One job of several: contention from the neighbours' keys results.json gets.
+        nlohmann::json with_neighbours = report::ToJson(c);
+        if (*neighbours) NeighboursToJson(**neighbours, &with_neighbours);
+        *attributed = AttributeSlowIterations(run, c, localized, run_info,
+                                              ContentionFromPrediction(with_neighbours));
         out.push_back(std::move(c));
       }
     }
@@ -344,7 +362,8 @@ std::optional<report::Localization> Localization(const RunOptions& o, const nloh
 void PrintRunResults(std::ostream& out, const report::RunRecords& records,
                      const std::vector<report::Comparison>& compared,
                      const std::optional<report::Localization>& localized,
-                     const std::function<void()>& before_comparisons) {
+                     const std::function<void()>& before_comparisons,
+                     const std::vector<report::IterationAttribution>& attributed) {
   report::PrintSummary(out, records.ops, records.ranks);
   const nlohmann::json& info = records.run_info;
   report::PrintTraffic(
@@ -361,6 +380,7 @@ void PrintRunResults(std::ostream& out, const report::RunRecords& records,
   if (before_comparisons) before_comparisons();
   for (const auto& c : compared) report::PrintComparison(out, c);
   if (localized) out << report::FormatLocalization(*localized);
+  out << report::FormatAttribution(attributed);
 }
 
 int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const launch::RankEnv& env,
@@ -381,10 +401,16 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     std::cerr << "genie run: " << merged.status().message() << "\n";
     return 1;
   }
+  std::optional<report::Localization> localized;
+  if (merged->run_info.is_object() && merged->run_info.contains("localize")) {
+    localized = Localization(o, merged->run_info["localize"], env.world_size);
+  }
   std::vector<report::Comparison> compared;
   std::optional<NeighbourPrediction> neighbours;
+  std::vector<report::IterationAttribution> attributed;
   if (complete || env.rank == 0) {
-    compared = Compare(o, setup, env.world_size, merged->ops, merged->ranks, &neighbours);
+    compared = Compare(o, setup, env.world_size, merged->ops, merged->ranks, localized,
+                       merged->run_info, &neighbours, &attributed);
   }
   nlohmann::json doc = report::BuildResultsJson(merged->run_info, merged->ops, merged->ranks,
                                                 merged->clock_offsets_ns);
@@ -395,11 +421,8 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
     NeighboursToJson(*neighbours, &doc["prediction"]);
     PrintNeighbours(std::cout, *neighbours);
   }
-  std::optional<report::Localization> localized;
-  if (merged->run_info.is_object() && merged->run_info.contains("localize")) {
-    localized = Localization(o, merged->run_info["localize"], env.world_size);
-    if (localized) doc["localization"] = report::LocalizationJson(*localized);
-  }
+  if (doc.contains("prediction")) doc["attribution"] = report::AttributionJson(attributed);
+  if (localized) doc["localization"] = report::LocalizationJson(*localized);
   Status st = report::WriteJsonFile(o.output + "/results.json", doc);
   if (st.ok() && !o.comparison_csv.empty() && !compared.empty()) {
     std::ofstream csv(o.comparison_csv);
@@ -448,9 +471,12 @@ int WriteResults(const RunOptions& o, const runtime::RunSetup& setup, const laun
             << report::StepTimes(merged->ranks).size()
             << " measured iteration(s) (1 cycle = 1 ns)\n";
   report::PrintAstraSimLines(std::cout, merged->ranks);
-  PrintRunResults(std::cout, *merged, compared, localized, [&] {
-    if (!o.predict) PrintPrediction(setup, o.network_model, merged->ranks, "");
-  });
+  PrintRunResults(
+      std::cout, *merged, compared, localized,
+      [&] {
+        if (!o.predict) PrintPrediction(setup, o.network_model, merged->ranks, "");
+      },
+      attributed);
   return 0;
 }
 

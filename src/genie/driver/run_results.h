@@ -15,6 +15,7 @@
 
 #include "genie/launch/rank_env.h"
 #include "genie/record/rank_summary.h"
+#include "genie/report/attribution.h"
 #include "genie/report/localization.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
@@ -43,10 +44,12 @@ void PrintPrediction(const runtime::RunSetup& setup, const std::string& model,
 // The figures of a run as `genie run` prints them at its end and `genie results show` prints
 // them again: the summary, the traffic line, the testbed's counters; then `before_comparisons`
 // (genie run's prediction line, when it has no --predict), the measurement beside each
-// prediction or baseline, and the link probes judged.
+// prediction or baseline, the link probes judged, and who slowed each iteration flagged slow
+// (report/attribution.h).
 void PrintRunResults(std::ostream& out, const report::RunRecords& records,
                      const std::vector<report::Comparison>& compared,
                      const std::optional<report::Localization>& localized,
-                     const std::function<void()>& before_comparisons = nullptr);
+                     const std::function<void()>& before_comparisons = nullptr,
+                     const std::vector<report::IterationAttribution>& attributed = {});
 
 }  // namespace genie::driver

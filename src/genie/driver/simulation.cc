@@ -43,6 +43,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   GENIE_RETURN_IF_ERROR(per_rank(rank_start_ns.size(), "start times"));
   GENIE_RETURN_IF_ERROR(per_rank(rank_idle_ns.size(), "idle times"));
   GENIE_RETURN_IF_ERROR(per_rank(m.issue_order.size(), "issue orders"));
+  GENIE_RETURN_IF_ERROR(per_rank(m.compute_ns.size(), "compute durations"));
   std::vector<std::unique_ptr<workload::RankGraph>> graphs(n);
   for (int r : run) {
     std::unique_ptr<workload::RankGraph> g;
@@ -122,6 +123,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     drivers[r] = std::make_unique<IterationDriver>(iterations, exec, rank_backend(r),
                                                    *graphs[r], recorder);
     if (!m.issue_order.empty()) drivers[r]->executor().SetIssueOrder(&m.issue_order[r]);
+    if (!m.compute_ns.empty()) drivers[r]->executor().SetComputeDurations(&m.compute_ns[r]);
   }
   for (int r : run) {
     IterationDriver& d = *drivers[r];

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct MeasuredIteration {
   // The measured iteration (from 1) it is, whose compute faults (--faults) the prediction
   // applies; 0: none, the healthy expectation.
   int iteration = 0;
+  // Per rank (empty: the trace's): GPU compute ops' durations measured in the run
+  // (Executor::SetComputeDurations), for attribution's prediction with the measured compute.
+  std::vector<std::map<NodeId, TimeNs>> compute_ns;
 };
 
 // Where the ranks' graphs come from and which ranks run (genie simulate with a synth

@@ -170,6 +170,7 @@ nlohmann::json ToJson(const Comparison& c) {
       for (const auto& op : it.behind) behind.push_back(ToJson(op));
       row["ops_behind"] = std::move(behind);
     }
+    if (it.what_if_ns > 0) row["what_if_step_ns"] = it.what_if_ns;
     iters.push_back(std::move(row));
     if (it.slow) flagged.push_back(it.iteration);
   }
@@ -190,6 +191,7 @@ Comparison ComparisonFromJson(const nlohmann::json& j) {
     ic.iteration = it.value("iteration", 0);
     ic.measured_ns = it.value("measured_step_ns", TimeNs{0});
     ic.expected_ns = it.value("expected_step_ns", TimeNs{0});
+    ic.what_if_ns = it.value("what_if_step_ns", TimeNs{0});
     ic.ratio = it.value("ratio", 0.0);
     ic.slow = it.value("slow", false);
     if (it.contains("ops") && it["ops"].is_array()) {

@@ -58,6 +58,9 @@ struct IterationComparison {
   // The ops furthest behind this iteration's own prediction (OpsBehind), most first; empty for
   // a baseline and for iterations past those predicted one by one.
   std::vector<OpBehind> behind;
+  // The step the model predicts with the run's --faults compute faults (what-if; 0: none given).
+  // The expectation above is the healthy one, so a straggler is flagged and then attributed.
+  TimeNs what_if_ns = 0;
 };
 
 struct Comparison {

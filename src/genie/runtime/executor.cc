@@ -107,6 +107,11 @@ void Executor::SetIssueOrder(const IssueOrder* order) {
   }
 }
 
+void Executor::SetComputeDurations(const std::map<NodeId, TimeNs>* durations) {
+  compute_durations_.clear();
+  if (durations != nullptr) compute_durations_ = *durations;
+}
+
 Executor::Resource Executor::ResourceFor(const Op& op) const {
   switch (op.kind) {
     case OpKind::kCompute:
@@ -210,7 +215,11 @@ bool Executor::TryIssue(const Op& op) {
       // moment its last dependency completed, not when this loop got round to it: sleeping
       // to an absolute deadline keeps a long chain of compute from drifting late.
       TimeNs d = compute_.Duration(op);
-      if (fault_iteration_ >= 1 && !op.is_cpu_op) {
+      auto given = op.is_cpu_op ? compute_durations_.end() : compute_durations_.find(op.id);
+      if (given != compute_durations_.end()) {
+        compute_excess_ns_ = SaturatingAdd(compute_excess_ns_, given->second - d);
+        d = given->second;
+      } else if (fault_iteration_ >= 1 && !op.is_cpu_op) {
         const TimeNs traced = d;
         d = faults_->Apply(traced, fault_iteration_, op.id);
         compute_excess_ns_ = SaturatingAdd(compute_excess_ns_, d - traced);

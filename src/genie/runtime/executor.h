@@ -21,6 +21,11 @@
 // Issue order (SetIssueOrder, predictions only): each group's collectives issue in a given order
 // — a measured iteration's — however the simulated timing orders their readiness.
 //
+// Compute durations (SetComputeDurations, predictions only): listed GPU compute ops take the
+// given time instead of the trace's (and no compute fault applies to them) — a measured
+// iteration's, so that attribution can ask what the step would have been with the compute the
+// ranks really had (driver/attribution_inputs.h).
+//
 // Lifetime: owned by whoever drives the rank (simulate/run command); borrows graph, config,
 // backend and recorder, which must outlive it. Single-threaded: all calls and callbacks on the
 // backend's loop.
@@ -69,6 +74,9 @@ class Executor {
   // than in the pairs that agreed). A prediction replays the order the run had, which is the
   // hosts' timing, not the network's. `order` (null: none) is copied.
   void SetIssueOrder(const IssueOrder* order);
+  // From the next Start() on, a listed GPU compute op takes the duration given here (ns)
+  // instead of the compute model's under the faults. `durations` (null: none) is copied.
+  void SetComputeDurations(const std::map<NodeId, TimeNs>* durations);
 
   bool finished() const { return finished_; }
   const Status& status() const { return status_; }
@@ -166,6 +174,7 @@ class Executor {
   // SetIssueOrder: each listed node's (group, position), and per group the next position due.
   std::map<NodeId, std::pair<int64_t, size_t>> issue_position_;
   std::map<int64_t, size_t> issue_next_;
+  std::map<NodeId, TimeNs> compute_durations_;  // SetComputeDurations
   bool indexed_ = false;
   uint32_t starts_ = 0;  // Start() calls so far (iterations run, warm-up included)
   record::RankSummary summary_;

@@ -338,6 +338,28 @@ TEST_F(ExecutorTest, ComputeFaultsFollowTheMeasuredIterationAPredictionStandsFor
   }
 }
 
+// Attribution's counterfactual: given durations replace the trace's (and any fault's) for the
+// GPU ops listed; other ops, and CPU ops, keep theirs.
+TEST_F(ExecutorTest, GivenComputeDurationsReplaceTheTracesAndTheFaults) {
+  auto schedule = compute::ParseComputeFaults("faults:\n  - {rank: 0, compute: 3x}\n", "f.yml");
+  ASSERT_TRUE(schedule.ok());
+  config_.compute_faults = std::make_shared<compute::ComputeFaultSchedule>(*schedule);
+  config_.world_size = 1;
+  graphs_.push_back(Graph(0, {Comp(1, 10), Comp(2, 6, {1}), Comp(3, 4, {}, /*cpu=*/true)}));
+  backends_.push_back(std::make_unique<FakeBackend>(world_, 0, 1));
+  executors_.push_back(std::make_unique<Executor>(*graphs_[0], config_, *backends_[0], nullptr));
+  const std::map<NodeId, TimeNs> given = {{1, 25'000}, {3, 1'000}};
+  executors_[0]->SetComputeDurations(&given);
+  std::optional<Status> out;
+  executors_[0]->Start(0, [&out](const Status& st) { out = st; });
+  world_.Run();
+  ASSERT_TRUE(out.has_value() && out->ok());
+  // Op 1 as given, op 2 under the fault (3 x 6 us), CPU op 3 as traced beside them.
+  EXPECT_EQ(executors_[0]->summary().compute_ns, 25'000 + 18'000);
+  EXPECT_EQ(executors_[0]->summary().compute_excess_ns, 15'000 + 12'000);
+  EXPECT_EQ(world_.now(), 43'000);
+}
+
 TEST_F(ExecutorTest, ReadyNodesIssueInIdOrderOneGpuComputeAtATimeCpuBeside) {
   // All ready at once: 3 and 5 share the GPU, so 5 waits for 3; 4 is a CPU op and runs beside.
   auto out = RunAll({{Comp(5, 5), Comp(3, 3), Comp(4, 10, {}, true)}});

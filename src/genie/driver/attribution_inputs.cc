@@ -1,0 +1,213 @@
+#include "genie/driver/attribution_inputs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "genie/record/recorder.h"
+#include "genie/report/attribution_evidence.h"
+#include "genie/report/doctor_findings.h"
+#include "genie/report/ops_behind.h"
+#include "genie/report/testbed_counters.h"
+
+namespace genie::driver {
+namespace {
+
+// One simulation of one iteration under `m`, recorded. Like the per-iteration prediction, a
+// measured issue order the model stalls on is dropped for the issue rules alone (`m` says so
+// afterwards, so the next simulation of the iteration runs under the same conditions).
+Result<TimeNs> SimulateIteration(const AttributionRun& run, MeasuredIteration* m,
+                                 std::unique_ptr<record::Recorder>* rec) {
+  auto once = [&]() -> Result<TimeNs> {
+    GENIE_ASSIGN_OR_RETURN(*rec, record::Recorder::Create("", nlohmann::json::object()));
+    GENIE_ASSIGN_OR_RETURN(SimulationStats s, Simulate(run.setup, run.network, run.model,
+                                                       rec->get(), SimulatedIterations(1), m));
+    return s.end_ns;
+  };
+  Result<TimeNs> end = once();
+  if (!end.ok() && !m->issue_order.empty()) {
+    m->issue_order.clear();
+    end = once();
+  }
+  return end;
+}
+
+std::vector<const record::OpEvent*> Pointers(const std::vector<record::OpEvent>& ops) {
+  std::vector<const record::OpEvent*> out;
+  out.reserve(ops.size());
+  for (const auto& e : ops) out.push_back(&e);
+  return out;
+}
+
+std::vector<report::NetworkPlace> Places(const std::optional<report::Localization>& l) {
+  std::vector<report::NetworkPlace> out;
+  if (!l) return out;
+  for (const report::Finding& f : l->verdict.findings) {
+    std::string where = f.link;
+    if (where.empty() && f.host >= 0 && f.host < static_cast<int>(l->scan.hosts.size())) {
+      where = l->scan.hosts[f.host];
+    }
+    out.push_back({report::FindingName(f.kind), where, f.text});
+  }
+  return out;
+}
+
+// Hosts whose TCP sent again more than the doctor's loss threshold of its segments.
+std::vector<std::string> Retransmits(const nlohmann::json& run_info) {
+  std::vector<std::string> out;
+  if (!run_info.is_object() || !run_info.contains("testbed")) return out;
+  const double loss = report::DoctorThresholds{}.loss;
+  for (const auto& [host, c] : report::TestbedHostCounters(run_info["testbed"])) {
+    if (c.out_segs == 0 || static_cast<double>(c.retrans) <= loss * c.out_segs) continue;
+    out.push_back(fmt::format("{}: {} of its {} TCP segments sent again during the run ({:.2f} %)",
+                              host, c.retrans, c.out_segs, 100.0 * c.retrans / c.out_segs));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<report::IterationAttribution> AttributeSlowIterations(
+    const AttributionRun& run, const report::Comparison& compared,
+    const std::optional<report::Localization>& localized, const nlohmann::json& run_info,
+    const std::map<int, report::Contention>& contention) {
+  const int n = run.setup.world_size();
+  std::map<int, std::vector<const record::OpEvent*>> ops_of;
+  for (const auto& e : run.ops) {
+    if (e.iteration >= 0 && e.rank >= 0 && e.rank < n) ops_of[e.iteration].push_back(&e);
+  }
+  std::map<int, std::vector<const record::RankSummary*>> ranks_of;
+  std::map<int, TimeNs> first_start;
+  for (const auto& s : run.ranks) {
+    if (s.iteration < 0 || s.rank < 0 || s.rank >= n) continue;
+    ranks_of[s.iteration].push_back(&s);
+    auto [it, added] = first_start.try_emplace(s.iteration, s.start);
+    if (!added) it->second = std::min(it->second, s.start);
+  }
+  const std::vector<report::NetworkPlace> places = Places(localized);
+  const std::vector<std::string> retransmits = Retransmits(run_info);
+
+  std::vector<report::IterationAttribution> out;
+  for (const report::IterationComparison& ic : compared.iterations) {
+    if (out.size() >= kAttributedMax) break;
+    auto k = contention.find(ic.iteration);
+    const TimeNs healthy = k != contention.end() ? k->second.alone_ns : ic.expected_ns;
+    if (healthy <= 0 || static_cast<double>(ic.measured_ns) <=
+                            (1 + compared.threshold) * static_cast<double>(healthy)) {
+      continue;
+    }
+    auto m = run.measured.find(ic.iteration);
+    if (m == run.measured.end()) continue;
+    const std::vector<const record::OpEvent*>& ops = ops_of[ic.iteration];
+
+    report::AttributionInput in;
+    in.iteration = ic.iteration;
+    in.measured_ns = ic.measured_ns;
+    in.expected_ns = healthy;
+    if (k != contention.end()) in.contention = k->second;
+    for (auto& [rank, w] : report::CollectiveWaits(ops)) in.waits.push_back(w);
+    in.places = places;
+    in.retransmits = retransmits;
+
+    // E0 again, recorded: the trace's compute per rank and when each rank's first op began.
+    MeasuredIteration conditions = m->second;
+    conditions.iteration = 0;  // no compute fault: the healthy expectation
+    std::unique_ptr<record::Recorder> rec;
+    auto e0 = SimulateIteration(run, &conditions, &rec);
+    const auto measured_compute = report::ComputeUnion(ops);
+    const auto measured_delay = report::FirstOpDelays(ops, ranks_of[ic.iteration]);
+    std::map<int, TimeNs> trace_compute, predicted_delay;
+    if (e0.ok()) {
+      const auto sim_ops = Pointers(rec->ops());
+      trace_compute = report::ComputeUnion(sim_ops);
+      std::vector<const record::RankSummary*> sim_ranks;
+      for (const auto& s : rec->ranks()) sim_ranks.push_back(&s);
+      predicted_delay = report::FirstOpDelays(sim_ops, sim_ranks);
+    }
+    for (int r = 0; r < n; ++r) {
+      report::RankCompute c;
+      c.rank = r;
+      c.measured_ns = measured_compute.count(r) ? measured_compute.at(r) : 0;
+      c.trace_ns = trace_compute.count(r) ? trace_compute.at(r) : c.measured_ns;
+      const TimeNs delay = measured_delay.count(r) ? measured_delay.at(r) : 0;
+      c.late_start_ns =
+          std::max<TimeNs>(0, delay - (predicted_delay.count(r) ? predicted_delay.at(r) : 0));
+      in.compute.push_back(c);
+    }
+
+    // Ec: the same conditions with each rank's measured compute and first-op delay.
+    if (e0.ok()) {
+      MeasuredIteration with = conditions;
+      with.compute_ns.assign(n, {});
+      for (auto& [rank, durations] : report::EffectiveComputeDurations(ops)) {
+        with.compute_ns[rank] = std::move(durations);
+      }
+      if (with.start_ns.empty()) with.start_ns.assign(n, 0);
+      for (const report::RankCompute& c : in.compute) with.start_ns[c.rank] += c.late_start_ns;
+      auto ec = SimulateIteration(run, &with, &rec);
+      if (ec.ok()) {
+        // On E0's footing: the comparison's expectation plus what the measured compute adds.
+        in.with_compute_ns = healthy + (*ec - *e0);
+        in.behind = report::OpsBehind(ops, first_start[ic.iteration], rec->ops(),
+                                      report::kOpsBehindKept);
+      } else {
+        std::cerr << "genie run: attribution: iteration " << ic.iteration
+                  << " with its measured compute could not be simulated (" << ec.status().message()
+                  << "); its compute share is bounded by the rank furthest behind its trace\n";
+      }
+    } else {
+      std::cerr << "genie run: attribution: iteration " << ic.iteration
+                << " could not be simulated again (" << e0.status().message()
+                << "); its compute share is bounded by the rank furthest behind its trace\n";
+    }
+    if (in.behind.empty()) in.behind = ic.behind;
+    out.push_back(report::Attribute(in));
+  }
+  return out;
+}
+
+std::map<int, TimeNs> WhatIfSteps(const AttributionRun& run) {
+  std::map<int, TimeNs> out;
+  if (!run.setup.exec.compute_faults) return out;
+  for (const auto& [iteration, m] : run.measured) {
+    if (out.size() >= kAttributedMax) break;
+    MeasuredIteration what_if = m;
+    what_if.iteration = iteration + 1;  // its compute faults, counted from 1
+    std::unique_ptr<record::Recorder> rec;
+    auto end = SimulateIteration(run, &what_if, &rec);
+    if (end.ok()) out[iteration] = *end;
+  }
+  return out;
+}
+
+std::map<int, report::Contention> ContentionFromPrediction(const nlohmann::json& prediction) {
+  std::map<int, report::Contention> out;
+  if (!prediction.is_object() || !prediction.contains("alone") ||
+      !prediction["alone"].is_object()) {
+    return out;
+  }
+  const nlohmann::json& alone = prediction["alone"];
+  std::vector<report::Neighbour> neighbours;
+  for (const auto& j : alone.value("neighbours", nlohmann::json::array())) {
+    if (!j.is_object()) continue;
+    neighbours.push_back({j.value("job", ""), j.value("links", std::vector<std::string>{})});
+  }
+  std::map<int, TimeNs> alone_of;
+  for (const auto& j : alone.value("iterations", nlohmann::json::array())) {
+    if (j.is_object()) alone_of[j.value("iteration", 0)] = j.value("expected_step_ns", TimeNs{0});
+  }
+  const TimeNs alone_step = alone.value("step_ns", TimeNs{0});
+  for (const auto& j : prediction.value("iterations", nlohmann::json::array())) {
+    if (!j.is_object()) continue;
+    const int iteration = j.value("iteration", 0);
+    auto a = alone_of.find(iteration);
+    const TimeNs alone_ns = a != alone_of.end() ? a->second : alone_step;
+    if (alone_ns <= 0) continue;
+    out[iteration] = {j.value("expected_step_ns", TimeNs{0}), alone_ns, neighbours};
+  }
+  return out;
+}
+
+}  // namespace genie::driver
