@@ -144,12 +144,26 @@ TEST(ComputeFaultRun, ASlowRankSlowsTheStepFromItsIterationAsTheSimulationPredic
   EXPECT_EQ(events[0]["iteration"], 2);
   EXPECT_EQ(events[0]["at_ns"], At(ranks, 1, 1)["start"]);
 
-  // --predict modelled the fault: each iteration's expectation grew alike, nothing flagged.
+  // --predict modelled the fault as a what-if: that prediction grew alike. The expectation
+  // iterations are judged by is the healthy one (no compute fault), so the faulted iterations
+  // are flagged and rank 1 is named for them (docs/attribution.md; before attribution the
+  // expectation included the fault and nothing was flagged).
   const json& pred = results["prediction"]["iterations"];
   ASSERT_EQ(pred.size(), 3u);
   const double predicted_growth =
-      pred[1]["expected_step_ns"].get<double>() - pred[0]["expected_step_ns"].get<double>();
+      pred[1]["what_if_step_ns"].get<double>() - pred[0]["what_if_step_ns"].get<double>();
   EXPECT_NEAR(predicted_growth / measured_growth, 1.0, 0.05) << pred.dump();
+  EXPECT_NEAR(pred[1]["expected_step_ns"].get<double>() / pred[0]["expected_step_ns"].get<double>(),
+              1.0, 0.01);  // the start skew's µs
+  EXPECT_EQ(results["prediction"]["flagged_iterations"], json({1, 2})) << pred.dump();
+  const json& attributed = results["attribution"]["iterations"];
+  ASSERT_EQ(attributed.size(), 2u) << attributed.dump();
+  for (const json& a : attributed) {
+    ASSERT_EQ(a["causes"].size(), 1u) << a.dump();
+    EXPECT_EQ(a["causes"][0]["cause"], "straggler") << a.dump();
+    EXPECT_EQ(a["causes"][0]["culprit"], "rank 1") << a.dump();
+    EXPECT_GT(a["causes"][0]["share"].get<double>(), 0.9) << a.dump();
+  }
 
   // genie simulate with the same schedule: the same growth within a few percent.
   const std::string sim_out = dir / "sim";
