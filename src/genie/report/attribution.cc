@@ -85,8 +85,10 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
     if (op.added_ns() > 0) c.ops.push_back(op);
   }
   if (!in.places.empty()) {
+    // The finding's headline ("h2: transmit side slow"); its whole sentence is evidence.
     for (const NetworkPlace& p : in.places) {
-      c.culprit += (c.culprit.empty() ? "" : "; ") + p.text;
+      c.culprit += (c.culprit.empty() ? "" : "; ") + p.text.substr(0, p.text.find(" — "));
+      if (p.text.find(" — ") != std::string::npos) c.evidence.push_back(p.text);
     }
   } else if (!c.ops.empty()) {
     const OpBehind& op = c.ops.front();

@@ -127,7 +127,7 @@ TEST(Attribution, ASlowLinkIsTheNetworksWithItsPlace) {
   AttributionInput in = Healthy(400 * kMs);
   in.with_compute_ns = 101 * kMs;  // compute as traced, within noise
   in.behind = {Behind(330 * kMs, 30 * kMs)};
-  in.places = {{"slow_transmit", "h2", "h2: transmit side slow"}};
+  in.places = {{"slow_transmit", "h2", "h2: transmit side slow — 10 % of what the others get"}};
   in.retransmits = {"h2: 120 segments sent again"};
   IterationAttribution a = Attribute(in);
   ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kNetwork});

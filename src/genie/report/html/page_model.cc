@@ -14,6 +14,7 @@
 
 #include "genie/common/input_file.h"
 #include "genie/record/json_check.h"
+#include "genie/report/attribution.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
@@ -298,6 +299,35 @@ json HeatMap(const json& d) {
   return h;
 }
 
+namespace {
+
+// Per attributed iteration the stacked bar's parts of the excess (ns) and the causes named
+// (report/attribution.h); empty when nothing was attributed.
+json AttributionBars(const json& attribution) {
+  json out = json::array();
+  for (const IterationAttribution& a : AttributionFromJson(attribution)) {
+    json causes = json::array();
+    for (const CauseShare& c : a.causes) {
+      causes.push_back({{"cause", CauseName(c.cause)},
+                        {"share_ns", c.share_ns},
+                        {"culprit", c.culprit},
+                        {"evidence", c.evidence}});
+    }
+    out.push_back({{"iteration", a.iteration},
+                   {"measured_ns", a.measured_ns},
+                   {"expected_ns", a.expected_ns},
+                   {"excess_ns", a.excess_ns},
+                   {"compute_ns", a.compute_ns},
+                   {"network_ns", a.network_ns},
+                   {"contention_ns", a.contention_ns},
+                   {"rest_ns", a.rest_ns},
+                   {"causes", causes}});
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<json> RunPanel(const json& results, const std::string& name, const std::string& trace) {
   GENIE_ASSIGN_OR_RETURN(RunRecords rec, ParseResults(results.dump(), name));
   const json provenance = results.contains("provenance") ? results["provenance"] : json::object();
@@ -383,6 +413,7 @@ Result<json> RunPanel(const json& results, const std::string& name, const std::s
     p["faults"].push_back(std::move(e));
   }
   p["counters"] = CountersJson(provenance);
+  p["attribution"] = AttributionBars(results.value("attribution", json()));
   if (results.contains("localization") && results["localization"].is_object()) {
     p["heatmap"] = HeatMap(results["localization"]);
   }

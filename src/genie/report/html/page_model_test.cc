@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "genie/report/attribution.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_json.h"
 #include "genie/report/test_records.h"
@@ -154,6 +155,39 @@ json Doctor(double expected) {
           {"per_host", {{{"host", "h0"}, {"tx_gbps", 0.05}, {"rx_gbps", 0.03}, {"rtt_us", 40}}}},
           {"findings",
            {{{"kind", "slow_transmit"}, {"host", "h1"}, {"value", 0.005}, {"text", "h1: slow"}}}}};
+}
+
+// results.json's attribution becomes one stacked bar per attributed iteration: its excess in
+// compute, network, contention and rest, with the causes named beside it.
+TEST(PageModel, AttributionIsAStackedBarPerFlaggedIteration) {
+  json results = Results();
+  EXPECT_TRUE((*RunPanel(results, "r.json"))["attribution"].empty());
+  AttributionInput in;
+  in.iteration = 1;
+  in.measured_ns = 300;
+  in.expected_ns = 100;
+  in.with_compute_ns = 150;
+  in.compute = {{0, 110, 60, 0}, {1, 60, 60, 0}};
+  OpBehind op;
+  op.type = "all_reduce";
+  op.ranks = {0, 1};
+  op.measured_end_ns = 200;
+  op.expected_end_ns = 50;
+  in.behind = {op};
+  in.places = {{"slow_link", "h1", "h1: both directions slow"}};
+  results["attribution"] = AttributionJson({Attribute(in)});
+  auto p = RunPanel(results, "r.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const json& a = (*p)["attribution"];
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0]["iteration"], 1);
+  EXPECT_EQ(a[0]["compute_ns"], 50);
+  EXPECT_EQ(a[0]["network_ns"], 150);
+  EXPECT_EQ(a[0]["contention_ns"], 0);
+  EXPECT_EQ(a[0]["rest_ns"], 0);
+  ASSERT_EQ(a[0]["causes"].size(), 2u);
+  EXPECT_EQ(a[0]["causes"][0]["cause"], "network");
+  EXPECT_EQ(a[0]["causes"][1]["culprit"], "rank 0");
 }
 
 TEST(PageModel, HeatMapIsMeasuredOverExpected) {
