@@ -1,0 +1,180 @@
+// Attribution's counterfactual simulations on synthetic records: two ranks, each 1 ms of GPU
+// compute then a 1 MiB all-reduce over a 1 GB/s switch. The "measured" ops are written by hand
+// (a late rank, a slow all-reduce, a neighbour's predicted traffic, a healthy iteration), so
+// each case knows its answer; the simulations are the flow model's.
+#include "genie/driver/attribution_inputs.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "genie/trace/attributes.h"
+#include "genie/trace/et_writer.h"
+#include "tests/support/temp_dir.h"
+
+namespace genie::driver {
+namespace {
+
+using ::genie::testing::TempDir;
+constexpr TimeNs kMs = 1'000'000;
+
+class AttributionInputsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int r = 0; r < 2; ++r) {
+      auto w = trace::EtWriter::Create((dir_ / ("w." + std::to_string(r) + ".et")).string(),
+                                       trace::DefaultMetadata());
+      ASSERT_TRUE(w.ok());
+      ChakraProtoMsg::Node comp;
+      comp.set_id(0);
+      comp.set_name("compute");
+      comp.set_type(ChakraProtoMsg::COMP_NODE);
+      comp.set_duration_micros(1000);
+      ASSERT_TRUE((*w)->Write(comp).ok());
+      ChakraProtoMsg::Node ar;
+      ar.set_id(1);
+      ar.set_name("ar");
+      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      ar.add_data_deps(0);
+      trace::AddInt64(&ar, "comm_type", 0);  // ALL_REDUCE
+      trace::AddUint64(&ar, "comm_size", 1 << 20);
+      ASSERT_TRUE((*w)->Write(ar).ok());
+      ASSERT_TRUE((*w)->Close().ok());
+    }
+    std::ofstream(dir_ / "net.yml") << "topology: [ Switch ]\nnpus_count: [ 2 ]\n"
+                                       "bandwidth: [ 1.0 ]\nlatency: [ 1000 ]\n";
+    runtime::SetupFlags flags;
+    flags.workload = (dir_ / "w").string();
+    flags.network_path = (dir_ / "net.yml").string();
+    auto setup = runtime::PrepareRun(flags);
+    ASSERT_TRUE(setup.ok()) << setup.status().message();
+    setup_ = std::move(*setup);
+    setup_.exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
+    measured_[0].start_ns = {0, 0};
+    auto e0 = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kFlow, nullptr,
+                       SimulatedIterations(1), &measured_[0]);
+    ASSERT_TRUE(e0.ok()) << e0.status().message();
+    e0_ = e0->end_ns;
+    ASSERT_GT(e0_, kMs);
+  }
+
+  // Iteration 0 measured: rank r's compute [0, compute[r]), its all-reduce from then to `end`.
+  void Measure(const std::vector<TimeNs>& compute, TimeNs end) {
+    ops_.clear();
+    ranks_.clear();
+    for (int r = 0; r < 2; ++r) {
+      record::OpEvent c;
+      c.rank = r;
+      c.node = 0;
+      c.kind = OpKind::kCompute;
+      c.start = 0;
+      c.end = compute[r];
+      ops_.push_back(c);
+      record::OpEvent a;
+      a.rank = r;
+      a.node = 1;
+      a.name = "ar";
+      a.kind = OpKind::kCollective;
+      a.size = 1 << 20;
+      a.group_size = 2;
+      a.start = compute[r];
+      a.end = end;
+      ops_.push_back(a);
+      ranks_.push_back({r, 0, 0, end});
+    }
+    compared_ = report::Comparison{};
+    compared_.threshold = 0.25;
+    report::IterationComparison it;
+    it.iteration = 0;
+    it.measured_ns = end;
+    it.expected_ns = e0_;
+    compared_.iterations = {it};
+  }
+
+  std::vector<report::IterationAttribution> Attribute(
+      const std::map<int, report::Contention>& contention = {}) {
+    const AttributionRun run{setup_, *setup_.network, sim::NetworkModelKind::kFlow,
+                             measured_,  ops_,          ranks_};
+    return AttributeSlowIterations(run, compared_, std::nullopt, nlohmann::json(), contention);
+  }
+
+  TempDir tmp_{"attribution-inputs"};
+  std::filesystem::path dir_ = tmp_.path();
+  runtime::RunSetup setup_;
+  std::map<int, MeasuredIteration> measured_;
+  TimeNs e0_ = 0;
+  std::vector<record::OpEvent> ops_;
+  std::vector<record::RankSummary> ranks_;
+  report::Comparison compared_;
+};
+
+TEST_F(AttributionInputsTest, ALateRankIsTheStragglerByItsMeasuredCompute) {
+  // Rank 1 computed 3 ms instead of 1: the step is 2 ms late, all of it its compute.
+  Measure({1 * kMs, 3 * kMs}, e0_ + 2 * kMs);
+  const auto a = Attribute();
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(a[0].causes.size(), 1u);
+  const report::CauseShare& c = a[0].causes[0];
+  EXPECT_EQ(c.cause, report::Cause::kStraggler);
+  EXPECT_EQ(c.culprit, "rank 1");
+  EXPECT_EQ(c.ranks[0].trace_ns, 1 * kMs);
+  EXPECT_EQ(c.ranks[0].measured_ns, 3 * kMs);
+  EXPECT_NEAR(static_cast<double>(a[0].compute_ns), 2e6, 2e4);  // Ec - E0
+  ASSERT_TRUE(c.wait.has_value());
+  EXPECT_EQ(c.wait->waiting, std::vector<int>{0});
+  EXPECT_EQ(c.wait->wait_ns, 2 * kMs);
+}
+
+TEST_F(AttributionInputsTest, ASlowAllReduceIsTheNetworksNotAStragglers) {
+  Measure({1 * kMs, 1 * kMs}, e0_ + 4 * kMs);
+  const auto a = Attribute();
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(a[0].causes.size(), 1u);
+  EXPECT_EQ(a[0].causes[0].cause, report::Cause::kNetwork);
+  EXPECT_NE(a[0].causes[0].culprit.find("all_reduce node 1 on ranks 0-1"), std::string::npos)
+      << a[0].causes[0].culprit;
+  EXPECT_EQ(a[0].compute_ns, 0);
+  EXPECT_EQ(a[0].network_ns, 4 * kMs);
+}
+
+TEST_F(AttributionInputsTest, ANeighboursPredictedTrafficIsContentionAgainstTheJobAlone) {
+  // The prediction with the neighbour says e0 + 3 ms; alone e0. Measured as predicted together.
+  Measure({1 * kMs, 1 * kMs}, e0_ + 3 * kMs);
+  compared_.iterations[0].expected_ns = e0_ + 3 * kMs;
+  nlohmann::json prediction = report::ToJson(compared_);
+  prediction["alone"] = {{"step_ns", e0_},
+                         {"neighbours", {{{"job", "bulk"}, {"links", {"h0-s0", "s0-h1"}}}}}};
+  const auto contention = ContentionFromPrediction(prediction);
+  ASSERT_EQ(contention.size(), 1u);
+  EXPECT_EQ(contention.at(0).together_ns, e0_ + 3 * kMs);
+  EXPECT_EQ(contention.at(0).alone_ns, e0_);
+  const auto a = Attribute(contention);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(a[0].causes.size(), 1u) << report::FormatAttribution(a);
+  EXPECT_EQ(a[0].causes[0].cause, report::Cause::kContention);
+  EXPECT_EQ(a[0].causes[0].culprit, "job bulk");
+  EXPECT_EQ(a[0].contention_ns, 3 * kMs);
+  EXPECT_TRUE(ContentionFromPrediction(report::ToJson(compared_)).empty());
+}
+
+TEST_F(AttributionInputsTest, AHealthyIterationIsNotAttributed) {
+  Measure({1 * kMs, 1 * kMs}, e0_ + e0_ / 20);
+  EXPECT_TRUE(Attribute().empty());
+}
+
+TEST_F(AttributionInputsTest, TheWhatIfAppliesTheScheduledComputeFaults) {
+  EXPECT_TRUE(WhatIfSteps({setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_, ops_,
+                           ranks_})
+                  .empty());
+  auto schedule = compute::ParseComputeFaults("faults:\n  - {rank: 1, compute: 3x}\n", "f.yml");
+  ASSERT_TRUE(schedule.ok());
+  setup_.exec.compute_faults = std::make_shared<compute::ComputeFaultSchedule>(*schedule);
+  const auto what_if = WhatIfSteps(
+      {setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_, ops_, ranks_});
+  ASSERT_EQ(what_if.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(what_if.at(0) - e0_), 2e6, 2e4);
+}
+
+}  // namespace
+}  // namespace genie::driver
