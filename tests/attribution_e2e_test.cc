@@ -2,7 +2,7 @@
 // with a step of 150 ms of compute then a 2 MiB all-reduce. A compute fault on one rank makes
 // that rank the straggler named for every iteration it slows (with the collective the others
 // waited in); a slow link (a --faults rate fault) is named as the network's, at the host the
-// probe localises, with no straggler; a healthy run names nothing. The attribution reads the
+// probe localises, with no straggler; both at once are both named; a healthy run names nothing. The attribution reads the
 // measurement only (docs/attribution.md): the schedule that caused each case is never read.
 // Needs root; skips with a message otherwise. The testbed is taken down also when a check fails.
 #include <gtest/gtest.h>
@@ -140,6 +140,31 @@ TEST_F(Attribution, ASlowLinkIsTheNetworksAtTheLocalisedHostNotAStraggler) {
     EXPECT_NE(c["culprit"].get<std::string>().find("h1"), std::string::npos) << it.dump(1);
     EXPECT_GT(c["share"].get<double>(), 0.8) << it.dump(1);
     EXPECT_EQ(c["ops_behind"][0]["type"], "all_reduce") << it.dump(1);
+  }
+}
+
+// Both at once, on different hosts: each is named with about its own share of the excess.
+TEST_F(Attribution, AStragglerTogetherWithASlowLinkAreBothNamed) {
+  CliResult r = Run("both",
+                    "{iteration: 3, rank: 3, compute: 2x}\n"
+                    "  - {iteration: 3, link: h1, rate: 100mbit, direction: in}",
+                    "--localize");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json results = Results("both");
+  const auto after = After(results);
+  ASSERT_EQ(after.size(), 2u) << results["attribution"].dump(1);
+  for (const json& it : after) {
+    const std::string causes = Causes(it);
+    EXPECT_TRUE(causes == "network straggler" || causes == "straggler network") << it.dump(1);
+    for (const auto& c : it["causes"]) {
+      if (c["cause"] == "straggler") {
+        EXPECT_EQ(c["culprit"], "rank 3") << it.dump(1);
+      } else {
+        EXPECT_NE(c["culprit"].get<std::string>().find("h1"), std::string::npos) << it.dump(1);
+      }
+      // ~150 ms each of ~300 ms.
+      EXPECT_GT(c["share"].get<double>(), 0.3) << it.dump(1);
+    }
   }
 }
 
