@@ -109,6 +109,7 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
     if (k != contention.end()) in.contention = k->second;
     for (auto& [rank, w] : report::CollectiveWaits(ops)) in.waits.push_back(w);
     in.places = places;
+    in.probed = localized.has_value();
     in.retransmits = retransmits;
 
     // E0 again, recorded: the trace's compute per rank and when each rank's first op began.

@@ -96,7 +96,10 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
                             op.type, op.node, op.ranks.size() == 1 ? "" : "s",
                             RankList(op.ranks));
   } else {
-    c.culprit = "retransmissions";
+    c.culprit = in.retransmits.empty()
+                    ? "the network"
+                    : in.retransmits.front().substr(0, in.retransmits.front().find(':')) +
+                          ": retransmissions";
   }
   for (const OpBehind& op : c.ops) {
     if (c.evidence.size() >= 3) break;
@@ -172,8 +175,10 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
   // up to half the rest, or (no op comparison for this iteration) a place or retransmissions.
   TimeNs behind = 0;
   for (const OpBehind& op : in.behind) behind += std::max<TimeNs>(0, op.added_ns());
+  const bool comm_behind = !in.behind.empty() && behind > 0 && 2 * behind >= rest;
+  const bool links_healthy = in.probed && in.places.empty() && in.retransmits.empty();
   const bool evidence = in.behind.empty() ? !in.places.empty() || !in.retransmits.empty()
-                                          : behind > 0 && 2 * behind >= rest;
+                                          : comm_behind && !links_healthy;
   if (evidence && rest >= floor_ns && rest > 0) {
     a.network_ns = rest;
   } else {
@@ -191,9 +196,18 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
     CauseShare u;
     u.cause = Cause::kUnexplained;
     u.share_ns = a.rest_ns;
-    u.evidence.push_back(
-        "neither the ranks' measured compute nor the neighbours' predicted traffic accounts for "
-        "it, and no op was behind its prediction by that much");
+    if (comm_behind && links_healthy) {
+      const OpBehind& op = in.behind.front();
+      u.evidence.push_back(fmt::format(
+          "communication was behind its prediction ({} node {} on ranks {}: {:.2f}x), but the "
+          "probe after the run found every link the job used healthy and no retransmissions: "
+          "the hosts' scheduling, or a fault gone before the probe",
+          op.type, op.node, RankList(op.ranks), op.ratio()));
+    } else {
+      u.evidence.push_back(
+          "neither the ranks' measured compute nor the neighbours' predicted traffic accounts "
+          "for it, and no op was behind its prediction by that much");
+    }
     a.causes.push_back(std::move(u));
   }
   std::stable_sort(a.causes.begin(), a.causes.end(),

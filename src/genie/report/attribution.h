@@ -9,7 +9,10 @@
 //   together − alone  the model's cost of the neighbours, when the run is one of several jobs.
 // excess = measured − E0; compute = Ec − E0; contention = together − alone; what remains is the
 // network's when the measurement shows the network behind (comm ops slower than their
-// prediction, a localised host or link, retransmissions), else unexplained. Each share is
+// prediction, a localised host or link, retransmissions) — unless the localisation probed every
+// link the job used and found them healthy, with no retransmissions: then communication was
+// slow for a reason the network does not show (the hosts' scheduling, a fault gone before the
+// probe) — else unexplained. Each share is
 // clamped so that they sum to the excess, in that order. A cause whose share is under the
 // noise floor is not named. The evidence is the measurement only; never a fault schedule.
 //
@@ -64,6 +67,7 @@ struct AttributionInput {
   std::optional<Contention> contention;
   std::vector<OpBehind> behind;           // ops behind the Ec prediction, most first
   std::vector<NetworkPlace> places;       // the localisation's findings
+  bool probed = false;                    // the localisation ran (places empty: all healthy)
   std::vector<std::string> retransmits;   // "h2: 1204 of 80000 segments sent again"
 };
 

@@ -180,6 +180,24 @@ TEST(Attribution, AnExcessWithoutEvidenceIsUnexplained) {
   EXPECT_EQ(a.network_ns, 0);
 }
 
+TEST(Attribution, CommBehindOnLinksTheProbeFoundHealthyIsUnexplained) {
+  AttributionInput in = Healthy(200 * kMs);
+  in.behind = {Behind(130 * kMs, 30 * kMs)};
+  in.probed = true;  // and found nothing
+  IterationAttribution a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kUnexplained});
+  EXPECT_NE(a.causes[0].evidence[0].find("found every link the job used healthy"),
+            std::string::npos);
+  // Retransmissions seen during the run: the network's after all.
+  in.retransmits = {"h2: 900 of its 10000 TCP segments sent again"};
+  a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kNetwork});
+  // Not probed: the ops behind are the network's, placed at the op.
+  in.retransmits.clear();
+  in.probed = false;
+  EXPECT_EQ(Causes(Attribute(in)), std::vector<Cause>{Cause::kNetwork});
+}
+
 TEST(Attribution, SharesNeverExceedTheExcess) {
   // The model with measured compute overshoots the measurement: compute takes all of it.
   AttributionInput in = Healthy(150 * kMs);
