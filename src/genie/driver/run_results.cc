@@ -229,9 +229,7 @@ void PredictEachIteration(
   std::vector<std::vector<TimeNs>> rest, rest_idle;  // the iterations past the cap
   std::vector<int> rest_iterations;
   for (const auto& [iteration, it] : measured) {
-    // Compute faults differ from one iteration to the next (jitter draws, ramps, stalls), so
-    // under them every iteration is predicted on its own.
-    if (expected->step_ns_of_iteration.size() >= kEachIterationMax && !setup.exec.compute_faults) {
+    if (expected->step_ns_of_iteration.size() >= kEachIterationMax) {
       rest.push_back(it.start_ns);
       if (!it.idle_ns.empty()) rest_idle.push_back(it.idle_ns);
       rest_iterations.push_back(iteration);
