@@ -125,6 +125,18 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
   }
   out << fmt::format("# {} of {} iterations slower than expected\n", c.flagged,
                      c.iterations.size());
+  // The what-if: the same iterations predicted under the run's --faults compute faults.
+  std::string what_if;
+  for (const auto& it : c.iterations) {
+    if (it.what_if_ns > 0) {
+      what_if += fmt::format("{}{}: {}", what_if.empty() ? "" : ", ", it.iteration,
+                             FormatDuration(it.what_if_ns));
+    }
+  }
+  if (!what_if.empty()) {
+    out << "# what-if, predicted with the --faults compute faults (not what is judged above): "
+        << what_if << "\n";
+  }
   std::vector<std::vector<OpBehind>> behind;
   for (const auto& it : c.iterations) behind.push_back(it.behind);
   out << FormatOpsBehind(FurthestBehind(behind, kOpsBehindPrinted));

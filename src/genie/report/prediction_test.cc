@@ -56,6 +56,18 @@ TEST(PredictionTest, FlagsOnlyIterationsAndOpsSlowerThanTheThreshold) {
   PrintComparison(out, c);
   EXPECT_NE(out.str().find("SLOW"), std::string::npos);
   EXPECT_NE(out.str().find("1 of 2 iterations"), std::string::npos);
+  EXPECT_EQ(out.str().find("what-if"), std::string::npos);
+  // The prediction under the run's compute faults, beside the healthy one judged.
+  c.iterations[1].what_if_ns = 3'000'000;
+  j = ToJson(c);
+  EXPECT_EQ(j["iterations"][1]["what_if_step_ns"], 3'000'000);
+  EXPECT_FALSE(j["iterations"][0].contains("what_if_step_ns"));
+  EXPECT_EQ(ToJson(ComparisonFromJson(j)), j);
+  std::ostringstream with;
+  PrintComparison(with, c);
+  EXPECT_NE(with.str().find("compute faults (not what is judged above): 1: 3.000 ms"),
+            std::string::npos)
+      << with.str();
 }
 
 // A point-to-point transfer is compared by its recv: the real send completed as soon as the
