@@ -2,9 +2,10 @@
 // with a step of 150 ms of compute then a 2 MiB all-reduce. A compute fault on one rank makes
 // that rank the straggler named for every iteration it slows (with the collective the others
 // waited in); a slow link (a --faults rate fault) is named as the network's, at the host the
-// probe localises, with no straggler; both at once are both named; a healthy run names nothing. The attribution reads the
-// measurement only (docs/attribution.md): the schedule that caused each case is never read.
-// Needs root; skips with a message otherwise. The testbed is taken down also when a check fails.
+// probe localises, with no straggler; both at once are both named; a healthy run names nothing. The
+// attribution reads the measurement only (docs/attribution.md): the schedule that caused each case
+// is never read. Needs root; skips with a message otherwise. The testbed is taken down also when a
+// check fails.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -44,7 +45,8 @@ class Attribution : public ::testing::Test {
   void TearDown() override {
     if (name_.empty()) return;
     RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
-    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output, "0\n");
+    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
+              "0\n");
   }
   // Per rank: 150 ms of GPU compute, then a 2 MiB all-reduce that depends on it (~60 ms here).
   static void WriteWorkload(const std::string& prefix) {
@@ -73,8 +75,8 @@ class Attribution : public ::testing::Test {
   }
   CliResult Run(const std::string& out, const std::string& faults, const std::string& args = "") {
     std::string cmd = "launch --testbed " + name_ + " -n 4 -- run " + dir_ + "/w -n " +
-                      std::to_string(kIterations) + " --warmup 1 --predict -o " + dir_ + "/" +
-                      out + " " + args;
+                      std::to_string(kIterations) + " --warmup 1 --predict -o " + dir_ + "/" + out +
+                      " " + args;
     if (!faults.empty()) {
       std::ofstream(dir_ + "/" + out + ".yml") << "faults:\n  - " << faults << "\n";
       cmd += " --faults " + dir_ + "/" + out + ".yml";
@@ -129,7 +131,8 @@ TEST_F(Attribution, AStragglerIsNamedWithTheCollectiveTheOthersWaitedIn) {
 }
 
 TEST_F(Attribution, ASlowLinkIsTheNetworksAtTheLocalisedHostNotAStraggler) {
-  CliResult r = Run("link", "{iteration: 3, link: h1, rate: 40mbit, direction: both}", "--localize");
+  CliResult r =
+      Run("link", "{iteration: 3, link: h1, rate: 40mbit, direction: both}", "--localize");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json results = Results("link");
   const auto after = After(results);

@@ -151,8 +151,8 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
       if (ec.ok()) {
         // On E0's footing: the comparison's expectation plus what the measured compute adds.
         in.with_compute_ns = healthy + (*ec - *e0);
-        in.behind = report::OpsBehind(ops, first_start[ic.iteration], rec->ops(),
-                                      report::kOpsBehindKept);
+        in.behind =
+            report::OpsBehind(ops, first_start[ic.iteration], rec->ops(), report::kOpsBehindKept);
       } else {
         std::cerr << "genie run: attribution: iteration " << ic.iteration
                   << " with its measured compute could not be simulated (" << ec.status().message()

@@ -94,8 +94,8 @@ class AttributionInputsTest : public ::testing::Test {
 
   std::vector<report::IterationAttribution> Attribute(
       const std::map<int, report::Contention>& contention = {}) {
-    const AttributionRun run{setup_, *setup_.network, sim::NetworkModelKind::kFlow,
-                             measured_,  ops_,          ranks_};
+    const AttributionRun run{setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_,
+                             ops_,   ranks_};
     return AttributeSlowIterations(run, compared_, std::nullopt, nlohmann::json(), contention);
   }
 
@@ -164,14 +164,14 @@ TEST_F(AttributionInputsTest, AHealthyIterationIsNotAttributed) {
 }
 
 TEST_F(AttributionInputsTest, TheWhatIfAppliesTheScheduledComputeFaults) {
-  EXPECT_TRUE(WhatIfSteps({setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_, ops_,
-                           ranks_})
-                  .empty());
+  EXPECT_TRUE(
+      WhatIfSteps({setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_, ops_, ranks_})
+          .empty());
   auto schedule = compute::ParseComputeFaults("faults:\n  - {rank: 1, compute: 3x}\n", "f.yml");
   ASSERT_TRUE(schedule.ok());
   setup_.exec.compute_faults = std::make_shared<compute::ComputeFaultSchedule>(*schedule);
-  const auto what_if = WhatIfSteps(
-      {setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_, ops_, ranks_});
+  const auto what_if =
+      WhatIfSteps({setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_, ops_, ranks_});
   ASSERT_EQ(what_if.size(), 1u);
   EXPECT_NEAR(static_cast<double>(what_if.at(0) - e0_), 2e6, 2e4);
 }

@@ -92,9 +92,8 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
     }
   } else if (!c.ops.empty()) {
     const OpBehind& op = c.ops.front();
-    c.culprit = fmt::format("{} node {} on rank{} {} (not localised: run with --localize)",
-                            op.type, op.node, op.ranks.size() == 1 ? "" : "s",
-                            RankList(op.ranks));
+    c.culprit = fmt::format("{} node {} on rank{} {} (not localised: run with --localize)", op.type,
+                            op.node, op.ranks.size() == 1 ? "" : "s", RankList(op.ranks));
   } else {
     c.culprit = in.retransmits.empty()
                     ? "the network"
@@ -210,8 +209,9 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
     }
     a.causes.push_back(std::move(u));
   }
-  std::stable_sort(a.causes.begin(), a.causes.end(),
-                   [](const CauseShare& x, const CauseShare& y) { return x.share_ns > y.share_ns; });
+  std::stable_sort(a.causes.begin(), a.causes.end(), [](const CauseShare& x, const CauseShare& y) {
+    return x.share_ns > y.share_ns;
+  });
   return a;
 }
 
@@ -235,13 +235,12 @@ RankCompute RankFromJson(const nlohmann::json& j) {
 }
 
 nlohmann::json CauseJson(const CauseShare& c, TimeNs excess) {
-  nlohmann::json j = {{"cause", CauseName(c.cause)},
-                      {"share_ns", c.share_ns},
-                      {"share", excess > 0 ? static_cast<double>(c.share_ns) /
-                                                 static_cast<double>(excess)
-                                           : 0.0},
-                      {"culprit", c.culprit},
-                      {"evidence", c.evidence}};
+  nlohmann::json j = {
+      {"cause", CauseName(c.cause)},
+      {"share_ns", c.share_ns},
+      {"share", excess > 0 ? static_cast<double>(c.share_ns) / static_cast<double>(excess) : 0.0},
+      {"culprit", c.culprit},
+      {"evidence", c.evidence}};
   if (!c.ranks.empty()) {
     j["ranks"] = nlohmann::json::array();
     for (const RankCompute& r : c.ranks) j["ranks"].push_back(RankJson(r));
@@ -264,7 +263,8 @@ nlohmann::json CauseJson(const CauseShare& c, TimeNs excess) {
   }
   if (!c.neighbours.empty()) {
     j["jobs"] = nlohmann::json::array();
-    for (const Neighbour& n : c.neighbours) j["jobs"].push_back({{"job", n.job}, {"links", n.links}});
+    for (const Neighbour& n : c.neighbours)
+      j["jobs"].push_back({{"job", n.job}, {"links", n.links}});
   }
   return j;
 }
@@ -282,7 +282,8 @@ CauseShare CauseFromJson(const nlohmann::json& j) {
       if (e.is_string()) c.evidence.push_back(e.get<std::string>());
     }
   }
-  for (const auto& r : j.value("ranks", nlohmann::json::array())) c.ranks.push_back(RankFromJson(r));
+  for (const auto& r : j.value("ranks", nlohmann::json::array()))
+    c.ranks.push_back(RankFromJson(r));
   if (j.contains("waited_in") && j["waited_in"].is_object()) {
     const nlohmann::json& w = j["waited_in"];
     Wait wait;

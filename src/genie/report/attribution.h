@@ -19,11 +19,10 @@
 // Pure; any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/common/units.h"
 #include "genie/report/attribution_evidence.h"
@@ -65,10 +64,10 @@ struct AttributionInput {
   std::vector<RankCompute> compute;       // every rank's
   std::vector<Wait> waits;                // per late rank, the collective waited in longest
   std::optional<Contention> contention;
-  std::vector<OpBehind> behind;           // ops behind the Ec prediction, most first
-  std::vector<NetworkPlace> places;       // the localisation's findings
-  bool probed = false;                    // the localisation ran (places empty: all healthy)
-  std::vector<std::string> retransmits;   // "h2: 1204 of 80000 segments sent again"
+  std::vector<OpBehind> behind;          // ops behind the Ec prediction, most first
+  std::vector<NetworkPlace> places;      // the localisation's findings
+  bool probed = false;                   // the localisation ran (places empty: all healthy)
+  std::vector<std::string> retransmits;  // "h2: 1204 of 80000 segments sent again"
 };
 
 enum class Cause { kStraggler, kNetwork, kContention, kUnexplained };

@@ -10,9 +10,7 @@
 namespace genie::report {
 namespace {
 
-bool IsGpuCompute(const record::OpEvent& e) {
-  return e.kind == OpKind::kCompute && !e.is_cpu_op;
-}
+bool IsGpuCompute(const record::OpEvent& e) { return e.kind == OpKind::kCompute && !e.is_cpu_op; }
 
 }  // namespace
 
