@@ -135,6 +135,9 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
       const TimeNs delay = measured_delay.count(r) ? measured_delay.at(r) : 0;
       c.late_start_ns =
           std::max<TimeNs>(0, delay - (predicted_delay.count(r) ? predicted_delay.at(r) : 0));
+      for (const record::RankSummary* s : ranks_of[ic.iteration]) {
+        if (s->rank == r) c.cpu_wait_ns = s->cpu_wait_ns;
+      }
       in.compute.push_back(c);
     }
 

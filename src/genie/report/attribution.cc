@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "genie/record/cpu_wait.h"
 #include "genie/report/completeness.h"
 
 namespace genie::report {
@@ -56,6 +57,10 @@ CauseShare Straggler(const AttributionInput& in, TimeNs share, TimeNs floor_ns) 
     if (r.late_start_ns > 0 && r.late_start_ns >= floor_ns / 4) {
       s += fmt::format(", and its first op {} after its iteration began (a stall)",
                        FormatDuration(r.late_start_ns));
+    }
+    if (r.cpu_wait_ns > 0 && r.cpu_wait_ns >= floor_ns / 4) {
+      s += fmt::format("; its thread waited {} for a core (CPU-starved)",
+                       FormatDuration(r.cpu_wait_ns));
     }
     c.evidence.push_back(std::move(s));
   }
@@ -176,8 +181,20 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
   for (const OpBehind& op : in.behind) behind += std::max<TimeNs>(0, op.added_ns());
   const bool comm_behind = !in.behind.empty() && behind > 0 && 2 * behind >= rest;
   const bool links_healthy = in.probed && in.places.empty() && in.retransmits.empty();
-  const bool evidence = in.behind.empty() ? !in.places.empty() || !in.retransmits.empty()
-                                          : comm_behind && !links_healthy;
+  // A rank that waited for a core read its sockets late: comm behind is then the host's,
+  // unless the network is placed.
+  const RankCompute* starved = nullptr;
+  for (const RankCompute& r : in.compute) {
+    if (static_cast<double>(r.cpu_wait_ns) >
+            record::kNotableCpuWaitFraction * static_cast<double>(in.measured_ns) &&
+        (starved == nullptr || r.cpu_wait_ns > starved->cpu_wait_ns)) {
+      starved = &r;
+    }
+  }
+  const bool unplaced = in.places.empty() && in.retransmits.empty();
+  const bool evidence = in.behind.empty()
+                            ? !unplaced
+                            : comm_behind && !links_healthy && !(starved != nullptr && unplaced);
   if (evidence && rest >= floor_ns && rest > 0) {
     a.network_ns = rest;
   } else {
@@ -195,7 +212,13 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
     CauseShare u;
     u.cause = Cause::kUnexplained;
     u.share_ns = a.rest_ns;
-    if (comm_behind && links_healthy) {
+    if (comm_behind && starved != nullptr && unplaced) {
+      u.evidence.push_back(fmt::format(
+          "communication was behind its prediction, but rank {} waited {} for a core in this "
+          "iteration ({:.0f} % of the step): the host's CPU read its sockets late, not the network",
+          starved->rank, FormatDuration(starved->cpu_wait_ns),
+          100.0 * static_cast<double>(starved->cpu_wait_ns) / static_cast<double>(in.measured_ns)));
+    } else if (comm_behind && links_healthy) {
       const OpBehind& op = in.behind.front();
       u.evidence.push_back(fmt::format(
           "communication was behind its prediction ({} node {} on ranks {}: {:.2f}x), but the "
@@ -222,6 +245,7 @@ nlohmann::json RankJson(const RankCompute& r) {
           {"measured_compute_ns", r.measured_ns},
           {"trace_compute_ns", r.trace_ns},
           {"late_start_ns", r.late_start_ns},
+          {"cpu_wait_ns", r.cpu_wait_ns},
           {"compute_excess_ns", r.excess_ns()}};
 }
 
@@ -231,6 +255,7 @@ RankCompute RankFromJson(const nlohmann::json& j) {
   r.measured_ns = j.value("measured_compute_ns", TimeNs{0});
   r.trace_ns = j.value("trace_compute_ns", TimeNs{0});
   r.late_start_ns = j.value("late_start_ns", TimeNs{0});
+  r.cpu_wait_ns = j.value("cpu_wait_ns", TimeNs{0});
   return r;
 }
 

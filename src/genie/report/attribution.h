@@ -12,7 +12,9 @@
 // prediction, a localised host or link, retransmissions) — unless the localisation probed every
 // link the job used and found them healthy, with no retransmissions: then communication was
 // slow for a reason the network does not show (the hosts' scheduling, a fault gone before the
-// probe) — else unexplained. Each share is
+// probe) — or when a rank waited for a core for over 5 % of the step (record/cpu_wait.h: the
+// host's CPU read its sockets late) and nothing places the fault in the network; else
+// unexplained. Each share is
 // clamped so that they sum to the excess, in that order. A cause whose share is under the
 // noise floor is not named. The evidence is the measurement only; never a fault schedule.
 //

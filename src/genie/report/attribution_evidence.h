@@ -26,6 +26,9 @@ struct RankCompute {
   // How long after the rank's iteration start its first op began in the run (a stall: a
   // checkpoint, a collector, a descheduled process), beyond the same in the prediction.
   TimeNs late_start_ns = 0;
+  // How long its thread waited for a core in the iteration (RankSummary::cpu_wait_ns; 0 where
+  // not recorded): a CPU-starved rank wakes late from its sleeps and reads its sockets late.
+  TimeNs cpu_wait_ns = 0;
   TimeNs excess_ns() const { return measured_ns - trace_ns + late_start_ns; }
 };
 

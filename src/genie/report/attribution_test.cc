@@ -198,6 +198,23 @@ TEST(Attribution, CommBehindOnLinksTheProbeFoundHealthyIsUnexplained) {
   EXPECT_EQ(Causes(Attribute(in)), std::vector<Cause>{Cause::kNetwork});
 }
 
+TEST(Attribution, CommBehindWhileARankWaitedForACoreIsTheHostsNotTheNetworks) {
+  AttributionInput in = Healthy(200 * kMs);
+  in.behind = {Behind(130 * kMs, 30 * kMs)};
+  in.compute[2].cpu_wait_ns = 40 * kMs;  // 20 % of the step
+  IterationAttribution a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kUnexplained});
+  EXPECT_NE(a.causes[0].evidence[0].find("rank 2 waited 40.000 ms for a core"), std::string::npos)
+      << a.causes[0].evidence[0];
+  // A localised fault still places it in the network.
+  in.places = {{"slow_link", "h1", "h1: both directions slow"}};
+  EXPECT_EQ(Causes(Attribute(in)), std::vector<Cause>{Cause::kNetwork});
+  // A wait under 5 % of the step is noise.
+  in.places.clear();
+  in.compute[2].cpu_wait_ns = 5 * kMs;
+  EXPECT_EQ(Causes(Attribute(in)), std::vector<Cause>{Cause::kNetwork});
+}
+
 TEST(Attribution, SharesNeverExceedTheExcess) {
   // The model with measured compute overshoots the measurement: compute takes all of it.
   AttributionInput in = Healthy(150 * kMs);
