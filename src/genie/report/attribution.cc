@@ -287,9 +287,9 @@ nlohmann::json CauseJson(const CauseShare& c, TimeNs excess) {
     for (const OpBehind& op : c.ops) j["ops_behind"].push_back(ToJson(op));
   }
   if (!c.neighbours.empty()) {
-    j["jobs"] = nlohmann::json::array();
+    j["neighbours"] = nlohmann::json::array();
     for (const Neighbour& n : c.neighbours)
-      j["jobs"].push_back({{"job", n.job}, {"links", n.links}});
+      j["neighbours"].push_back({{"job", n.job}, {"links", n.links}});
   }
   return j;
 }
@@ -327,7 +327,7 @@ CauseShare CauseFromJson(const nlohmann::json& j) {
   for (const auto& op : j.value("ops_behind", nlohmann::json::array())) {
     c.ops.push_back(OpBehindFromJson(op));
   }
-  for (const auto& n : j.value("jobs", nlohmann::json::array())) {
+  for (const auto& n : j.value("neighbours", nlohmann::json::array())) {
     c.neighbours.push_back({n.value("job", ""), n.value("links", std::vector<std::string>{})});
   }
   return c;

@@ -168,6 +168,9 @@ TEST(Attribution, ContentionIsTogetherMinusAloneNamingTheJobAndLinks) {
   EXPECT_EQ(a.contention_ns, 68 * kMs);
   EXPECT_NE(a.causes[0].evidence[0].find("links h1-s0, s0-h2"), std::string::npos);
   ExpectSharesSum(a);
+  const nlohmann::json j = AttributionJson({a});
+  EXPECT_EQ(j["iterations"][0]["causes"][0]["neighbours"][0]["job"], "b") << j.dump();
+  EXPECT_EQ(AttributionJson(AttributionFromJson(j)), j);
 }
 
 TEST(Attribution, AnExcessWithoutEvidenceIsUnexplained) {
