@@ -22,8 +22,9 @@ Result<TimeNs> SimulateIteration(const AttributionRun& run, MeasuredIteration* m
                                  std::unique_ptr<record::Recorder>* rec) {
   auto once = [&]() -> Result<TimeNs> {
     GENIE_ASSIGN_OR_RETURN(*rec, record::Recorder::Create("", nlohmann::json::object()));
-    GENIE_ASSIGN_OR_RETURN(SimulationStats s, Simulate(run.setup, run.network, run.model,
-                                                       rec->get(), SimulatedIterations(1), m));
+    GENIE_ASSIGN_OR_RETURN(SimulationStats s,
+                           Simulate(run.setup, run.network, run.model, rec->get(),
+                                    SimulatedIterations(1), m, run.input));
     return s.end_ns;
   };
   Result<TimeNs> end = once();
@@ -188,12 +189,19 @@ std::map<int, TimeNs> WhatIfSteps(const AttributionRun& run) {
 
 std::map<int, report::Contention> ContentionFromPrediction(const nlohmann::json& prediction) {
   std::map<int, report::Contention> out;
-  if (!prediction.is_object() || !prediction.contains("alone") ||
-      !prediction["alone"].is_object()) {
-    return out;
-  }
-  const nlohmann::json& alone = prediction["alone"];
+  if (!prediction.is_object()) return out;
+  // The neighbours: the jobs simulation's ("neighbours": {"jobs": [names], ...}), or "alone"'s
+  // ({"neighbours": [{"job", "links"}]}).
   std::vector<report::Neighbour> neighbours;
+  const nlohmann::json none = nlohmann::json::object();
+  const nlohmann::json& n = prediction.contains("neighbours") ? prediction["neighbours"] : none;
+  if (n.is_object() && n.contains("jobs") && n["jobs"].is_array()) {
+    for (const auto& job : n["jobs"]) {
+      if (job.is_string()) neighbours.push_back({job.get<std::string>(), {}});
+    }
+  }
+  const nlohmann::json& alone =
+      prediction.contains("alone") && prediction["alone"].is_object() ? prediction["alone"] : none;
   for (const auto& j : alone.value("neighbours", nlohmann::json::array())) {
     if (!j.is_object()) continue;
     neighbours.push_back({j.value("job", ""), j.value("links", std::vector<std::string>{})});
@@ -206,8 +214,12 @@ std::map<int, report::Contention> ContentionFromPrediction(const nlohmann::json&
   for (const auto& j : prediction.value("iterations", nlohmann::json::array())) {
     if (!j.is_object()) continue;
     const int iteration = j.value("iteration", 0);
-    auto a = alone_of.find(iteration);
-    const TimeNs alone_ns = a != alone_of.end() ? a->second : alone_step;
+    // Per iteration beside the together expectation, or from "alone".
+    TimeNs alone_ns = j.value("expected_alone_step_ns", TimeNs{0});
+    if (alone_ns <= 0) {
+      auto a = alone_of.find(iteration);
+      alone_ns = a != alone_of.end() ? a->second : alone_step;
+    }
     if (alone_ns <= 0) continue;
     out[iteration] = {j.value("expected_step_ns", TimeNs{0}), alone_ns, neighbours};
   }

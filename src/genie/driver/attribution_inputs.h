@@ -42,6 +42,9 @@ struct AttributionRun {
   const std::map<int, MeasuredIteration>& measured;
   const std::vector<record::OpEvent>& ops;  // the run's, compute ops included
   const std::vector<record::RankSummary>& ranks;
+  // Where the ranks' graphs come from and sit, as the per-iteration prediction had it (null:
+  // the setup's trace files, the network's own placement).
+  const SimulateInput* input = nullptr;
 };
 
 // Every iteration of `compared` slower than its healthy expectation by more than the
@@ -60,9 +63,10 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
 std::map<int, TimeNs> WhatIfSteps(const AttributionRun& run);
 
 // The neighbours' interference as results.json's prediction gives it when the run is one job
-// of several: prediction.alone = {"iterations": [{"iteration", "expected_step_ns"}],
-// "step_ns", "neighbours": [{"job", "links": [...]}]}, beside the prediction's own
-// (together) expected_step_ns per iteration. Empty when absent.
+// of several (genie launch --jobs): per iteration `expected_step_ns` (together) beside
+// `expected_alone_step_ns`, the neighbours' names in "neighbours": {"jobs": [...]}; or
+// "alone": {"step_ns", "iterations": [{"iteration", "expected_step_ns"}], "neighbours":
+// [{"job", "links": [...]}]}. Empty when neither is there (one job).
 std::map<int, report::Contention> ContentionFromPrediction(const nlohmann::json& prediction);
 
 }  // namespace genie::driver

@@ -156,6 +156,18 @@ TEST_F(AttributionInputsTest, ANeighboursPredictedTrafficIsContentionAgainstTheJ
   EXPECT_EQ(a[0].causes[0].culprit, "job bulk");
   EXPECT_EQ(a[0].contention_ns, 3 * kMs);
   EXPECT_TRUE(ContentionFromPrediction(report::ToJson(compared_)).empty());
+  // As the jobs prediction records it: the alone step beside each iteration's, the names apart.
+  nlohmann::json jobs = report::ToJson(compared_);
+  jobs["iterations"][0]["expected_alone_step_ns"] = e0_;
+  jobs["neighbours"] = {{"job", "a"}, {"jobs", {"b", "bulk"}}};
+  const auto from_jobs = ContentionFromPrediction(jobs);
+  ASSERT_EQ(from_jobs.size(), 1u);
+  EXPECT_EQ(from_jobs.at(0).alone_ns, e0_);
+  EXPECT_EQ(from_jobs.at(0).together_ns, e0_ + 3 * kMs);
+  const auto b = Attribute(from_jobs);
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_EQ(b[0].causes.size(), 1u);
+  EXPECT_EQ(b[0].causes[0].culprit, "job b, job bulk");
 }
 
 TEST_F(AttributionInputsTest, AHealthyIterationIsNotAttributed) {
