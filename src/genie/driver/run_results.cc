@@ -305,7 +305,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
           auto b = behind.find(it.iteration);
           if (b != behind.end()) it.behind = std::move(b->second);
         }
-        const AttributionRun run{setup, *net, kind, measured, ops, ranks};
+        const AttributionRun run{setup, *net, kind, measured, ops, ranks, placed};
         const std::map<int, TimeNs> what_if = WhatIfSteps(run);
         for (auto& it : c.iterations) {
           auto w = what_if.find(it.iteration);
