@@ -158,7 +158,12 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
   a.with_compute_ns = in.with_compute_ns;
   a.floor = floor;
   a.excess_ns = std::max<TimeNs>(0, in.measured_ns - in.expected_ns);
-  const TimeNs floor_ns = static_cast<TimeNs>(floor * static_cast<double>(in.expected_ns));
+  // The floor is a share of the step the model expects, with the neighbours when there are
+  // any: its error grows with what it predicts.
+  const TimeNs neighbours_ns =
+      in.contention ? std::max<TimeNs>(0, in.contention->together_ns - in.contention->alone_ns) : 0;
+  const TimeNs floor_ns =
+      static_cast<TimeNs>(floor * static_cast<double>(in.expected_ns + neighbours_ns));
 
   // Compute: the counterfactual when it could be run; else at most the rank most behind its
   // trace (a rank's lateness reaches the step at most one for one).
@@ -177,7 +182,8 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
 
   // The network's when the measurement shows it behind: the ops behind their prediction add
   // up to half the rest, or (no op comparison for this iteration) a place or retransmissions.
-  TimeNs behind = 0;
+  // The ops are compared with this job alone, so what the neighbours explain is not theirs.
+  TimeNs behind = -a.contention_ns;
   for (const OpBehind& op : in.behind) behind += std::max<TimeNs>(0, op.added_ns());
   const bool comm_behind = !in.behind.empty() && behind > 0 && 2 * behind >= rest;
   const bool links_healthy = in.probed && in.places.empty() && in.retransmits.empty();

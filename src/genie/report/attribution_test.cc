@@ -170,6 +170,19 @@ TEST(Attribution, ContentionIsTogetherMinusAloneNamingTheJobAndLinks) {
   ExpectSharesSum(a);
   const nlohmann::json j = AttributionJson({a});
   EXPECT_EQ(j["iterations"][0]["causes"][0]["neighbours"][0]["job"], "b") << j.dump();
+  // 9 % over the step predicted with the neighbour, its ops behind the job-alone prediction
+  // by what the neighbour costs and a little more: the model's error, not the network.
+  in.measured_ns = 183 * kMs;
+  in.behind = {Behind(113 * kMs, 30 * kMs)};
+  a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kContention}) << FormatAttribution({a});
+  EXPECT_EQ(a.rest_ns, 15 * kMs);
+  // Further over, but the ops behind only by what the neighbour explains: not the network's.
+  in.measured_ns = 200 * kMs;
+  in.behind = {Behind(100 * kMs, 30 * kMs)};
+  a = Attribute(in);
+  EXPECT_EQ(Causes(a), (std::vector<Cause>{Cause::kContention, Cause::kUnexplained}))
+      << FormatAttribution({a});
   EXPECT_EQ(AttributionJson(AttributionFromJson(j)), j);
 }
 
