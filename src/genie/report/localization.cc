@@ -54,6 +54,15 @@ Result<Localization> Localize(const nlohmann::json& records, int world_size, dou
       }
     }
   }
+  // Two ranks on one host (a job packed two to a host) never crossed the fabric between them:
+  // their figures are that machine's loopback and CPU, so they are left out of the judgement.
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j || s.hosts[i].empty() || s.hosts[i] != s.hosts[j]) continue;
+      s.gbps[i][j] = s.rtt_us[i][j] = s.retrans[i][j] = std::nan("");
+      l.same_host_pairs += i < j;
+    }
+  }
   // Several ranks on one host (a loopback run) or none named: tell them apart by rank.
   auto& h = s.hosts;
   for (size_t i = 0; i < n; ++i) {
@@ -78,6 +87,7 @@ std::string FormatLocalization(const Localization& l) {
 nlohmann::json LocalizationJson(const Localization& l) {
   nlohmann::json j = DoctorJson(l.scan, l.verdict);
   j["pairs"] = l.pairs;
+  if (l.same_host_pairs > 0) j["same_host_pairs"] = l.same_host_pairs;
   // The doctor's collective patterns are not part of a run's probe.
   j.erase("incast_gbps");
   j.erase("remeasured_alone");

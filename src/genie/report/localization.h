@@ -18,6 +18,9 @@ struct Localization {
   DoctorScan scan;
   DoctorVerdict verdict;
   int pairs = 0;  // pairs of ranks probed
+  // Of those, pairs whose ranks share a host: their traffic never crossed the fabric, so their
+  // figures are not judged.
+  int same_host_pairs = 0;
 };
 
 // `records`: one "localize" record per rank, any order (a missing rank leaves its row

@@ -86,6 +86,36 @@ TEST(Localization, RanksSharingAHostAreToldApart) {
   EXPECT_EQ(l->scan.hosts[2], "box/r2");
 }
 
+// A job packed two ranks to a host: the pairs within a host measured the machine's loopback,
+// never the fabric, so however slow they are they name nothing; the pairs across hosts judge.
+TEST(Localization, PairsWithinAHostAreNotJudged) {
+  auto records = RingRecords(8, -1, false, false);
+  for (auto& r : records) {
+    const int rank = r["rank"];
+    r["host"] = "h" + std::to_string(rank / 2);
+    for (auto& p : r["peers"]) {
+      if (p["peer"].get<int>() / 2 == rank / 2) p["rx_gbps"] = 0.004;  // loopback under load
+    }
+  }
+  auto l = Localize(records, 8);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->same_host_pairs, 4);
+  EXPECT_EQ(Kinds(*l), "healthy");
+  EXPECT_EQ(LocalizationJson(*l)["same_host_pairs"], 4);
+  // A slow NIC is still named (both its ranks' cross-host directions are slow).
+  for (auto& r : records) {
+    const int rank = r["rank"];
+    for (auto& p : r["peers"]) {
+      const int peer = p["peer"];
+      if (peer / 2 != rank / 2 && peer / 2 == 1) p["rx_gbps"] = 0.005;  // h1 transmits slowly
+    }
+  }
+  auto slow = Localize(records, 8);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_NE(Kinds(*slow), "healthy");
+  EXPECT_NE(Kinds(*slow).find("h1"), std::string::npos) << Kinds(*slow);
+}
+
 // A ring of 8 on leafspine:2x2x4 crosses the fabric at h3 <-> h4 and h7 <-> h0; rank 0's record
 // carries each probed direction's switch links. h3 -> h4 went up l0 -> s1, whose queue held it:
 // that link is named with its direction, not the pair, and no host.
