@@ -197,7 +197,15 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
       starved = &r;
     }
   }
-  const bool unplaced = in.places.empty() && in.retransmits.empty();
+  // Among neighbours, slow *pairs* alone are weak evidence: the probe runs after this job's
+  // iterations while a neighbour may still be sending through the same hosts. Only a host's
+  // side or link, a switch link, or retransmissions place the network there.
+  const bool pairs_only =
+      !in.places.empty() && std::all_of(in.places.begin(), in.places.end(), [](const auto& p) {
+        return p.kind == "slow_pair" || p.kind == "high_latency_pair";
+      });
+  const bool unplaced =
+      (in.places.empty() || (in.contention.has_value() && pairs_only)) && in.retransmits.empty();
   const bool evidence = in.behind.empty()
                             ? !unplaced
                             : comm_behind && !links_healthy && !(starved != nullptr && unplaced);

@@ -186,6 +186,31 @@ TEST(Attribution, ContentionIsTogetherMinusAloneNamingTheJobAndLinks) {
   EXPECT_EQ(AttributionJson(AttributionFromJson(j)), j);
 }
 
+// Two jobs on 16 ranks of 2 cores: a rank waited for a core, and the probe after the run (a
+// neighbour possibly still sending) found only slow pairs. That is not the network's; a host's
+// side found slow is.
+TEST(Attribution, AmongNeighboursSlowPairsAloneDoNotPlaceTheNetwork) {
+  AttributionInput in = Healthy(210 * kMs);
+  in.contention = Contention{160 * kMs, 100 * kMs, {{"b", {}}}};
+  in.behind = {Behind(150 * kMs, 30 * kMs)};
+  in.compute[1].cpu_wait_ns = 30 * kMs;
+  in.places = {{"slow_pair", "h6", "h6 -> h5: slow"}};
+  IterationAttribution a = Attribute(in);
+  EXPECT_EQ(Causes(a), (std::vector<Cause>{Cause::kContention, Cause::kUnexplained}))
+      << FormatAttribution({a});
+  EXPECT_EQ(a.network_ns, 0);
+  // The same pair without neighbours is still the network's.
+  AttributionInput alone = in;
+  alone.contention.reset();
+  alone.measured_ns = 150 * kMs;
+  EXPECT_EQ(Causes(Attribute(alone)), std::vector<Cause>{Cause::kNetwork});
+  // A host's side found slow places it, neighbours or not.
+  in.places = {{"slow_transmit", "h6", "h6: transmit side slow"}};
+  a = Attribute(in);
+  EXPECT_EQ(Causes(a), (std::vector<Cause>{Cause::kContention, Cause::kNetwork}))
+      << FormatAttribution({a});
+}
+
 TEST(Attribution, AnExcessWithoutEvidenceIsUnexplained) {
   AttributionInput in = Healthy(200 * kMs);
   in.behind = {Behind(31 * kMs, 30 * kMs)};  // every op on time: not the network
