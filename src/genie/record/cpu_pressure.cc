@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "genie/record/cpu_steal.h"
 
 namespace genie::record {
 namespace {
@@ -18,25 +19,6 @@ std::string Slurp(const char* path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Busy = every tick but idle and iowait.
-void ReadTicks(uint64_t* busy, uint64_t* all) {
-  std::istringstream lines(Slurp("/proc/stat"));
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("cpu ", 0) != 0) continue;
-    std::istringstream fields(line.substr(4));
-    uint64_t v[8] = {};
-    for (auto& x : v) {
-      if (!(fields >> x)) return;
-    }
-    uint64_t total = 0;
-    for (uint64_t x : v) total += x;
-    *all = total;
-    *busy = total - v[3] - v[4];
-    return;
-  }
 }
 
 }  // namespace
@@ -63,7 +45,10 @@ CpuPressureReading ReadCpuPressure() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   r.at_ns = static_cast<TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
   r.some_us = ParsePsiSomeTotal(Slurp("/proc/pressure/cpu"));
-  ReadTicks(&r.busy_ticks, &r.all_ticks);
+  if (const auto ticks = ReadCpuTicks()) {
+    r.busy_ticks = ticks->busy();
+    r.all_ticks = ticks->total;
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   r.cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;

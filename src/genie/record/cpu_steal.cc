@@ -19,6 +19,7 @@ std::optional<CpuTicks> ParseCpuTicks(const std::string& stat_text) {
     CpuTicks t;
     for (uint64_t x : v) t.total += x;
     t.steal = v[7];
+    t.idle = v[3] + v[4];
     return t;
   }
   return std::nullopt;

@@ -13,10 +13,12 @@
 namespace genie::record {
 
 // Cumulative ticks of the machine's "cpu" line: every kind summed (user through steal; guest
-// time is already inside user), and steal alone.
+// time is already inside user), steal alone, and idle (idle + iowait: the CPUs not busy).
 struct CpuTicks {
   uint64_t total = 0;
   uint64_t steal = 0;
+  uint64_t idle = 0;
+  uint64_t busy() const { return total - idle; }
 };
 
 // From `stat_text` (the text of /proc/stat); nullopt when it has no well-formed "cpu" line.

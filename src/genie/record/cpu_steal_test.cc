@@ -27,6 +27,8 @@ TEST(CpuSteal, MissingOrMalformedReadingsGiveNothing) {
   EXPECT_FALSE(ParseCpuTicks("cpu  1 2 3\n"));             // a kernel without steal
   auto t = ParseCpuTicks("cpu  1 2 3 4 5 6 7 8\n");
   ASSERT_TRUE(t);
+  EXPECT_EQ(t->idle, 4u + 5u);  // idle + iowait
+  EXPECT_EQ(t->busy(), 36u - 9u);
   EXPECT_TRUE(CpuStealJson(std::nullopt, t).empty());
   EXPECT_TRUE(CpuStealJson(t, t).empty());  // no tick passed
   EXPECT_TRUE(ReadCpuTicks().has_value());  // this machine's /proc/stat
