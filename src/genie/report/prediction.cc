@@ -6,6 +6,7 @@
 #include <map>
 
 #include "genie/report/bandwidth.h"
+#include "genie/report/cpu_bound.h"
 
 namespace genie::report {
 namespace {
@@ -65,10 +66,13 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
   for (const auto& e : ops) {
     if (e.iteration >= 0 && e.is_comm()) ops_of[e.iteration].push_back(e);
   }
+  std::map<int, double> cpu_wait_of;
+  for (const CpuBoundIteration& b : CpuBoundIterations(ranks)) cpu_wait_of[b.iteration] = b.fraction();
   for (const IterationStep& s : StepTimes(ranks)) {
     if (s.iteration < 0) continue;
     IterationComparison ic;
     ic.iteration = s.iteration;
+    if (auto w = cpu_wait_of.find(s.iteration); w != cpu_wait_of.end()) ic.cpu_wait_fraction = w->second;
     ic.measured_ns = s.step_ns();
     auto own = expected.step_ns_of_iteration.find(s.iteration);
     ic.expected_ns = own != expected.step_ns_of_iteration.end() ? own->second : expected.step_ns;
@@ -121,10 +125,19 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
     } else if (op_slow) {
       line += "  SLOW (op)";
     }
+    if (it.cpu_wait_fraction > 0) line += fmt::format("  CPU {:.0f} %", 100 * it.cpu_wait_fraction);
     out << line << "\n";
   }
   out << fmt::format("# {} of {} iterations slower than expected\n", c.flagged,
                      c.iterations.size());
+  int cpu_bound = 0;
+  for (const auto& it : c.iterations) cpu_bound += it.cpu_wait_fraction > 0 ? 1 : 0;
+  if (cpu_bound > 0) {
+    out << fmt::format(
+        "# CPU = a rank waited for a core that share of the step ({} iterations): their time is "
+        "this machine's CPU as well as the network's, not evidence against the network\n",
+        cpu_bound);
+  }
   // The what-if: the same iterations predicted under the run's --faults compute faults.
   std::string what_if;
   for (const auto& it : c.iterations) {
@@ -183,6 +196,7 @@ nlohmann::json ToJson(const Comparison& c) {
       row["ops_behind"] = std::move(behind);
     }
     if (it.what_if_ns > 0) row["what_if_step_ns"] = it.what_if_ns;
+    if (it.cpu_wait_fraction > 0) row["cpu_wait_fraction"] = it.cpu_wait_fraction;
     iters.push_back(std::move(row));
     if (it.slow) flagged.push_back(it.iteration);
   }
@@ -205,6 +219,7 @@ Comparison ComparisonFromJson(const nlohmann::json& j) {
     ic.expected_ns = it.value("expected_step_ns", TimeNs{0});
     ic.what_if_ns = it.value("what_if_step_ns", TimeNs{0});
     ic.ratio = it.value("ratio", 0.0);
+    ic.cpu_wait_fraction = it.value("cpu_wait_fraction", 0.0);
     ic.slow = it.value("slow", false);
     if (it.contains("ops") && it["ops"].is_array()) {
       for (const auto& op : it["ops"]) {

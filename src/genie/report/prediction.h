@@ -61,6 +61,11 @@ struct IterationComparison {
   // The step the model predicts with the run's --faults compute faults (what-if; 0: none given).
   // The expectation above is the healthy one, so a straggler is flagged and then attributed.
   TimeNs what_if_ns = 0;
+  // CPU-bound (report/cpu_bound.h): the longest wait for a core a rank had in this iteration,
+  // as a share of its step, when above the threshold; 0 otherwise. Its time is genie's own
+  // machine's as much as the network's, so the table marks it and the attribution keeps the
+  // network out of it.
+  double cpu_wait_fraction = 0;
 };
 
 struct Comparison {

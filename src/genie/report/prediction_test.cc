@@ -114,6 +114,31 @@ TEST(PredictionTest, AnIterationPredictedOnItsOwnIsJudgedByIt) {
   EXPECT_EQ(c.flagged, 1);
 }
 
+// An iteration in which a rank waited for a core a notable share of its step is marked CPU in
+// the table and results.json: its time is genie's machine's as well as the network's.
+TEST(PredictionTest, AnIterationWhoseRankWaitedForACoreIsMarkedCpu) {
+  Expectation expected =
+      ExpectationFromSimulation("model", 1'000'000, {AllReduce(0, 0, 0, 1'000'000)});
+  std::vector<RankSummary> ranks = {
+      {0, 0, 0, 1'000'000, 0, 0, 0},
+      {0, 1, 2'000'000, 4'000'000, 0, 0, 0},
+  };
+  ranks[0].cpu_wait_ns = 1'000;      // 0.1 %: healthy
+  ranks[1].cpu_wait_ns = 600'000;    // 30 % of its 2 ms step
+  Comparison c = Compare({}, ranks, expected, 0.25);
+  ASSERT_EQ(c.iterations.size(), 2u);
+  EXPECT_EQ(c.iterations[0].cpu_wait_fraction, 0);
+  EXPECT_NEAR(c.iterations[1].cpu_wait_fraction, 0.3, 1e-9);
+  std::ostringstream out;
+  PrintComparison(out, c);
+  EXPECT_NE(out.str().find("SLOW  CPU 30 %"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("not evidence against the network"), std::string::npos);
+  nlohmann::json j = ToJson(c);
+  EXPECT_FALSE(j["iterations"][0].contains("cpu_wait_fraction"));
+  EXPECT_NEAR(j["iterations"][1].value("cpu_wait_fraction", 0.0), 0.3, 1e-9);
+  EXPECT_EQ(ToJson(ComparisonFromJson(j)), j);
+}
+
 TEST(PredictionTest, BaselineIsTheMedianOfAnEarlierRunsMeasuredSteps) {
   nlohmann::json old = {{"iterations",
                          {{{"iteration", -1}, {"step_time_ns", 9000}},

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -188,6 +189,25 @@ TEST(PageModel, AttributionIsAStackedBarPerFlaggedIteration) {
   ASSERT_EQ(a[0]["causes"].size(), 2u);
   EXPECT_EQ(a[0]["causes"][0]["cause"], "network");
   EXPECT_EQ(a[0]["causes"][1]["culprit"], "rank 0");
+}
+
+// An iteration in which a rank waited for a core is listed apart: the CPU's, not the network's.
+TEST(PageModel, ACpuBoundIterationIsListedWithItsRankAndShare) {
+  EXPECT_TRUE((*RunPanel(Results(), "r.json"))["cpu_bound"].is_null());
+  auto ranks = testing::RunRanks(0);
+  int last = -1;
+  for (const auto& r : ranks) last = std::max(last, r.iteration);
+  for (auto& r : ranks) {
+    r.cpu_wait_ns = r.iteration == last && r.rank == 1 ? (r.finish - r.start) / 2 : 1;
+  }
+  json results = BuildResultsJson(json{{"genie_version", "9.9"}}, testing::RunOps(0), ranks);
+  auto p = RunPanel(results, "r.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const json& bound = (*p)["cpu_bound"]["iterations"];
+  ASSERT_EQ(bound.size(), 1u);
+  EXPECT_EQ(bound[0]["iteration"], last);
+  EXPECT_EQ(bound[0]["rank"], 1);
+  EXPECT_GT(bound[0].value("fraction", 0.0), 0.3);
 }
 
 TEST(PageModel, HeatMapIsMeasuredOverExpected) {
