@@ -22,7 +22,10 @@
 #   SMALL_ITER=50 (iterations of the all-reduces of at most 1 MiB: a few ms each, whose steps
 #   move ±10-20 % from one iteration to the next on shared cores, so a median of 3 is noise and
 #   one of 20 still moved ±5 %: the 64 KiB all-reduce's 20 read 0.91-1.31 of their predictions)
-#   WORKLOADS="gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2" ("" skips)
+#   WORKLOADS="gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2" ("" skips; an
+#   entry with a '/' is a workload folder's path, e.g. one `genie synth` wrote)
+#   ROWS_FILE=FILE: also append each row there, tab-separated (label, measured and flow step ns,
+#   ratio, the tries' range, every iteration's range, steal %): what bench/predict_grid.sh reads
 #   SIZES="64KiB 256KiB 1MiB 4MiB 16MiB 64MiB" ("" skips)
 #   STAR=1 ("" skips the star testbed) LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips)
 #   SPINE_QUEUE="" (`--spine-queue` of the leaf-spine links; "": the testbed's default, 2 MB at
@@ -129,8 +132,8 @@ testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
 # step_median DIR: the median step (ns) of a simulate or run results.json.
 step_median() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['step_time_ns']['median'])" "$1/results.json"; }
 
-printf '%-36s %10s %10s %6s %11s %6s %7s %6s\n' workload measured flow ratio "(range)" aware \
-  unaware steal%
+printf '%-36s %10s %10s %6s %11s %11s %6s %7s %6s\n' workload measured flow ratio "(range)" \
+  iterations aware unaware steal%
 # one LABEL WORKLOAD_DIR RANKS [ITERATIONS]: REPS tries, each a fresh calibration then the real run
 # with --predict (a run with more than STEAL_MAX % steal is measured again, up to TRIES times,
 # keeping the least stolen). The try with the median flow ratio is shown, beside ASTRA-sim's
@@ -166,31 +169,45 @@ one() {
   pick=$(python3 - "$d" "$REPS" <<'EOF'
 import json, statistics, sys
 d, reps = sys.argv[1], int(sys.argv[2])
-tries = []
+tries, its = [], []
 for r in range(1, reps + 1):
     p = json.load(open(f"{d}/rep{r}/results.json"))["prediction"]
     m = statistics.median(i["measured_step_ns"] for i in p["iterations"])
     f = statistics.median(i["expected_step_ns"] for i in p["iterations"])
     tries.append((m / f, r, m, f))
+    its += [i["measured_step_ns"] / i["expected_step_ns"] for i in p["iterations"] if i["expected_step_ns"] > 0]
 tries.sort()
 _, r, m, f = tries[len(tries) // 2]
-print(r, int(m), int(f), f"({tries[0][0]:.2f}-{tries[-1][0]:.2f})" if reps > 1 else "-")
+print(r, int(m), int(f), f"({tries[0][0]:.2f}-{tries[-1][0]:.2f})" if reps > 1 else "-",
+      f"{min(its):.2f}-{max(its):.2f}")
 EOF
 )
-  read -r rep measured flow range <<<"$pick"
+  read -r rep measured flow range iters_range <<<"$pick"
   for model in aware unaware; do
     "$G" simulate "$w" --network "$d/rep$rep.network.yml" --network-model "$model" \
       --comm-streams concurrent -q -o "$d/$model" >"$d/$model.log" 2>&1 ||
       { echo "predict_accuracy: simulate $label ($model) failed:" >&2; tail "$d/$model.log" >&2; return 1; }
   done
   aware=$(step_median "$d/aware"); unaware=$(step_median "$d/unaware")
-  python3 - "$label" "$measured" "$flow" "$aware" "$unaware" "$(cat "$d/rep$rep.steal")" "$range" <<'EOF'
+  python3 - "$label" "$measured" "$flow" "$aware" "$unaware" "$(cat "$d/rep$rep.steal")" "$range" \
+    "$iters_range" "${ROWS_FILE:-}" <<'EOF'
 import sys
 label, m, f, a, u, steal = sys.argv[1], *map(float, sys.argv[2:7])
 s = lambda ns: f"{ns / 1e9:.3f} s" if ns >= 1e8 else f"{ns / 1e6:.2f} ms"
-print(f"{label:<36} {s(m):>10} {s(f):>10} {m / f:6.2f} {sys.argv[7]:>11} {m / a:6.2f} {m / u:7.2f} {steal:6.1f}")
+print(f"{label:<36} {s(m):>10} {s(f):>10} {m / f:6.2f} {sys.argv[7]:>11} {sys.argv[8]:>11} {m / a:6.2f} {m / u:7.2f} {steal:6.1f}")
+if sys.argv[9]:  # one tab-separated row per workload, for bench/predict_grid.sh
+    lo, hi = sys.argv[7].strip("()").split("-") if sys.argv[7] != "-" else (f"{m / f:.2f}",) * 2
+    ilo, ihi = sys.argv[8].split("-")
+    with open(sys.argv[9], "a") as out:
+        out.write("\t".join([label, str(int(m)), str(int(f)), f"{m / f:.4f}", lo, hi, ilo, ihi, f"{steal:.1f}"]) + "\n")
 EOF
 }
+
+# A WORKLOADS entry: a shipped STG step's name (tests/data/traces/generated/stg/NAME, 8 ranks)
+# or a workload folder's path (e.g. `genie synth -o DIR`; its ranks: its .et files).
+dir_of() { case $1 in */*) echo "$1" ;; *) echo "$DATA/traces/generated/stg/$1" ;; esac; }
+label_of() { basename "$1"; }
+ranks_of() { find "$(dir_of "$1")" -maxdepth 1 -name '*.et*' | wc -l; }
 
 sweep() {
   local topo=$1 s
@@ -205,7 +222,7 @@ sweep() {
 
 if [ -n "$STAR" ] && [ -n "$WORKLOADS$SIZES" ]; then
   testbed_up "$NAME" --topology "star:$HOSTS" --rate "$RATE"
-  for w in $WORKLOADS; do one "$w" "$DATA/traces/generated/stg/$w" 8; done
+  for w in $WORKLOADS; do one "$(label_of "$w")" "$(dir_of "$w")" "$(ranks_of "$w")"; done
   sweep "star:$HOSTS"
   testbed_down
 fi
@@ -227,7 +244,7 @@ if [ -n "$LEAFSPINE" ]; then
   CALIBRATE="${CALIBRATE:-} --accept-findings"
   testbed_up "${NAME}l" --topology "leafspine:$LEAFSPINE" --rate "$RATE" "${spine[@]}" \
     --hash "${HASH:-l4}"
-  for w in $WORKLOADS; do one "$w (leafspine)" "$DATA/traces/generated/stg/$w" 8; done
+  for w in $WORKLOADS; do one "$(label_of "$w") (leafspine)" "$(dir_of "$w")" "$(ranks_of "$w")"; done
   sweep "leafspine:$LEAFSPINE"
   testbed_down
   CALIBRATE=$star_calibrate
