@@ -531,6 +531,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   if (!o.testbed.empty()) {
     auto tb = layout ? Result<testbed::Layout>(*layout) : testbed::Load(o.testbed);
     if (tb.ok()) shaper = ShaperOf(*tb);
+    scan.one_switch = tb.ok() && tb->spec.kind == testbed::TopologyKind::kStar;
     if (tb.ok() && tb->spec.kind == testbed::TopologyKind::kLeafSpine &&
         static_cast<int>(tb->hosts.size()) == env.world_size) {
       ring_group = tb->spec.hosts_per_leaf;

@@ -263,10 +263,14 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     if (g < t.pattern * ref && !named(h) && !named(prev) && !slow(prev, h)) {
       v.findings.push_back({FindingKind::kRing, prev, h, g, ref,
                             fmt::format("ring hop {} -> {}: {} while every host sends, {} alone "
-                                        "(shared uplinks or a switch that cannot carry every "
-                                        "port at once)",
+                                        "({})",
                                         H[static_cast<size_t>(prev)], H[static_cast<size_t>(h)],
-                                        Gb(g), Gb(ref))});
+                                        Gb(g), Gb(ref),
+                                        s.one_switch
+                                            ? "one switch, no shared path: the switch carrying "
+                                              "every port at once, or the hosts' CPUs"
+                                            : "shared uplinks or a switch that cannot carry "
+                                              "every port at once")});
     }
   }
   if (s.incast_gbps > 0 && s.incast_gbps < t.pattern * ref && !named(0)) {
@@ -281,9 +285,12 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
     const double g = s.alltoall_gbps[static_cast<size_t>(h)];
     if (g < t.pattern * a2a && !named(h)) {
       v.findings.push_back({FindingKind::kAllToAll, h, -1, g, a2a,
-                            fmt::format("all-to-all: {} receives {}, the median host {} (uneven "
-                                        "paths: ECMP hashing or an uplink)",
-                                        H[static_cast<size_t>(h)], Gb(g), Gb(a2a))});
+                            fmt::format("all-to-all: {} receives {}, the median host {} ({})",
+                                        H[static_cast<size_t>(h)], Gb(g), Gb(a2a),
+                                        s.one_switch
+                                            ? "one switch, no shared path: its receive side "
+                                              "or the CPU serving it"
+                                            : "uneven paths: ECMP hashing or an uplink")});
     }
   }
   return v;

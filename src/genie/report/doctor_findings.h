@@ -52,6 +52,9 @@ struct DoctorScan {
   int contended = 0;   // of those, slow only while other pairs ran (shared paths, not faults)
   // Learnt paths (path_blame.h), one per direction probed alone on a testbed; empty: unknown.
   std::vector<TransferPath> paths;
+  // One switch (a star testbed): every pair's path is its two host links, with no uplink or
+  // ECMP choice to share, so a host uneven only while every host sends is its own or its CPU's.
+  bool one_switch = false;
   // Ranks shared a host (--allow-shared-host): every figure is that machine's loopback; the
   // report says so on every table and gives no verdict.
   bool loopback = false;

@@ -132,6 +132,12 @@ TEST(DoctorFindings, IncastAndAllToAllBelowTheirPeersAreNamed) {
   s.incast_gbps = 0.02;
   s.alltoall_gbps[4] = 0.01;
   EXPECT_EQ(Kinds(Diagnose(s)), "incast:0 slow_all_to_all:4");
+  // On a fabric with uplinks the uneven paths are suspected; on one switch there are none.
+  EXPECT_NE(Diagnose(s).findings.back().text.find("ECMP"), std::string::npos);
+  s.one_switch = true;
+  const std::string star = Diagnose(s).findings.back().text;
+  EXPECT_EQ(star.find("ECMP"), std::string::npos) << star;
+  EXPECT_NE(star.find("no shared path: its receive side or the CPU"), std::string::npos) << star;
 }
 
 TEST(DoctorFindings, ReportAndJsonNameWhatWasFound) {
