@@ -53,6 +53,9 @@ GENIE_COMMAND(doctor, "Scan the fabric: name the slow host, side, pair or lossy 
                  "Time ring steps with every host active (what genie testbed calibrate fits): "
                  "healthy (only on a scan without findings), always, never")
       ->check(CLI::IsMember({"healthy", "always", "never"}));
+  app.add_option("--tcp-congestion", a->o.tcp_congestion,
+                 "TCP congestion control of the scan's connections (e.g. cubic, bbr; default: "
+                 "the host's)");
   genie::cli::AddTransportFlags(app, a->o.transport);
   return [a]() -> int {
     auto env = genie::launch::DiscoverRankEnv();

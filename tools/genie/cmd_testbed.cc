@@ -189,6 +189,7 @@ int Calibrate(const TestbedArgs& a) {
   o.name = a.name;
   o.accept_findings = a.accept_findings;
   o.basis = a.basis;
+  o.tcp_congestion = a.tcp_congestion;
   genie::Status st = genie::driver::CalibrateTestbed(o);
   return st.ok() ? 0 : Fail("calibrate", st);
 }
@@ -275,6 +276,10 @@ GENIE_COMMAND(testbed,
                    "at once; namespaces sharing this machine's CPUs) or one-pair (one pair "
                    "alone; a cluster with a CPU per host). Both are recorded")
       ->check(CLI::IsMember({"all-hosts", "one-pair"}));
+  calibrate->add_option("--tcp-congestion", a->tcp_congestion,
+                        "Measure with this TCP congestion control on the scan's connections "
+                        "(as genie run --tcp-congestion; default: the hosts'). Calibrations "
+                        "under different settings are kept side by side");
   yml->add_option("-o,--output", a->output, "Write here instead of stdout");
 
   return [=]() -> int {

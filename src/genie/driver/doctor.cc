@@ -486,6 +486,7 @@ int RunDoctorRank(const DoctorOptions& options, const launch::RankEnv& env) {
   real_backend::RealBackendOptions opt = std::move(*identity);
   opt.peer_timeout = o.peer_timeout;
   opt.transport = o.transport;
+  opt.tcp_congestion = o.tcp_congestion;
   const int local = env.local_world_size > 0 ? env.local_world_size : env.world_size;
   opt.spin = loop::DefaultSleepPolicy(local).spin;
   auto created = RealBackend::Create(opt);

@@ -42,6 +42,7 @@ struct DoctorOptions {
   report::DoctorThresholds thresholds;
   RingStepsMode ring_steps = RingStepsMode::kHealthy;  // --ring-steps
   real_backend::TransportChoice transport;  // --transport, --fabric-*
+  std::string tcp_congestion;               // TCP_CONGESTION on its sockets ("" = the host's)
   // Ranks that share a host (one network stack: the same address, or loopback) measure that
   // machine's CPUs and loopback, not a fabric: refused unless this is set, and then every
   // figure is marked loopback and no verdict on the fabric is given.

@@ -29,6 +29,7 @@
 #include "genie/real_backend/real_backend.h"
 #include "genie/record/cpu_steal.h"
 #include "genie/record/cpu_wait.h"
+#include "genie/record/host_settings.h"
 #include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
@@ -267,6 +268,9 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   header["launcher"] = env.source;
   header["iterations"] = o.iterations;
   header["warmup"] = o.warmup;
+  // The congestion control and ECN this rank's connections run with, read in its host's
+  // namespace (results.json's network_settings gathers them per host).
+  header["host_settings"] = record::ReadHostSettings(HostLabel(), opt.tcp_congestion).ToJson();
   // No other job may write into this folder while this one runs (record/run_folder.h).
   auto claim = record::ClaimOutputFolder(o.output, opt.job_id, env.world_size);
   if (!claim.ok()) {

@@ -24,6 +24,7 @@
 #include "genie/report/html/html_page.h"
 #include "genie/report/html/page_model.h"
 #include "genie/report/localization.h"
+#include "genie/report/network_settings.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
@@ -74,9 +75,14 @@ Result<nlohmann::json> ReadJson(const std::string& path) {
 }
 
 // The network to predict on: --network's, else the testbed's description with the job's ranks
-// per host (rank i on host i mod H, as genie launch --testbed places them).
+// per host (rank i on host i mod H, as genie launch --testbed places them), calibrated with the
+// calibration measured under the run's network settings when there is one (`notes`,
+// `calibration_settings`: what to say about the one used).
 Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runtime::RunSetup& setup,
-                                                int world_size) {
+                                                int world_size,
+                                                const report::SettingsSummary& run_settings,
+                                                std::vector<std::string>* notes,
+                                                report::SettingsSummary* calibration_settings) {
   if (setup.network) return *setup.network;
   if (o.testbed.empty()) {
     return Status::InvalidArgument(
@@ -88,8 +94,16 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
   const int per_host = hosts > 0 ? (world_size + hosts - 1) / hosts : 1;
   // As `genie testbed network-yml` writes it: calibrated when `genie testbed calibrate` ran.
   std::string note;
-  GENIE_ASSIGN_OR_RETURN(std::string yml,
-                         testbed::TestbedNetworkYml(o.testbed, per_host, -1, &note));
+  std::optional<testbed::ChosenCalibration> chosen;
+  GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(o.testbed, per_host, -1, &note,
+                                                                     &run_settings, &chosen));
+  if (chosen) {
+    const std::string note_text = report::CalibrationNote(
+        o.testbed, chosen->calibration.settings, run_settings, chosen->calibration.measured,
+        chosen->matched, chosen->kept);
+    if (!note_text.empty()) notes->push_back(note_text);
+    *calibration_settings = chosen->calibration.settings;
+  }
   return config::ParseNetworkConfig(yml, "testbed " + o.testbed + ", " + note);
 }
 
@@ -263,7 +277,11 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
                                         std::vector<report::IterationAttribution>* attributed) {
   std::vector<report::Comparison> out;
   if (o.predict) {
-    auto net = PredictionNetwork(o, setup, world_size);
+    std::vector<std::string> notes;
+    report::SettingsSummary calibration_settings;
+    auto net = PredictionNetwork(o, setup, world_size,
+                                 report::SummaryOf(report::NetworkSettingsFromProvenance(run_info)),
+                                 &notes, &calibration_settings);
     // Launched by genie launch --jobs: its ranks where the launcher placed them.
     SimulateInput placed_input;
     const SimulateInput* placed = nullptr;
@@ -301,6 +319,8 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
         // Launched by genie launch --jobs: the other jobs' traffic on top (jobs_prediction.h).
         *neighbours = AddNeighbours(o, setup, kind, ranks, &expected);
         report::Comparison c = report::Compare(ops, ranks, expected, o.flag_threshold);
+        c.notes = std::move(notes);
+        c.calibration_settings = std::move(calibration_settings);
         for (auto& it : c.iterations) {
           auto b = behind.find(it.iteration);
           if (b != behind.end()) it.behind = std::move(b->second);
@@ -369,6 +389,7 @@ void PrintRunResults(std::ostream& out, const report::RunRecords& records,
   if (info.is_object() && info.contains("testbed")) {
     report::PrintTestbed(out, info["testbed"], report::FirstStart(records.ops));
   }
+  out << report::FormatNetworkSettings(report::NetworkSettingsFromProvenance(info));
   if (info.is_object() && info.contains("compute_faults")) {
     // From the first iteration's start (results.json keeps only communication ops).
     TimeNs origin = report::FirstStart(records.ops);

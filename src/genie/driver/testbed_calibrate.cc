@@ -12,8 +12,12 @@
 #include "genie/common/units.h"
 #include "genie/driver/testbed_placement.h"
 #include "genie/record/cpu_pressure.h"
+#include "genie/record/host_settings.h"
+#include "genie/report/network_settings.h"
 #include "genie/testbed/control.h"
+#include "genie/testbed/counters.h"
 #include "genie/testbed/ecmp.h"
+#include "genie/testbed/host_sysctls.h"
 
 namespace genie::driver {
 
@@ -53,10 +57,34 @@ tb::CommandResult RunScan(const tb::Argv& argv) {
 }  // namespace
 
 testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name,
-                                  int hosts, bool accept_findings, const std::string& json) {
-  return {genie_exe, "launch", "--testbed", name, "-n", std::to_string(hosts), "--",
+                                  int hosts, bool accept_findings, const std::string& json,
+                                  const std::string& tcp_congestion) {
+  testbed::Argv argv = {genie_exe, "launch", "--testbed", name, "-n", std::to_string(hosts), "--",
           "doctor", "--bytes", "16MiB", "--ring-steps", accept_findings ? "always" : "healthy",
           "--json", json};
+  if (!tcp_congestion.empty()) {
+    argv.push_back("--tcp-congestion");
+    argv.push_back(tcp_congestion);
+  }
+  return argv;
+}
+
+Result<std::map<std::string, std::string>> ScanSettings(const tb::Layout& layout,
+                                                        const std::string& tcp_congestion,
+                                                        tb::Shell& shell) {
+  GENIE_ASSIGN_OR_RETURN(std::vector<tb::HostSysctls> sysctls, tb::ReadHostSysctls(layout, shell));
+  nlohmann::json hosts = nlohmann::json::array();
+  for (const auto& h : sysctls) {
+    const bool socket = !tcp_congestion.empty();
+    hosts.push_back({{"host", h.host},
+                     {"tcp_congestion", socket ? tcp_congestion : h.tcp_congestion},
+                     {"tcp_congestion_source",
+                      socket ? record::kFromSocketOption : record::kFromHostDefault},
+                     {"tcp_congestion_default", h.tcp_congestion},
+                     {"tcp_ecn", h.tcp_ecn}});
+  }
+  GENIE_ASSIGN_OR_RETURN(tb::Counters counters, tb::ReadCounters(layout, shell));
+  return report::SummaryOf(report::NetworkSettingsOf(std::move(hosts), counters.QdiscsJson()));
 }
 
 std::string FormatCalibration(const std::string& name, const tb::Layout& layout,
@@ -79,6 +107,14 @@ std::string FormatCalibration(const std::string& name, const tb::Layout& layout,
       "them\n",
       name, cal.basis, costs.goodput, costs.message_overhead_ns / 1e3, tb::CalibrationPath(name),
       name);
+  if (!cal.settings.empty()) {
+    std::string under;
+    for (const auto& [k, v] : cal.settings) under += (under.empty() ? "" : "; ") + k + " " + v;
+    out += fmt::format(
+        "testbed {}: measured under {}; a run under other settings is predicted with it only "
+        "when none was measured under its own, and says so\n",
+        name, under);
+  }
   return out;
 }
 
@@ -93,9 +129,17 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
   // The scan runs a rank per host on this machine's few cores: how contended they were says
   // whether its figures are the links' or the CPU's.
+  // The settings the scan runs under: the calibration is kept for runs under the same ones.
+  tb::SystemShell settings_shell;
+  auto settings = ScanSettings(layout, a.tcp_congestion, settings_shell);
+  if (!settings.ok()) {
+    fmt::print("testbed {}: its network settings could not be read ({}); the calibration is "
+               "kept without them\n",
+               a.name, settings.status().message());
+  }
   const record::CpuPressureReading cpu_before = record::ReadCpuPressure();
-  const tb::CommandResult scan =
-      RunScan(CalibrationScanArgv(SelfExe(), a.name, hosts, a.accept_findings, json));
+  const tb::CommandResult scan = RunScan(
+      CalibrationScanArgv(SelfExe(), a.name, hosts, a.accept_findings, json, a.tcp_congestion));
   const record::CpuPressure cpu = record::PressureBetween(cpu_before, record::ReadCpuPressure());
   nlohmann::json doc;
   {
@@ -124,6 +168,7 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   if (!calibrated.ok()) return calibrated.status();
   tb::Calibration cal = std::move(*calibrated);
   cal.cpu_pressure = cpu.ToJson();
+  if (settings.ok()) cal.settings = std::move(*settings);
   if (doc.contains("findings") && doc["findings"].is_array()) {
     for (const auto& f : doc["findings"]) {
       fmt::print("testbed {}: accepted finding: {}\n", a.name, f.value("text", std::string("?")));

@@ -8,6 +8,7 @@
 // Threading: the CLI's main thread; it waits for the scan.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "genie/common/status.h"
@@ -21,6 +22,9 @@ struct CalibrateOptions {
   std::string name = "genie";
   bool accept_findings = false;  // calibrate even when the scan finds a slow host or loss
   std::string basis = testbed::kBasisAllHosts;
+  // The congestion control the scan's connections use (genie's socket option, as `genie run
+  // --tcp-congestion`); "" = the hosts' default. Recorded in the calibration's settings.
+  std::string tcp_congestion;
 };
 
 // Prints its progress and result on stdout; the scan's own output goes to stderr when the scan
@@ -28,10 +32,18 @@ struct CalibrateOptions {
 Status CalibrateTestbed(const CalibrateOptions& options);
 
 // The scan: `genie_exe launch --testbed NAME -n HOSTS -- doctor --bytes 16MiB --ring-steps
-// healthy|always --json JSON` (accepted findings still need the ring steps, which the doctor
-// skips on a scan with findings unless told `always`).
+// healthy|always --json JSON [--tcp-congestion CC]` (accepted findings still need the ring
+// steps, which the doctor skips on a scan with findings unless told `always`).
 testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name,
-                                  int hosts, bool accept_findings, const std::string& json);
+                                  int hosts, bool accept_findings, const std::string& json,
+                                  const std::string& tcp_congestion = "");
+
+// The network settings a scan with `tcp_congestion` (genie's socket option; "" = each host's
+// default) runs under, summarised as a run's are (report/network_settings.h): the hosts'
+// sysctls read in their namespaces, the links' qdiscs as tc lists them.
+Result<std::map<std::string, std::string>> ScanSettings(const testbed::Layout& layout,
+                                                        const std::string& tcp_congestion,
+                                                        testbed::Shell& shell);
 
 // What calibrate says once the calibration is saved: one pair's figures, every host's (when the
 // scan had ring steps), which set the description carries and where it is kept.

@@ -51,6 +51,8 @@ nlohmann::json TestbedSession::End() {
                         {"topology", layout_.spec.TopologyText()},
                         {"rate_bps", layout_.spec.rate_bps}};
   if (faults_) out["faults"] = testbed::FaultRunner::ToJson(faults_->Finish());
+  // Each link end's qdisc, rate and queue as the run began (report/network_settings.h).
+  if (before_.ok()) out["links"] = before_->QdiscsJson();
   testbed::SystemShell shell;
   auto after = testbed::ReadCounters(layout_, shell);
   if (before_.ok() && after.ok()) {

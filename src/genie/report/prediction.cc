@@ -103,6 +103,7 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
       "\n# measured beside expected ({}), per iteration (step time; busbw in GB/s); SLOW = more "
       "than {:.2f}x expected\n",
       c.source, 1.0 + c.threshold);
+  for (const auto& note : c.notes) out << "# note: " << note << "\n";
   std::string head = "#  iter     measured     expected  ratio";  // per iteration
   if (!c.iterations.empty()) {
     for (const auto& op : c.iterations.front().ops) {
@@ -200,10 +201,13 @@ nlohmann::json ToJson(const Comparison& c) {
     iters.push_back(std::move(row));
     if (it.slow) flagged.push_back(it.iteration);
   }
-  return {{"source", c.source},
-          {"threshold", c.threshold},
-          {"flagged_iterations", flagged},
-          {"iterations", std::move(iters)}};
+  nlohmann::json out = {{"source", c.source},
+                        {"threshold", c.threshold},
+                        {"flagged_iterations", flagged},
+                        {"iterations", std::move(iters)}};
+  if (!c.notes.empty()) out["notes"] = c.notes;
+  if (!c.calibration_settings.empty()) out["calibration_settings"] = c.calibration_settings;
+  return out;
 }
 
 Comparison ComparisonFromJson(const nlohmann::json& j) {
@@ -211,6 +215,16 @@ Comparison ComparisonFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return c;
   c.source = j.value("source", "");
   c.threshold = j.value("threshold", kDefaultFlagThreshold);
+  if (j.contains("notes") && j["notes"].is_array()) {
+    for (const auto& n : j["notes"]) {
+      if (n.is_string()) c.notes.push_back(n.get<std::string>());
+    }
+  }
+  if (j.contains("calibration_settings") && j["calibration_settings"].is_object()) {
+    for (const auto& [k, v] : j["calibration_settings"].items()) {
+      if (v.is_string()) c.calibration_settings[k] = v.get<std::string>();
+    }
+  }
   if (!j.contains("iterations") || !j["iterations"].is_array()) return c;
   for (const auto& it : j["iterations"]) {
     IterationComparison ic;

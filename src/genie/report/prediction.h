@@ -70,6 +70,12 @@ struct IterationComparison {
 
 struct Comparison {
   std::string source;
+  // What the reader should know about the expectation, e.g. that the calibration it used was
+  // measured under other network settings than the run's (report/network_settings.h).
+  std::vector<std::string> notes;
+  // The network settings the prediction's calibration was measured under (summary; empty: none
+  // known), beside the run's own in results.json's network_settings.
+  std::map<std::string, std::string> calibration_settings;
   double threshold = kDefaultFlagThreshold;
   std::vector<IterationComparison> iterations;  // measured iterations, in order
   int flagged = 0;                              // iterations flagged slow

@@ -12,6 +12,7 @@
 #include "genie/report/bandwidth.h"
 #include "genie/report/cpu_bound.h"
 #include "genie/report/completeness.h"
+#include "genie/report/network_settings.h"
 #include "genie/report/statistics.h"
 
 namespace genie::report {
@@ -37,6 +38,10 @@ json ResultsJsonWithoutCollectives(const json& run_info, const std::vector<TypeR
   doc["clock_offsets_ns"] = clock_offsets_ns.is_null() ? json::object() : clock_offsets_ns;
   // Whether every rank and iteration the run was started with is in here (completeness.h).
   doc["completeness"] = CompletenessJson(completeness);
+  // The hosts' congestion control and ECN, the links' qdiscs (network_settings.h).
+  if (json settings = NetworkSettingsFromProvenance(run_info); !settings.is_null()) {
+    doc["network_settings"] = std::move(settings);
+  }
 
   // Per rank: totals over measured iterations, then each iteration (warm-ups included, marked
   // by a negative iteration number).

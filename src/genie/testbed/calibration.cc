@@ -181,6 +181,7 @@ nlohmann::json Calibration::ToJson() const {
   }
   if (!ecmp_routes.is_null()) j["ecmp_routes"] = ecmp_routes;
   if (!cpu_pressure.is_null()) j["cpu_pressure"] = cpu_pressure;
+  if (!settings.empty()) j["settings"] = settings;
   return j;
 }
 
@@ -243,10 +244,27 @@ std::string CalibrationPath(const std::string& name, env::Env* env) {
   return StateDir(env) + "/" + name + ".calibration.json";
 }
 
+namespace {
+
+// Every calibration in the file, the latest (its top level) first; an error when unreadable.
+Result<std::vector<Calibration>> LoadAll(const std::string& name, env::Env* env);
+
+}  // namespace
+
 Status SaveCalibration(const std::string& name, const Calibration& c, env::Env* env) {
   if (env == nullptr) env = env::Env::Default();
   const std::string path = CalibrationPath(name, env), tmp = path + ".tmp";
-  if (!env->WriteFile(tmp, c.ToJson().dump(1) + "\n").ok()) {
+  // The calibrations under other settings stay beside it (an unreadable file is replaced).
+  nlohmann::json doc = c.ToJson();
+  nlohmann::json others = nlohmann::json::array();
+  if (auto all = LoadAll(name, env); all.ok()) {
+    for (const Calibration& old : *all) {
+      if (old.settings == c.settings || others.size() + 1 >= kCalibrationsKept) continue;
+      others.push_back(old.ToJson());
+    }
+  }
+  if (!others.empty()) doc["others"] = std::move(others);
+  if (!env->WriteFile(tmp, doc.dump(1) + "\n").ok()) {
     return Status::IoError("cannot write " + tmp + ": check that the folder is writable");
   }
   // Readers see the old file or the new, never half.
@@ -256,13 +274,11 @@ Status SaveCalibration(const std::string& name, const Calibration& c, env::Env* 
   return Status::Ok();
 }
 
-Result<std::optional<Calibration>> LoadCalibration(const std::string& name, env::Env* env) {
-  if (env == nullptr) env = env::Env::Default();
-  const std::string path = CalibrationPath(name, env);
-  if (!env->FileExists(path)) return std::optional<Calibration>();
-  const auto text = env->ReadFile(path);
-  const auto j = text.ok() ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false)
-                           : nlohmann::json();
+namespace {
+
+// One calibration object of the file (its top level, or one of "others").
+Result<Calibration> ParseCalibration(const nlohmann::json& j, const std::string& path,
+                                     const std::string& name) {
   if (!j.is_object() || !j.contains("goodput") || !j.contains("message_overhead_ns") ||
       !j["goodput"].is_number() || !j["message_overhead_ns"].is_number()) {
     return Status::InvalidArgument(path + ": not a calibration; run genie testbed calibrate " +
@@ -276,6 +292,12 @@ Result<std::optional<Calibration>> LoadCalibration(const std::string& name, env:
   c.measured = j.value("measured", std::string());
   c.basis = j.value("basis", std::string(kBasisOnePair));
   if (j.contains("cpu_pressure")) c.cpu_pressure = j["cpu_pressure"];
+  if (j.contains("ecmp_routes")) c.ecmp_routes = j["ecmp_routes"];
+  if (j.contains("settings") && j["settings"].is_object()) {
+    for (const auto& [k, v] : j["settings"].items()) {
+      if (v.is_string()) c.settings[k] = v.get<std::string>();
+    }
+  }
   if (j.contains("all_hosts") && j["all_hosts"].is_object()) {
     const nlohmann::json& a = j["all_hosts"];
     c.all_hosts_goodput = a.value("goodput", 0.0);
@@ -302,13 +324,62 @@ Result<std::optional<Calibration>> LoadCalibration(const std::string& name, env:
         "again",
         path, c.goodput, c.message_overhead_ns, name));
   }
-  return std::optional<Calibration>(c);
+  return c;
+}
+
+Result<std::vector<Calibration>> LoadAll(const std::string& name, env::Env* env) {
+  const std::string path = CalibrationPath(name, env);
+  std::vector<Calibration> out;
+  if (!env->FileExists(path)) return out;
+  const auto text = env->ReadFile(path);
+  const auto j = text.ok() ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false)
+                           : nlohmann::json();
+  GENIE_ASSIGN_OR_RETURN(Calibration latest, ParseCalibration(j, path, name));
+  out.push_back(std::move(latest));
+  if (j.contains("others") && j["others"].is_array()) {
+    for (const auto& o : j["others"]) {
+      GENIE_ASSIGN_OR_RETURN(Calibration c, ParseCalibration(o, path, name));
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<Calibration>> LoadCalibration(const std::string& name, env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
+  GENIE_ASSIGN_OR_RETURN(std::vector<Calibration> all, LoadAll(name, env));
+  if (all.empty()) return std::optional<Calibration>();
+  return std::optional<Calibration>(std::move(all.front()));
+}
+
+Result<std::optional<ChosenCalibration>> LoadCalibrationFor(
+    const std::string& name, const std::map<std::string, std::string>& want, env::Env* env) {
+  if (env == nullptr) env = env::Env::Default();
+  GENIE_ASSIGN_OR_RETURN(std::vector<Calibration> all, LoadAll(name, env));
+  if (all.empty()) return std::optional<ChosenCalibration>();
+  ChosenCalibration chosen{all.front(), false, static_cast<int>(all.size())};
+  for (const Calibration& c : all) {  // the latest first
+    if (!want.empty() && c.settings == want) {
+      chosen.calibration = c;
+      chosen.matched = true;
+      break;
+    }
+  }
+  return std::optional<ChosenCalibration>(std::move(chosen));
 }
 
 Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_host,
-                                      double one_way_latency_ns, std::string* note) {
+                                      double one_way_latency_ns, std::string* note,
+                                      const std::map<std::string, std::string>* want,
+                                      std::optional<ChosenCalibration>* chosen) {
   GENIE_ASSIGN_OR_RETURN(Layout layout, Load(name));
-  GENIE_ASSIGN_OR_RETURN(std::optional<Calibration> cal, LoadCalibration(name));
+  GENIE_ASSIGN_OR_RETURN(std::optional<ChosenCalibration> picked,
+                         LoadCalibrationFor(name, want ? *want : std::map<std::string, std::string>()));
+  if (chosen) *chosen = picked;
+  std::optional<Calibration> cal;
+  if (picked) cal = picked->calibration;
   // A leaf-spine hashing on addresses: ask its leaves which spine each pair takes (ecmp.h).
   std::vector<config::EcmpRoute> routes;
   std::string ecmp_note;

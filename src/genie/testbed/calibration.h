@@ -26,10 +26,17 @@
 // (the default, the only one right for namespaces sharing a machine's CPUs) or one-pair (`genie
 // testbed calibrate --basis one-pair`; a cluster with a CPU per host, where the two agree).
 // A scan with findings (a slow host, loss) is refused: calibrating on a fault would teach the
-// model the fault. Pure but for the file; main thread of the CLI.
+// model the fault.
+// Each calibration records the network settings it was measured under (`settings`: the hosts'
+// congestion control and ECN, the links' qdiscs and queues, as report/network_settings.h
+// summarises them), and the file keeps one calibration per distinct settings, the latest at
+// its top: a run's prediction takes the one measured under the run's own settings
+// (LoadCalibrationFor), and says so when there is none. Pure but for the file; main thread of
+// the CLI.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -61,6 +68,9 @@ struct Calibration {
   // null: not recorded (an older genie).
   nlohmann::json cpu_pressure;
   std::string measured;  // when (ISO 8601 UTC)
+  // The network settings it was measured under, by name (report/network_settings.h's summary:
+  // tcp_congestion, tcp_ecn, host_links, switch_links); empty: not recorded (an older genie).
+  std::map<std::string, std::string> settings;
   // The figures the network description carries (basis).
   MeasuredCosts Costs() const;
   nlohmann::json ToJson() const;
@@ -76,15 +86,35 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
 // The calibration file's path and its I/O go through `env` (nullptr: the real one).
 std::string CalibrationPath(const std::string& name, env::Env* env = nullptr);
 Status SaveCalibration(const std::string& name, const Calibration& c, env::Env* env = nullptr);
-// nullopt when testbed `name` was never calibrated; an error when the file is unreadable.
+// Saving keeps the file's calibrations under other settings (up to kCalibrationsKept, the most
+// recent) and replaces one under the same settings.
+inline constexpr size_t kCalibrationsKept = 8;
+// The latest calibration; nullopt when testbed `name` was never calibrated; an error when the
+// file is unreadable.
 Result<std::optional<Calibration>> LoadCalibration(const std::string& name,
                                                    env::Env* env = nullptr);
+
+// The calibration a run with network settings `want` should be predicted with: the latest one
+// measured under exactly those settings, else the latest one (`matched` false). nullopt: never
+// calibrated.
+struct ChosenCalibration {
+  Calibration calibration;
+  bool matched = false;
+  int kept = 0;  // calibrations in the file
+};
+Result<std::optional<ChosenCalibration>> LoadCalibrationFor(
+    const std::string& name, const std::map<std::string, std::string>& want,
+    env::Env* env = nullptr);
 
 // Testbed `name` as the network.yml the models read (ToNetworkYml), its calibration's
 // goodput and message overhead included when it has one. `one_way_latency_ns` < 0: the
 // default, 30 µs per link uncalibrated (the bridge's hops, order of magnitude), 1 ns calibrated
 // (the measured overhead holds the whole small-message time). `note`, when given, says which.
+// `want`: the settings of the run to predict (nullptr: the latest calibration, whatever its
+// settings); `chosen`, when given, gets the calibration used (nullopt: uncalibrated).
 Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_host,
-                                      double one_way_latency_ns = -1, std::string* note = nullptr);
+                                      double one_way_latency_ns = -1, std::string* note = nullptr,
+                                      const std::map<std::string, std::string>* want = nullptr,
+                                      std::optional<ChosenCalibration>* chosen = nullptr);
 
 }  // namespace genie::testbed

@@ -320,5 +320,48 @@ TEST(CalibrationTest, SavedAndLoadedThroughTheEnvAndAReadOnlyStateDirIsAClearErr
             "cannot write /state/cal.calibration.json.tmp: check that the folder is writable");
 }
 
+// Calibrations under different network settings are kept side by side (the latest on top);
+// a run is predicted with the one measured under its own settings, and told when there is none.
+TEST(CalibrationTest, OneCalibrationPerSettingsAndTheRunsOwnIsChosen) {
+  env::ManualEnv env;
+  env.SetEnv("GENIE_TESTBED_DIR", "/state");
+  ASSERT_TRUE(env.CreateDir("/state").ok());
+  const Layout layout = Star4("cal");
+  const std::map<std::string, std::string> bbr = {{"tcp_congestion", "bbr"}, {"tcp_ecn", "2"}};
+  const std::map<std::string, std::string> cubic = {{"tcp_congestion", "cubic"}, {"tcp_ecn", "2"}};
+  auto under_bbr = CalibrationFromDoctor(layout, Scan(0.048, 41.0));
+  auto under_cubic = CalibrationFromDoctor(layout, Scan(0.040, 60.0));
+  ASSERT_TRUE(under_bbr.ok() && under_cubic.ok());
+  under_bbr->settings = bbr;
+  under_cubic->settings = cubic;
+  ASSERT_TRUE(SaveCalibration("cal", *under_bbr, &env).ok());
+  ASSERT_TRUE(SaveCalibration("cal", *under_cubic, &env).ok());
+
+  auto latest = LoadCalibration("cal", &env);
+  ASSERT_TRUE(latest.ok() && latest->has_value());
+  EXPECT_EQ((*latest)->settings, cubic);
+  auto for_bbr = LoadCalibrationFor("cal", bbr, &env);
+  ASSERT_TRUE(for_bbr.ok() && for_bbr->has_value());
+  EXPECT_TRUE((*for_bbr)->matched);
+  EXPECT_EQ((*for_bbr)->kept, 2);
+  EXPECT_DOUBLE_EQ((*for_bbr)->calibration.goodput, under_bbr->goodput);
+  // Settings no calibration was measured under: the latest, not matched.
+  auto for_reno = LoadCalibrationFor("cal", {{"tcp_congestion", "reno"}, {"tcp_ecn", "2"}}, &env);
+  ASSERT_TRUE(for_reno.ok() && for_reno->has_value());
+  EXPECT_FALSE((*for_reno)->matched);
+  EXPECT_EQ((*for_reno)->calibration.settings, cubic);
+
+  // Calibrating again under the same settings replaces that one, the others stay.
+  auto again = CalibrationFromDoctor(layout, Scan(0.046, 45.0));
+  ASSERT_TRUE(again.ok());
+  again->settings = bbr;
+  ASSERT_TRUE(SaveCalibration("cal", *again, &env).ok());
+  for_bbr = LoadCalibrationFor("cal", bbr, &env);
+  ASSERT_TRUE(for_bbr.ok() && for_bbr->has_value());
+  EXPECT_EQ((*for_bbr)->kept, 2);
+  EXPECT_DOUBLE_EQ((*for_bbr)->calibration.goodput, again->goodput);
+  EXPECT_TRUE((*LoadCalibrationFor("cal", cubic, &env))->matched);
+}
+
 }  // namespace
 }  // namespace genie::testbed

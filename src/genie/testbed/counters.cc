@@ -53,6 +53,18 @@ nlohmann::json Counters::ToJson() const {
   return out;
 }
 
+nlohmann::json Counters::QdiscsJson() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : interfaces) {
+    nlohmann::json q = c.qdisc.ToJson();
+    q["link"] = c.link;
+    q["node"] = c.node;
+    q["ifname"] = c.ifname;
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
 const InterfaceCounters* Counters::Find(const std::string& node, const std::string& ifname) const {
   for (const auto& c : interfaces) {
     if (c.node == node && c.ifname == ifname) return &c;
@@ -79,13 +91,15 @@ Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) 
   for (const auto& s : layout.switches) nodes.push_back({s.name, s.netns});
   // Which link each (node, ifname) is an end of: only those interfaces are reported.
   std::map<std::pair<std::string, std::string>, std::string> link_of;
+  std::map<std::string, uint64_t> rate_of;  // link id -> its described rate
   for (const auto& l : layout.links) {
     link_of[{l.a.node, l.a.ifname}] = l.id;
     link_of[{l.b.node, l.b.ifname}] = l.id;
+    rate_of[l.id] = l.rate_bps;
   }
   for (const auto& n : nodes) {
     GENIE_ASSIGN_OR_RETURN(nlohmann::json links, JsonOf(shell, {"ip", "-n", n.netns, "-s", "-j", "link", "show"}));
-    GENIE_ASSIGN_OR_RETURN(nlohmann::json qdiscs, JsonOf(shell, {"tc", "-n", n.netns, "-s", "-j", "qdisc", "show"}));
+    GENIE_ASSIGN_OR_RETURN(nlohmann::json qdiscs, JsonOf(shell, {"tc", "-n", n.netns, "-raw", "-s", "-j", "qdisc", "show"}));
     for (const auto& l : links) {
       const std::string ifname = l.value("ifname", "");
       auto it = link_of.find({n.node, ifname});
@@ -110,6 +124,8 @@ Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) 
         c.qdisc_overlimits = U(q, "overlimits");
         c.qdisc_backlog_bytes = U(q, "backlog");
       }
+      c.qdisc = QdiscFromTcJson(qdiscs, ifname);
+      if (c.qdisc.kind == "htb" && c.qdisc.rate_bps == 0) c.qdisc.rate_bps = rate_of[c.link];
       out.interfaces.push_back(c);
     }
   }

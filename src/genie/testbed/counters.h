@@ -2,7 +2,7 @@
 // on it: sent, dropped, overlimits, backlog) in every namespace, and per host the TCP counters
 // nstat shows (TcpRetransSegs, TcpOutSegs, TcpExtTCPLostRetransmit...). `genie run` reads them
 // before and after a run into the results; `genie testbed status` shows them live.
-// Reads only (ip -s -j link, tc -s -j qdisc, nstat -j); any thread, one Shell per thread.
+// Reads only (ip -s -j link, tc -raw -s -j qdisc, nstat -j); any thread, one Shell per thread.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 
 #include "genie/common/status.h"
 #include "genie/testbed/layout.h"
+#include "genie/testbed/link_qdisc.h"
 #include "genie/testbed/shell.h"
 
 namespace genie::testbed {
@@ -26,6 +27,9 @@ struct InterfaceCounters {
   // The egress qdisc (tbf) on the interface.
   uint64_t qdisc_bytes = 0, qdisc_drops = 0, qdisc_overlimits = 0;
   uint64_t qdisc_backlog_bytes = 0;  // a level, not a count: deltas keep the later value
+  // How that qdisc is set (kind, rate, burst, queue limit), from the same listing; an htb's
+  // rate (in its classes, not listed) is the description's.
+  LinkQdisc qdisc;
 };
 
 struct HostTcpCounters {
@@ -41,6 +45,8 @@ struct Counters {
   std::vector<HostTcpCounters> hosts;
 
   nlohmann::json ToJson() const;
+  // Every interface's qdisc settings (LinkQdisc::ToJson with its "link", "node" and "ifname").
+  nlohmann::json QdiscsJson() const;
   const InterfaceCounters* Find(const std::string& node, const std::string& ifname) const;
 };
 

@@ -19,6 +19,7 @@
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
+#include "genie/report/settings_comparison.h"
 #include "genie/report/statistics.h"
 #include "genie/report/summary.h"
 #include "genie/report/testbed_counters.h"
@@ -424,6 +425,8 @@ Result<json> RunPanel(const json& results, const std::string& name, const std::s
     p["complete"] = results["completeness"].value("complete", true);
   }
   p["trace"] = trace.empty() ? json() : json(trace);
+  // Its network settings and step beside the prediction, for the side-by-side view (PageModel).
+  p["settings_entry"] = SettingsEntry(results, name);
   return p;
 }
 
@@ -520,10 +523,20 @@ json PageModel(std::vector<json> panels, const std::string& title) {
   if (t.empty()) {
     for (const auto& p : panels) t += (t.empty() ? "" : " | ") + p.value("name", std::string());
   }
-  return {{"generator", "genie report"},
-          {"genie_version", GENIE_VERSION},
-          {"title", t.empty() ? std::string("genie report") : t},
-          {"panels", std::move(panels)}};
+  // Runs that differ in their network settings: the settings that differ and each run's step
+  // beside its prediction, above the panels (settings_comparison.h).
+  std::vector<json> entries;
+  for (const auto& p : panels) {
+    if (p.value("kind", std::string()) == "run" && p.contains("settings_entry")) {
+      entries.push_back(p["settings_entry"]);
+    }
+  }
+  json model = {{"generator", "genie report"},
+                {"genie_version", GENIE_VERSION},
+                {"title", t.empty() ? std::string("genie report") : t},
+                {"panels", std::move(panels)}};
+  if (json c = SettingsComparison(entries); !c.is_null()) model["settings_comparison"] = c;
+  return model;
 }
 
 }  // namespace genie::report::html

@@ -314,5 +314,37 @@ TEST(PageModel, SeveralPanelsSideBySide) {
   EXPECT_EQ(m["generator"], "genie report");
 }
 
+// Two runs whose hosts ran different congestion controls (as each rank's header records it):
+// the page leads with the settings that differ and each run's step beside its prediction.
+TEST(PageModel, RunsDifferingInNetworkSettingsAreComparedAboveThePanels) {
+  auto run = [](const std::string& cc, double slower) {
+    json provenance = {{"headers", json::array({{{"rank", 0},
+                                                 {"host_settings",
+                                                  {{"host", "h0"},
+                                                   {"tcp_congestion", cc},
+                                                   {"tcp_congestion_source", "host default"},
+                                                   {"tcp_ecn", "2"}}}}})}};
+    json doc = BuildResultsJson(provenance, testing::RunOps(0), testing::RunRanks(0));
+    Expectation e;
+    e.source = "flow model";
+    e.step_ns = static_cast<TimeNs>(80'000 / slower);
+    doc["prediction"] = ToJson(Compare(testing::RunOps(0), testing::RunRanks(0), e, 0.25));
+    return doc;
+  };
+  auto bbr = RunPanel(run("bbr", 1.0), "bbr/results.json");
+  auto cubic = RunPanel(run("cubic", 1.25), "cubic/results.json");
+  ASSERT_TRUE(bbr.ok() && cubic.ok());
+  const json m = PageModel({*bbr, *cubic});
+  ASSERT_TRUE(m.contains("settings_comparison")) << m.dump(1);
+  const json& c = m["settings_comparison"];
+  ASSERT_EQ(c["differ"].size(), 1u);
+  EXPECT_EQ(c["differ"][0]["values"], json::array({"bbr", "cubic"}));
+  EXPECT_EQ(c["runs"][0]["measured_step_ns"], 80'000);
+  EXPECT_EQ(c["runs"][1]["predicted_step_ns"], 64'000);
+  EXPECT_DOUBLE_EQ(c["runs"][1]["ratio"].get<double>(), 1.25);
+  // The same settings twice: no comparison.
+  EXPECT_FALSE(PageModel({*bbr, *bbr}).contains("settings_comparison"));
+}
+
 }  // namespace
 }  // namespace genie::report::html

@@ -1,0 +1,30 @@
+// LinkQdisc: how a testbed link end's egress is set, as tc reports it — the root qdisc's kind
+// (tbf: one FIFO; htb: the per-sending-host classes of a leaf-spine link, each with its bfifo),
+// its rate, burst and queue limit. Read from the same `tc -raw -s -j qdisc show` the counters
+// take (counters.h), so a run records the queues it ran through at no extra command; results.json's
+// network_settings lists them (report/network_settings.h). Pure; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace genie::testbed {
+
+struct LinkQdisc {
+  std::string kind;           // the root qdisc: "tbf", "htb", ...; "" when tc listed none
+  uint64_t rate_bps = 0;      // tbf's rate; htb's classes are not in the qdisc listing (0)
+  uint64_t burst_bytes = 0;   // tbf's bucket
+  uint64_t limit_bytes = 0;   // tbf's queue limit; htb: the largest of its bfifo leaves'
+  int queues = 0;             // FIFOs behind the root: 1 for tbf, htb's bfifo leaves
+  nlohmann::json ToJson() const;
+  static LinkQdisc FromJson(const nlohmann::json& j);
+};
+
+// `qdiscs`: a namespace's `tc -raw -j qdisc show` (every device, each entry naming its "dev");
+// the root qdisc of `ifname` and the leaves under it. Without -raw tc gives tbf's limit as a
+// latency ("lat", µs), which is converted back. A text that is not tc's JSON gives an empty kind.
+LinkQdisc QdiscFromTcJson(const nlohmann::json& qdiscs, const std::string& ifname);
+
+}  // namespace genie::testbed
