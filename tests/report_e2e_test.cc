@@ -169,6 +169,22 @@ TEST_F(Report, APlainRunAndABenchSweepAloneAndSideBySide) {
   Opened o2 = Chromium::Open(both);
   ExpectDrawn(o2, {"p0-step", "p0-busbw", "p1-busbw", "p1-time"});
   EXPECT_EQ(o2.check["panels"], 2);
+
+  // The same run with another congestion control: the page leads with the setting that differs.
+  std::string cc;
+  std::ifstream("/proc/sys/net/ipv4/tcp_congestion_control") >> cc;
+  const std::string other = cc == "reno" ? "cubic" : "reno";
+  CliResult run2 = RunCli(Genie("run " + dir_ + "/ar -n 4 --warmup 1 --tcp-congestion " + other +
+                                " -o " + dir_ + "/out2"));
+  ASSERT_EQ(run2.exit_code, 0) << run2.output;
+  const std::string settings = ArtefactDir() + "/settings-side-by-side.html";
+  CliResult r2 = RunCli(Genie("report " + dir_ + "/out/results.json " + dir_ +
+                              "/out2/results.json -o " + settings));
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  Opened o3 = Chromium::Open(settings);
+  ExpectDrawn(o3, {"p0-step", "p1-step"});
+  EXPECT_TRUE(o3.has("id=\"settings-differ\"")) << o3.dom.substr(0, 3000);
+  EXPECT_TRUE(o3.has("<td>" + other + "</td>")) << o3.dom.substr(0, 3000);
 }
 
 TEST_F(Report, ADoctorScan) {

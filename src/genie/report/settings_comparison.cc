@@ -63,17 +63,21 @@ json SettingsComparison(const std::vector<json>& entries) {
   if (summaries.size() < 2) return json();
   json differ = json::array(), same = json::array();
   for (const auto& name : names) {
-    json values = json::array();
+    json values = json::array(), calibrated = json::array();
     for (const auto& s : summaries) {
       auto it = s.find(name);
       values.push_back(it == s.end() ? "" : it->second);
+    }
+    for (const auto& e : entries) {  // the setting its prediction's calibration was measured under
+      const json c = e.value("calibration_settings", json::object());
+      calibrated.push_back(c.is_object() ? c.value(name, std::string()) : std::string());
     }
     const bool all_equal =
         std::all_of(values.begin(), values.end(), [&](const json& v) { return v == values[0]; });
     if (all_equal) {
       same.push_back({{"name", name}, {"value", values[0]}});
     } else {
-      differ.push_back({{"name", name}, {"values", values}});
+      differ.push_back({{"name", name}, {"values", values}, {"calibrated", calibrated}});
     }
   }
   if (differ.empty()) return json();
@@ -92,6 +96,11 @@ std::string FormatSettingsComparison(const json& comparison) {
     for (const auto& v : d["values"]) {
       const std::string s = v.get<std::string>();
       out += fmt::format("  {:<32}", s.empty() ? "not recorded" : s);
+    }
+    out += fmt::format("\n#   {:<15}", "  calibrated");
+    for (const auto& v : d["calibrated"]) {
+      const std::string s = v.get<std::string>();
+      out += fmt::format("  {:<32}", s.empty() ? "-" : s);
     }
     out += "\n";
   }

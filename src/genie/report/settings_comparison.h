@@ -18,7 +18,8 @@ namespace genie::report {
 nlohmann::json SettingsEntry(const nlohmann::json& results, const std::string& name);
 
 // The view over the entries: {"runs": [entries], "differ": [{"name", "values": [one per run,
-// "" = not recorded]}], "same": [{"name", "value"}]}. Null unless at least two runs recorded
+// "" = not recorded], "calibrated": [the value its prediction's calibration was measured
+// under, "" = none known]}], "same": [{"name", "value"}]}. Null unless at least two runs recorded
 // their settings and they differ in at least one.
 nlohmann::json SettingsComparison(const std::vector<nlohmann::json>& entries);
 

@@ -46,6 +46,7 @@ TEST(SettingsComparison, TwoRunsDifferingInCongestionControlSideBySide) {
   ASSERT_EQ(c["differ"].size(), 1u);
   EXPECT_EQ(c["differ"][0]["name"], "tcp_congestion");
   EXPECT_EQ(c["differ"][0]["values"], json::array({"bbr", "cubic"}));
+  EXPECT_EQ(c["differ"][0]["calibrated"], json::array({"bbr", "bbr"}));
   EXPECT_EQ(c["same"].size(), 2u);
   const std::string text = FormatSettingsComparison(c);
   EXPECT_NE(text.find("tcp_congestion   bbr"), std::string::npos) << text;
