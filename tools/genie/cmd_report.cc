@@ -12,6 +12,7 @@
 #include "genie/launch/local_launcher.h"
 #include "genie/report/html/html_page.h"
 #include "genie/report/html/page_model.h"
+#include "genie/report/settings_comparison.h"
 #include "tools/genie/command.h"
 
 GENIE_COMMAND(report, "One self-contained HTML page (charts, tables) from results files") {
@@ -46,6 +47,14 @@ GENIE_COMMAND(report, "One self-contained HTML page (charts, tables) from result
       }
       panels.push_back(std::move(*panel));
     }
+    // Runs that differ in their network settings: the page's table, on the terminal too.
+    std::vector<nlohmann::json> entries;
+    for (const auto& p : panels) {
+      if (p.value("kind", std::string()) == "run" && p.contains("settings_entry")) {
+        entries.push_back(p["settings_entry"]);
+      }
+    }
+    const nlohmann::json settings = genie::report::SettingsComparison(entries);
     genie::Status st =
         genie::report::html::WriteReportFromPanels(std::move(panels), a->out, a->title);
     if (!st.ok()) {  // an output refused (bad input), or Chart.js missing / the page not written
@@ -54,6 +63,7 @@ GENIE_COMMAND(report, "One self-contained HTML page (charts, tables) from result
     }
     fmt::print("genie report: wrote {} ({} input{})\n", a->out, a->inputs.size(),
                a->inputs.size() == 1 ? "" : "s");
+    fmt::print("{}", genie::report::FormatSettingsComparison(settings));
     return 0;
   };
 }
