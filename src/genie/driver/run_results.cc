@@ -98,9 +98,9 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
   GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(o.testbed, per_host, -1, &note,
                                                                      &run_settings, &chosen));
   if (chosen) {
-    const std::string note_text = report::CalibrationNote(
-        o.testbed, chosen->calibration.settings, run_settings, chosen->calibration.measured,
-        chosen->matched, chosen->kept);
+    const std::string note_text =
+        report::CalibrationNote(o.testbed, chosen->calibration.settings, run_settings,
+                                chosen->calibration.measured, chosen->matched, chosen->kept);
     if (!note_text.empty()) notes->push_back(note_text);
     *calibration_settings = chosen->calibration.settings;
   }

@@ -56,12 +56,16 @@ tb::CommandResult RunScan(const tb::Argv& argv) {
 
 }  // namespace
 
-testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name,
-                                  int hosts, bool accept_findings, const std::string& json,
+testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name, int hosts,
+                                  bool accept_findings, const std::string& json,
                                   const std::string& tcp_congestion) {
-  testbed::Argv argv = {genie_exe, "launch", "--testbed", name, "-n", std::to_string(hosts), "--",
-          "doctor", "--bytes", "16MiB", "--ring-steps", accept_findings ? "always" : "healthy",
-          "--json", json};
+  testbed::Argv argv = {genie_exe,      "launch",
+                        "--testbed",    name,
+                        "-n",           std::to_string(hosts),
+                        "--",           "doctor",
+                        "--bytes",      "16MiB",
+                        "--ring-steps", accept_findings ? "always" : "healthy",
+                        "--json",       json};
   if (!tcp_congestion.empty()) {
     argv.push_back("--tcp-congestion");
     argv.push_back(tcp_congestion);
@@ -76,12 +80,12 @@ Result<std::map<std::string, std::string>> ScanSettings(const tb::Layout& layout
   nlohmann::json hosts = nlohmann::json::array();
   for (const auto& h : sysctls) {
     const bool socket = !tcp_congestion.empty();
-    hosts.push_back({{"host", h.host},
-                     {"tcp_congestion", socket ? tcp_congestion : h.tcp_congestion},
-                     {"tcp_congestion_source",
-                      socket ? record::kFromSocketOption : record::kFromHostDefault},
-                     {"tcp_congestion_default", h.tcp_congestion},
-                     {"tcp_ecn", h.tcp_ecn}});
+    hosts.push_back(
+        {{"host", h.host},
+         {"tcp_congestion", socket ? tcp_congestion : h.tcp_congestion},
+         {"tcp_congestion_source", socket ? record::kFromSocketOption : record::kFromHostDefault},
+         {"tcp_congestion_default", h.tcp_congestion},
+         {"tcp_ecn", h.tcp_ecn}});
   }
   GENIE_ASSIGN_OR_RETURN(tb::Counters counters, tb::ReadCounters(layout, shell));
   return report::SummaryOf(report::NetworkSettingsOf(std::move(hosts), counters.QdiscsJson()));
@@ -133,9 +137,10 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   tb::SystemShell settings_shell;
   auto settings = ScanSettings(layout, a.tcp_congestion, settings_shell);
   if (!settings.ok()) {
-    fmt::print("testbed {}: its network settings could not be read ({}); the calibration is "
-               "kept without them\n",
-               a.name, settings.status().message());
+    fmt::print(
+        "testbed {}: its network settings could not be read ({}); the calibration is "
+        "kept without them\n",
+        a.name, settings.status().message());
   }
   const record::CpuPressureReading cpu_before = record::ReadCpuPressure();
   const tb::CommandResult scan = RunScan(

@@ -34,8 +34,8 @@ Status CalibrateTestbed(const CalibrateOptions& options);
 // The scan: `genie_exe launch --testbed NAME -n HOSTS -- doctor --bytes 16MiB --ring-steps
 // healthy|always --json JSON [--tcp-congestion CC]` (accepted findings still need the ring
 // steps, which the doctor skips on a scan with findings unless told `always`).
-testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name,
-                                  int hosts, bool accept_findings, const std::string& json,
+testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name, int hosts,
+                                  bool accept_findings, const std::string& json,
                                   const std::string& tcp_congestion = "");
 
 // The network settings a scan with `tcp_congestion` (genie's socket option; "" = each host's

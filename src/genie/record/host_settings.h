@@ -7,9 +7,8 @@
 // Reads files; any thread.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace genie::record {
 

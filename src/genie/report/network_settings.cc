@@ -74,7 +74,8 @@ json NetworkSettingsOf(json hosts, json links) {
   if (!ecn.empty()) summary["tcp_ecn"] = Agreed(ecn);
   if (!host_links.empty()) summary["host_links"] = Agreed(host_links);
   if (!switch_links.empty()) summary["switch_links"] = Agreed(switch_links);
-  return {{"hosts", std::move(hosts)}, {"links", std::move(links)}, {"summary", std::move(summary)}};
+  return {
+      {"hosts", std::move(hosts)}, {"links", std::move(links)}, {"summary", std::move(summary)}};
 }
 
 json NetworkSettingsFromProvenance(const json& provenance) {
@@ -159,8 +160,8 @@ std::string DescribeDifferences(const std::vector<SettingDifference>& difference
 }
 
 std::string CalibrationNote(const std::string& testbed, const SettingsSummary& calibrated,
-                            const SettingsSummary& run, const std::string& measured,
-                            bool matched, int kept) {
+                            const SettingsSummary& run, const std::string& measured, bool matched,
+                            int kept) {
   if (matched) return "";
   if (calibrated.empty()) {
     std::string run_text;
@@ -204,9 +205,8 @@ std::string FormatNetworkSettings(const json& network_settings) {
     }
   }
   if (!socket.empty()) {
-    out += fmt::format(
-        "#   (genie's --tcp-congestion on {} host(s), over their default {})\n", socket.size(),
-        Agreed(socket));
+    out += fmt::format("#   (genie's --tcp-congestion on {} host(s), over their default {})\n",
+                       socket.size(), Agreed(socket));
   }
   return out;
 }

@@ -10,10 +10,9 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace genie::report {
 
@@ -52,8 +51,8 @@ std::string DescribeDifferences(const std::vector<SettingDifference>& difference
 // command that calibrates under the run's, or that the calibration predates recorded settings.
 // `kept`: calibrations the testbed keeps.
 std::string CalibrationNote(const std::string& testbed, const SettingsSummary& calibrated,
-                            const SettingsSummary& run, const std::string& measured,
-                            bool matched, int kept);
+                            const SettingsSummary& run, const std::string& measured, bool matched,
+                            int kept);
 
 // The lines `genie results show` and a run's summary print: the summary, then each host whose
 // congestion control came from genie's socket option.

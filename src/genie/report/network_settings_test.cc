@@ -20,9 +20,9 @@ json Header(int rank, const std::string& host, const std::string& cc, const std:
             {"tcp_ecn", "2"}}}};
 }
 
-json Link(const std::string& link, const std::string& node, const std::string& qdisc,
-          uint64_t rate, uint64_t limit) {
-  return {{"link", link}, {"node", node},       {"ifname", "eth0"},  {"qdisc", qdisc},
+json Link(const std::string& link, const std::string& node, const std::string& qdisc, uint64_t rate,
+          uint64_t limit) {
+  return {{"link", link},     {"node", node},          {"ifname", "eth0"},     {"qdisc", qdisc},
           {"rate_bps", rate}, {"burst_bytes", 131072}, {"limit_bytes", limit}, {"queues", 1}};
 }
 
@@ -65,15 +65,15 @@ TEST(NetworkSettings, HostsThatDisagreeAreNamedPerValue) {
 TEST(NetworkSettings, AnOlderRunsSysctlsAndSocketOptionStandIn) {
   const json p = {
       {"headers",
-       json::array({{{"rank", 0},
-                     {"hostname", "m"},
-                     {"transport", {{"tcp_congestion", ""}}},
-                     {"sysctls",
-                      {{"net.ipv4.tcp_congestion_control", "bbr"}, {"net.ipv4.tcp_ecn", "2"}}}},
-                    {{"rank", 1},
-                     {"hostname", "m"},
-                     {"transport", {{"tcp_congestion", "cubic"}}},
-                     {"sysctls", {{"net.ipv4.tcp_congestion_control", "bbr"}}}}})}};
+       json::array(
+           {{{"rank", 0},
+             {"hostname", "m"},
+             {"transport", {{"tcp_congestion", ""}}},
+             {"sysctls", {{"net.ipv4.tcp_congestion_control", "bbr"}, {"net.ipv4.tcp_ecn", "2"}}}},
+            {{"rank", 1},
+             {"hostname", "m"},
+             {"transport", {{"tcp_congestion", "cubic"}}},
+             {"sysctls", {{"net.ipv4.tcp_congestion_control", "bbr"}}}}})}};
   const json ns = NetworkSettingsFromProvenance(p);
   ASSERT_EQ(ns["hosts"].size(), 1u);  // one machine: the first rank's reading
   EXPECT_EQ(ns["hosts"][0].value("tcp_congestion", ""), "bbr");

@@ -15,14 +15,11 @@ namespace genie::report {
 using json = nlohmann::json;
 
 json SettingsEntry(const json& results, const std::string& name) {
-  json e = {{"name", name},
-            {"settings", SummaryOf(results.value("network_settings", json()))},
-            {"measured_step_ns", 0},
-            {"predicted_step_ns", 0},
-            {"ratio", 0.0},
-            {"prediction_source", ""},
-            {"notes", json::array()},
-            {"calibration_settings", json::object()}};
+  json e = {
+      {"name", name},           {"settings", SummaryOf(results.value("network_settings", json()))},
+      {"measured_step_ns", 0},  {"predicted_step_ns", 0},
+      {"ratio", 0.0},           {"prediction_source", ""},
+      {"notes", json::array()}, {"calibration_settings", json::object()}};
   if (!results.contains("prediction")) {
     // Without a prediction the measured median is the summary's.
     const json s = results.value("summary", json::object());
@@ -109,9 +106,8 @@ std::string FormatSettingsComparison(const json& comparison) {
     for (const auto& r : runs) out += fmt::format("  {:<32}", cell(r));
     out += "\n";
   };
-  row("measured step", [](const json& r) {
-    return FormatDuration(r.value("measured_step_ns", TimeNs{0}));
-  });
+  row("measured step",
+      [](const json& r) { return FormatDuration(r.value("measured_step_ns", TimeNs{0})); });
   row("predicted step", [](const json& r) {
     const TimeNs p = r.value("predicted_step_ns", TimeNs{0});
     return p > 0 ? FormatDuration(p) : std::string("no prediction");

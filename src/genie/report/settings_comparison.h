@@ -5,10 +5,9 @@
 // A B` puts it above the runs' panels. Pure; any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace genie::report {
 

@@ -28,16 +28,18 @@ json Results(const std::string& cc, std::vector<std::pair<long, long>> measured_
   if (!notes.empty()) prediction["notes"] = notes;
   return {{"network_settings",
            {{"summary",
-             {{"tcp_congestion", cc}, {"tcp_ecn", "2"}, {"host_links", "tbf, 1gbit, queue 2000000 B"}}}}},
+             {{"tcp_congestion", cc},
+              {"tcp_ecn", "2"},
+              {"host_links", "tbf, 1gbit, queue 2000000 B"}}}}},
           {"prediction", prediction}};
 }
 
 TEST(SettingsComparison, TwoRunsDifferingInCongestionControlSideBySide) {
   const json bbr = SettingsEntry(Results("bbr", {{100, 100}, {110, 100}, {105, 100}}), "bbr.json");
-  const json cubic = SettingsEntry(
-      Results("cubic", {{130, 100}, {120, 100}, {125, 100}},
-              {"calibrated with tcp_congestion bbr, run with cubic: ..."}),
-      "cubic.json");
+  const json cubic =
+      SettingsEntry(Results("cubic", {{130, 100}, {120, 100}, {125, 100}},
+                            {"calibrated with tcp_congestion bbr, run with cubic: ..."}),
+                    "cubic.json");
   EXPECT_EQ(bbr.value("measured_step_ns", 0), 105);
   EXPECT_EQ(bbr.value("predicted_step_ns", 0), 100);
   EXPECT_DOUBLE_EQ(cubic.value("ratio", 0.0), 1.25);

@@ -375,8 +375,9 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
                                       const std::map<std::string, std::string>* want,
                                       std::optional<ChosenCalibration>* chosen) {
   GENIE_ASSIGN_OR_RETURN(Layout layout, Load(name));
-  GENIE_ASSIGN_OR_RETURN(std::optional<ChosenCalibration> picked,
-                         LoadCalibrationFor(name, want ? *want : std::map<std::string, std::string>()));
+  GENIE_ASSIGN_OR_RETURN(
+      std::optional<ChosenCalibration> picked,
+      LoadCalibrationFor(name, want ? *want : std::map<std::string, std::string>()));
   if (chosen) *chosen = picked;
   std::optional<Calibration> cal;
   if (picked) cal = picked->calibration;

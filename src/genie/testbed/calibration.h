@@ -35,13 +35,13 @@
 // the CLI.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "genie/env/env.h"
 #include "genie/common/status.h"
+#include "genie/env/env.h"
 #include "genie/testbed/layout.h"
 
 namespace genie::testbed {

@@ -38,9 +38,9 @@ TEST(HostSysctls, ReadsEachHostsCongestionControlAndEcnInItsNamespace) {
   EXPECT_EQ((*read)[1].tcp_congestion, "cubic");
   EXPECT_EQ((*read)[1].tcp_ecn, "2");
   EXPECT_EQ(ToString(shell.commands[0]),
-            ToString(InNamespace(layout.hosts[0].netns,
-                                 {"sysctl", "-n", "net.ipv4.tcp_congestion_control",
-                                  "net.ipv4.tcp_ecn"})));
+            ToString(InNamespace(
+                layout.hosts[0].netns,
+                {"sysctl", "-n", "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_ecn"})));
 }
 
 TEST(HostSysctls, ANamespaceThatCannotBeReadIsNamed) {

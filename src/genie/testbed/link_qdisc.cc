@@ -53,9 +53,9 @@ LinkQdisc QdiscFromTcJson(const nlohmann::json& qdiscs, const std::string& ifnam
       if (q.limit_bytes == 0 && o.contains("lat") && q.rate_bps > 0) {
         // limit = (lat + burst's time at the rate) x rate, as tc computed lat from it.
         const double rate_Bps = static_cast<double>(q.rate_bps) / 8;
-        q.limit_bytes = static_cast<uint64_t>(
-            std::llround(static_cast<double>(U(o, "lat")) * 1e-6 * rate_Bps +
-                         static_cast<double>(q.burst_bytes)));
+        q.limit_bytes =
+            static_cast<uint64_t>(std::llround(static_cast<double>(U(o, "lat")) * 1e-6 * rate_Bps +
+                                               static_cast<double>(q.burst_bytes)));
       }
       q.queues = 1;
     }

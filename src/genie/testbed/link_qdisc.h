@@ -6,18 +6,17 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace genie::testbed {
 
 struct LinkQdisc {
-  std::string kind;           // the root qdisc: "tbf", "htb", ...; "" when tc listed none
-  uint64_t rate_bps = 0;      // tbf's rate; htb's classes are not in the qdisc listing (0)
-  uint64_t burst_bytes = 0;   // tbf's bucket
-  uint64_t limit_bytes = 0;   // tbf's queue limit; htb: the largest of its bfifo leaves'
-  int queues = 0;             // FIFOs behind the root: 1 for tbf, htb's bfifo leaves
+  std::string kind;          // the root qdisc: "tbf", "htb", ...; "" when tc listed none
+  uint64_t rate_bps = 0;     // tbf's rate; htb's classes are not in the qdisc listing (0)
+  uint64_t burst_bytes = 0;  // tbf's bucket
+  uint64_t limit_bytes = 0;  // tbf's queue limit; htb: the largest of its bfifo leaves'
+  int queues = 0;            // FIFOs behind the root: 1 for tbf, htb's bfifo leaves
   nlohmann::json ToJson() const;
   static LinkQdisc FromJson(const nlohmann::json& j);
 };

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "genie/testbed/counters.h"
+
 namespace genie::testbed {
 namespace {
 
@@ -53,6 +55,64 @@ TEST(LinkQdisc, AnInterfaceWithoutAQdiscOrNotTcsJsonGivesNothing) {
   EXPECT_EQ(QdiscFromTcJson(nlohmann::json::parse(kTbf), "eth9").kind, "");
   EXPECT_EQ(QdiscFromTcJson(nlohmann::json("not tc"), "d0").kind, "");
   EXPECT_EQ(QdiscFromTcJson(nlohmann::json::parse(kTbf), "d1").kind, "noqueue");
+}
+
+// The counters' one `tc -raw` listing per namespace gives every link end's qdisc as well.
+class ListingShell : public Shell {
+ public:
+  CommandResult Run(const Argv& argv) override {
+    commands.push_back(argv);
+    const std::string cmd = ToString(argv);
+    if (cmd.find(" link show") != std::string::npos) {
+      return {0,
+              R"([{"ifname":"eth0","stats64":{"rx":{"bytes":1},"tx":{"bytes":2}}},)"
+              R"({"ifname":"h0n0"},{"ifname":"h1n0"}])",
+              ""};
+    }
+    if (cmd.find("qdisc show") != std::string::npos) {
+      return {0,
+              R"([{"kind":"tbf","handle":"1:","dev":"eth0","root":true,)"
+              R"("options":{"rate":50000000,"burst":131072,"limit":2000000}},)"
+              R"({"kind":"tbf","handle":"1:","dev":"h0n0","root":true,)"
+              R"("options":{"rate":50000000,"burst":131072,"limit":512000}},)"
+              R"({"kind":"tbf","handle":"1:","dev":"h1n0","root":true,)"
+              R"("options":{"rate":50000000,"burst":131072,"limit":512000}}])",
+              ""};
+    }
+    return {0, R"({"kernel":{}})", ""};  // nstat
+  }
+  std::vector<Argv> commands;
+};
+
+TEST(LinkQdisc, TheCountersReadEveryLinkEndsQdiscFromTheirTcListing) {
+  TestbedSpec spec;
+  spec.name = "lq";
+  ASSERT_TRUE(ParseTopology("star:2", &spec).ok());
+  auto layout = LayOut(spec);
+  ASSERT_TRUE(layout.ok());
+  ListingShell shell;
+  auto counters = ReadCounters(*layout, shell);
+  ASSERT_TRUE(counters.ok()) << counters.status().message();
+  bool raw = false;
+  for (const auto& a : shell.commands)
+    raw |= ToString(a).find("tc -n") == 0 && ToString(a).find("-raw") != std::string::npos;
+  EXPECT_TRUE(raw) << "tbf's limit in bytes, not as a latency";
+  const nlohmann::json q = counters->QdiscsJson();
+  ASSERT_FALSE(q.empty());
+  bool host_end = false, switch_end = false;
+  for (const auto& e : q) {
+    if (e["node"] == "h0" && e["ifname"] == "eth0") {
+      host_end = true;
+      EXPECT_EQ(e["limit_bytes"], 2'000'000u);
+      EXPECT_EQ(e["rate_bps"], 400'000'000u);
+      EXPECT_EQ(e["link"], "h0");
+    }
+    if (e["node"] == "sw" && e["ifname"] == "h0n0") {
+      switch_end = true;
+      EXPECT_EQ(e["limit_bytes"], 512'000u);
+    }
+  }
+  EXPECT_TRUE(host_end && switch_end) << q.dump();
 }
 
 }  // namespace
