@@ -8,7 +8,6 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -84,20 +83,6 @@ struct Job {
     return AllRanksRunning(out, static_cast<int>(ranks.size()), timeout_s);
   }
 };
-
-// Processes (other than this test) whose command line mentions `needle`.
-int ProcessesMentioning(const std::string& needle) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string pid = e.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (pid == std::to_string(getpid())) continue;
-    std::string cmd = ReadFile(e.path().string() + "/cmdline");
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    n += cmd.find(needle) != std::string::npos;
-  }
-  return n;
-}
 
 // The exit code, failing the test (and killing it) when it does not come within `timeout_s`.
 int ExitWithin(const Child& c, double timeout_s) {
@@ -185,10 +170,7 @@ TEST(Chaos, RanksDieWithALauncherKilledBySigkill) {
   ASSERT_TRUE(AllRanksRunning(dir + "/out", 4, 30)) << ReadLog(launch);
   ASSERT_EQ(kill(launch.pid, SIGKILL), 0);
   ASSERT_TRUE(WaitExit(launch, 5).has_value());
-  const double deadline = NowSeconds() + 10;
-  while (ProcessesMentioning(dir + "/out") > 0 && NowSeconds() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  WaitFor([&] { return ProcessesMentioning(dir + "/out") == 0; }, 10);
   EXPECT_EQ(ProcessesMentioning(dir + "/out"), 0) << "ranks outlived their launcher";
   CliResult show = RunCli(GenieBinary() + " results show " + dir + "/out");
   ExpectNoCrash(show.exit_code, show.output);

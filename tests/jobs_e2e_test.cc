@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -44,20 +43,6 @@ json ReadJson(const std::string& path) {
   return json::parse(in, nullptr, /*allow_exceptions=*/false);
 }
 
-// Processes (other than this test) whose command line mentions `needle`.
-int ProcessesMentioning(const std::string& needle) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string pid = e.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (pid == std::to_string(getpid())) continue;
-    std::string cmd = ReadFile(e.path().string() + "/cmdline");
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    n += cmd.find(needle) != std::string::npos;
-  }
-  return n;
-}
-
 // The pid of a `genie run` rank writing into `folder`, or -1.
 int RankOf(const std::string& folder) {
   for (const auto& e : fs::directory_iterator("/proc")) {
@@ -70,15 +55,6 @@ int RankOf(const std::string& folder) {
     }
   }
   return -1;
-}
-
-bool WaitFor(const std::function<bool()>& cond, double timeout_s) {
-  const double deadline = NowSeconds() + timeout_s;
-  while (!cond()) {
-    if (NowSeconds() > deadline) return false;
-    usleep(50'000);
-  }
-  return true;
 }
 
 // The table row of `job` in the launcher's output.

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -75,6 +76,28 @@ int CountChildren(pid_t pid) {
 
 double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool WaitFor(const std::function<bool()>& cond, double timeout_s) {
+  const double deadline = NowSeconds() + timeout_s;
+  while (!cond()) {
+    if (NowSeconds() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+int ProcessesMentioning(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (pid == std::to_string(getpid())) continue;
+    std::string cmd = ReadFile(e.path().string() + "/cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    n += cmd.find(needle) != std::string::npos;
+  }
+  return n;
 }
 
 }  // namespace genie::testing

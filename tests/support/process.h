@@ -1,11 +1,12 @@
 // Background processes for end-to-end tests that must watch ranks individually — kill one,
 // stop one, see the others exit — which a launcher would hide; also several commands running
-// at once. A command run to completion goes through RunCli (cli.h). Test-only; the thread that
-// spawned a child waits for it.
+// at once; and what is left running after a kill. A command run to completion goes through
+// RunCli (cli.h). Test-only; the thread that spawned a child waits for it.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -29,5 +30,10 @@ std::string ReadLog(const Child& child);
 int CountChildren(pid_t pid);
 // Seconds on a monotonic clock (for "exited within" checks).
 double NowSeconds();
+// Polls `cond` every 50 ms until it holds (true) or `timeout_s` has passed (false).
+bool WaitFor(const std::function<bool()>& cond, double timeout_s);
+// How many processes (other than this test) have `needle` in their command line: what a killed
+// launcher or job left running.
+int ProcessesMentioning(const std::string& needle);
 
 }  // namespace genie::testing
