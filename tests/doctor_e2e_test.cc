@@ -14,6 +14,7 @@
 #include "tests/support/cli.h"
 #include "tests/support/file.h"
 #include "tests/support/skip.h"
+#include "tests/support/suite_testbed.h"
 #include "tests/support/temp_dir.h"
 
 namespace genie::testing {
@@ -24,33 +25,17 @@ using nlohmann::json;
 class Doctor : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!NamespacesMissing().empty()) return;
-    name_ = "d" + std::to_string(getpid());
-    CliResult up = RunCli(Genie("testbed up --name " + name_ + " --topology star:8 --rate 400mbit"));
-    if (up.exit_code != 0) {
-      up_error_ = up.output;
-      name_.clear();
-    }
+    testbed_.Up("d" + std::to_string(getpid()), "--topology star:8 --rate 400mbit");
   }
-  static void TearDownTestSuite() {
-    if (name_.empty()) return;
-    RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
-    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
-              "0\n");
-    name_.clear();
-  }
+  static void TearDownTestSuite() { testbed_.Down(); }
   void SetUp() override {
     GENIE_SKIP_IF(RootMissing("build a testbed (network namespaces)"));
-    ASSERT_FALSE(name_.empty()) << "testbed up failed: " << up_error_;
+    ASSERT_TRUE(testbed_.up()) << "testbed up failed: " << testbed_.up_error();
+    name_ = testbed_.name();
     dir_ = FreshDir("doctor-" + name_);
   }
-  void TearDown() override {
-    if (!name_.empty()) RunCli(Genie("testbed fault " + name_ + " clear") + " >/dev/null 2>&1");
-  }
-  void Fault(const std::string& args) {
-    CliResult f = RunCli(Genie("testbed fault " + name_ + " " + args));
-    ASSERT_EQ(f.exit_code, 0) << f.output;
-  }
+  void TearDown() override { testbed_.ClearFaults(); }
+  void Fault(const std::string& args) { testbed_.Fault(args); }
   // Runs the scan; returns its JSON (and the exit code in *code).
   json Scan(int* code, std::string* output) {
     CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 8 -- doctor --json " + dir_ +
@@ -69,10 +54,10 @@ class Doctor : public ::testing::Test {
     return s;
   }
 
-  static std::string name_, up_error_;
-  std::string dir_;
+  static SuiteTestbed testbed_;
+  std::string name_, dir_;
 };
-std::string Doctor::name_, Doctor::up_error_;
+SuiteTestbed Doctor::testbed_;
 
 TEST_F(Doctor, AHealthyTestbedIsHealthy) {
   int code = -1;

@@ -15,6 +15,7 @@
 #include "tests/support/cli.h"
 #include "tests/support/file.h"
 #include "tests/support/skip.h"
+#include "tests/support/suite_testbed.h"
 #include "tests/support/temp_dir.h"
 
 namespace genie::testing {
@@ -25,35 +26,20 @@ using nlohmann::json;
 class SpineLocalize : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!NamespacesMissing().empty()) return;
-    name_ = "spn" + std::to_string(getpid() % 100000);
-    CliResult up = RunCli(Genie("testbed up --name " + name_ +
-                                " --topology leafspine:2x2x3 --rate 400mbit"));
-    if (up.exit_code != 0) {
-      up_error_ = up.output;
-      name_.clear();
-    }
+    testbed_.Up("spn" + std::to_string(getpid() % 100000),
+                "--topology leafspine:2x2x3 --rate 400mbit");
   }
-  static void TearDownTestSuite() {
-    if (name_.empty()) return;
-    RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
-    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
-              "0\n");
-    name_.clear();
-  }
+  static void TearDownTestSuite() { testbed_.Down(); }
   void SetUp() override {
     GENIE_SKIP_IF(RootMissing("build a leaf-spine testbed (network namespaces)"));
-    ASSERT_FALSE(name_.empty()) << "testbed up failed: " << up_error_;
+    ASSERT_TRUE(testbed_.up()) << "testbed up failed: " << testbed_.up_error();
+    name_ = testbed_.name();
     dir_ = FreshDir("spine-" + name_);
   }
-  void TearDown() override {
-    if (!name_.empty()) RunCli(Genie("testbed fault " + name_ + " clear") + " >/dev/null 2>&1");
-  }
+  void TearDown() override { testbed_.ClearFaults(); }
   void Slow(const std::string& direction) {
-    RunCli(Genie("testbed fault " + name_ + " clear") + " >/dev/null 2>&1");
-    CliResult f = RunCli(Genie("testbed fault " + name_ + " l0-s1 --rate 100mbit --direction " +
-                               direction));
-    ASSERT_EQ(f.exit_code, 0) << f.output;
+    testbed_.ClearFaults();
+    testbed_.Fault("l0-s1 --rate 100mbit --direction " + direction);
   }
   // Every finding as "kind:host:link(direction)".
   static std::string Findings(const json& j) {
@@ -66,10 +52,10 @@ class SpineLocalize : public ::testing::Test {
     return s.empty() ? "healthy" : s;
   }
 
-  static std::string name_, up_error_;
-  std::string dir_;
+  static SuiteTestbed testbed_;
+  std::string name_, dir_;
 };
-std::string SpineLocalize::name_, SpineLocalize::up_error_;
+SuiteTestbed SpineLocalize::testbed_;
 
 struct Case {
   std::string direction, named;
