@@ -16,10 +16,10 @@
 
 #include "et_def.pb.h"
 #include "genie/trace/attributes.h"
-#include "genie/trace/et_writer.h"
 #include "tests/support/cli.h"
 #include "tests/support/file.h"
 #include "tests/support/skip.h"
+#include "tests/support/switch_workload.h"
 #include "tests/support/temp_dir.h"
 
 namespace genie::testing {
@@ -50,28 +50,21 @@ class Attribution : public ::testing::Test {
   }
   // Per rank: 150 ms of GPU compute, then a 2 MiB all-reduce that depends on it (~60 ms here).
   static void WriteWorkload(const std::string& prefix) {
-    for (int r = 0; r < kRanks; ++r) {
-      auto w = trace::EtWriter::Create(prefix + "." + std::to_string(r) + ".et",
-                                       trace::DefaultMetadata());
-      ASSERT_TRUE(w.ok()) << w.status().message();
-      ChakraProtoMsg::Node comp;
-      comp.set_id(0);
-      comp.set_name("forward_backward");
-      comp.set_type(ChakraProtoMsg::COMP_NODE);
-      comp.set_duration_micros(150'000);
-      trace::AddBool(&comp, "is_cpu_op", false);
-      ASSERT_TRUE((*w)->Write(comp).ok());
-      ChakraProtoMsg::Node ar;
-      ar.set_id(1);
-      ar.set_name("grad_allreduce");
-      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      ar.add_data_deps(0);
-      trace::AddBool(&ar, "is_cpu_op", false);
-      trace::AddInt64(&ar, "comm_type", 0);  // ALL_REDUCE
-      trace::AddInt64(&ar, "comm_size", 2 << 20);
-      ASSERT_TRUE((*w)->Write(ar).ok());
-      ASSERT_TRUE((*w)->Close().ok());
-    }
+    ChakraProtoMsg::Node comp;
+    comp.set_id(0);
+    comp.set_name("forward_backward");
+    comp.set_type(ChakraProtoMsg::COMP_NODE);
+    comp.set_duration_micros(150'000);
+    trace::AddBool(&comp, "is_cpu_op", false);
+    ChakraProtoMsg::Node ar;
+    ar.set_id(1);
+    ar.set_name("grad_allreduce");
+    ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    ar.add_data_deps(0);
+    trace::AddBool(&ar, "is_cpu_op", false);
+    trace::AddInt64(&ar, "comm_type", 0);  // ALL_REDUCE
+    trace::AddInt64(&ar, "comm_size", 2 << 20);
+    WriteEveryRank(prefix, kRanks, {comp, ar});
   }
   CliResult Run(const std::string& out, const std::string& faults, const std::string& args = "") {
     std::string cmd = "launch --testbed " + name_ + " -n 4 -- run " + dir_ + "/w -n " +

@@ -8,32 +8,25 @@
 
 #include "et_def.pb.h"
 #include "genie/trace/attributes.h"
-#include "genie/trace/et_writer.h"
 #include "tests/support/file.h"
+#include "tests/support/switch_workload.h"
 
 namespace genie::testing {
 
 void WriteCollectiveSequence(const std::string& prefix, int ranks,
                              const std::vector<CollectiveType>& types, uint64_t size) {
-  for (int r = 0; r < ranks; ++r) {
-    auto writer = trace::EtWriter::Create(prefix + "." + std::to_string(r) + ".et",
-                                          trace::DefaultMetadata());
-    ASSERT_TRUE(writer.ok()) << writer.status().message();
-    for (size_t i = 0; i < types.size(); ++i) {
-      ChakraProtoMsg::Node node;
-      node.set_id(i);
-      node.set_name(std::string(CollectiveTypeName(types[i])) + "_" + std::to_string(i));
-      node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      if (i > 0) node.add_data_deps(i - 1);
-      trace::AddBool(&node, "is_cpu_op", false);
-      trace::AddInt64(&node, "comm_type", static_cast<int64_t>(types[i]));
-      trace::AddInt64(&node, "comm_size", static_cast<int64_t>(size));
-      Status st = (*writer)->Write(node);
-      ASSERT_TRUE(st.ok()) << st.message();
-    }
-    Status st = (*writer)->Close();
-    ASSERT_TRUE(st.ok()) << st.message();
+  std::vector<ChakraProtoMsg::Node> nodes;
+  for (size_t i = 0; i < types.size(); ++i) {
+    ChakraProtoMsg::Node& node = nodes.emplace_back();
+    node.set_id(i);
+    node.set_name(std::string(CollectiveTypeName(types[i])) + "_" + std::to_string(i));
+    node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    if (i > 0) node.add_data_deps(i - 1);
+    trace::AddBool(&node, "is_cpu_op", false);
+    trace::AddInt64(&node, "comm_type", static_cast<int64_t>(types[i]));
+    trace::AddInt64(&node, "comm_size", static_cast<int64_t>(size));
   }
+  WriteEveryRank(prefix, ranks, nodes);
 }
 
 std::string TypeNames(const std::vector<CollectiveType>& types) {

@@ -7,10 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "genie/trace/attributes.h"
-#include "genie/trace/et_writer.h"
+#include "tests/support/switch_workload.h"
 #include "tests/support/temp_dir.h"
 
 namespace genie::driver {
@@ -22,35 +21,20 @@ constexpr TimeNs kMs = 1'000'000;
 class AttributionInputsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int r = 0; r < 2; ++r) {
-      auto w = trace::EtWriter::Create((dir_ / ("w." + std::to_string(r) + ".et")).string(),
-                                       trace::DefaultMetadata());
-      ASSERT_TRUE(w.ok());
-      ChakraProtoMsg::Node comp;
-      comp.set_id(0);
-      comp.set_name("compute");
-      comp.set_type(ChakraProtoMsg::COMP_NODE);
-      comp.set_duration_micros(1000);
-      ASSERT_TRUE((*w)->Write(comp).ok());
-      ChakraProtoMsg::Node ar;
-      ar.set_id(1);
-      ar.set_name("ar");
-      ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      ar.add_data_deps(0);
-      trace::AddInt64(&ar, "comm_type", 0);  // ALL_REDUCE
-      trace::AddUint64(&ar, "comm_size", 1 << 20);
-      ASSERT_TRUE((*w)->Write(ar).ok());
-      ASSERT_TRUE((*w)->Close().ok());
-    }
-    std::ofstream(dir_ / "net.yml") << "topology: [ Switch ]\nnpus_count: [ 2 ]\n"
-                                       "bandwidth: [ 1.0 ]\nlatency: [ 1000 ]\n";
-    runtime::SetupFlags flags;
-    flags.workload = (dir_ / "w").string();
-    flags.network_path = (dir_ / "net.yml").string();
-    auto setup = runtime::PrepareRun(flags);
-    ASSERT_TRUE(setup.ok()) << setup.status().message();
-    setup_ = std::move(*setup);
-    setup_.exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
+    ChakraProtoMsg::Node comp;
+    comp.set_id(0);
+    comp.set_name("compute");
+    comp.set_type(ChakraProtoMsg::COMP_NODE);
+    comp.set_duration_micros(1000);
+    ChakraProtoMsg::Node ar;
+    ar.set_id(1);
+    ar.set_name("ar");
+    ar.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    ar.add_data_deps(0);
+    trace::AddInt64(&ar, "comm_type", 0);  // ALL_REDUCE
+    trace::AddUint64(&ar, "comm_size", 1 << 20);
+    ASSERT_NO_FATAL_FAILURE(
+        ::genie::testing::PrepareOnSwitch(dir_.string(), 2, {comp, ar}, &setup_));
     measured_[0].start_ns = {0, 0};
     auto e0 = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kFlow, nullptr,
                        SimulatedIterations(1), &measured_[0]);

@@ -8,11 +8,10 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "genie/trace/attributes.h"
-#include "genie/trace/et_writer.h"
+#include "tests/support/switch_workload.h"
 #include "tests/support/temp_dir.h"
 
 namespace genie::driver {
@@ -23,30 +22,16 @@ using ::genie::testing::TempDir;
 class SimulationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int r = 0; r < 2; ++r) {
-      auto w = trace::EtWriter::Create((dir_ / ("w." + std::to_string(r) + ".et")).string(),
-                                       trace::DefaultMetadata());
-      ASSERT_TRUE(w.ok());
-      for (auto [id, bytes] : {std::pair<NodeId, Bytes>{1, 64 << 20}, {2, 64 << 10}}) {
-        ChakraProtoMsg::Node node;
-        node.set_id(id);
-        node.set_name("ar" + std::to_string(id));
-        node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-        trace::AddInt64(&node, "comm_type", 0);  // ALL_REDUCE
-        trace::AddUint64(&node, "comm_size", bytes);
-        ASSERT_TRUE((*w)->Write(node).ok());
-      }
-      ASSERT_TRUE((*w)->Close().ok());
+    std::vector<ChakraProtoMsg::Node> nodes;
+    for (auto [id, bytes] : {std::pair<NodeId, Bytes>{1, 64 << 20}, {2, 64 << 10}}) {
+      ChakraProtoMsg::Node& node = nodes.emplace_back();
+      node.set_id(id);
+      node.set_name("ar" + std::to_string(id));
+      node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+      trace::AddInt64(&node, "comm_type", 0);  // ALL_REDUCE
+      trace::AddUint64(&node, "comm_size", bytes);
     }
-    std::ofstream(dir_ / "net.yml") << "topology: [ Switch ]\nnpus_count: [ 2 ]\n"
-                                       "bandwidth: [ 1.0 ]\nlatency: [ 1000 ]\n";
-    runtime::SetupFlags flags;
-    flags.workload = (dir_ / "w").string();
-    flags.network_path = (dir_ / "net.yml").string();
-    auto setup = runtime::PrepareRun(flags);
-    ASSERT_TRUE(setup.ok()) << setup.status().message();
-    setup_ = std::move(*setup);
-    setup_.exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
+    ASSERT_NO_FATAL_FAILURE(::genie::testing::PrepareOnSwitch(dir_.string(), 2, nodes, &setup_));
   }
 
   // Each node's end on each rank: {rank, node} -> ns.
