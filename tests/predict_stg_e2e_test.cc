@@ -1,8 +1,10 @@
 // Shipped STG training steps measured beside the calibrated flow model on star:8 at 400 Mbit/s
 // (issue 13's ±15 % point). Runs alone (SERIAL in tests/CMakeLists.txt): under the rest of the
 // suite's load on 2 cores the 8 ranks measured 1.18–1.27x, alone 0.97–1.04x. A workload's step
-// is the median of its 5 measured iterations, as a benchmark reports it: one iteration hit by a
-// neighbour's burst of CPU says nothing about the model. The two are gpt_dp2_tp2_pp2 and
+// is the median of its 3 measured iterations, as a benchmark reports it: one iteration hit by a
+// neighbour's burst of CPU says nothing about the model. Alone, each iteration is itself within
+// the bound (0.96–1.09 with other work on the machine, load 9), so 3 keep the verdict; 5 cost
+// 14 s more of a test that leaves a core idle. The two are gpt_dp2_tp2_pp2 and
 // moe_dp2_ep4 (alone here 1.01–1.06 and 1.01–1.03): at 400 Mbit/s the llama steps run 1–18 %
 // slower than the model (docs/notes/2026-12-04-prediction-accuracy-what-moved-ratios.md,
 // "Three connections on one NIC"), and a CI run read llama_fsdp_dp4_tp2 at 1.16.
@@ -24,6 +26,8 @@ namespace genie::testing {
 namespace {
 
 using nlohmann::json;
+
+constexpr int kIterations = 3;  // measured per workload (odd: the median is one of them)
 
 // Shipped STG training steps on star:8 at 400 Mbit/s, calibrated: the median measured step
 // within ±15 % of the flow model's prediction of the same workload on the testbed's network.
@@ -51,15 +55,15 @@ TEST_F(PredictStg, TwoTrainingStepsMatchTheCalibratedModelWithin15Percent) {
   for (const char* w : {"gpt_dp2_tp2_pp2", "moe_dp2_ep4"}) {
     const std::string out = dir_ + "/" + w;
     CliResult r = RunCli(GenieBinary() + " launch --testbed " + name_ + " -n 8 -- run " +
-                         Data(std::string("traces/generated/stg/") + w) +
-                         " -n 5 --warmup 1 --predict -o " + out);
+                         Data(std::string("traces/generated/stg/") + w) + " -n " +
+                         std::to_string(kIterations) + " --warmup 1 --predict -o " + out);
     ASSERT_EQ(r.exit_code, 0) << w << "\n" << r.output;
     const json p = json::parse(ReadFile(out + "/results.json"))["prediction"];
-    ASSERT_EQ(p["iterations"].size(), 5u) << p.dump(1);
+    ASSERT_EQ(p["iterations"].size(), static_cast<size_t>(kIterations)) << p.dump(1);
     std::vector<double> ratios;
     for (const auto& it : p["iterations"]) ratios.push_back(it["ratio"].get<double>());
-    std::nth_element(ratios.begin(), ratios.begin() + 2, ratios.end());
-    const double median = ratios[2];
+    std::nth_element(ratios.begin(), ratios.begin() + kIterations / 2, ratios.end());
+    const double median = ratios[kIterations / 2];
     EXPECT_GT(median, 0.85) << w << ": median measured/predicted\n" << r.output;
     EXPECT_LT(median, 1.15) << w << ": median measured/predicted\n" << r.output;
   }
