@@ -1,16 +1,18 @@
 # genie_test(NAME SOURCES ... DEPS ... LABELS unit|e2e|slow [TIMEOUT s] [SERIAL]
-#            [SERIAL_FILTER gtest-filter])
+#            [SERIAL_FILTER gtest-filter] [SERIAL_PROPERTIES prop value ...])
 # Builds a GoogleTest binary, linked with the test-support library (tests/support/), and
 # registers each test case with ctest under the given labels, so CI can budget time with
 # `ctest -L unit` / `-LE slow`. SERIAL: its tests run alone (they compare measured times with
 # a model, which the other tests' load on two cores would skew). SERIAL_FILTER: only the test
 # cases it matches (e.g. "Doctor.*:DoctorCalibrate.*") run alone; the binary's other cases run
-# beside other tests (a serial case leaves a core idle).
+# beside other tests (a serial case leaves a core idle). SERIAL_PROPERTIES: more ctest
+# properties of the serial cases (e.g. the fixture of a testbed they share, tests/CMakeLists.txt).
 function(genie_test name)
   if(NOT GENIE_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT;SERIAL_FILTER" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT;SERIAL_FILTER" "SOURCES;DEPS;LABELS;SERIAL_PROPERTIES"
+                        ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -32,12 +34,18 @@ function(genie_test name)
   if(ARG_SERIAL_FILTER)
     gtest_discover_tests(${name} TEST_FILTER "${ARG_SERIAL_FILTER}" TEST_LIST ${name}_SERIAL
       PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL TRUE
+                 ${ARG_SERIAL_PROPERTIES}
       DISCOVERY_TIMEOUT 60)
     gtest_discover_tests(${name} TEST_FILTER "-${ARG_SERIAL_FILTER}"
       PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} DISCOVERY_TIMEOUT 60)
   else()
+    set(serial_properties "")
+    if(ARG_SERIAL)
+      set(serial_properties ${ARG_SERIAL_PROPERTIES})
+    endif()
     gtest_discover_tests(${name}
       PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
+                 ${serial_properties}
       DISCOVERY_TIMEOUT 60)
   endif()
 endfunction()

@@ -19,6 +19,7 @@
 #include "tests/support/cli.h"
 #include "tests/support/file.h"
 #include "tests/support/skip.h"
+#include "tests/support/suite_testbed.h"
 #include "tests/support/switch_workload.h"
 #include "tests/support/temp_dir.h"
 
@@ -30,24 +31,23 @@ using nlohmann::json;
 constexpr int kRanks = 4;
 constexpr int kIterations = 5;  // the faults hit at the start of 0-based iteration 2
 
+// The cases share one testbed (SuiteTestbed; under ctest the fixture predict_e2e shares too):
+// each fault comes and goes with its run's schedule.
 class Attribution : public ::testing::Test {
  protected:
+  static void SetUpTestSuite() {
+    testbed_.Up("at" + std::to_string(getpid()), "--topology star:4 --rate 400mbit");
+  }
+  static void TearDownTestSuite() { testbed_.Down(); }
   void SetUp() override {
     GENIE_SKIP_IF(NamespacesMissing());
     GENIE_SKIP_IF(Sanitized("measured vs predicted times"));
-    name_ = "at" + std::to_string(getpid());
+    ASSERT_TRUE(testbed_.up()) << "testbed up failed: " << testbed_.up_error();
+    name_ = testbed_.name();
     dir_ = FreshDir("attribution-" + name_);
-    CliResult up =
-        RunCli(Genie("testbed up --name " + name_ + " --topology star:4 --rate 400mbit"));
-    ASSERT_EQ(up.exit_code, 0) << up.output;
     WriteWorkload(dir_ + "/w");
   }
-  void TearDown() override {
-    if (name_.empty()) return;
-    RunCli(Genie("testbed down " + name_) + " 2>/dev/null");
-    EXPECT_EQ(RunCli("ip netns list 2>/dev/null | grep -c '^" + name_ + "-' || true").output,
-              "0\n");
-  }
+  void TearDown() override { testbed_.ClearFaults(); }
   // Per rank: 150 ms of GPU compute, then a 2 MiB all-reduce that depends on it (~60 ms here).
   static void WriteWorkload(const std::string& prefix) {
     ChakraProtoMsg::Node comp;
@@ -95,8 +95,10 @@ class Attribution : public ::testing::Test {
     return out;
   }
 
+  static SuiteTestbed testbed_;
   std::string name_, dir_;
 };
+SuiteTestbed Attribution::testbed_;
 
 TEST_F(Attribution, AStragglerIsNamedWithTheCollectiveTheOthersWaitedIn) {
   CliResult r = Run("straggler", "{iteration: 3, rank: 2, compute: 2x}");

@@ -1,9 +1,13 @@
-// A testbed that the cases of one test suite share: brought up in SetUpTestSuite (once per
-// process: under ctest, where each case is its own process, once per case), its faults cleared
-// after each case, taken down in TearDownTestSuite with none of its namespaces left. For the
-// suites that put one fault per case on one topology (doctor_e2e, spine_localize_e2e). Nothing
-// is made without network namespaces: the cases then skip (GENIE_SKIP_IF in their SetUp).
-// Test-only; the test's main thread.
+// A testbed that the cases of one test suite share: brought up in SetUpTestSuite, its faults
+// cleared after each case, taken down in TearDownTestSuite with none of its namespaces left.
+// Under ctest each case is a process of its own: there the testbed is a ctest fixture, up once
+// before the first case that needs it and down after the last (tests/CMakeLists.txt,
+// suite_testbed.sh; suites on one topology share it), and GENIE_SUITE_TESTBED names it to the
+// cases, which use it as it is. For the serial suites whose cases leave the testbed as they
+// found it: a fault per case, cleared after it, or a run's fault schedule (doctor_e2e,
+// spine_localize_e2e, predict_e2e, attribution_e2e, predict_stg_e2e). Nothing is made without
+// network namespaces: the cases then skip (GENIE_SKIP_IF in their SetUp). Test-only; the
+// test's main thread.
 #pragma once
 
 #include <string>
@@ -13,9 +17,11 @@ namespace genie::testing {
 class SuiteTestbed {
  public:
   // `genie testbed up --name name args` (args: "--topology star:8 --rate 400mbit"), when this
-  // machine can build a testbed; a failure is kept for up_error().
+  // machine can build a testbed; a failure is kept for up_error(). With GENIE_SUITE_TESTBED
+  // set, that testbed instead (an error when it is not up).
   void Up(const std::string& name, const std::string& args);
-  // Takes it down (if up) and expects none of its namespaces left.
+  // Takes its own testbed down (if up) and expects none of its namespaces left; a fixture's is
+  // the fixture's to take down.
   void Down();
   bool up() const { return !name_.empty(); }
   const std::string& name() const { return name_; }
@@ -27,6 +33,7 @@ class SuiteTestbed {
 
  private:
   std::string name_, up_error_;
+  bool shared_ = false;  // the ctest fixture's (GENIE_SUITE_TESTBED)
 };
 
 }  // namespace genie::testing
