@@ -29,7 +29,7 @@ namespace {
 using nlohmann::json;
 
 constexpr int kIterations = 6;      // the leaf-spine description's runs, judged within 15 %
-constexpr int kFlatIterations = 3;  // the 2-D description's, judged far off
+constexpr int kFlatIterations = 1;  // the 2-D description's, judged far off
 
 class PredictLeafSpine : public ::testing::Test {
  protected:
@@ -129,8 +129,9 @@ TEST_F(PredictLeafSpine, TheFlowModelSeesTheSharedUplink) {
     const std::string w = Gen(c.type, c.size);
     const json fabric = Run(w, std::string(c.type) + "-ls", c.args);
     // The 2-D description's run only has to show its prediction far off (all-reduce: measured
-    // / predicted ~0.25 against the bound 0.6, a margin no noise of a step closes): the median
-    // of 3 iterations, not 6, saves 4 s of a test that runs alone.
+    // / predicted ~0.25 against the bound 0.6, a margin no noise of a step closes: the step
+    // would have to take 2.4x as long): one measured iteration, not 6, saves 8 s of a test that
+    // runs alone.
     const json flat = Run(w, std::string(c.type) + "-2d",
                           c.args + " --network " + two_d + " --topology 8", kFlatIterations);
     ASSERT_FALSE(fabric.is_null()) << c.type;
