@@ -256,7 +256,8 @@ int LaunchOneJob(const JobsLaunchOptions& o) {
     const char* started = std::getenv(kJobsStartedEnv);
     site.env = {{kJobsFileEnv, p->spec.path},
                 {kJobNameEnv, job->name},
-                {kJobsStartedEnv, started != nullptr ? started : job->name}};
+                {kJobsStartedEnv, started != nullptr ? started : job->name},
+                {kJobsOutputEnv, fs::absolute(p->spec.output).string()}};
     if (p->layout) {
       const testbed::Host& host = p->layout->hosts.at(static_cast<size_t>(job->rank_host[static_cast<size_t>(r)]));
       site.netns = host.netns;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "genie/driver/run.h"
@@ -23,6 +25,17 @@ Result<config::NetworkConfig> JobsHostsNetwork(const JobsSpec& spec,
   std::string note;
   GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(spec.testbed, 1, -1, &note));
   return config::ParseNetworkConfig(yml, "testbed " + spec.testbed + ", " + note);
+}
+
+double SharedLinkGoodput(const JobsSpec& spec, const std::string& network_path) {
+  if (!network_path.empty() || spec.testbed.empty()) return 1;
+  auto c = testbed::LoadCalibration(spec.testbed);
+  if (!c.ok() || !c->has_value()) return 1;
+  const testbed::Calibration& cal = **c;
+  if (cal.basis != testbed::kBasisAllHosts || cal.all_hosts_goodput <= 0 || cal.goodput <= 0) {
+    return 1;
+  }
+  return std::max(1.0, cal.goodput / cal.all_hosts_goodput);
 }
 
 Status PlaceOnHosts(const config::NetworkConfig& hosts, JobsSpec* spec) {
@@ -110,6 +123,11 @@ Result<JobsModel> ModelJobs(const JobsSpec& spec, const std::string& own_name,
     } else if (job.subcommand == "run" && !job.workload.empty()) {
       auto setup = runtime::PrepareRun(FlagsOf(job));
       if (!setup.ok()) return setup.status().WithContext(spec.path + ": job '" + job.name + "'");
+      // genie run issues every comm stream's collectives as their dependencies allow (run.cc),
+      // not one stream at a time as ASTRA-sim's default does: a neighbour simulated the latter
+      // way sends less at once (gpt_dp2_tp2_pp2: 4.6 s a step against 3.1 s), so it would be
+      // predicted to cost its neighbours less than it does.
+      setup->exec.comm_streams = runtime::ExecutorConfig::CommStreams::kConcurrent;
       m.setups.push_back(std::make_unique<runtime::RunSetup>(std::move(*setup)));
       s.setup = m.setups.back().get();
       auto it = job.options.find("warmup");
@@ -131,12 +149,13 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
                                                const config::NetworkConfig& hosts,
                                                sim::NetworkModelKind kind,
                                                const std::string& only) {
-  GENIE_ASSIGN_OR_RETURN(JobsSimulation together, SimulateJobs(model.jobs, hosts, kind));
+  const double shared = model.shared_link_goodput;
+  GENIE_ASSIGN_OR_RETURN(JobsSimulation together, SimulateJobs(model.jobs, hosts, kind, shared));
   std::vector<JobPrediction> out;
   for (size_t j = 0; j < model.jobs.size(); ++j) {
     const SimJob& job = model.jobs[j];
     if (job.setup == nullptr || (!only.empty() && job.name != only)) continue;
-    GENIE_ASSIGN_OR_RETURN(JobsSimulation alone, SimulateJobs({job}, hosts, kind));
+    GENIE_ASSIGN_OR_RETURN(JobsSimulation alone, SimulateJobs({job}, hosts, kind, shared));
     JobPrediction p;
     p.name = job.name;
     p.together_ns = together.jobs[j].step_ns;
@@ -148,6 +167,49 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
   return out;
 }
 
+std::optional<TimeNs> RecordedJobStart(const std::string& folder) {
+  std::optional<TimeNs> first;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.starts_with("rank-") || !file.ends_with(".jsonl")) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    // A rank's records come in its iterations' order: its first rank record is its earliest.
+    while (std::getline(in, line)) {
+      if (line.find("\"record\":\"rank\"") == std::string::npos) continue;
+      const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object() || !j.contains("start") || !j["start"].is_number_integer()) break;
+      const auto start = j["start"].get<TimeNs>();
+      if (!first || start < *first) first = start;
+      break;
+    }
+  }
+  return first;
+}
+
+int StartAsMeasured(const JobsSpec& spec, const std::string& own, JobsModel* model) {
+  const JobSpec* own_spec = spec.Find(own);
+  if (own_spec == nullptr) return 0;
+  const std::optional<TimeNs> own_start = RecordedJobStart(own_spec->output);
+  if (!own_start) return 0;
+  int measured = 0;
+  for (SimJob& j : model->jobs) {
+    const JobSpec* js = spec.Find(j.name);
+    if (js == nullptr) continue;
+    std::optional<TimeNs> start;
+    if (j.setup != nullptr) start = j.name == own ? own_start : RecordedJobStart(js->output);
+    if (start) {
+      j.start_ns = own_spec->start_ns + (*start - *own_start);
+      ++measured;
+    }
+  }
+  TimeNs earliest = 0;
+  for (const SimJob& j : model->jobs) earliest = std::min(earliest, j.start_ns);
+  for (SimJob& j : model->jobs) j.start_ns -= earliest;
+  return measured;
+}
+
 namespace {
 
 // The jobs file of this run (GENIE_JOBS), placed on the hosts' network; nullopt without it.
@@ -155,6 +217,7 @@ struct ThisJob {
   std::string file, name;
   JobsSpec spec;
   config::NetworkConfig hosts;
+  double shared_link_goodput = 1;
 };
 std::optional<Result<ThisJob>> LoadThisJob(const RunOptions& o, const runtime::RunSetup& setup) {
   const char* file = std::getenv(kJobsFileEnv);
@@ -165,12 +228,16 @@ std::optional<Result<ThisJob>> LoadThisJob(const RunOptions& o, const runtime::R
     t.file = file;
     t.name = name;
     GENIE_ASSIGN_OR_RETURN(t.spec, LoadJobsSpec(file));
+    // The launcher's --output moves every job's folder: its neighbours' are found there.
+    if (const char* base = std::getenv(kJobsOutputEnv); base != nullptr && *base != '\0') {
+      GENIE_RETURN_IF_ERROR(SetJobsOutput(base, &t.spec));
+    }
     if (t.spec.testbed.empty()) t.spec.testbed = o.testbed;
     // The job's own --network describes its ranks, not the hosts: the testbed's is the hosts'.
-    GENIE_ASSIGN_OR_RETURN(
-        t.hosts, JobsHostsNetwork(t.spec, t.spec.testbed.empty() && setup.network
-                                              ? setup.network->path
-                                              : std::string()));
+    const std::string network_path =
+        t.spec.testbed.empty() && setup.network ? setup.network->path : std::string();
+    GENIE_ASSIGN_OR_RETURN(t.hosts, JobsHostsNetwork(t.spec, network_path));
+    t.shared_link_goodput = SharedLinkGoodput(t.spec, network_path);
     GENIE_RETURN_IF_ERROR(PlaceOnHosts(t.hosts, &t.spec));
     const JobSpec* own = t.spec.Find(name);
     if (own == nullptr || own->type != JobType::kWorkload) {
@@ -219,6 +286,7 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   const IterationPolicy own{o.warmup, o.iterations, false, false};
   auto model = ModelJobs(*spec, name, &setup, &own);
   if (!model.ok()) return fail(model.status());
+  model->shared_link_goodput = (*loaded)->shared_link_goodput;
   if (const char* started = std::getenv(kJobsStartedEnv)) {
     const std::string list = "," + std::string(started) + ",";
     std::erase_if(model->jobs, [&](const SimJob& j) {
@@ -233,6 +301,7 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   }
   const TimeNs gap = report::SpreadOf(gaps).median;
   for (SimJob& j : model->jobs) j.iterations.gap_ns = gap;
+  const int measured_starts = StartAsMeasured(*spec, name, &*model);
   bool found = false;
   NeighbourPrediction n;
   n.jobs_file = file;
@@ -240,6 +309,9 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   n.skipped = model->skipped;
   n.network = hosts->path;
   n.gap_ns = gap;
+  n.measured_starts = measured_starts;
+  n.shared_link_goodput = model->shared_link_goodput;
+  for (const SimJob& j : model->jobs) n.starts[j.name] = j.start_ns;
   for (const SimJob& j : model->jobs) {
     if (j.name == name) {
       found = true;
@@ -300,6 +372,9 @@ void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction) 
       {"simulated_alone_ns", n.figures.alone_ns},
       {"interference_ns", n.figures.interference_ns()},
       {"gap_between_iterations_ns", n.gap_ns},
+      {"simulated_starts_ns", n.starts},
+      {"measured_starts", n.measured_starts},
+      {"shared_link_goodput", n.shared_link_goodput},
   };
 }
 

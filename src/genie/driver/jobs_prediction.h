@@ -40,7 +40,14 @@ struct JobsModel {
   std::vector<std::unique_ptr<runtime::RunSetup>> setups;
   std::vector<SimJob> jobs;         // workload (run:) and traffic jobs, in the file's order
   std::vector<std::string> skipped;  // "job 'b' (genie bench): not modelled ..."
+  // What a link shared by several connections gives them in all over what one gets
+  // (SharedLinkGoodput; 1: the same).
+  double shared_link_goodput = 1;
 };
+// On a testbed calibrated with every host at once (and no --network given): one pair's goodput
+// over every host's (the hosts' software leaves a lone connection's link idle at times, which
+// a second connection on it fills; sim/flow_model.h, "Shared links"). Else 1.
+double SharedLinkGoodput(const JobsSpec& spec, const std::string& network_path);
 // `own` (may be null): the setup and iteration policy of job `own_name`, used instead of its
 // file's flags (a running job's own).
 Result<JobsModel> ModelJobs(const JobsSpec& spec, const std::string& own_name = "",
@@ -63,6 +70,19 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
                                                sim::NetworkModelKind kind,
                                                const std::string& only = "");
 
+// The first iteration start (warm-ups included) any rank recorded in `folder`'s rank streams
+// (rank-N.jsonl, written as the run goes), on this machine's monotonic clock: when a job
+// launched by genie launch --jobs really began. Nullopt when none is recorded (yet).
+std::optional<TimeNs> RecordedJobStart(const std::string& folder);
+// Starts `model`'s jobs as they really began: every workload job whose folder (in `spec`)
+// records its start is moved to `own`'s start plus the measured difference from `own`'s;
+// jobs without a record (traffic jobs, a neighbour not yet begun) keep the file's offset from
+// `own`'s; should one then start before 0, all are shifted so that the earliest starts at 0. The launcher starts jobs a few
+// hundred ms apart from the file's offsets on busy cores (their start-up), and two jobs of one
+// period started together stay in lockstep in a simulation, sharing every byte, where the real
+// ones are out of phase from their first iteration on. Returns how many starts were measured.
+int StartAsMeasured(const JobsSpec& spec, const std::string& own, JobsModel* model);
+
 // genie run --predict under genie launch --jobs (GENIE_JOBS, GENIE_JOB_NAME): the hosts'
 // network and this job's ranks on it (SimulateInput::rank_host), so that its own prediction
 // places its ranks as the launcher did. Nullopt without those variables, or when the jobs
@@ -84,6 +104,9 @@ struct NeighbourPrediction {
   std::map<int, TimeNs> alone_of_iteration;  // the expectation before the neighbours
   TimeNs alone_step_ns = 0;
   TimeNs gap_ns = 0;  // between iterations, as measured
+  int measured_starts = 0;  // jobs started at their recorded start (StartAsMeasured)
+  std::map<std::string, TimeNs> starts;  // each simulated job's start
+  double shared_link_goodput = 1;        // JobsModel's
 };
 // Nullopt when GENIE_JOBS / GENIE_JOB_NAME are not both set (the prediction is left as it is).
 // Otherwise simulates the job's jobs file together and alone, and adds to each iteration's

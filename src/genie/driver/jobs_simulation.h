@@ -77,9 +77,11 @@ struct JobsSimulation {
 };
 
 // Simulates `jobs` together on `hosts` (one NPU per host) with `model`. Errors name the job:
-// a rank on a host the network lacks, a workload that deadlocks.
+// a rank on a host the network lacks, a workload that deadlocks. `shared_link_goodput`: what a
+// link several connections share gives them in all, over what one gets
+// (NetworkModel::set_shared_link_goodput; 1: the same).
 Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
                                     const config::NetworkConfig& hosts,
-                                    sim::NetworkModelKind model);
+                                    sim::NetworkModelKind model, double shared_link_goodput = 1);
 
 }  // namespace genie::driver

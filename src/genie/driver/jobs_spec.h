@@ -40,6 +40,9 @@ inline constexpr const char* kJobNameEnv = "GENIE_JOB_NAME";
 // The jobs the launcher started together (comma-separated): a job run alone (--job) names
 // only itself, so its prediction has no neighbours.
 inline constexpr const char* kJobsStartedEnv = "GENIE_JOBS_STARTED";
+// The launch's output folder (absolute; the file's `output:` or the launcher's --output), so a
+// job finds its neighbours' folders (their rank streams say when they started).
+inline constexpr const char* kJobsOutputEnv = "GENIE_JOBS_OUTPUT";
 
 enum class JobType { kWorkload, kTraffic };
 enum class PlacementKind { kInterleaved, kPacked, kListed };

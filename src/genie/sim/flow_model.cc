@@ -138,6 +138,13 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
     for (int id : flow.route) slowest = std::min(slowest, links_[id].capacity);
     flow.cap = slowest / paths;
   }
+  // Links shared by several connections give them more in all, but no more to any one of them
+  // than one connection gets alone.
+  if (shared_ratio_ > 1 && !flow.route.empty()) {
+    double single = links_[flow.route.front()].capacity;
+    for (int id : flow.route) single = std::min(single, links_[id].capacity);
+    flow.cap = flow.cap > 0 ? std::min(flow.cap, single) : single;
+  }
   const TimeNs now = queue_->Now();
   const bool shaped = !flow.route.empty() && bytes > 0 &&
                       std::all_of(flow.route.begin(), flow.route.end(),
@@ -292,7 +299,8 @@ void FlowModel::Fill() {
     // A folded fabric link carries its flows once for each of the copies it stands for
     // (Topology::link_copies): each class gets capacity / copies, as each copy does unreduced.
     const int copies = topology_->link_copies(l);
-    link.left = copies == 1 ? link.capacity : link.capacity / copies;
+    const double capacity = link.capacity * shared_ratio_;
+    link.left = copies == 1 ? capacity : capacity / copies;
     link.unfrozen = static_cast<uint32_t>(link.flows.size());
     if (link.unfrozen > 0) heap_.push_back({link.left / link.unfrozen, l});
   }

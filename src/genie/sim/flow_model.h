@@ -39,6 +39,16 @@
 // hidden while the buckets refill). set_idle_since() starts a rank's buckets part full, and
 // on a leaf-spine its leaf's spine links' as of the latest of its hosts.
 //
+// Shared links (set_shared_link_goodput(r), r > 1): a testbed calibrated with every host
+// sending at once gets `goodput` below what its links give one pair alone — its hosts' software
+// shares the machine's cores and leaves a connection's link idle while it waits for one. Two
+// connections sharing a link fill each other's idle time: measured on star:8 and leafspine:2x2x4
+// at 400 Mbit/s (all-hosts goodput 0.938 and 0.908, one pair 0.965 and 0.966), two interleaved
+// 8-rank 1 MiB all-reduces took 70.9 ms a step on both, where 2 x the step alone at the
+// all-hosts rate would be 73-77 ms. With r = one pair's goodput / all-hosts', a link gives its
+// flows together capacity x r, and each flow is capped at the smallest capacity on its path
+// (what one connection gets): a flow alone on its links runs exactly as without it.
+//
 // Chunks: the messages of one collective chunk in flight together (Transmit's `flow` id, the
 // same on every rank) are paced to end with the slowest of them: a message that would end
 // sooner is capped at its remaining bytes over the time the slowest has left, and what it does
@@ -68,6 +78,7 @@
 // Owned by SimBackend; single-threaded like its queue.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
@@ -87,6 +98,7 @@ class FlowModel final : public NetworkModel {
   // at once minus one (the others sharing it); queued_ns is not meaningful here (0).
   std::vector<LinkStats> link_stats() const override;
   void set_idle_since(int npu, double since) override;
+  void set_shared_link_goodput(double ratio) override { shared_ratio_ = std::max(1.0, ratio); }
 
   // Work counters (bench, tests): rate recomputations and the flows they covered in total.
   uint64_t recomputations() const { return recomputations_; }
@@ -200,6 +212,7 @@ class FlowModel final : public NetworkModel {
   std::vector<Connection> connections_;
   std::unordered_map<uint64_t, int> connection_index_;  // by (src, dst, channel)
   std::unordered_map<uint64_t, Chunk> chunks_;          // by Transmit's flow id, in flight
+  double shared_ratio_ = 1;  // set_shared_link_goodput()
   uint32_t epoch_ = 0;
   uint32_t pass_ = 0;  // of Fill(), for Flow::frozen
   uint64_t next_generation_ = 0;
