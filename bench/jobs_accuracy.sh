@@ -44,6 +44,7 @@ if [ "$(id -u)" -ne 0 ]; then echo "jobs_accuracy: needs root (network namespace
 T=$(mktemp -d)
 OUT=${OUT:-$T/runs}
 mkdir -p "$OUT"
+: >"$OUT/uptime.txt"
 trap '"$G" testbed down "$NAME" >/dev/null 2>&1 || true; rm -rf "$T"' EXIT
 
 # The workload's path and iterations.
@@ -55,7 +56,8 @@ workload() {
         --size "$size" -n 8 -o "$T/w/$1" >/dev/null; }
       echo "$T/w/$1 $AR_ITER" ;;
     *)
-      [ -e "$DATA/traces/generated/stg/$1.0.et" ] || { echo "jobs_accuracy: no workload $1" >&2; exit 1; }
+      local w="$DATA/traces/generated/stg/$1"
+      [ -e "$w.0.et" ] || [ -d "$w" ] || { echo "jobs_accuracy: no workload $w" >&2; exit 1; }
       echo "$DATA/traces/generated/stg/$1 $STG_ITER" ;;
   esac
 }
@@ -96,7 +98,7 @@ for topo in $TOPOLOGIES; do
   "$G" testbed down "$NAME" >/dev/null 2>&1 || true
   "$G" testbed up --name "$NAME" --topology "$topo" --rate "$RATE" >/dev/null
   # shellcheck disable=SC2086  # CALIBRATE is a list of flags
-  "$G" testbed calibrate "$NAME" $CALIBRATE | grep -E 'goodput' | sed "s/^/# $topo: /"
+  "$G" testbed calibrate "$NAME" $CALIBRATE | grep -E 'one pair:|all hosts at once' | sed "s/^/# $topo: /"
   for rep in $(seq 1 "$REPS"); do
     for w in $WORKLOADS; do
       read -r path iters < <(workload "$w")
