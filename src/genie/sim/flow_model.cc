@@ -148,6 +148,10 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
   const TimeNs now = queue_->Now();
   const bool shaped = !flow.route.empty() && bytes > 0 &&
                       std::all_of(flow.route.begin(), flow.route.end(),
+                                  [&](int id) {
+                                    return links_[id].bucket > 0 || links_[id].loopback;
+                                  }) &&
+                      std::any_of(flow.route.begin(), flow.route.end(),
                                   [&](int id) { return links_[id].bucket > 0; });
   const bool measured =
       bytes > 0 && std::any_of(flow.route.begin(), flow.route.end(),
@@ -168,6 +172,7 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
     double burst = flow.remaining;
     for (int id : flow.route) {
       Link& link = links_[id];
+      if (link.loopback) continue;
       if (link.flows.empty()) {
         // (A spine link's idle_since, the latest of its leaf's hosts, may lie ahead.)
         const double idle = std::max(0.0, static_cast<double>(now) - link.idle_since);
@@ -177,7 +182,9 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
       const bool shared = paths > 1 && topology_->IsSpineLink(id);
       burst = std::min(burst, shared ? link.tokens / paths : link.tokens);
     }
-    for (int id : flow.route) links_[id].tokens -= burst;
+    for (int id : flow.route) {
+      if (!links_[id].loopback) links_[id].tokens -= burst;
+    }
     flow.remaining -= burst;
   }
   if (flow.route.empty() || bytes == 0) {  // to itself, or nothing to serialize: off at once
@@ -528,6 +535,13 @@ void FlowModel::set_idle_since(int npu, double since) {
     link.idle_since = link.idle_set ? std::max(link.idle_since, since) : since;
     link.tokens = 0;
     link.idle_set = true;
+  }
+}
+
+void FlowModel::set_loopback_dimension(int dim) {
+  for (int id = 0; id < topology_->num_links(); ++id) {
+    links_[id].loopback = !topology_->IsSpineLink(id) && topology_->link(id).dim == dim &&
+                          links_[id].bucket == 0;
   }
 }
 

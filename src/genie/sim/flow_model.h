@@ -37,7 +37,10 @@
 // buckets full (the hosts' software); that table replaces `message_times` there, as the
 // bucket itself gives what a ring step steadily takes (its bytes at the rate, the software
 // hidden while the buckets refill). set_idle_since() starts a rank's buckets part full, and
-// on a leaf-spine its leaf's spine links' as of the latest of its hosts.
+// on a leaf-spine its leaf's spine links' as of the latest of its hosts. A host's loopback
+// between its ranks (set_loopback_dimension) does not count: a message from one host's rank to
+// another host's rank in another slot reaches it there (host slots route it through the
+// destination host's loopback), yet it is shaped as the hosts' links shape it, as on a testbed.
 //
 // Shared links (set_shared_link_goodput(r), r > 1): a testbed calibrated with every host
 // sending at once gets `goodput` below what its links give one pair alone — its hosts' software
@@ -99,6 +102,7 @@ class FlowModel final : public NetworkModel {
   std::vector<LinkStats> link_stats() const override;
   void set_idle_since(int npu, double since) override;
   void set_shared_link_goodput(double ratio) override { shared_ratio_ = std::max(1.0, ratio); }
+  void set_loopback_dimension(int dim) override;
 
   // Work counters (bench, tests): rate recomputations and the flows they covered in total.
   uint64_t recomputations() const { return recomputations_; }
@@ -127,6 +131,7 @@ class FlowModel final : public NetworkModel {
     double tokens = 0;
     double idle_since = 0;
     bool idle_set = false;  // set_idle_since() has set idle_since (a spine link: by a host)
+    bool loopback = false;  // set_loopback_dimension(): neither shaped nor unshaped
   };
   struct Flow {
     std::vector<int> route;

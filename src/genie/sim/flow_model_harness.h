@@ -37,7 +37,10 @@ class Harness {
   }
   FlowModel& model() { return static_cast<FlowModel&>(*model_); }
   // Folds the topology's links (sim/symmetry.h), before any Send.
-  void Fold(std::vector<int> fold) { topology_.set_link_fold(std::move(fold)); }
+  // `copies`: as Topology::set_link_fold (false: host slots, each link one link).
+  void Fold(std::vector<int> fold, bool copies = true) {
+    topology_.set_link_fold(std::move(fold), copies);
+  }
   const EventQueue& queue() const { return queue_; }
   const Topology& topology() const { return topology_; }
 

@@ -13,6 +13,7 @@
 
 #include "genie/config/network_config.h"
 #include "genie/sim/flow_model_harness.h"
+#include "genie/sim/host_slots.h"
 
 namespace genie::sim {
 namespace {
@@ -184,6 +185,31 @@ TEST(FlowModelTest, ASharedLinkGivesItsFlowsMoreInAllButNoneMoreThanOneAlone) {
   EXPECT_EQ(run(3, 1.5), (std::vector<TimeNs>{4000, 4000, 4000}));
   // A ratio above the link's share for so few flows: each still at most what one gets.
   EXPECT_EQ(run(2, 3.0), (std::vector<TimeNs>{2000, 2000}));
+}
+
+// Host slots (sim/host_slots.h) on shaped host links (a bucket of 50,000 B): a message of
+// 100,000 B from host 0 to host 1 lets half out at once and takes 50,000 ns, whichever slots it
+// joins; from slot 1 of host 0 to slot 0 of host 1 its route ends on host 1's loopback (2 GB/s,
+// unshaped), which must not leave it without its burst (it took 100,000 ns). It pays the
+// loopback's latency (two hops of 1 us) and message overhead (5 us) on top. A message within one host, on its
+// loopback alone, has no bucket to draw on, the loopback dimension set or not.
+TEST(FlowModelTest, AHostsLoopbackNeitherShapesNorUnshapesAMessageBetweenHosts) {
+  config::NetworkConfig c = Star(4);
+  c.burst_bytes = {50'000};
+  const config::NetworkConfig slots = WithHostSlots(c, 2);  // NPU = host + 4 x slot
+  auto run = [&](int src, int dst, bool loopback) {
+    Harness h(slots);
+    h.Fold(HostSlotLinkFold(h.topology(), 4), /*copies=*/false);
+    if (loopback) h.model().set_loopback_dimension(1);
+    h.Send(src, dst, 100'000);
+    return h.Run()[0];
+  };
+  EXPECT_EQ(run(0, 1, true), 50'000);
+  EXPECT_EQ(run(0, 1, true), run(0, 1, false));
+  EXPECT_EQ(run(5, 6, true), 50'000);  // slot 1 to slot 1: the same links, folded
+  EXPECT_EQ(run(4, 1, true), 50'000 + 2 * 1'000 + 5'000);
+  EXPECT_GE(run(4, 1, false), 100'000);
+  EXPECT_EQ(run(0, 4, true), run(0, 4, false));
 }
 
 // Multi-dimensional: a message crossing both dimensions is one flow on the links of each; the

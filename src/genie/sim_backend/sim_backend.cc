@@ -373,6 +373,7 @@ Status SimBackend::ShareHostLinks(int hosts) {
                                    std::to_string(hosts) + " hosts");
   }
   topology_.set_link_fold(sim::HostSlotLinkFold(topology_, hosts), /*copies=*/false);
+  network_->set_loopback_dimension(topology_.dims() - 1);  // WithHostSlots' last dimension
   return Status::Ok();
 }
 
