@@ -13,14 +13,10 @@
 # one file of a big library.
 option(GENIE_UNITY "Compile genie's libraries and CLI as unity batches" ON)
 set(GENIE_UNITY_BATCH 8 CACHE STRING "Sources per unity batch (GENIE_UNITY)")
-# Sources (relative to the top of the checkout) compiled alone: fabric_match.cc names through
-# `using namespace fabric_internal` what the tcp files name through using-declarations
-# (kUnexpectedCap, TypeName), and gpu.cc defines a file-local Presets as a sibling does. Every
-# file compiled alone parses and instantiates the heavy headers once more (8-16 s of CPU for a
-# json user): rename a clashing helper rather than add to this list.
-set(GENIE_UNITY_ALONE
-  src/genie/synth/gpu.cc
-  src/genie/net/fabric/fabric_setup.cc src/genie/net/fabric/fabric_match.cc)
+# Sources (relative to the top of the checkout) compiled alone, none today. Every file compiled
+# alone parses and instantiates the heavy headers once more (8-16 s of CPU for a json user):
+# rename a clashing helper rather than add to this list.
+set(GENIE_UNITY_ALONE "")
 
 # genie_unity(TARGET): a unity build for TARGET when GENIE_UNITY is on.
 function(genie_unity target)

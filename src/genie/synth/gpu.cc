@@ -6,7 +6,7 @@
 namespace genie::synth {
 namespace {
 
-const std::vector<GpuSpec>& Presets() {
+const std::vector<GpuSpec>& GpuPresets() {
   // Dense BF16 tensor-core peaks and HBM bandwidth of the SXM parts.
   static const std::vector<GpuSpec> presets = {
       {"a100", 312e12, 2.039e12},  // A100 80GB SXM
@@ -26,7 +26,7 @@ double GpuSpec::TimeNs(double flops, double bytes) const {
 Result<GpuSpec> GpuPreset(std::string_view name) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const auto& g : Presets()) {
+  for (const auto& g : GpuPresets()) {
     if (g.name == lower) return g;
   }
   return Status::NotFound("unknown GPU preset '" + std::string(name) +

@@ -220,7 +220,7 @@ void FabricTransport::TakeEarly() {
       early_pending_.erase(pend);
       continue;
     }
-    if (c.has_data && unexpected_bytes_ + c.bytes > kUnexpectedCap) {
+    if (c.has_data && unexpected_bytes_ + c.bytes > fabric_internal::kUnexpectedCap) {
       // Beyond the cap the payload stays with its sender until its receive is posted.
       early_pending_.erase(pend);
       continue;
