@@ -1,7 +1,7 @@
 // A small Chakra workload written by hand for a test (the same nodes on every rank), and that
 // workload prepared on one switch as the simulations replay it: the setup of the unit tests of
 // the conditioned and counterfactual simulations (driver/simulation_test.cc,
-// driver/attribution_inputs_test.cc). Links the trace and runtime libraries, so it is part of
+// driver/attribution_inputs_test.cc) and of the jobs simulation (driver/jobs_*_test.cc). Links the trace and runtime libraries, so it is part of
 // genie_test_traces (tests/CMakeLists.txt), apart from the light test support. Test-only; any
 // thread may call.
 #pragma once

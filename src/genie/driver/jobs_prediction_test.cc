@@ -9,30 +9,25 @@
 #include <fstream>
 
 #include "genie/trace/attributes.h"
-#include "genie/trace/et_writer.h"
+#include "tests/support/switch_workload.h"
 #include "tests/support/temp_dir.h"
 
 namespace genie::driver {
 namespace {
 
 using ::genie::testing::TempDir;
+using ::genie::testing::WriteEveryRank;
 
 class JobsPredictionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int r = 0; r < 2; ++r) {
-      auto w = trace::EtWriter::Create((dir_ / ("ar." + std::to_string(r) + ".et")).string(),
-                                       trace::DefaultMetadata());
-      ASSERT_TRUE(w.ok());
-      ChakraProtoMsg::Node node;
-      node.set_id(1);
-      node.set_name("ar");
-      node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
-      trace::AddInt64(&node, "comm_type", 0);  // ALL_REDUCE
-      trace::AddUint64(&node, "comm_size", 1 << 20);
-      ASSERT_TRUE((*w)->Write(node).ok());
-      ASSERT_TRUE((*w)->Close().ok());
-    }
+    ChakraProtoMsg::Node node;
+    node.set_id(1);
+    node.set_name("ar");
+    node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    trace::AddInt64(&node, "comm_type", 0);  // ALL_REDUCE
+    trace::AddUint64(&node, "comm_size", 1 << 20);
+    ASSERT_NO_FATAL_FAILURE(WriteEveryRank((dir_ / "ar").string(), 2, {node}));
   }
 
   // A jobs file of workload jobs a and b (2 ranks each, b starting 1 s after a) and a traffic
