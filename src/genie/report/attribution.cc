@@ -1,6 +1,7 @@
 #include "genie/report/attribution.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <utility>
@@ -123,10 +124,9 @@ CauseShare ContentionShare(const Contention& k, TimeNs share) {
   c.neighbours = k.neighbours;
   for (const Neighbour& n : k.neighbours) {
     c.culprit += (c.culprit.empty() ? "job " : ", job ") + n.job;
-    std::string links;
-    for (const std::string& l : n.links) links += (links.empty() ? "" : ", ") + l;
     c.evidence.push_back("job " + n.job + " shares " +
-                         (links.empty() ? std::string("the fabric") : "links " + links));
+                         (n.links.empty() ? std::string("the fabric")
+                                          : fmt::format("links {}", fmt::join(n.links, ", "))));
   }
   if (c.culprit.empty()) c.culprit = "another job";
   c.evidence.push_back("the model predicts this step " + FormatDuration(k.together_ns) +

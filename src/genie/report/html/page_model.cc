@@ -15,7 +15,6 @@
 #include "genie/common/input_file.h"
 #include "genie/record/json_check.h"
 #include "genie/report/attribution.h"
-#include "genie/report/cpu_bound.h"
 #include "genie/report/prediction.h"
 #include "genie/report/results_file.h"
 #include "genie/report/results_json.h"
@@ -417,7 +416,7 @@ Result<json> RunPanel(const json& results, const std::string& name, const std::s
   p["counters"] = CountersJson(provenance);
   p["attribution"] = AttributionBars(results.value("attribution", json()));
   // Iterations whose time was genie's own machine's (a rank waited for a core): said apart.
-  p["cpu_bound"] = CpuBoundJson(CpuBoundIterations(rec.ranks));
+  p["cpu_bound"] = results.value("cpu_bound", json());
   if (results.contains("localization") && results["localization"].is_object()) {
     p["heatmap"] = HeatMap(results["localization"]);
   }
