@@ -2,8 +2,10 @@
 // the default ECMP hash (addresses and ports: which spine a pair takes is not known in advance).
 // l0-s1 slowed to a quarter in one direction — up (l0 -> s1), then down (s1 -> l0) — is named
 // with that direction by `genie doctor` and by `genie run --localize` (a direct all-to-all, so
-// every pair is probed), and no host is blamed. With 9 directions from each leaf to the other, a
-// spine none of them hashed onto is 1 chance in 512. Skips without root; the testbed is taken
+// every pair is probed), and no host is blamed; slowed both ways, the run names it once, "both
+// ways". Pairs the doctor measures at once collide on the uplinks (two flows hashed onto
+// one spine); it measures those again alone, so only the link slow by itself is named. With 9
+// directions from each leaf to the other, a spine none of them hashed onto is 1 chance in 512. Skips without root; the testbed is taken
 // down also when a check fails.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/support/cli.h"
 #include "tests/support/file.h"
@@ -85,7 +88,9 @@ TEST_F(SpineLocalize, ARunsLocalisationNamesTheLinkAndItsDirection) {
     "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
     "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["direct"],
     "collective-optimization": "baseline", "local-mem-bw": 50, "boost-mode": 0})";
-  for (const Case& c : kCases) {
+  std::vector<Case> cases(std::begin(kCases), std::end(kCases));
+  cases.push_back({"both", "slow_uplink:-:l0-s1(both ways)"});
+  for (const Case& c : cases) {
     Slow(c.direction);
     const std::string out = dir_ + "/run-" + c.direction;
     CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 6 -- run " + dir_ +

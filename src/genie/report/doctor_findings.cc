@@ -127,7 +127,7 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
   // Slow transfers a switch-to-switch link explains (their paths known, path_blame.h): they
   // count against no host — a host whose slow peers all sent over one slow link, while its
   // other transfers were healthy, is not slow itself.
-  PathVerdict paths = BlamePaths(s, slow, ref);
+  PathVerdict paths = BlamePaths(s, slow, t.slow, ref);
   auto on_uplink = [&](int a, int b) {
     return paths.explained[static_cast<size_t>(a)][static_cast<size_t>(b)];
   };

@@ -48,7 +48,7 @@ std::string Rate(double gbps) { return FormatBandwidth(gbps) + " GB/s"; }
 }  // namespace
 
 PathVerdict BlamePaths(const DoctorScan& s, const std::function<bool(int, int)>& slow,
-                       double reference) {
+                       double slow_fraction, double reference) {
   const int n = static_cast<int>(s.hosts.size());
   const auto N = static_cast<size_t>(n);
   PathVerdict out;
@@ -72,13 +72,56 @@ PathVerdict BlamePaths(const DoctorScan& s, const std::function<bool(int, int)>&
     part({Part::kTransmit, h, "", "", ""});
     part({Part::kReceive, h, "", "", ""});
   }
+  // A direction through a link end whose transfers are, as a whole, slow against those that did
+  // not cross it is judged against the latter. Where the hash put most pairs on one slow link
+  // (8 of 9 across the leaves of a 2x2x3, that link slow both ways), the median transfer is
+  // itself slow, and a direction judged only against its peers looks healthy and clears the
+  // very link that slowed it. The medians of whole sets are a link's systematic effect, which
+  // one noisy transfer does not make.
+  std::map<std::string, std::vector<std::pair<int, int>>> on_link;  // link end -> directions
+  auto end_key = [](const Crossing& c) { return c.link + ":" + c.from + ":" + c.to; };
+  std::map<std::pair<int, int>, const TransferPath*> path_of;
+  for (const auto& p : s.paths) {
+    if (p.from < 0 || p.to < 0 || p.from >= n || p.to >= n || p.from == p.to) continue;
+    if (std::isnan(gbps(p.from, p.to))) continue;
+    path_of[{p.from, p.to}] = &p;
+    for (const auto& c : p.crossings)
+      if (c.share >= kOnPath) on_link[end_key(c)].push_back({p.from, p.to});
+  }
+  std::map<std::string, double> off_reference;  // suspect link end -> median rate off it
+  for (const auto& [key, dirs] : on_link) {
+    std::set<std::pair<int, int>> on(dirs.begin(), dirs.end());
+    std::vector<double> on_rates, off_rates;
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) {
+        if (a == b || std::isnan(gbps(a, b))) continue;
+        (on.count({a, b}) ? on_rates : off_rates).push_back(gbps(a, b));
+      }
+    }
+    const double off = MedianRate(off_rates);
+    if (off_rates.size() >= 2 && MedianRate(on_rates) < slow_fraction * off) {
+      off_reference[key] = off;
+    }
+  }
+  auto judged_slow = [&](int a, int b) {
+    if (slow(a, b)) return true;
+    auto it = path_of.find({a, b});
+    if (it == path_of.end()) return false;
+    for (const auto& c : it->second->crossings) {
+      auto r = off_reference.find(end_key(c));
+      if (c.share >= kOnPath && r != off_reference.end() && gbps(a, b) < slow_fraction * r->second)
+        return true;
+    }
+    return false;
+  };
+
   auto tx = [&](int h) { return static_cast<size_t>(2 * h); };
   auto rx = [&](int h) { return static_cast<size_t>(2 * h + 1); };
   std::vector<bool> cleared(2 * N);
   // A healthy measured direction clears its hosts' sides, known path or not.
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
-      if (a == b || std::isnan(gbps(a, b)) || slow(a, b)) continue;
+      if (a == b || std::isnan(gbps(a, b)) || judged_slow(a, b)) continue;
       cleared[tx(a)] = cleared[rx(b)] = true;
     }
   }
@@ -92,7 +135,7 @@ PathVerdict BlamePaths(const DoctorScan& s, const std::function<bool(int, int)>&
   for (const auto& p : s.paths) {
     if (p.from < 0 || p.to < 0 || p.from >= n || p.to >= n || p.from == p.to) continue;
     if (std::isnan(gbps(p.from, p.to))) continue;
-    const bool is_slow = slow(p.from, p.to);
+    const bool is_slow = judged_slow(p.from, p.to);
     known.push_back({&p, !is_slow});
     Direction d{p.from, p.to, {tx(p.from), rx(p.to)}, {}};
     for (const auto& c : p.crossings) {

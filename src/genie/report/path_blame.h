@@ -24,9 +24,11 @@ struct PathVerdict {
   std::vector<std::vector<bool>> explained;  // [from][to]: a slow direction a finding covers
 };
 
-// `slow(a, b)`: the doctor's judgement of direction a -> b (measured and slow); `reference`:
-// the median transfer, for the sentences.
+// `slow(a, b)`: the doctor's judgement of direction a -> b (measured and slow, against its
+// peers); `slow_fraction`: its threshold (DoctorThresholds::slow), with which a direction through
+// a link end whose transfers are slow as a whole is also judged against the transfers off that
+// end; `reference`: the median transfer, for the sentences.
 PathVerdict BlamePaths(const DoctorScan& scan, const std::function<bool(int, int)>& slow,
-                       double reference);
+                       double slow_fraction, double reference);
 
 }  // namespace genie::report
