@@ -37,9 +37,9 @@ class Doctor : public ::testing::Test {
   void TearDown() override { testbed_.ClearFaults(); }
   void Fault(const std::string& args) { testbed_.Fault(args); }
   // Runs the scan; returns its JSON (and the exit code in *code).
-  json Scan(int* code, std::string* output) {
+  json Scan(int* code, std::string* output, const std::string& flags = "") {
     CliResult r = RunCli(Genie("launch --testbed " + name_ + " -n 8 -- doctor --json " + dir_ +
-                               "/doctor.json"));
+                               "/doctor.json " + flags));
     *code = r.exit_code;
     *output = r.output;
     return json::parse(ReadFile(dir_ + "/doctor.json"), nullptr, false);
@@ -62,7 +62,9 @@ SuiteTestbed Doctor::testbed_;
 TEST_F(Doctor, AHealthyTestbedIsHealthy) {
   int code = -1;
   std::string out;
-  json j = Scan(&code, &out);
+  // Without the ring steps (10 of this scan's 14 s): the ones a healthy scan times by default
+  // are checked where the calibration fits them (PredictCalibration, at 1 Gbit/s).
+  json j = Scan(&code, &out, "--ring-steps never");
   ASSERT_FALSE(j.is_discarded()) << out;
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(Findings(j), "") << out;
@@ -72,10 +74,7 @@ TEST_F(Doctor, AHealthyTestbedIsHealthy) {
   // Against the testbed's own rate: every pair near 400 Mbit/s of goodput.
   EXPECT_NEAR(j["reference_gbps"].get<double>(), 0.047, 0.008) << out;
   EXPECT_NE(out.find("# healthy"), std::string::npos) << out;
-  // A healthy scan times the ring steps the calibration fits: every size, every host active.
-  ASSERT_TRUE(j.contains("ring_steps")) << out;
-  EXPECT_EQ(j["ring_steps"]["message_bytes"].size(), j["ring_steps"]["step_ns"].size());
-  EXPECT_GE(j["ring_steps"]["message_bytes"].size(), 4u) << j["ring_steps"].dump();
+  EXPECT_FALSE(j.contains("ring_steps")) << out;
 }
 
 TEST_F(Doctor, ASlowTransmitSideIsNamedWithItsSide) {

@@ -188,6 +188,12 @@ TEST_F(PredictCalibration, IsMeasuredKeptAndUsedAndRefusesAFault) {
   EXPECT_LT(saved["goodput"].get<double>(), 1.1) << saved.dump();
   EXPECT_GT(saved["message_overhead_ns"].get<double>(), 1000) << saved.dump();
   EXPECT_LT(saved["message_overhead_ns"].get<double>(), 2e6) << saved.dump();
+  // The doctor's healthy scan (its default `--ring-steps healthy`) timed the ring steps, every
+  // size with every host active, and the calibration carries them.
+  EXPECT_EQ(saved.value("basis", ""), "all-hosts") << saved.dump();
+  const json& steps = saved["all_hosts"]["ring_steps"];
+  EXPECT_EQ(steps["message_bytes"].size(), steps["step_ns"].size()) << saved.dump();
+  EXPECT_GE(steps["message_bytes"].size(), 4u) << saved.dump();
   CliResult yml = RunCli(Genie("testbed network-yml " + name_));
   EXPECT_NE(yml.output.find("goodput: [ "), std::string::npos) << yml.output;
   EXPECT_NE(yml.output.find("message_overhead: [ "), std::string::npos) << yml.output;
