@@ -223,6 +223,32 @@ TEST_F(Testbed, TheHostsRunTheCongestionControlAskedFor) {
       << header.substr(0, 2000);
 }
 
+// Calibrations under two congestion controls are kept side by side; `network-yml` takes the one
+// measured under the settings a run would have (the hosts' own, or --tcp-congestion on the
+// sockets), and says when none was and the latest stands in.
+TEST_F(Testbed, NetworkYmlTakesTheCalibrationOfTheSettingsARunWouldHave) {
+  Up("--topology star:2 --rate 1gbit --tcp-congestion cubic");
+  auto yml = [&](const std::string& flags) {
+    CliResult r = RunCli(Genie("testbed network-yml " + name_ + " " + flags), Stderr::kApart);
+    EXPECT_EQ(r.exit_code, 0) << r.errors;
+    EXPECT_NE(r.output.find("goodput: [ "), std::string::npos) << r.output;
+    return r.errors;
+  };
+  ASSERT_EQ(RunCli(Genie("testbed calibrate " + name_)).exit_code, 0);
+  EXPECT_EQ(yml("").find("stands in"), std::string::npos) << yml("");
+  const std::string reno = yml("--tcp-congestion reno");
+  EXPECT_NE(reno.find("none of its 1 calibration(s) was measured under its settings now"),
+            std::string::npos)
+      << reno;
+  EXPECT_NE(reno.find("tcp_congestion reno"), std::string::npos) << reno;
+  CliResult cal = RunCli(Genie("testbed calibrate " + name_ + " --tcp-congestion reno"));
+  ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  EXPECT_EQ(yml("--tcp-congestion reno").find("stands in"), std::string::npos);
+  EXPECT_EQ(yml("").find("stands in"), std::string::npos);
+  const json saved = json::parse(ReadFile("/run/genie/testbeds/" + name_ + ".calibration.json"));
+  EXPECT_NE(saved.dump().find("cubic"), std::string::npos) << "both kept: " << saved.dump();
+}
+
 TEST_F(Testbed, StarRingAllReduceReachesTheLinkGoodput) {
   Up("--topology star:8 --rate 400mbit");
   const double iperf = Iperf(0, 1);

@@ -172,8 +172,12 @@ int NetworkYml(const TestbedArgs& a) {
     if (!lat.ok()) return Fail("network-yml", lat.status());
     latency = static_cast<double>(*lat);
   }
-  auto text = tb::TestbedNetworkYml(a.name, a.ranks_per_host, latency);
+  std::string note;
+  auto text = genie::driver::TestbedNetworkYmlNow(a.name, a.ranks_per_host, latency,
+                                                  a.tcp_congestion, &note);
   if (!text.ok()) return Fail("network-yml", text.status());
+  // On stderr: stdout is the file itself.
+  fmt::print(stderr, "testbed {}: {}\n", a.name, note);
   if (a.output.empty()) {
     std::cout << *text;
     return 0;
@@ -259,6 +263,9 @@ GENIE_COMMAND(testbed,
   yml->add_option("--ranks-per-host", a->ranks_per_host,
                   "Ranks on each host (rank i on host i mod H)")
       ->check(genie::cli::IntIn(1, 4096));
+  yml->add_option("--tcp-congestion", a->tcp_congestion,
+                  "With the calibration measured under this TCP congestion control on the "
+                  "sockets (as genie run --tcp-congestion; default: the hosts')");
   yml->add_option("--latency", a->latency,
                   "One-way latency of a link (default 30us; 1ns when calibrated, the measured "
                   "per-message overhead then holds it)");

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "genie/common/units.h"
+#include "genie/driver/testbed_calibrate.h"
+#include "genie/testbed/calibration.h"
 #include "genie/testbed/commands.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/injector.h"
@@ -88,6 +90,31 @@ Status TestbedClearFaults(const std::string& name) {
       "helpers)\n",
       name);
   return Status::Ok();
+}
+
+Result<std::string> TestbedNetworkYmlNow(const std::string& name, int ranks_per_host,
+                                         double one_way_latency_ns,
+                                         const std::string& tcp_congestion, std::string* note) {
+  GENIE_ASSIGN_OR_RETURN(testbed::Layout layout, testbed::Load(name));
+  testbed::SystemShell shell;
+  auto want = ScanSettings(layout, tcp_congestion, shell);
+  if (!want.ok()) {
+    return want.status().WithContext(fmt::format(
+        "testbed {}: reading the network settings its calibration is chosen by", name));
+  }
+  std::optional<testbed::ChosenCalibration> chosen;
+  GENIE_ASSIGN_OR_RETURN(std::string yml,
+                         testbed::TestbedNetworkYml(name, ranks_per_host, one_way_latency_ns,
+                                                    note, &*want, &chosen));
+  if (note && chosen && !chosen->matched) {
+    std::string under;
+    for (const auto& [k, v] : *want) under += (under.empty() ? "" : "; ") + k + " " + v;
+    *note += fmt::format("; none of its {} calibration(s) was measured under its settings now "
+                         "({}): the latest stands in (genie testbed calibrate {}{} measures them)",
+                         chosen->kept, under, name,
+                         tcp_congestion.empty() ? "" : " --tcp-congestion " + tcp_congestion);
+  }
+  return yml;
 }
 
 }  // namespace genie::driver
