@@ -331,6 +331,16 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                               {"rtt_ns", clock.rtt_ns},
                               {"samples", clock.samples},
                               {"host_id", (*backend)->host_ids()[static_cast<size_t>(env.rank)]}});
+  // Its connections' addresses and ports, once connected (a leaf-spine hashing ports too routes
+  // each by them: testbed/ecmp.h); written now, so a neighbour job's prediction finds them.
+  if (auto endpoints = (*backend)->transport().connection_endpoints(); !endpoints.empty()) {
+    nlohmann::json conns = nlohmann::json::array();
+    for (const net::ConnectionEndpoints& e : endpoints) {
+      conns.push_back(
+          {{"peer", e.peer}, {"channel", e.channel}, {"local", e.local}, {"remote", e.remote}});
+    }
+    (*recorder)->Note("connections", {{"rank", env.rank}, {"connections", std::move(conns)}});
+  }
   // PER_NODE / POOL: the ranks of a queue share it through /dev/shm when they are all on this
   // host (runtime/remote_memory.h); otherwise each access takes its own time, and the first
   // rank of the queue says so.

@@ -63,6 +63,9 @@ class FaultyTransport final : public Transport, private TransportEvents {
   void Abort(const std::string& reason, TimeNs linger) override { inner_->Abort(reason, linger); }
   const PeerCounters& counters(int peer) const override { return inner_->counters(peer); }
   size_t unexpected_messages() const override { return inner_->unexpected_messages(); }
+  std::vector<ConnectionEndpoints> connection_endpoints() const override {
+    return inner_->connection_endpoints();
+  }
 
   // Faults that have started (tests check that the cue was reached).
   int faults_started() const { return started_; }

@@ -121,6 +121,17 @@ struct WriteOp {
   uint64_t cookie = 0;
 };
 
+// One connection to a peer as the network sees it: the addresses and ports of both ends
+// ("10.100.0.1:41234"), from this rank's side. What ECMP with ports in its hash (a testbed's
+// --hash l4) decides a connection's path by (testbed/ecmp.h); recorded in the rank's stream.
+struct ConnectionEndpoints {
+  int peer = -1;
+  uint16_t channel = 0;
+  std::string local;
+  std::string remote;
+  bool operator==(const ConnectionEndpoints&) const = default;
+};
+
 // Receives completions. Called on the loop thread only.
 class TransportEvents {
  public:
@@ -168,6 +179,10 @@ class Transport {
   virtual const PeerCounters& counters(int peer) const = 0;
   // Messages that arrived with no receive posted yet and are still unclaimed.
   virtual size_t unexpected_messages() const = 0;
+  // Every connection established since Connect(), per peer and channel, in the order they
+  // came up (closed ones included). Empty where the transport cannot tell (libfabric: its
+  // provider owns the sockets).
+  virtual std::vector<ConnectionEndpoints> connection_endpoints() const { return {}; }
 };
 
 }  // namespace genie::net

@@ -139,9 +139,24 @@ Result<RecordStream> ParseRecordStream(std::string_view text, const std::string&
       }
       if (!r.ok()) return r.status();
       out.compute_faults = std::move(j);
+    } else if (kind == "connections") {
+      // The rank's connections' addresses and ports (driver/run.cc), checked.
+      const nlohmann::json* conns = r.Array("connections", /*required=*/true);
+      int64_t rank = 0;
+      r.Required("rank", &rank);
+      for (size_t i = 0; r.ok() && conns != nullptr && i < conns->size(); ++i) {
+        FieldReader cr((*conns)[i], fmt::format("{} connections[{}]", where, i), kStreamRemedy);
+        int64_t peer = 0, channel = 0;
+        std::string local, remote;
+        cr.Required("peer", &peer).Required("channel", &channel);
+        cr.Required("local", &local).Required("remote", &remote);
+        if (!cr.ok()) return cr.status();
+      }
+      if (!r.ok()) return r.status();
+      out.connections = std::move(j);
     } else {
       r.FailField("record", fmt::format("is \"{}\" (expected header, op, rank, clock, traffic, "
-                                        "testbed, localize or compute_faults)",
+                                        "testbed, localize, compute_faults or connections)",
                                         kind));
       return r.status();
     }

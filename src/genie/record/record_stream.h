@@ -29,6 +29,9 @@ struct RecordStream {
   // The "compute_faults" record: when each compute fault of --faults took effect on this rank
   // ({"rank", "events": [...]}, times on the rank's clock), or null.
   nlohmann::json compute_faults;
+  // The "connections" record: the rank's connections as the network sees them, written once
+  // connected ({"rank", "connections": [{"peer", "channel", "local", "remote"}]}), or null.
+  nlohmann::json connections;
   bool truncated = false;  // the last line was incomplete and was dropped
 };
 

@@ -282,6 +282,7 @@ Result<RunRecords> MergeStreams(const std::vector<std::string>& given,
     if (!s.traffic.is_null()) out.run_info["traffic"].push_back(s.traffic);
     if (!s.testbed.is_null()) out.run_info["testbed"] = s.testbed;
     if (!s.localize.is_null()) out.run_info["localize"].push_back(s.localize);
+    if (!s.connections.is_null()) out.run_info["connections"].push_back(s.connections);
     if (!s.compute_faults.is_null()) {
       // Each rank's events, on rank 0's clock as its ops are.
       for (json e : s.compute_faults["events"]) {

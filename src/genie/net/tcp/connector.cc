@@ -265,6 +265,9 @@ void TcpTransport::Established(Conn* c) {
   by_peer_[static_cast<size_t>(c->peer)][static_cast<size_t>(c->channel)] = c;
   ++counters_[static_cast<size_t>(c->peer)].connections;
   ++established_;
+  // Both ends as the kernel has them (the dialler's source port is picked at connect()).
+  endpoints_.push_back({c->peer, static_cast<uint16_t>(c->channel), SocketName(c->fd, false),
+                        SocketName(c->fd, true)});
   spdlog::debug("rank {}: connected to rank {} channel {} ({})", options_.rank, c->peer, c->channel,
                 c->remote);
 }

@@ -62,6 +62,7 @@ class TcpTransport final : public Transport {
   void Abort(const std::string& reason, TimeNs linger) override;
   const PeerCounters& counters(int peer) const override { return counters_.at(peer); }
   size_t unexpected_messages() const override { return matcher_.arrived_count(); }
+  std::vector<ConnectionEndpoints> connection_endpoints() const override { return endpoints_; }
 
   // Connections refused because their handshake or first frame was wrong.
   uint64_t rejected_connections() const { return rejected_; }
@@ -144,6 +145,7 @@ class TcpTransport final : public Transport {
   CompletionQueue completions_;
   Heartbeats heartbeats_;  // after completions_, which it reports to
   std::string abort_reason_;  // the payload of the abort frames in flight
+  std::vector<ConnectionEndpoints> endpoints_;  // every connection established, in order
 };
 
 }  // namespace genie::net

@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -179,6 +180,31 @@ TEST(TcpTransportTest, TwoRanksTagsArriveOutOfOrderAndPayloadsSurvive) {
   for (size_t s : sizes) total += s;
   EXPECT_EQ(c[0].t->counters(1).bytes_received, total + 5000 + 777);
   EXPECT_EQ(c[0].t->counters(1).messages_received, 10u);
+}
+
+// Each connection's ends as the network sees them (ECMP hashing ports routes by them): one per
+// peer and channel on each side, the two sides' mirror images, the dialler's source port its own.
+TEST(TcpTransportTest, ConnectionEndpointsNameBothEndsOfEveryConnection) {
+  const int kN = 3, kC = 2;
+  Cluster c(kN, kC);
+  std::map<std::tuple<int, int, int>, ConnectionEndpoints> seen;  // (rank, peer, channel)
+  for (int r = 0; r < kN; ++r) {
+    const std::vector<ConnectionEndpoints> e = c[r].t->connection_endpoints();
+    EXPECT_EQ(e.size(), static_cast<size_t>((kN - 1) * kC)) << "rank " << r;
+    for (const ConnectionEndpoints& x : e) {
+      EXPECT_TRUE(seen.emplace(std::make_tuple(r, x.peer, int{x.channel}), x).second);
+      EXPECT_EQ(x.local.rfind("127.0.0.1:", 0), 0u) << x.local;
+    }
+  }
+  for (const auto& [key, x] : seen) {
+    const auto& [r, peer, channel] = key;
+    auto other = seen.find({peer, r, channel});
+    ASSERT_NE(other, seen.end());
+    EXPECT_EQ(other->second.local, x.remote);
+    EXPECT_EQ(other->second.remote, x.local);
+    // The lower rank listens: its end is its listening address; the higher dials from its own.
+    EXPECT_EQ(r < peer ? x.local : x.remote, c.address(std::min(r, peer)));
+  }
 }
 
 TEST(TcpTransportTest, FourRanksFourChannelsAllToAllWithExactlyFourConnectionsPerPair) {
