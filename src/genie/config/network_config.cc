@@ -168,7 +168,8 @@ Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, const N
                       LeafSpineConfig* ls) {
   if (!root["spines"]) {
     for (const char* key :
-         {"spine_bandwidth", "spine_latency", "ecmp", "ecmp_routes", "oversubscription",
+         {"spine_bandwidth", "spine_latency", "ecmp", "ecmp_routes", "ecmp_connections",
+          "oversubscription",
           "leaf_dimension", "super_spines", "super_spine_bandwidth", "super_spine_latency",
           "spine_oversubscription"}) {
       if (root[key]) {
@@ -243,6 +244,23 @@ Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, const N
                                      std::to_string(e.mark.line + 1) + ")" + form);
     }
   }
+  if (root["ecmp_connections"]) {
+    const YAML::Node node = root["ecmp_connections"];
+    const char* form = ": expected a list of [src, dst, channel, spine], like "
+                       "ecmp_connections: [ [0, 4, 0, 1], [4, 0, 0, 0] ]";
+    if (!node.IsSequence()) return Status::InvalidArgument(Where(origin, "ecmp_connections") + form);
+    try {
+      for (const YAML::Node& e : node) {
+        if (!e.IsSequence() || e.size() != 4) {
+          return Status::InvalidArgument(Where(origin, "ecmp_connections") + form);
+        }
+        ls->connections.push_back({e[0].as<int>(), e[1].as<int>(), e[2].as<int>(), e[3].as<int>()});
+      }
+    } catch (const YAML::Exception& e) {
+      return Status::InvalidArgument(Where(origin, "ecmp_connections") + ": " + e.msg +
+                                     " (line " + std::to_string(e.mark.line + 1) + ")" + form);
+    }
+  }
   return ParseSuperSpines(root, origin, c, ls);
 }
 
@@ -273,7 +291,7 @@ Status ValidateSuperSpines(const NetworkConfig& c) {
         std::to_string(kMaxSpines) + "; spine s of every pod joins the super_spines / spines "
         "super-spines of plane s, so give a multiple such as " + std::to_string(ls.spines * 2));
   }
-  if (!ls.routes.empty()) {
+  if (!ls.routes.empty() || !ls.connections.empty()) {
     return Status::InvalidArgument(Where(o, "ecmp_routes") +
                                    ": pairs of hosts on a known spine are read on two tiers "
                                    "only (the testbed's); drop ecmp_routes or super_spines");
@@ -404,6 +422,13 @@ nlohmann::json NetworkConfig::ToJson() const {
       for (const EcmpRoute& r : leaf_spine.routes) routes.push_back({r.src_host, r.dst_host, r.spine});
       j["ecmp_routes"] = routes;
     }
+    if (!leaf_spine.connections.empty()) {
+      nlohmann::json connections = nlohmann::json::array();
+      for (const EcmpConnection& r : leaf_spine.connections) {
+        connections.push_back({r.src, r.dst, r.channel, r.spine});
+      }
+      j["ecmp_connections"] = connections;
+    }
   }
   j["total_npus"] = total_npus();
   return j;
@@ -514,7 +539,7 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
           " (the hosts of a leaf; leaf_dimension) and dimension " + b +
           " (the leaves) to be Switch; make them Switch or drop the spine keys");
     }
-    if (L != 0 && !ls.routes.empty()) {
+    if (L != 0 && (!ls.routes.empty() || !ls.connections.empty())) {
       return Status::InvalidArgument(
           Where(o, "ecmp_routes") + ": pairs of hosts on a known spine are read with "
           "leaf_dimension 0 only (the testbed's layout); drop one of the two");
@@ -575,6 +600,21 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
             "] is not a pair of hosts on different leaves (0 to " + std::to_string(hosts - 1) +
             ", " + std::to_string(c.npus_count[0]) + " per leaf) and a spine (0 to " +
             std::to_string(ls.spines - 1) + ")");
+      }
+    }
+    for (const EcmpConnection& r : ls.connections) {
+      const int n = c.total_npus();
+      const bool in_range = r.src >= 0 && r.src < n && r.dst >= 0 && r.dst < n &&
+                            r.channel >= 0 && r.channel < 65536 && r.spine >= 0 &&
+                            r.spine < ls.spines;
+      if (!in_range || (r.src % hosts) / c.npus_count[0] == (r.dst % hosts) / c.npus_count[0]) {
+        return Status::InvalidArgument(
+            Where(o, "ecmp_connections") + ": [" + std::to_string(r.src) + ", " +
+            std::to_string(r.dst) + ", " + std::to_string(r.channel) + ", " +
+            std::to_string(r.spine) + "] is not a connection between NPUs on different leaves (0 "
+            "to " + std::to_string(n - 1) + ", " + std::to_string(c.npus_count[0]) +
+            " hosts per leaf), a channel and a spine (0 to " + std::to_string(ls.spines - 1) +
+            ")");
       }
     }
     if (ls.super_spines != 0 || ls.spine_oversubscription != 0) {
@@ -640,7 +680,8 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
     const std::string k = item.first.as<std::string>("");
     if (k != "topology" && k != "npus_count" && k != "bandwidth" && k != "latency" &&
         k != "goodput" && k != "message_overhead" && k != "spines" && k != "spine_bandwidth" &&
-        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "message_times" &&
+        k != "spine_latency" && k != "ecmp" && k != "ecmp_routes" && k != "ecmp_connections" &&
+        k != "message_times" &&
         k != "burst" && k != "burst_message_times" && k != "oversubscription" &&
         k != "leaf_dimension" && k != "super_spines" && k != "super_spine_bandwidth" &&
         k != "super_spine_latency" && k != "spine_oversubscription") {
@@ -648,7 +689,7 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
-          "spine_latency, ecmp, ecmp_routes, oversubscription, leaf_dimension, super_spines, "
+          "spine_latency, ecmp, ecmp_routes, ecmp_connections, oversubscription, leaf_dimension, super_spines, "
           "super_spine_bandwidth, super_spine_latency, spine_oversubscription, message_times, "
           "burst and burst_message_times)",
           origin, k);

@@ -13,7 +13,8 @@
 // (`split`: the hash is unknown, every message is spread evenly over the S spines), plus
 // `ecmp_routes`, the pairs of hosts whose spine is known (a testbed hashing on addresses only:
 // `[src_host, dst_host, spine]`, host = rank mod hosts, one entry per direction); a pair listed
-// takes that spine alone, the others stay split. `oversubscription` (R, e.g. 4 for 4:1) sizes the
+// takes that spine alone, the others stay split; `ecmp_connections` ([src, dst, channel, spine],
+// NPUs) does the same per connection (ports hashed too). `oversubscription` (R, e.g. 4 for 4:1) sizes the
 // leaves' uplinks from the hosts' links instead of spine_bandwidth; `leaf_dimension` (L) moves
 // the leaves up a dimension (L = 1: rail-optimized). `super_spines` adds a third tier (pods of
 // leaves and spines joined by super-spines; `super_spine_bandwidth` or `spine_oversubscription`,
@@ -63,6 +64,16 @@ struct EcmpRoute {
   bool operator==(const EcmpRoute&) const = default;
 };
 
+// One connection whose messages take one known spine (ECMP hashing ports too, a testbed's
+// --hash l4, asked per connection once its ports are known): the messages from NPU `src` to
+// NPU `dst` on `channel` (the flow model's connection) take `spine`; before `ecmp_routes`.
+struct EcmpConnection {
+  int src = 0, dst = 0;  // NPUs (ranks)
+  int channel = 0;
+  int spine = 0;
+  bool operator==(const EcmpConnection&) const = default;
+};
+
 // Dimension 1 as a leaf–spine fabric (flow model only); spines == 0: absent.
 struct LeafSpineConfig {
   int spines = 0;
@@ -70,6 +81,7 @@ struct LeafSpineConfig {
   double latency_ns = 0;      // per leaf–spine link
   EcmpMode ecmp = EcmpMode::kSplit;
   std::vector<EcmpRoute> routes = {};  // pairs on a known spine; the others are split
+  std::vector<EcmpConnection> connections = {};  // network.yml `ecmp_connections`
   // network.yml `oversubscription` R (0: not given): a leaf's host-facing capacity
   // (npus_count[0] x bandwidth[0]) over its uplink capacity (spines x bandwidth_gbps). Given,
   // the parser derives bandwidth_gbps when spine_bandwidth is absent, and validation requires

@@ -117,6 +117,15 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
   EXPECT_EQ(known->leaf_spine.routes, (std::vector<EcmpRoute>{{0, 4, 1}, {4, 0, 0}}));
   EXPECT_EQ(known->ToJson()["ecmp_routes"], nlohmann::json::parse("[[0,4,1],[4,0,0]]"));
   EXPECT_TRUE(known->ignored_keys.empty());
+  // Known spines per connection (NPUs and channel: ports hashed too).
+  auto conns = ParseNetworkConfig(base + "spines: 2\nspine_bandwidth: 0.5\nspine_latency: 30\n"
+                                         "ecmp_connections: [ [0, 4, 1, 1], [4, 0, 1, 0] ]\n",
+                                  "c.yml");
+  ASSERT_TRUE(conns.ok()) << conns.status().ToString();
+  EXPECT_EQ(conns->leaf_spine.connections,
+            (std::vector<EcmpConnection>{{0, 4, 1, 1}, {4, 0, 1, 0}}));
+  EXPECT_EQ(conns->ToJson()["ecmp_connections"], nlohmann::json::parse("[[0,4,1,1],[4,0,1,0]]"));
+  EXPECT_TRUE(conns->ignored_keys.empty());
 
   // A calibration's measured message times (the flow model's, ASTRA-sim ignores them).
   auto timed =
@@ -151,6 +160,13 @@ TEST(NetworkConfigTest, LeafSpineKeys) {
       {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_routes: [ [0, 8, 0] ]\n",
        "ecmp_routes"},
       {"ecmp_routes: [ [0, 4, 0] ]\n", "ecmp_routes"},
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_connections: [ [0, 4, 0] ]\n",
+       "ecmp_connections"},
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_connections: [ [0, 1, 0, 0] ]\n",
+       "ecmp_connections"},  // one leaf
+      {"spines: 2\nspine_bandwidth: 1\nspine_latency: 1\necmp_connections: [ [0, 4, -1, 0] ]\n",
+       "ecmp_connections"},
+      {"ecmp_connections: [ [0, 4, 0, 0] ]\n", "ecmp_connections"},
       {"spines: 2\nspine_latency: 1\n", "spine_bandwidth"},
       {"spines: 2\nspine_bandwidth: 1\n", "spine_latency"},
       {"spine_bandwidth: 1\n", "spine_bandwidth"},  // names the missing "spines" too

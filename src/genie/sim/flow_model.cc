@@ -59,6 +59,7 @@ int FlowModel::ConnectionFor(int src, int dst, uint16_t channel) {
     connections_.emplace_back();
     connections_.back().src = src;
     connections_.back().dst = dst;
+    connections_.back().channel = channel;
   }
   return it->second;
 }
@@ -74,7 +75,7 @@ void FlowModel::Pump(int c, double at) {
 
 void FlowModel::StartMessage(int c, double at, Connection::Queued message) {
   const int src = connections_[c].src, dst = connections_[c].dst;
-  const int paths = topology_->FlowPaths(src, dst);
+  const int paths = topology_->FlowPaths(src, dst, connections_[c].channel);
   const Bytes bytes = message.bytes;
   if (paths == 1) {
     Start(c, at, 0, 1, bytes, bytes, message.chunk, std::move(message.delivered), nullptr);
@@ -114,7 +115,7 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
   }
   last_started_ = f;
   Flow& flow = flows_[f];
-  topology_->FlowRoute(src, dst, path, &flow.route);
+  topology_->FlowRoute(src, dst, path, &flow.route, connections_[c].channel);
   flow.connection = c;
   flow.bytes = bytes;
   flow.delivered = std::move(delivered);

@@ -19,7 +19,8 @@
 // connection rides one spine, so the sub-flows of a message together get at most what one
 // path's slowest link gives (each capped at 1/S of it; the water-filling takes a cap as a link
 // of the flow's own). Sub-flows count as flows in max_queue.
-// A pair of hosts whose spine is known (network.yml `ecmp_routes`) has one path, on that spine.
+// A pair of hosts whose spine is known (network.yml `ecmp_routes`) has one path, on that spine;
+// so has a connection (src, dst, channel) whose spine is (`ecmp_connections`).
 //
 // Measured message times (network.yml `message_times`, a testbed's calibration): a message
 // crossing dimension 0 costs Topology::MeasuredCost(): alone on its path it takes the measured
@@ -171,6 +172,7 @@ class FlowModel final : public NetworkModel {
       uint64_t chunk;  // Transmit's flow id (0: none)
     };
     int src = 0, dst = 0;
+    int channel = 0;           // its spine may be known (network.yml ecmp_connections)
     int sending = 0;           // sub-flows of the current message not yet off the bottleneck
     TimeNs last_delivery = 0;  // of its latest message: none is delivered before
     std::deque<Queued> queued;

@@ -291,6 +291,46 @@ TEST(FlowModelTest, LeafSpineKnownEcmpRoutesTakeTheirSpine) {
   EXPECT_EQ(split.Run(), std::vector<TimeNs>(4, 32000));
 }
 
+// ECMP hashing ports (ecmp_connections): each connection (src, dst, channel) on its own spine,
+// before its pair's ecmp_routes entry. 0 -> 4 and 1 -> 5 on channel 0 share spine 0's uplink
+// (0.5 B/ns: 1/4 each, 32,000 ns), though the pair 1 -> 5 is listed on spine 1; 1 -> 5's
+// channel 1 rides spine 1 alone (1/2: 16,000 ns). A channel not listed takes its pair's route,
+// or (none) the split.
+TEST(FlowModelTest, LeafSpineKnownConnectionsTakeTheirSpine) {
+  config::NetworkConfig c = LeafSpine(2);
+  c.leaf_spine.routes = {{1, 5, 1}};
+  c.leaf_spine.connections = {{0, 4, 0, 0}, {1, 5, 0, 0}, {1, 5, 1, 1}};
+  Harness h(c);
+  h.Send(0, 4, 8000, 0, 0);
+  h.Send(1, 5, 8000, 0, 0);
+  h.Send(1, 5, 8000, 0, 1);
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{32000, 32000, 16000}));
+  std::map<std::string, uint64_t> messages;
+  for (const LinkStats& l : h.model().link_stats()) {
+    messages[h.topology().LinkName(l.link)] = l.messages;
+  }
+  EXPECT_EQ(messages["spines: leaf 0 -> spine 0"], 2u);
+  EXPECT_EQ(messages["spines: leaf 0 -> spine 1"], 1u);
+  const Topology& t = h.topology();
+  EXPECT_EQ(t.FlowPaths(0, 4, 0), 1);
+  EXPECT_EQ(t.FlowPaths(0, 4, 1), 2);  // not listed: split
+  EXPECT_EQ(t.FlowPaths(0, 4), 2);     // no channel: the pair's
+  EXPECT_EQ(t.FlowPaths(1, 5, 2), 1);  // not listed: the pair's route
+  std::vector<int> route;
+  t.FlowRoute(1, 5, 0, &route, 0);
+  EXPECT_EQ(t.LinkName(route[1]), "spines: leaf 0 -> spine 0");
+  t.FlowRoute(1, 5, 0, &route, 2);
+  EXPECT_EQ(t.LinkName(route[1]), "spines: leaf 0 -> spine 1");
+  // The key is rejected where it cannot hold: within a leaf, past the spines.
+  for (const config::EcmpConnection& bad :
+       {config::EcmpConnection{0, 1, 0, 0}, config::EcmpConnection{0, 4, 0, 2},
+        config::EcmpConnection{0, 8, 0, 0}}) {
+    config::NetworkConfig b = LeafSpine(2);
+    b.leaf_spine.connections = {bad};
+    EXPECT_FALSE(Topology::Create(b).ok()) << bad.src << " -> " << bad.dst;
+  }
+}
+
 // ASTRA-sim's models read the same file as [Switch 4, Switch 2]: the spine keys change nothing.
 TEST(FlowModelTest, LeafSpineKeysDoNotChangeTheAstraSimModels) {
   for (NetworkModelKind kind :

@@ -88,6 +88,9 @@ Result<Topology> Topology::Create(const config::NetworkConfig& config) {
             static_cast<int16_t>(r.spine);
       }
     }
+    for (const config::EcmpConnection& r : ls.connections) {
+      t.connection_spine_[t.ConnectionKey(r.src, r.dst, r.channel)] = static_cast<int16_t>(r.spine);
+    }
   }
   t.num_links_ = static_cast<int>(links);
   t.num_devices_ = t.npus_ + switches + t.pods_ * t.spines_ + t.super_spines_;
@@ -346,10 +349,10 @@ void Topology::set_link_fold(std::vector<int> fold, bool copies_of_orbit) {
   if (any) link_copies_ = std::move(copies);
 }
 
-int Topology::FlowPaths(int src, int dst) const {
+int Topology::FlowPaths(int src, int dst, int channel) const {
   if (!CrossesSpines(src, dst)) return 1;
   if (CrossesPods(src, dst)) return super_spines_;
-  return PinnedSpine(src, dst) >= 0 ? 1 : spines_;
+  return PinnedSpine(src, dst, channel) >= 0 ? 1 : spines_;
 }
 
 void Topology::LeafSpineLinks(int npu, std::vector<int>* links) const {
@@ -392,7 +395,8 @@ int Topology::MoveFabricLink(int id, int to) const {
   return spine_link_offset_ + 2 * spines_ * to + rel % (2 * spines_);
 }
 
-void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) const {
+void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links,
+                         int channel) const {
   if (!CrossesSpines(src, dst)) {
     Route(src, dst, links);
     return;
@@ -401,7 +405,7 @@ void Topology::FlowRoute(int src, int dst, int path, std::vector<int>* links) co
   GENIE_CHECK(path >= 0 && path < (pods ? super_spines_ : spines_)) << "path " << path;
   // Across pods, path q is super-spine q, reached through spine q / (K/S) of each pod.
   int spine = pods ? path / (super_spines_ / spines_) : path;
-  const int pinned = PinnedSpine(src, dst);
+  const int pinned = PinnedSpine(src, dst, channel);
   if (pinned >= 0) spine = pinned;
   links->clear();
   // Below the leaf dimension first (a rail-optimized fabric: NVLink to the GPU on dst's rail).

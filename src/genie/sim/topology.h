@@ -23,6 +23,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "genie/common/status.h"
@@ -109,7 +110,9 @@ class Topology {
   // spine -> the destination's leaf, that leaf's link to the host of dst, then (ranks of one
   // host) the higher dimensions as Route() goes; within a leaf it is Route()'s path (the
   // uplinks are never touched). A pair of hosts listed in network.yml's `ecmp_routes` (the
-  // testbed's known hash) has one path, on its spine; FlowRoute(..., 0) takes it.
+  // testbed's known hash) has one path, on its spine; FlowRoute(..., 0) takes it. So has a
+  // connection (src, dst, channel) listed in `ecmp_connections` (ports hashed too, each
+  // connection asked), whatever its pair's; `channel` -1: the pair's.
   // With a third tier, a message between pods takes one of FlowPaths() == K equal paths, path
   // q through super-spine q: host -> leaf -> spine q / (K/S) of its pod -> super-spine q -> that
   // spine index in the destination's pod -> leaf -> host (6 fabric links).
@@ -118,8 +121,8 @@ class Topology {
   int spines() const { return spines_; }  // per pod with a third tier
   int super_spines() const { return super_spines_; }
   int pods() const { return pods_; }
-  bool has_ecmp_routes() const { return !pinned_spine_.empty(); }
-  int FlowPaths(int src, int dst) const;
+  bool has_ecmp_routes() const { return !pinned_spine_.empty() || !connection_spine_.empty(); }
+  int FlowPaths(int src, int dst, int channel = -1) const;
   // Fabric links: leaf-spine and (a third tier) spine-super-spine.
   bool IsSpineLink(int id) const { return spines_ > 0 && id >= spine_link_offset_; }
   bool IsSuperLink(int id) const { return super_spines_ > 0 && id >= super_link_offset_; }
@@ -138,7 +141,7 @@ class Topology {
   // The links between the leaf of `npu` and every spine, both directions (none without a
   // leaf-spine fabric).
   void LeafSpineLinks(int npu, std::vector<int>* links) const;
-  void FlowRoute(int src, int dst, int path, std::vector<int>* links) const;
+  void FlowRoute(int src, int dst, int path, std::vector<int>* links, int channel = -1) const;
   // A link's bytes/ns (ASTRA-sim's conversion), latency, and the flow model's goodput and
   // message overhead: its dimension's, or for a leaf-spine link spine_bandwidth /
   // spine_latency with dimension L + 1's (the leaves') goodput and overhead.
@@ -243,11 +246,23 @@ class Topology {
   // ecmp_routes: [src_host * hosts + dst_host] = its spine, -1 unknown (split); empty: none.
   int fabric_hosts_ = 0;
   std::vector<int16_t> pinned_spine_;
+  // ecmp_connections: by ConnectionKey(src, dst, channel), its spine.
+  std::unordered_map<uint64_t, int16_t> connection_spine_;
+  uint64_t ConnectionKey(int src, int dst, int channel) const {
+    return ((static_cast<uint64_t>(src) * static_cast<uint64_t>(npus_) +
+             static_cast<uint64_t>(dst))
+            << 16) |
+           static_cast<uint64_t>(channel & 0xffff);
+  }
   // message_times as (log bytes, log ns), and the fixed cost of a dimension-0 path.
   std::vector<std::pair<double, double>> message_times_;
   std::vector<std::pair<double, double>> burst_message_times_;  // (log bytes, log ns)
   double path0_fixed_ns_ = 0;
-  int PinnedSpine(int src, int dst) const {
+  int PinnedSpine(int src, int dst, int channel = -1) const {
+    if (channel >= 0 && !connection_spine_.empty()) {
+      auto it = connection_spine_.find(ConnectionKey(src, dst, channel));
+      if (it != connection_spine_.end()) return it->second;
+    }
     if (pinned_spine_.empty()) return -1;
     return pinned_spine_[static_cast<size_t>(src % fabric_hosts_) * fabric_hosts_ +
                          dst % fabric_hosts_];
