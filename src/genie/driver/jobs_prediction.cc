@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "genie/driver/connection_spines.h"
 #include "genie/driver/run.h"
 #include "genie/report/statistics.h"
 #include "genie/testbed/calibration.h"
@@ -302,6 +303,13 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   const TimeNs gap = report::SpreadOf(gaps).median;
   for (SimJob& j : model->jobs) j.iterations.gap_ns = gap;
   const int measured_starts = StartAsMeasured(*spec, name, &*model);
+  // On a leaf-spine hashing ports, each job's connections on their spines, as its ranks
+  // recorded them in its folder (a neighbour still running has, once connected).
+  for (SimJob& j : model->jobs) {
+    const JobSpec* js = spec->Find(j.name);
+    if (j.setup == nullptr || js == nullptr) continue;
+    j.connection_spines = ConnectionSpines(spec->testbed, ConnectionRecordsIn(js->output), nullptr);
+  }
   bool found = false;
   NeighbourPrediction n;
   n.jobs_file = file;

@@ -119,7 +119,9 @@ struct NeighbourPrediction {
 // ranks did (`ranks`: the median over its iterations of the time from the last rank's finish
 // to the next iteration's first start): the harness's time, in which the neighbours have the
 // links to themselves. The jobs simulated are those GENIE_JOBS_STARTED names (comma-separated;
-// absent: every job of the file), so a job launched alone (--job) has no neighbours.
+// absent: every job of the file), so a job launched alone (--job) has no neighbours. On a
+// leaf-spine hashing ports, each job's connections take the spines their ports hash to, as
+// its folder's rank streams recorded them (driver/connection_spines.h; none yet: split).
 std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& options,
                                                  const runtime::RunSetup& setup,
                                                  sim::NetworkModelKind kind,

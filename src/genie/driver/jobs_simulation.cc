@@ -166,7 +166,20 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
   }
   JobsSimulation out;
   out.slots = std::max(1, *std::max_element(used.begin(), used.end()));
-  const config::NetworkConfig world = sim::WithHostSlots(hosts, out.slots);
+  config::NetworkConfig world = sim::WithHostSlots(hosts, out.slots);
+  // Each workload job's connections on their known spines, on the NPUs its ranks took.
+  for (size_t j = 0; j < jobs.size() && world.leaf_spine.present(); ++j) {
+    const std::vector<int>& npu = slot_of[j];
+    for (config::EcmpConnection c : jobs[j].connection_spines) {
+      if (jobs[j].setup == nullptr || c.src < 0 || c.dst < 0 ||
+          c.src >= static_cast<int>(npu.size()) || c.dst >= static_cast<int>(npu.size())) {
+        continue;
+      }
+      c.src = npu[static_cast<size_t>(c.src)];
+      c.dst = npu[static_cast<size_t>(c.dst)];
+      world.leaf_spine.connections.push_back(c);
+    }
+  }
   GENIE_ASSIGN_OR_RETURN(auto backend, sim_backend::SimBackend::Create(world, model, 0));
   if (out.slots > 1) GENIE_RETURN_IF_ERROR(backend->ShareHostLinks(host_count));
   bool cut = false;

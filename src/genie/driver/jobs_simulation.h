@@ -56,6 +56,9 @@ struct SimJob {
   TimeNs start_ns = 0;         // when its ranks start (all at once)
   IterationPolicy iterations = IterationPolicy{0, 1, false, false};
   std::vector<TrafficFlow> traffic;  // a traffic job's flows
+  // A workload job's connections whose spine is known, by its ranks (driver/connection_spines.h):
+  // put on the NPUs its ranks take. Empty: split over the spines.
+  std::vector<config::EcmpConnection> connection_spines;
 };
 
 struct SimJobResult {

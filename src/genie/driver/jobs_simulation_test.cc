@@ -88,6 +88,38 @@ TEST_F(JobsSimulationTest, TwoJobsOnTheSameHostsShareTheirLinksHalfEach) {
   EXPECT_NEAR(static_cast<double>(together[1] - alone), kSendNs, 0.01 * kSendNs);
 }
 
+// A leaf-spine hashing ports (ECMP l4): each job's connections on the spines its ranks'
+// connections took, put on the NPUs its ranks took (job b's are slot 1 of the same hosts).
+// Hosts 0 and 2 are on different leaves; each spine link carries half a host link. Both jobs
+// pinned to spine 0 share it: a quarter each, 4 x the bytes' time; on spines 0 and 1, half
+// each (the hosts' links then full), 2 x, as the split expects.
+TEST_F(JobsSimulationTest, EachJobsConnectionsTakeTheirKnownSpines) {
+  config::NetworkConfig hosts = hosts_;
+  hosts.topology = {config::TopologyKind::kSwitch, config::TopologyKind::kSwitch};
+  hosts.npus_count = {2, 2};
+  hosts.bandwidth_gbps = {1.0, 1.0};
+  hosts.latency_ns = {1000, 1000};
+  hosts.leaf_spine.spines = 2;
+  hosts.leaf_spine.bandwidth_gbps = 0.5;
+  hosts_ = hosts;
+  auto pinned = [&](const std::string& name, int spine) {
+    SimJob j = Job(name, {0, 2});
+    j.connection_spines = {{0, 1, 0, spine}, {1, 0, 0, spine}};
+    return j;
+  };
+  const std::vector<TimeNs> same = Steps({pinned("a", 0), pinned("b", 0)});
+  const std::vector<TimeNs> apart = Steps({pinned("a", 0), pinned("b", 1)});
+  const std::vector<TimeNs> split = Steps({Job("a", {0, 2}), Job("b", {0, 2})});
+  ASSERT_EQ(same.size(), 2u);
+  ASSERT_EQ(apart.size(), 2u);
+  ASSERT_EQ(split.size(), 2u);
+  for (int j = 0; j < 2; ++j) {
+    EXPECT_NEAR(static_cast<double>(same[j]), 4 * kSendNs, 0.02 * kSendNs) << j;
+    EXPECT_NEAR(static_cast<double>(apart[j]), 2 * kSendNs, 0.02 * kSendNs) << j;
+    EXPECT_NEAR(static_cast<double>(split[j]), 2 * kSendNs, 0.02 * kSendNs) << j;
+  }
+}
+
 TEST_F(JobsSimulationTest, JobsOnDisjointHostsOfAStarDoNotInterfere) {
   const TimeNs alone = Steps({Job("a", {0, 1})})[0];
   const std::vector<TimeNs> together = Steps({Job("a", {0, 1}), Job("b", {2, 3})});

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "genie/driver/attribution_inputs.h"
+#include "genie/driver/connection_spines.h"
 #include "genie/driver/jobs_prediction.h"
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
@@ -289,6 +290,13 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
       net = std::move(p->hosts);
       placed_input.rank_host = std::move(p->rank_host);
       placed = &placed_input;
+    }
+    // A leaf-spine testbed hashing ports: each connection on the spine its leaf names for it.
+    if (net.ok() && run_info.is_object() && run_info.contains("connections")) {
+      std::string note;
+      placed_input.connection_spines = ConnectionSpines(o.testbed, run_info["connections"], &note);
+      if (!note.empty()) notes.push_back(note);
+      if (!placed_input.connection_spines.empty()) placed = &placed_input;
     }
     if (!net.ok()) {
       std::cerr << "genie run: --predict: " << net.status().message() << "\n";

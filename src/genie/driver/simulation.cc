@@ -77,9 +77,24 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     slots = *std::max_element(used.begin(), used.end());
     placed = sim::WithHostSlots(network, slots);
   }
-  const config::NetworkConfig& world = npu_of.empty() ? network : placed;
+  const config::NetworkConfig* world = npu_of.empty() ? &network : &placed;
+  // Connections on their known spines, on the NPUs their ranks sit on.
+  config::NetworkConfig routed;
+  if (!in.connection_spines.empty() && network.leaf_spine.present()) {
+    if (fold != nullptr) return Status::InvalidArgument("symmetry reduction: not with known spines");
+    routed = *world;
+    for (config::EcmpConnection c : in.connection_spines) {
+      if (c.src < 0 || c.src >= n || c.dst < 0 || c.dst >= n) continue;
+      if (!npu_of.empty()) {
+        c.src = npu_of[static_cast<size_t>(c.src)];
+        c.dst = npu_of[static_cast<size_t>(c.dst)];
+      }
+      routed.leaf_spine.connections.push_back(c);
+    }
+    world = &routed;
+  }
   GENIE_ASSIGN_OR_RETURN(auto backend, sim_backend::SimBackend::Create(
-                                           world, model, npu_of.empty() ? n : 0));
+                                           *world, model, npu_of.empty() ? n : 0));
   if (fold != nullptr) GENIE_RETURN_IF_ERROR(backend->SetFold(fold));
   if (slots > 1) GENIE_RETURN_IF_ERROR(backend->ShareHostLinks(network.total_npus()));
   std::vector<std::unique_ptr<JobRank>> views;

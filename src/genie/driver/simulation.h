@@ -71,6 +71,10 @@ struct SimulateInput {
   // then the hosts' (one NPU per host), rank r runs on host rank_host[r], and a host's ranks
   // share its links (sim/host_slots.h). Empty: rank r is NPU r. Not with `fold`.
   std::vector<int> rank_host;
+  // Connections whose spine is known, by rank (src, dst, channel: a leaf-spine testbed hashing
+  // ports, driver/connection_spines.h): put on the ranks' NPUs as network.yml
+  // `ecmp_connections`. Empty: none. Not with `fold`.
+  std::vector<config::EcmpConnection> connection_spines;
 };
 
 // Runs the workload described by `setup` on `network` with the chosen model. Records every op

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "genie/testbed/spec.h"
@@ -39,9 +40,13 @@ class FakeIp : public Shell {
         --drop;
         continue;
       }
-      const int spine =
+      int spine =
           (std::stoi(dst.substr(dst.rfind('.') + 1)) + std::stoi(src.substr(src.rfind('.') + 1))) %
           2;
+      // With ports (ECMP l4): (sport + dport) % 2.
+      std::map<std::string, std::string> rest;
+      for (std::string k, v; w >> k >> v;) rest[k] = v;
+      if (rest.count("sport")) spine = (std::stoi(rest["sport"]) + std::stoi(rest["dport"])) % 2;
       out += dst + " from " + src + " via 10.255.0." + std::to_string(2 * spine + 1) + " dev s" +
              std::to_string(spine) + " \n    cache iif br0 \n";
     }
@@ -92,6 +97,60 @@ TEST(Ecmp, UnknownHashOrMissingAnswers) {
   ASSERT_FALSE(partial.ok());
   EXPECT_NE(partial.status().message().find("ec-l0"), std::string::npos)
       << partial.status().message();
+}
+
+// ECMP l4: each connection direction asked from its source's leaf with its ports, keyed by the
+// ranks and channel it was recorded with; flows within a leaf and strangers are not asked.
+TEST(Ecmp, EveryConnectionAcrossLeavesGetsTheSpineItsPortsHashTo) {
+  const Layout layout = LeafSpine("leafspine:2x2x2", EcmpHash::kL4);
+  ASSERT_FALSE(EcmpKnown(layout));
+  ASSERT_TRUE(EcmpPerConnection(layout));
+  EXPECT_FALSE(EcmpPerConnection(LeafSpine("leafspine:2x2x2", EcmpHash::kL3)));
+  // Hosts 0,1 on leaf 0 (10.100.0.1, .2), 2,3 on leaf 1 (10.100.1.1, .2).
+  const std::vector<ConnectionFlow> flows = {
+      {0, 2, 0, "10.100.0.1:40001", "10.100.1.1:5000"},  // (40001 + 5000) % 2 = 1
+      {0, 2, 1, "10.100.0.1:40002", "10.100.1.1:5000"},  // 0: same pair, other channel
+      {2, 0, 0, "10.100.1.1:5000", "10.100.0.1:40001"},  // the way back, from leaf 1: 1
+      {1, 3, 0, "10.100.0.2:40004", "10.100.1.2:5001"},  // 1
+      {0, 1, 0, "10.100.0.1:40003", "10.100.0.2:5002"},  // within leaf 0: not asked
+      {0, 3, 0, "127.0.0.1:40005", "127.0.0.1:5003"},   // not the testbed's: not asked
+  };
+  FakeIp ip;
+  auto spines = QueryConnectionSpines(layout, flows, ip);
+  ASSERT_TRUE(spines.ok()) << spines.status().message();
+  ASSERT_EQ(ip.commands.size(), 2u);  // one batch per leaf
+  EXPECT_EQ(ip.commands[0][2], "ec-l0");
+  EXPECT_EQ(ip.commands[1][2], "ec-l1");
+  const std::vector<config::EcmpConnection> expected = {
+      {0, 2, 0, 1}, {0, 2, 1, 0}, {1, 3, 0, 1}, {2, 0, 0, 1}};
+  EXPECT_EQ(*spines, expected);
+  // The flow model's key reads them back from a network.yml.
+  const std::string yml = ToNetworkYml(layout, 1, 1000) +
+                          "ecmp_connections: [ [0, 2, 0, 1], [0, 2, 1, 0] ]\n";
+  auto config = config::ParseNetworkConfig(yml, "t.yml");
+  ASSERT_TRUE(config.ok()) << config.status().message() << "\n" << yml;
+  EXPECT_EQ(config->leaf_spine.connections,
+            (std::vector<config::EcmpConnection>{{0, 2, 0, 1}, {0, 2, 1, 0}}));
+
+  // A leaf that answers fewer than it was asked: an error naming it and a connection.
+  ip.drop = 1;
+  auto partial = QueryConnectionSpines(layout, flows, ip);
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.status().message().find("ec-l0"), std::string::npos)
+      << partial.status().message();
+  EXPECT_NE(partial.status().message().find("rank 0 -> rank 2 channel"), std::string::npos)
+      << partial.status().message();
+  // An endpoint that is not address:port.
+  FakeIp fresh;
+  auto bad = QueryConnectionSpines(layout, {{0, 2, 0, "10.100.0.1", "10.100.1.1:5000"}}, fresh);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("rank 0"), std::string::npos);
+  // l3: nothing asked (the pairs' routes hold).
+  FakeIp l3;
+  auto none = QueryConnectionSpines(LeafSpine("leafspine:2x2x2", EcmpHash::kL3), flows, l3);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE(l3.commands.empty());
 }
 
 }  // namespace
