@@ -321,6 +321,9 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   n.shared_link_goodput = model->shared_link_goodput;
   for (const SimJob& j : model->jobs) n.starts[j.name] = j.start_ns;
   for (const SimJob& j : model->jobs) {
+    if (!j.connection_spines.empty()) n.known_spines[j.name] = j.connection_spines.size();
+  }
+  for (const SimJob& j : model->jobs) {
     if (j.name == name) {
       found = true;
     } else {
@@ -384,6 +387,7 @@ void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction) 
       {"measured_starts", n.measured_starts},
       {"shared_link_goodput", n.shared_link_goodput},
   };
+  if (!n.known_spines.empty()) (*prediction)["neighbours"]["ecmp_connections"] = n.known_spines;
 }
 
 void PrintNeighbours(std::ostream& out, const NeighbourPrediction& n) {

@@ -107,6 +107,8 @@ struct NeighbourPrediction {
   int measured_starts = 0;  // jobs started at their recorded start (StartAsMeasured)
   std::map<std::string, TimeNs> starts;  // each simulated job's start
   double shared_link_goodput = 1;        // JobsModel's
+  // Per job, its connection directions on a known spine (a leaf-spine hashing ports).
+  std::map<std::string, size_t> known_spines;
 };
 // Nullopt when GENIE_JOBS / GENIE_JOB_NAME are not both set (the prediction is left as it is).
 // Otherwise simulates the job's jobs file together and alone, and adds to each iteration's
