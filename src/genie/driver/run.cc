@@ -331,9 +331,12 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
                               {"rtt_ns", clock.rtt_ns},
                               {"samples", clock.samples},
                               {"host_id", (*backend)->host_ids()[static_cast<size_t>(env.rank)]}});
-  // Its connections' addresses and ports, once connected (a leaf-spine hashing ports too routes
-  // each by them: testbed/ecmp.h); written now, so a neighbour job's prediction finds them.
-  if (auto endpoints = (*backend)->transport().connection_endpoints(); !endpoints.empty()) {
+  // On a testbed, its connections' addresses and ports, once connected (a leaf-spine hashing
+  // ports too routes each by them: testbed/ecmp.h); written now, so a neighbour job's
+  // prediction finds them. Elsewhere nothing reads them (and at scale they would be many).
+  if (auto endpoints = o.testbed.empty() ? std::vector<net::ConnectionEndpoints>()
+                                         : (*backend)->transport().connection_endpoints();
+      !endpoints.empty()) {
     nlohmann::json conns = nlohmann::json::array();
     for (const net::ConnectionEndpoints& e : endpoints) {
       conns.push_back(
