@@ -248,7 +248,9 @@ Status ParseLeafSpine(const YAML::Node& root, const std::string& origin, const N
     const YAML::Node node = root["ecmp_connections"];
     const char* form = ": expected a list of [src, dst, channel, spine], like "
                        "ecmp_connections: [ [0, 4, 0, 1], [4, 0, 0, 0] ]";
-    if (!node.IsSequence()) return Status::InvalidArgument(Where(origin, "ecmp_connections") + form);
+    if (!node.IsSequence()) {
+      return Status::InvalidArgument(Where(origin, "ecmp_connections") + form);
+    }
     try {
       for (const YAML::Node& e : node) {
         if (!e.IsSequence() || e.size() != 4) {
@@ -689,9 +691,9 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
-          "spine_latency, ecmp, ecmp_routes, ecmp_connections, oversubscription, leaf_dimension, super_spines, "
-          "super_spine_bandwidth, super_spine_latency, spine_oversubscription, message_times, "
-          "burst and burst_message_times)",
+          "spine_latency, ecmp, ecmp_routes, ecmp_connections, oversubscription, leaf_dimension, "
+          "super_spines, super_spine_bandwidth, super_spine_latency, spine_oversubscription, "
+          "message_times, burst and burst_message_times)",
           origin, k);
     }
   }

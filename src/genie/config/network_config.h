@@ -14,9 +14,9 @@
 // `ecmp_routes`, the pairs of hosts whose spine is known (a testbed hashing on addresses only:
 // `[src_host, dst_host, spine]`, host = rank mod hosts, one entry per direction); a pair listed
 // takes that spine alone, the others stay split; `ecmp_connections` ([src, dst, channel, spine],
-// NPUs) does the same per connection (ports hashed too). `oversubscription` (R, e.g. 4 for 4:1) sizes the
-// leaves' uplinks from the hosts' links instead of spine_bandwidth; `leaf_dimension` (L) moves
-// the leaves up a dimension (L = 1: rail-optimized). `super_spines` adds a third tier (pods of
+// NPUs) does the same per connection (ports hashed too). `oversubscription` (R, e.g. 4 for 4:1)
+// sizes the leaves' uplinks from the hosts' links instead of spine_bandwidth; `leaf_dimension`
+// (L) moves the leaves up a dimension (L = 1: rail-optimized). `super_spines` adds a third tier (pods of
 // leaves and spines joined by super-spines; `super_spine_bandwidth` or `spine_oversubscription`,
 // `super_spine_latency`). Dimension 0
 // is then the hosts of a leaf, dimension 1 the leaves (both Switch); ASTRA-sim (and genie's

@@ -71,9 +71,10 @@ std::vector<config::EcmpConnection> ConnectionSpines(const std::string& testbed_
     return spines;
   }
   if (note) {
-    *note = fmt::format("ECMP l4: {} connection direction(s) across leaves on the spine their "
-                        "leaf names for their ports",
-                        asked->size());
+    *note = fmt::format(
+        "ECMP l4: {} connection direction(s) across leaves on the spine their "
+        "leaf names for their ports",
+        asked->size());
   }
   return std::move(*asked);
 }

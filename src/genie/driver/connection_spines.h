@@ -8,10 +8,9 @@
 // jobs simulation (SimJob) put them on the NPUs the ranks sit on. Main thread only.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "genie/common/status.h"
 #include "genie/config/network_config.h"

@@ -24,8 +24,8 @@ TEST(ConnectionSpinesTest, RecordsBecomeEachRanksSendingFlows) {
   nlohmann::json records = nlohmann::json::array();
   records.push_back(Record(0, 2, 1, "10.100.0.1:5000", "10.100.1.1:41000"));
   records.push_back(Record(2, 0, 1, "10.100.1.1:41000", "10.100.0.1:5000"));
-  records.push_back({{"rank", 3}});                               // no connections: skipped
-  records.push_back(Record(1, 3, 0, "10.100.0.2:5001", "x"));     // kept: the query judges it
+  records.push_back({{"rank", 3}});                              // no connections: skipped
+  records.push_back(Record(1, 3, 0, "10.100.0.2:5001", "x"));    // kept: the query judges it
   records.back()["connections"].push_back({{"peer", "three"}});  // mistyped: skipped
   const std::vector<testbed::ConnectionFlow> flows = RecordedFlows(records);
   ASSERT_EQ(flows.size(), 3u);

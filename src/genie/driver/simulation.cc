@@ -81,7 +81,9 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   // Connections on their known spines, on the NPUs their ranks sit on.
   config::NetworkConfig routed;
   if (!in.connection_spines.empty() && network.leaf_spine.present()) {
-    if (fold != nullptr) return Status::InvalidArgument("symmetry reduction: not with known spines");
+    if (fold != nullptr) {
+      return Status::InvalidArgument("symmetry reduction: not with known spines");
+    }
     routed = *world;
     for (config::EcmpConnection c : in.connection_spines) {
       if (c.src < 0 || c.src >= n || c.dst < 0 || c.dst >= n) continue;

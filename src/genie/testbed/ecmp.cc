@@ -88,7 +88,8 @@ Result<std::vector<config::EcmpConnection>> QueryConnectionSpines(
   const TestbedSpec& s = layout.spec;
   std::map<std::string, int> host_of;  // address -> host
   for (size_t h = 0; h < layout.hosts.size(); ++h) {
-    if (!layout.hosts[h].nics.empty()) host_of[layout.hosts[h].nics[0].address] = static_cast<int>(h);
+    if (layout.hosts[h].nics.empty()) continue;
+    host_of[layout.hosts[h].nics[0].address] = static_cast<int>(h);
   }
   struct Asked {
     const ConnectionFlow* flow;
