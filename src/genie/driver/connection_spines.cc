@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 
 #include "genie/record/record_stream.h"
+#include "genie/record/run_folder.h"
 #include "genie/testbed/control.h"
 
 namespace genie::driver {
@@ -35,19 +34,9 @@ std::vector<testbed::ConnectionFlow> RecordedFlows(const nlohmann::json& records
 
 nlohmann::json ConnectionRecordsIn(const std::string& folder) {
   nlohmann::json out = nlohmann::json::array();
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (!file.starts_with("rank-") || !file.ends_with(".jsonl")) continue;
-    // Only the "connections" line: the rest of a running job's stream is not read (it grows).
-    std::ifstream in(entry.path());
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.find("\"record\":\"connections\"") == std::string::npos) continue;
-      auto parsed = record::ParseRecordStream(line, entry.path().string());
-      if (parsed.ok() && !parsed->connections.is_null()) out.push_back(parsed->connections);
-      break;
-    }
+  for (const std::string& line : record::FirstRecordLines(folder, "connections")) {
+    auto parsed = record::ParseRecordStream(line, folder);
+    if (parsed.ok() && !parsed->connections.is_null()) out.push_back(parsed->connections);
   }
   return out;
 }

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "genie/driver/connection_spines.h"
 #include "genie/driver/run.h"
+#include "genie/record/run_folder.h"
 #include "genie/report/statistics.h"
 #include "genie/testbed/calibration.h"
 #include "genie/testbed/control.h"
@@ -170,21 +169,12 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
 
 std::optional<TimeNs> RecordedJobStart(const std::string& folder) {
   std::optional<TimeNs> first;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (!file.starts_with("rank-") || !file.ends_with(".jsonl")) continue;
-    std::ifstream in(entry.path());
-    std::string line;
-    // A rank's records come in its iterations' order: its first rank record is its earliest.
-    while (std::getline(in, line)) {
-      if (line.find("\"record\":\"rank\"") == std::string::npos) continue;
-      const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object() || !j.contains("start") || !j["start"].is_number_integer()) break;
-      const auto start = j["start"].get<TimeNs>();
-      if (!first || start < *first) first = start;
-      break;
-    }
+  // A rank's records come in its iterations' order: its first rank record is its earliest.
+  for (const std::string& line : record::FirstRecordLines(folder, "rank")) {
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("start") || !j["start"].is_number_integer()) continue;
+    const auto start = j["start"].get<TimeNs>();
+    if (!first || start < *first) first = start;
   }
   return first;
 }

@@ -90,6 +90,24 @@ std::string DescribeOwner(const std::string& text) {
 
 }  // namespace
 
+std::vector<std::string> FirstRecordLines(const std::string& dir, const std::string& kind) {
+  std::vector<std::string> lines;
+  const std::string tag = "\"record\":\"" + kind + "\"";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.starts_with("rank-") || !file.ends_with(".jsonl")) continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find(tag) == std::string::npos) continue;
+      lines.push_back(std::move(line));
+      break;
+    }
+  }
+  return lines;
+}
+
 std::string FolderHolder(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / kLockName).string();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

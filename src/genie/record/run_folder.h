@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "genie/common/status.h"
 #include "genie/env/env.h"
@@ -28,6 +29,11 @@ std::string StreamPath(const std::string& dir, int rank);
 // True when the stream at `path` was written by run `run_id`: its clock record (the second
 // line) carries that id. False for a missing file, an earlier run's stream, or anything else.
 bool IsStreamOfRun(const std::string& path, const std::string& run_id);
+
+// Each rank stream's (DIR/rank-*.jsonl) first line that is a `kind` record ("\"record\":\"kind\""),
+// in no particular order; streams without one give nothing. Reads no further than that line: a
+// running job's streams grow.
+std::vector<std::string> FirstRecordLines(const std::string& dir, const std::string& kind);
 
 // Who holds `dir`'s claim ("job J, process P on H, since T"), or "" when nobody alive does
 // (no lock file, or its lock not held). A claim this process holds itself counts as held.
