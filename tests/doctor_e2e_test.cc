@@ -119,7 +119,7 @@ TEST_F(Doctor, ALossyLinkIsNamed) {
 TEST(DoctorCalibrate, AFindingIsRefusedOrAcceptedWithTheRingSteps) {
   GENIE_SKIP_IF(RootMissing("build a testbed (network namespaces)"));
   const std::string name = "k" + std::to_string(getpid());
-  // At 1 Gbit/s: the ring steps timed under the loss take 18 s instead of 28 s at 400 Mbit/s.
+  // At 1 Gbit/s: the ring steps timed under the loss take about 15 s.
   CliResult up = RunCli(Genie("testbed up --name " + name + " --topology star:3 --rate 1gbit"));
   ASSERT_EQ(up.exit_code, 0) << up.output;
   // 1 % of frames: each pair through h1 retransmits about that, twice the 0.5 % threshold.

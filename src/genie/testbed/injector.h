@@ -61,7 +61,7 @@ class Injector {
   Status Set(const Fault& fault, bool on);  // Apply (on) or Undo
   Status Shape(const Link& link, const LinkEnd& end, Shaping s);
   Status SetLink(const Link& link, bool up);  // its second (switch-side) end
-  Status SetFrames(const LinkEnd& end, bool frames);  // packets leave `end` one frame each
+  Status SetFrames(const LinkEnd& end, bool frames);  // packets leave `end` in 2-frame pieces
   Status Rule(const Link& link, const LinkEnd& at, const Fault& f, bool add);
   int QueueNumber(const Link& link, const LinkEnd& at) const;
   Status StartDelayHelper(const LinkEnd& at, int queue, const Fault& f);
