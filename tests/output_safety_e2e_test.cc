@@ -187,7 +187,9 @@ TEST(OutputSafety, ARankFileThatIsNoFileIsRefusedBeforeAnythingRuns) {
     const std::string last = dir + "/w.2.et";
     fs::remove(last);
     if (kind == "folder") fs::create_directory(last);
-    if (kind == "fifo") ASSERT_EQ(::mkfifo(last.c_str(), 0644), 0);
+    if (kind == "fifo") {
+      ASSERT_EQ(::mkfifo(last.c_str(), 0644), 0);
+    }
     if (kind == "dangling") fs::create_symlink(dir + "/gone.et", last);
     for (const std::string& cmd : {"run " + dir + "/w --output " + dir + "/o --peer-timeout 10s",
                                   "inspect " + dir + "/w",

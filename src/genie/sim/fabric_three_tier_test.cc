@@ -220,7 +220,9 @@ TEST(ThreeTierTest, FoldedFabricLinksShareTheirCapacityAmongTheirCopies) {
       EXPECT_EQ(folded.topology().link_copies(id), fabric ? 2 : 1)
           << folded.topology().LinkName(id);
     }
-    if (fabric) EXPECT_EQ((*links)[id], id) << "a leaf's links are their own orbit";
+    if (fabric) {
+      EXPECT_EQ((*links)[id], id) << "a leaf's links are their own orbit";
+    }
   }
   folded.Send(0, 2, 8000);
   EXPECT_EQ(folded.Run(), std::vector<TimeNs>{32000 + 22});
