@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "genie/record/record_stream.h"
 #include "genie/record/run_folder.h"
 #include "genie/testbed/control.h"

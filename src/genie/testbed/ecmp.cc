@@ -94,6 +94,7 @@ Result<std::vector<config::EcmpConnection>> QueryConnectionSpines(
   struct Asked {
     const ConnectionFlow* flow;
     std::string src, dst;
+    int sport, dport;
   };
   std::map<int, std::vector<Asked>> per_leaf;
   for (const ConnectionFlow& f : flows) {
@@ -109,17 +110,13 @@ Result<std::vector<config::EcmpConnection>> QueryConnectionSpines(
     if (a == host_of.end() || b == host_of.end()) continue;
     const int leaf = a->second / s.hosts_per_leaf;
     if (leaf == b->second / s.hosts_per_leaf) continue;
-    per_leaf[leaf].push_back({&f, src, dst});
+    per_leaf[leaf].push_back({&f, src, dst, sport, dport});
   }
   for (const auto& [leaf, asked] : per_leaf) {
     std::string batch;
     for (const Asked& q : asked) {
-      int sport = 0, dport = 0;
-      std::string ignored;
-      SplitEndpoint(q.flow->local, &ignored, &sport);
-      SplitEndpoint(q.flow->remote, &ignored, &dport);
       batch += fmt::format("route get {} from {} iif br0 ipproto tcp sport {} dport {}\n", q.dst,
-                           q.src, sport, dport);
+                           q.src, q.sport, q.dport);
     }
     GENIE_ASSIGN_OR_RETURN(std::string output, AskLeaf(s, leaf, batch, shell));
     // One answer per question, in order: its first line names the destination and the source
