@@ -77,10 +77,11 @@ class AttributionInputsTest : public ::testing::Test {
   }
 
   std::vector<report::IterationAttribution> Attribute(
-      const std::map<int, report::Contention>& contention = {}) {
+      const std::map<int, report::Contention>& contention = {},
+      const nlohmann::json& run_info = nlohmann::json()) {
     const AttributionRun run{setup_, *setup_.network, sim::NetworkModelKind::kFlow, measured_,
                              ops_,   ranks_};
-    return AttributeSlowIterations(run, compared_, std::nullopt, nlohmann::json(), contention);
+    return AttributeSlowIterations(run, compared_, std::nullopt, run_info, contention);
   }
 
   TempDir tmp_{"attribution-inputs"};
@@ -120,6 +121,32 @@ TEST_F(AttributionInputsTest, ASlowAllReduceIsTheNetworksNotAStragglers) {
       << a[0].causes[0].culprit;
   EXPECT_EQ(a[0].compute_ns, 0);
   EXPECT_EQ(a[0].network_ns, 4 * kMs);
+}
+
+// A host whose TCP retransmitted more than the doctor's loss threshold is the network's
+// evidence, with its retransmission timeouts: each a stall of 200 ms or more, how a shallow
+// queue's losses reach the step. A host under the threshold is not named.
+TEST_F(AttributionInputsTest, RetransmissionsAndTheirTimeoutsAreTheNetworksEvidence) {
+  Measure({1 * kMs, 1 * kMs}, e0_ + 4 * kMs);
+  const nlohmann::json run_info = {
+      {"testbed",
+       {{"counters",
+         {{"hosts",
+           {{{"host", "h0"}, {"tcp_out_segs", 10000}, {"tcp_retrans_segs", 150},
+             {"tcp_timeouts", 3}},
+            {{"host", "h1"}, {"tcp_out_segs", 10000}, {"tcp_retrans_segs", 1}}}}}}}}};
+  const auto a = Attribute({}, run_info);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(a[0].causes.size(), 1u);
+  const report::CauseShare& c = a[0].causes[0];
+  EXPECT_EQ(c.cause, report::Cause::kNetwork);
+  std::string evidence;
+  for (const std::string& e : c.evidence) evidence += e + "\n";
+  EXPECT_NE(evidence.find("h0: 150 of its 10000 TCP segments sent again during the run (1.50 %), "
+                          "3 retransmission timeout(s)"),
+            std::string::npos)
+      << evidence;
+  EXPECT_EQ(evidence.find("h1:"), std::string::npos) << evidence;
 }
 
 TEST_F(AttributionInputsTest, ANeighboursPredictedTrafficIsContentionAgainstTheJobAlone) {

@@ -195,12 +195,12 @@ void PrintTestbed(std::ostream& out, const nlohmann::json& testbed, TimeNs origi
   }
   const std::map<std::string, HostCounters> hosts = TestbedHostCounters(testbed);
   if (hosts.empty()) return;
-  out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10}\n", "host", "NIC tx", "NIC rx",
-                     "tbf drops", "TCP segs", "retrans");
+  out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10} {:>6}\n", "host", "NIC tx",
+                     "NIC rx", "tbf drops", "TCP segs", "retrans", "RTOs");
   for (const auto& [name, r] : hosts) {
-    out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10}\n", name,
+    out << fmt::format("#   {:<6} {:>12} {:>12} {:>10} {:>12} {:>10} {:>6}\n", name,
                        FormatBytes(r.tx_bytes), FormatBytes(r.rx_bytes), r.drops, r.out_segs,
-                       r.retrans);
+                       r.retrans, r.timeouts);
   }
 }
 

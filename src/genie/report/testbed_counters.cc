@@ -33,6 +33,7 @@ std::map<std::string, HostCounters> TestbedHostCounters(const nlohmann::json& te
       HostCounters& r = hosts[h.value("host", "?")];
       r.retrans = record::UintField(h, "tcp_retrans_segs", 0);
       r.out_segs = record::UintField(h, "tcp_out_segs", 0);
+      r.timeouts = record::UintField(h, "tcp_timeouts", 0);
     }
   }
   return hosts;

@@ -210,7 +210,8 @@ json CountersJson(const json& provenance) {
                             {"rx_bytes", r.rx_bytes},
                             {"drops", r.drops},
                             {"tcp_out_segs", r.out_segs},
-                            {"tcp_retrans_segs", r.retrans}});
+                            {"tcp_retrans_segs", r.retrans},
+                            {"tcp_timeouts", r.timeouts}});
     }
   }
   if (provenance.is_object() && provenance.contains("traffic") &&

@@ -99,7 +99,8 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
        {{"interfaces",
          {{{"node", "h0"}, {"link", "h0:s0"}, {"tx_bytes", 100}, {"rx_bytes", 200}},
           {{"node", "s0"}, {"link", "h0:s0"}, {"qdisc_drops", 7}}}},
-        {"hosts", {{{"host", "h0"}, {"tcp_retrans_segs", 3}, {"tcp_out_segs", 1000}}}}}}};
+        {"hosts",
+         {{{"host", "h0"}, {"tcp_retrans_segs", 3}, {"tcp_out_segs", 1000}, {"tcp_timeouts", 2}}}}}}};
   // Compute faults of two ranks at measured iteration 2 (results' 1): one event, both ranks.
   results["provenance"]["compute_faults"] = {
       {{"fault", "every rank: compute 2x from iteration 2"}, {"entry", 1}, {"rank", 1},
@@ -141,6 +142,7 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   EXPECT_EQ(hosts[0]["tx_bytes"], 100);
   EXPECT_EQ(hosts[0]["drops"], 7);  // the switch end of h0's link
   EXPECT_EQ(hosts[0]["tcp_retrans_segs"], 3);
+  EXPECT_EQ(hosts[0]["tcp_timeouts"], 2);
 }
 
 json Doctor(double expected) {
