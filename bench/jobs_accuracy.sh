@@ -24,6 +24,7 @@
 #   WORKLOADS="allreduce_1MiB moe_dp2_ep4" AR_ITER=40 STG_ITER=3 NAME=jobsacc ALONE=""
 #   CALIBRATE="--accept-findings" (a loaded 2-core machine's scan finds the CPU uneven, and a
 #   leaf-spine's pairs across the fabric slower than within a leaf) OUT=DIR (keep the runs)
+#   TESTBED_ARGS="" (more `genie testbed up` flags, e.g. "--tcp-congestion cubic")
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$(cd "${1:?usage: bench/jobs_accuracy.sh BUILD_DIR [DATA_DIR]}" && pwd)"
@@ -96,7 +97,8 @@ declare -A RATIOS TOGETHER ALONE_P ALONE_R LOADS
 CELLS=()
 for topo in $TOPOLOGIES; do
   "$G" testbed down "$NAME" >/dev/null 2>&1 || true
-  "$G" testbed up --name "$NAME" --topology "$topo" --rate "$RATE" >/dev/null
+  # shellcheck disable=SC2086 # TESTBED_ARGS is a list of flags
+  "$G" testbed up --name "$NAME" --topology "$topo" --rate "$RATE" ${TESTBED_ARGS:-} >/dev/null
   # shellcheck disable=SC2086  # CALIBRATE is a list of flags
   "$G" testbed calibrate "$NAME" $CALIBRATE | grep -E 'one pair:|all hosts at once' | sed "s/^/# $topo: /"
   for rep in $(seq 1 "$REPS"); do

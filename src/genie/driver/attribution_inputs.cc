@@ -69,7 +69,8 @@ std::vector<std::string> Retransmits(const nlohmann::json& run_info) {
         fmt::format("{}: {} of its {} TCP segments sent again during the run ({:.2f} %)", host,
                     c.retrans, c.out_segs, 100.0 * c.retrans / c.out_segs);
     if (c.timeouts > 0) {
-      line += fmt::format(", {} retransmission timeout(s), each a stall of 200 ms or more", c.timeouts);
+      line +=
+          fmt::format(", {} retransmission timeout(s), each a stall of 200 ms or more", c.timeouts);
     }
     out.push_back(std::move(line));
   }

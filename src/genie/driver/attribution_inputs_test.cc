@@ -132,7 +132,9 @@ TEST_F(AttributionInputsTest, RetransmissionsAndTheirTimeoutsAreTheNetworksEvide
       {"testbed",
        {{"counters",
          {{"hosts",
-           {{{"host", "h0"}, {"tcp_out_segs", 10000}, {"tcp_retrans_segs", 150},
+           {{{"host", "h0"},
+             {"tcp_out_segs", 10000},
+             {"tcp_retrans_segs", 150},
              {"tcp_timeouts", 3}},
             {{"host", "h1"}, {"tcp_out_segs", 10000}, {"tcp_retrans_segs", 1}}}}}}}}};
   const auto a = Attribute({}, run_info);

@@ -1,8 +1,8 @@
 // Testbed counters per host: what a run's `provenance.testbed.counters` (written by rank 0 on a
 // genie testbed) says each host's NICs sent and received, the tbf drops on its link (either end)
-// and its TCP segments, retransmissions and retransmission timeouts (RTOs) during the run. One reading shared by the terminal
-// summary (summary.h) and the HTML report (html/page_model.h), so both show the same numbers.
-// Pure; any thread.
+// and its TCP segments, retransmissions and retransmission timeouts (RTOs) during the run. One
+// reading shared by the terminal summary (summary.h) and the HTML report (html/page_model.h), so
+// both show the same numbers. Pure; any thread.
 #pragma once
 
 #include <cstdint>
