@@ -2,8 +2,9 @@
 // model's prediction for the same workload on the testbed's network, and the iterations slower
 // than the threshold flagged — none on a healthy star:4 at 400 Mbit/s, exactly those after a
 // rate fault on one host (the one in flight when it hits may go either way); `--baseline`
-// flags the same against an earlier healthy run; `--localize` names the faulted host and side. Needs root; skips with a message otherwise.
-// Nothing is left behind: the testbed is taken down also when a check fails.
+// flags the same against an earlier healthy run; `--localize` names the faulted host and side.
+// Needs root; skips with a message otherwise. Nothing is left behind: the testbed is taken down
+// also when a check fails.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -214,6 +215,12 @@ TEST_F(PredictCalibration, IsMeasuredKeptAndUsedAndRefusesAFault) {
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_NE(refused.output.find("not healthy"), std::string::npos) << refused.output;
   EXPECT_NE(refused.output.find("h1: transmit side slow"), std::string::npos) << refused.output;
+  // --hosts beyond the testbed's: refused before any scan, saying what it has.
+  CliResult too_many = RunCli(Genie("testbed calibrate " + name_ + " --hosts 9"));
+  EXPECT_NE(too_many.exit_code, 0) << too_many.output;
+  EXPECT_NE(too_many.output.find("--hosts 9: testbed " + name_ + " has 4 hosts; give 2 to 4"),
+            std::string::npos)
+      << too_many.output;
 
   ASSERT_EQ(RunCli(Genie("testbed down " + name_)).exit_code, 0);
   EXPECT_FALSE(std::ifstream("/run/genie/testbeds/" + name_ + ".calibration.json").good());
@@ -236,4 +243,3 @@ TEST_F(Predict, LocalizationNamesTheSlowHostAndItsSide) {
 
 }  // namespace
 }  // namespace genie::testing
-

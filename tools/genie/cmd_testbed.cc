@@ -50,6 +50,7 @@ struct TestbedArgs {
   std::string output;
   bool accept_findings = false;
   std::string basis = "all-hosts";  // calibrate: which figures the description carries
+  int scan_hosts = 0;               // calibrate --hosts (0: all)
 };
 
 int Fail(const std::string& what, const genie::Status& st) {
@@ -194,6 +195,7 @@ int Calibrate(const TestbedArgs& a) {
   o.accept_findings = a.accept_findings;
   o.basis = a.basis;
   o.tcp_congestion = a.tcp_congestion;
+  o.hosts = a.scan_hosts;
   genie::Status st = genie::driver::CalibrateTestbed(o);
   return st.ok() ? 0 : Fail("calibrate", st);
 }
@@ -287,6 +289,12 @@ GENIE_COMMAND(testbed,
                         "Measure with this TCP congestion control on the scan's connections "
                         "(as genie run --tcp-congestion; default: the hosts'). Calibrations "
                         "under different settings are kept side by side");
+  calibrate
+      ->add_option("--hosts", a->scan_hosts,
+                   "Scan only the first N hosts, where a run of N ranks (one per host) runs: "
+                   "on hosts sharing this machine's cores the all-hosts figures depend on how "
+                   "many send (default: every host)")
+      ->check(genie::cli::IntIn(2, 4096));
   yml->add_option("-o,--output", a->output, "Write here instead of stdout");
 
   return [=]() -> int {

@@ -104,6 +104,9 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
                                 chosen->calibration.measured, chosen->matched, chosen->kept);
     if (!note_text.empty()) notes->push_back(note_text);
     *calibration_settings = chosen->calibration.settings;
+    const std::string hosts_note = testbed::HostCountNote(
+        chosen->calibration, std::min(hosts, (world_size + per_host - 1) / per_host), o.testbed);
+    if (!hosts_note.empty()) notes->push_back(hosts_note);
   }
   return config::ParseNetworkConfig(yml, "testbed " + o.testbed + ", " + note);
 }
@@ -309,8 +312,8 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
       MeasuredIteration common;
       common.idle_ns = MedianIdle(setup.world_size(), measured);
       auto rec = record::Recorder::Create("", nlohmann::json::object());
-      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1),
-                                     &common, placed)
+      auto sim = rec.ok() ? Simulate(setup, *net, kind, rec->get(), SimulatedIterations(1), &common,
+                                     placed)
                           : Result<SimulationStats>(rec.status());
       if (!sim.ok()) {
         std::cerr << "genie run: --predict: the simulation failed: " << sim.status().message()

@@ -99,10 +99,14 @@ std::string FormatCalibration(const std::string& name, const tb::Layout& layout,
       name, cal.goodput, FormatBitRate(layout.HostLinkRate()), cal.median_gbps,
       cal.message_overhead_ns / 1e3, cal.median_rtt_us);
   if (cal.all_hosts_goodput > 0) {
+    const int all = static_cast<int>(layout.hosts.size());
+    const int scanned = cal.ScannedHosts();
     out += fmt::format(
         "testbed {}: all hosts at once (ring steps): goodput {:.3f} ({:.4f} GB/s), "
-        "{:.1f} us per step\n",
-        name, cal.all_hosts_goodput, cal.all_hosts_gbps, cal.all_hosts_overhead_ns / 1e3);
+        "{:.1f} us per step{}\n",
+        name, cal.all_hosts_goodput, cal.all_hosts_gbps, cal.all_hosts_overhead_ns / 1e3,
+        scanned > 0 && scanned < all ? fmt::format(", the first {} of its {} hosts", scanned, all)
+                                     : "");
   }
   const tb::MeasuredCosts costs = cal.Costs();
   out += fmt::format(
@@ -124,10 +128,21 @@ std::string FormatCalibration(const std::string& name, const tb::Layout& layout,
 
 Status CalibrateTestbed(const CalibrateOptions& a) {
   GENIE_ASSIGN_OR_RETURN(tb::Layout layout, tb::Load(a.name));
-  const int hosts = static_cast<int>(layout.hosts.size());
+  const int all = static_cast<int>(layout.hosts.size());
+  if (a.hosts < 0 || a.hosts == 1 || a.hosts > all) {
+    return Status::InvalidArgument(
+        fmt::format("--hosts {}: testbed {} has {} hosts; give 2 to {} (the first N are scanned)",
+                    a.hosts, a.name, all, all));
+  }
+  const int hosts = a.hosts > 0 ? a.hosts : all;
   const std::string json = tb::StateDir() + "/" + a.name + ".calibration-scan.json";
-  fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
-             hosts);
+  if (hosts < all) {
+    fmt::print("testbed {}: measuring every pair of its first {} of {} hosts (genie doctor) ...\n",
+               a.name, hosts, all);
+  } else {
+    fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
+               hosts);
+  }
   std::fflush(stdout);
   // The scan's own messages are kept aside: a doctor with findings exits 1 (its launcher says
   // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
@@ -157,10 +172,10 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
     std::cerr << scan.output << scan.errors;
     // As std::system reported it: the exit status in wait()'s encoding (-1: not started).
     const int rc = scan.exit_code < 0 ? -1 : scan.exit_code << 8;
-    return Status::Unavailable(fmt::format(
-        "the scan wrote no figures (genie doctor exited with {}); run "
-        "`genie launch --testbed {} -n {} -- doctor` to see why",
-        rc, a.name, hosts));
+    return Status::Unavailable(
+        fmt::format("the scan wrote no figures (genie doctor exited with {}); run "
+                    "`genie launch --testbed {} -n {} -- doctor` to see why",
+                    rc, a.name, hosts));
   }
   auto calibrated = tb::CalibrationFromDoctor(layout, doc, a.accept_findings, a.basis);
   if (!calibrated.ok() && cpu.contended()) {

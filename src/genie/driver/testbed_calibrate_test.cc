@@ -60,6 +60,11 @@ TEST(TestbedCalibrate, SaysOnePairAllHostsAndWhatTheDescriptionUses) {
   EXPECT_NE(text.find("the description uses all-hosts (goodput 0.800, message overhead 120.0 us)"),
             std::string::npos)
       << text;
+  EXPECT_EQ(text.find("the first"), std::string::npos) << text;
+  // Scanned on the first 2 of its 4 hosts (--hosts 2): said with the figures.
+  cal.ring_steps = {{"ring", 2}};
+  const std::string two = FormatCalibration("cal", layout, cal);
+  EXPECT_NE(two.find("120.0 us per step, the first 2 of its 4 hosts\n"), std::string::npos) << two;
   unsetenv("GENIE_TESTBED_DIR");
 }
 

@@ -166,6 +166,26 @@ MeasuredCosts Calibration::Costs() const {
   return {goodput, message_overhead_ns};
 }
 
+int Calibration::ScannedHosts() const {
+  if (!ring_steps.is_object() || !ring_steps.contains("ring") ||
+      !ring_steps["ring"].is_number_integer()) {
+    return 0;
+  }
+  return ring_steps["ring"].get<int>();
+}
+
+std::string HostCountNote(const Calibration& c, int used_hosts, const std::string& name) {
+  const int scanned = c.ScannedHosts();
+  if (c.basis != kBasisAllHosts || scanned <= 0 || used_hosts < 2 || scanned == used_hosts) {
+    return "";
+  }
+  return fmt::format(
+      "calibrated with {} hosts sending at once, this run used {}: on hosts sharing this "
+      "machine's cores the calibration's goodput and per-message cost follow how many send "
+      "(`genie testbed calibrate {} --hosts {}` measures them for this run)",
+      scanned, used_hosts, name, used_hosts);
+}
+
 nlohmann::json Calibration::ToJson() const {
   nlohmann::json j = {{"goodput", goodput},
                       {"message_overhead_ns", message_overhead_ns},
@@ -404,9 +424,14 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
   }
   const MeasuredCosts costs = cal->Costs();
   if (note) {
-    *note = fmt::format("calibrated {} ({}): goodput {:.3f}, message overhead {:.1f} us{}",
-                        cal->measured, cal->basis, costs.goodput, costs.message_overhead_ns / 1e3,
-                        ecmp_note);
+    const int scanned = cal->ScannedHosts();
+    const int all = static_cast<int>(layout.hosts.size());
+    *note = fmt::format("calibrated {} ({}{}): goodput {:.3f}, message overhead {:.1f} us{}",
+                        cal->measured, cal->basis,
+                        cal->basis == kBasisAllHosts && scanned > 0 && scanned < all
+                            ? fmt::format(", {} of {} hosts", scanned, all)
+                            : "",
+                        costs.goodput, costs.message_overhead_ns / 1e3, ecmp_note);
   }
   return ToNetworkYml(layout, ranks_per_host, one_way_latency_ns < 0 ? 1.0 : one_way_latency_ns,
                       &costs, &routes);

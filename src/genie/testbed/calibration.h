@@ -73,8 +73,17 @@ struct Calibration {
   std::map<std::string, std::string> settings;
   // The figures the network description carries (basis).
   MeasuredCosts Costs() const;
+  // How many hosts sent at once in the all-hosts ring (`genie testbed calibrate --hosts`, else
+  // every host of the testbed); 0 when not recorded.
+  int ScannedHosts() const;
   nlohmann::json ToJson() const;
 };
+
+// What a prediction on testbed `name` should say when its all-hosts calibration was measured
+// with another number of hosts sending than the run's `used_hosts`: on hosts sharing this
+// machine's cores its goodput and per-message cost follow how many send. "" when they agree,
+// or the calibration is one-pair or does not record it.
+std::string HostCountNote(const Calibration& c, int used_hosts, const std::string& name);
 
 // From `genie doctor --json`'s document for testbed `layout`. Fails when the scan found
 // anomalies (named in the message) unless `accept_findings`. `basis`: kBasisAllHosts (falls

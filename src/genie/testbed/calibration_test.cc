@@ -142,6 +142,28 @@ TEST(Calibration, AllHostsRateIsTheBulkStepsRate) {
   EXPECT_DOUBLE_EQ(CalibrationFromDoctor(Star4("tb"), scan)->all_hosts_goodput, 1.0);
 }
 
+// An all-hosts calibration records how many hosts sent at once (its ring); a run on another
+// number of hosts is told, with the command that measures its own.
+TEST(Calibration, ARunOnAnotherNumberOfHostsThanCalibratedIsTold) {
+  Calibration c;
+  c.basis = kBasisAllHosts;
+  c.ring_steps = {{"ring", 16}, {"gbps", 0.11}};
+  EXPECT_EQ(c.ScannedHosts(), 16);
+  const std::string note = HostCountNote(c, 8, "tb");
+  EXPECT_NE(note.find("calibrated with 16 hosts sending at once, this run used 8"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("genie testbed calibrate tb --hosts 8"), std::string::npos) << note;
+  EXPECT_EQ(HostCountNote(c, 16, "tb"), "");
+  EXPECT_EQ(HostCountNote(c, 1, "tb"), "");  // one host: no ring to measure
+  c.basis = kBasisOnePair;                   // one pair alone: no hosts sharing cores
+  EXPECT_EQ(HostCountNote(c, 8, "tb"), "");
+  c.basis = kBasisAllHosts;
+  c.ring_steps = nlohmann::json::object();  // an older calibration: not recorded
+  EXPECT_EQ(c.ScannedHosts(), 0);
+  EXPECT_EQ(HostCountNote(c, 8, "tb"), "");
+}
+
 // Shaped links (the scan's ring steps carry the testbed's burst and each size's first and early
 // steps with the buckets full): the floor of a size held by the software (its steady step
 // slower than its bytes at the bulk rate) is its early steps' time; of any other size its first
