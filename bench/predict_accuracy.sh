@@ -91,12 +91,18 @@ under_steal_max() { awk -v s="$1" -v m="$STEAL_MAX" 'BEGIN{exit !(s <= m)}'; }
 # (TRIES times; a healthy testbed's scan can still find one pair retransmitting on a busy
 # machine: such a refusal, which leaves the saved calibration alone, is measured again too).
 # Writes $T/NAME.calibration (its summary) and $T/NAME.network.yml; sets CAL_STEAL.
+# RANKS: the row's ranks, one per host; fewer than the testbed's hosts are calibrated on
+# those hosts (`--hosts`: the all-hosts figures follow how many hosts share the cores).
 calibrate() {
-  local name=$1 k before ok=""
+  local name=$1 ranks=${2:-0} k before ok="" on=()
+  if [ "$ranks" -ge 2 ] && [ "$ranks" -lt "$HOSTS" ] &&
+      "$G" testbed calibrate --help | grep -q -- --hosts; then
+    on=(--hosts "$ranks")
+  fi
   for ((k = 1; k <= TRIES; k++)); do
     before=$(cpu_ticks)
     # shellcheck disable=SC2086 # CALIBRATE is a list of flags
-    if "$G" testbed calibrate "$name" ${CALIBRATE:-} >"$T/$name.calibration" 2>&1; then
+    if "$G" testbed calibrate "$name" "${on[@]}" ${CALIBRATE:-} >"$T/$name.calibration" 2>&1; then
       ok=1
     else
       echo "# calibration of $name refused or failed: $(grep -v '^testbed' "$T/$name.calibration" | head -3 | tr '\n' ' ')"
@@ -143,7 +149,7 @@ one() {
   mkdir -p "$d"
   local rep k before steal best best_steal
   for ((rep = 1; rep <= REPS; rep++)); do
-    calibrate "$UP"
+    calibrate "$UP" "$n"
     first_calibration_summary
     cp "$T/$UP.network.yml" "$d/rep$rep.network.yml"
     cp "$T/$UP.calibration" "$d/rep$rep.calibration"
