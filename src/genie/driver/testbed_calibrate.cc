@@ -136,13 +136,8 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   }
   const int hosts = a.hosts > 0 ? a.hosts : all;
   const std::string json = tb::StateDir() + "/" + a.name + ".calibration-scan.json";
-  if (hosts < all) {
-    fmt::print("testbed {}: measuring every pair of its first {} of {} hosts (genie doctor) ...\n",
-               a.name, hosts, all);
-  } else {
-    fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
-               hosts);
-  }
+  fmt::print("testbed {}: measuring every pair of its {} hosts (genie doctor) ...\n", a.name,
+             hosts < all ? fmt::format("first {} of {}", hosts, all) : std::to_string(all));
   std::fflush(stdout);
   // The scan's own messages are kept aside: a doctor with findings exits 1 (its launcher says
   // "rank 0 failed"), which is no failure here; they are shown when the scan wrote nothing.
