@@ -9,6 +9,7 @@
 #include "genie/record/recorder.h"
 #include "genie/report/attribution_evidence.h"
 #include "genie/report/doctor_findings.h"
+#include "genie/report/iteration_timeouts.h"
 #include "genie/report/ops_behind.h"
 #include "genie/report/testbed_counters.h"
 
@@ -98,6 +99,7 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
   }
   const std::vector<report::NetworkPlace> places = Places(localized);
   const std::vector<std::string> retransmits = Retransmits(run_info);
+  const std::map<int, report::IterationTimeouts> timeouts = report::TimeoutsPerIteration(run.ranks);
 
   std::vector<report::IterationAttribution> out;
   for (const report::IterationComparison& ic : compared.iterations) {
@@ -121,6 +123,9 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
     in.places = places;
     in.probed = localized.has_value();
     in.retransmits = retransmits;
+    if (auto t = timeouts.find(ic.iteration); t != timeouts.end()) {
+      in.timeouts = report::DescribeTimeouts(t->second);
+    }
 
     // E0 again, recorded: the trace's compute per rank and when each rank's first op began.
     MeasuredIteration conditions = m->second;

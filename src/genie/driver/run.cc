@@ -29,6 +29,7 @@
 #include "genie/real_backend/real_backend.h"
 #include "genie/record/cpu_steal.h"
 #include "genie/record/cpu_wait.h"
+#include "genie/record/tcp_timeouts.h"
 #include "genie/record/host_settings.h"
 #include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
@@ -375,6 +376,11 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
       const auto t = record::ReadThreadCpuTimes();
       return t ? t->wait_ns : TimeNs{0};
     };
+  }
+  // And its host's TCP retransmission timeouts (a /proc read at each iteration's start and end).
+  if (record::ReadTcpTimeouts().has_value()) {
+    exec.tcp_timeouts_counter = [] { return record::ReadTcpTimeouts().value_or(0); };
+    exec.netns = record::NetworkNamespaceId();
   }
   IterationDriver driver(iterations, exec, **backend, **graph, recorder->get());
   const auto cpu_before = record::ReadCpuTicks();

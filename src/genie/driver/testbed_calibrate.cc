@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "genie/common/units.h"
 #include "genie/driver/testbed_placement.h"
@@ -52,6 +53,17 @@ tb::CommandResult RunScan(const tb::Argv& argv) {
   IgnoreInterrupts ignore;
   tb::SystemShell shell;
   return shell.Run(argv);
+}
+
+// Retransmission timeouts the hosts' TCP counted so far, all hosts together; nullopt when the
+// counters cannot be read.
+std::optional<uint64_t> HostTimeouts(const tb::Layout& layout) {
+  tb::SystemShell shell;
+  auto counters = tb::ReadCounters(layout, shell);
+  if (!counters.ok()) return std::nullopt;
+  uint64_t sum = 0;
+  for (const auto& h : counters->hosts) sum += h.timeouts;
+  return sum;
 }
 
 }  // namespace
@@ -123,6 +135,8 @@ std::string FormatCalibration(const std::string& name, const tb::Layout& layout,
         "when none was measured under its own, and says so\n",
         name, under);
   }
+  const std::string timeouts = tb::TimeoutNote(cal, name);
+  if (!timeouts.empty()) out += timeouts + "\n";
   return out;
 }
 
@@ -152,10 +166,12 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
         "kept without them\n",
         a.name, settings.status().message());
   }
+  const std::optional<uint64_t> timeouts_before = HostTimeouts(layout);
   const record::CpuPressureReading cpu_before = record::ReadCpuPressure();
   const tb::CommandResult scan = RunScan(
       CalibrationScanArgv(SelfExe(), a.name, hosts, a.accept_findings, json, a.tcp_congestion));
   const record::CpuPressure cpu = record::PressureBetween(cpu_before, record::ReadCpuPressure());
+  const std::optional<uint64_t> timeouts_after = HostTimeouts(layout);
   nlohmann::json doc;
   {
     std::ifstream in(json);
@@ -183,6 +199,9 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   if (!calibrated.ok()) return calibrated.status();
   tb::Calibration cal = std::move(*calibrated);
   cal.cpu_pressure = cpu.ToJson();
+  if (timeouts_before && timeouts_after) {
+    cal.scan_timeouts = static_cast<int64_t>(*timeouts_after - *timeouts_before);
+  }
   if (settings.ok()) cal.settings = std::move(*settings);
   if (doc.contains("findings") && doc["findings"].is_array()) {
     for (const auto& f : doc["findings"]) {

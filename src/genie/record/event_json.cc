@@ -110,6 +110,9 @@ void AppendRankRecord(const RankSummary& s, std::string* out) {
   }
   if (s.stall_ns != 0) fmt::format_to(it, ",\"stall_ns\":{}", s.stall_ns);
   if (s.cpu_wait_ns != 0) fmt::format_to(it, ",\"cpu_wait_ns\":{}", s.cpu_wait_ns);
+  if (s.tcp_timeouts != 0) {
+    fmt::format_to(it, ",\"tcp_timeouts\":{},\"netns\":{}", s.tcp_timeouts, s.netns);
+  }
   out->push_back('}');
 }
 
@@ -124,6 +127,10 @@ json ToJson(const RankSummary& s) {
   if (s.compute_excess_ns != 0) j["compute_excess_ns"] = s.compute_excess_ns;
   if (s.stall_ns != 0) j["stall_ns"] = s.stall_ns;
   if (s.cpu_wait_ns != 0) j["cpu_wait_ns"] = s.cpu_wait_ns;
+  if (s.tcp_timeouts != 0) {
+    j["tcp_timeouts"] = s.tcp_timeouts;
+    j["netns"] = s.netns;
+  }
   return j;
 }
 
@@ -212,8 +219,11 @@ Result<RankSummary> RankSummaryFromJson(const json& j, const std::string& where,
       .Optional("exposed_comm_ns", &s.exposed_comm_ns)
       .Optional("compute_excess_ns", &s.compute_excess_ns)
       .Optional("stall_ns", &s.stall_ns)
-      .Optional("cpu_wait_ns", &s.cpu_wait_ns);
+      .Optional("cpu_wait_ns", &s.cpu_wait_ns)
+      .Optional("tcp_timeouts", &s.tcp_timeouts)
+      .Optional("netns", &s.netns);
   if (!r.ok()) return r.status();
+  if (s.tcp_timeouts < 0) r.FailField("tcp_timeouts", "is negative");
   if (s.stall_ns < 0) r.FailField("stall_ns", "is negative");
   if (s.cpu_wait_ns < 0) r.FailField("cpu_wait_ns", "is negative");
   if (s.rank < 0) r.FailField("rank", fmt::format("is {}; ranks start at 0", s.rank));

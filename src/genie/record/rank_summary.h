@@ -25,6 +25,11 @@ struct RankSummary {
   // Real runs: how long the rank's thread was ready to run but waited for a core during the
   // iteration (record/cpu_wait.h) — genie's own machine in the measured time. 0 in simulation.
   TimeNs cpu_wait_ns = 0;
+  // Real runs: retransmission timeouts the rank's host's TCP counted during the iteration
+  // (record/tcp_timeouts.h), and the network namespace that counter is of (ranks on one host
+  // read the same one); both 0 when none (or not read).
+  int64_t tcp_timeouts = 0;
+  int64_t netns = 0;
 };
 
 }  // namespace genie::record

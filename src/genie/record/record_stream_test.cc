@@ -122,6 +122,30 @@ TEST(RecordStream, RankRecordParsesBackToItsSummary) {
   EXPECT_FALSE(want.contains("stall_ns"));
 }
 
+// A rank record carries its host's retransmission timeouts and namespace when it counted some,
+// and reads back with them; a negative count is refused.
+TEST(RecordStream, RetransmissionTimeoutsReadBack) {
+  RankSummary s;
+  s.rank = 2;
+  s.iteration = 4;
+  s.finish = 100;
+  s.tcp_timeouts = 3;
+  s.netns = 4026532000;
+  std::string text = "{\"record\":\"header\",\"format\":\"genie-record\",\"version\":1}\n";
+  AppendRankRecord(s, &text);
+  EXPECT_EQ(nlohmann::json::parse(text.substr(text.find('\n') + 1))["tcp_timeouts"], 3);
+  auto stream = ParseRecordStream(text, "s.jsonl");
+  ASSERT_TRUE(stream.ok()) << stream.status().message();
+  ASSERT_EQ(stream->ranks.size(), 1u);
+  EXPECT_EQ(stream->ranks[0].tcp_timeouts, 3);
+  EXPECT_EQ(stream->ranks[0].netns, 4026532000);
+  auto bad = ParseRecordStream(
+      "{\"record\":\"rank\",\"rank\":0,\"iteration\":0,\"tcp_timeouts\":-1}\n", "s.jsonl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("tcp_timeouts"), std::string::npos)
+      << bad.status().message();
+}
+
 // Under compute faults a rank record carries its excess and stall, and reads back with them.
 TEST(RecordStream, ComputeFaultFiguresAndEventsReadBack) {
   RankSummary s;

@@ -100,6 +100,8 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
     const OpBehind& op = c.ops.front();
     c.culprit = fmt::format("{} node {} on rank{} {} (not localised: run with --localize)", op.type,
                             op.node, op.ranks.size() == 1 ? "" : "s", RankList(op.ranks));
+  } else if (!in.timeouts.empty()) {
+    c.culprit = "retransmission timeouts";
   } else {
     c.culprit = in.retransmits.empty()
                     ? "the network"
@@ -113,6 +115,7 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
         op.type, op.node, op.name, RankList(op.ranks), FormatDuration(op.measured_ns()),
         op.ratio()));
   }
+  if (!in.timeouts.empty()) c.evidence.push_back(in.timeouts);
   for (const std::string& r : in.retransmits) c.evidence.push_back(r);
   return c;
 }
@@ -186,7 +189,8 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
   TimeNs behind = -a.contention_ns;
   for (const OpBehind& op : in.behind) behind += std::max<TimeNs>(0, op.added_ns());
   const bool comm_behind = !in.behind.empty() && behind > 0 && 2 * behind >= rest;
-  const bool links_healthy = in.probed && in.places.empty() && in.retransmits.empty();
+  const bool lossless = in.retransmits.empty() && in.timeouts.empty();
+  const bool links_healthy = in.probed && in.places.empty() && lossless;
   // A rank that waited for a core read its sockets late: comm behind is then the host's,
   // unless the network is placed.
   const RankCompute* starved = nullptr;
@@ -205,7 +209,7 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
         return p.kind == "slow_pair" || p.kind == "high_latency_pair";
       });
   const bool unplaced =
-      (in.places.empty() || (in.contention.has_value() && pairs_only)) && in.retransmits.empty();
+      (in.places.empty() || (in.contention.has_value() && pairs_only)) && lossless;
   const bool evidence = in.behind.empty()
                             ? !unplaced
                             : comm_behind && !links_healthy && !(starved != nullptr && unplaced);

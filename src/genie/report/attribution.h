@@ -70,6 +70,9 @@ struct AttributionInput {
   std::vector<NetworkPlace> places;      // the localisation's findings
   bool probed = false;                   // the localisation ran (places empty: all healthy)
   std::vector<std::string> retransmits;  // "h2: 1204 of 80000 segments sent again"
+  // This iteration's TCP retransmission timeouts (DescribeTimeouts, iteration_timeouts.h); ""
+  // none. Each a stall of 200 ms or more: the network's, whatever the CPU did.
+  std::string timeouts;
 };
 
 enum class Cause { kStraggler, kNetwork, kContention, kUnexplained };

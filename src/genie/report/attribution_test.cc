@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "genie/report/attribution_evidence.h"
@@ -254,6 +255,30 @@ TEST(Attribution, CommBehindWhileARankWaitedForACoreIsTheHostsNotTheNetworks) {
   in.places.clear();
   in.compute[2].cpu_wait_ns = 5 * kMs;
   EXPECT_EQ(Causes(Attribute(in)), std::vector<Cause>{Cause::kNetwork});
+}
+
+// An iteration whose hosts counted retransmission timeouts is the network's: each a stall of
+// 200 ms or more, which neither a straggler nor a rank waiting for a core produces.
+TEST(Attribution, RetransmissionTimeoutsInTheIterationAreTheNetworks) {
+  AttributionInput in = Healthy(500 * kMs);
+  in.behind = {Behind(430 * kMs, 30 * kMs)};
+  in.probed = true;                       // the probe, after the run, found every link healthy
+  in.compute[2].cpu_wait_ns = 40 * kMs;   // and a rank waited for a core
+  IterationAttribution a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kUnexplained});
+  in.timeouts = "2 TCP retransmission timeout(s) in this iteration (2 on rank 1's host), each a "
+                "stall of 200 ms or more";
+  a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kNetwork});
+  EXPECT_EQ(a.network_ns, 400 * kMs);
+  const auto& ev = a.causes[0].evidence;
+  EXPECT_NE(std::find(ev.begin(), ev.end(), in.timeouts), ev.end());
+  // Without an op comparison the timeouts name the cause themselves.
+  in.behind.clear();
+  a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kNetwork});
+  EXPECT_EQ(a.causes[0].culprit, "retransmission timeouts");
+  ExpectSharesSum(a);
 }
 
 TEST(Attribution, SharesNeverExceedTheExcess) {

@@ -7,6 +7,7 @@
 
 #include "genie/report/bandwidth.h"
 #include "genie/report/cpu_bound.h"
+#include "genie/report/iteration_timeouts.h"
 
 namespace genie::report {
 namespace {
@@ -68,11 +69,13 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
   }
   std::map<int, double> cpu_wait_of;
   for (const CpuBoundIteration& b : CpuBoundIterations(ranks)) cpu_wait_of[b.iteration] = b.fraction();
+  const std::map<int, IterationTimeouts> timeouts = TimeoutsPerIteration(ranks);
   for (const IterationStep& s : StepTimes(ranks)) {
     if (s.iteration < 0) continue;
     IterationComparison ic;
     ic.iteration = s.iteration;
     if (auto w = cpu_wait_of.find(s.iteration); w != cpu_wait_of.end()) ic.cpu_wait_fraction = w->second;
+    if (auto t = timeouts.find(s.iteration); t != timeouts.end()) ic.tcp_timeouts = t->second.total;
     ic.measured_ns = s.step_ns();
     auto own = expected.step_ns_of_iteration.find(s.iteration);
     ic.expected_ns = own != expected.step_ns_of_iteration.end() ? own->second : expected.step_ns;
@@ -127,6 +130,7 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
       line += "  SLOW (op)";
     }
     if (it.cpu_wait_fraction > 0) line += fmt::format("  CPU {:.0f} %", 100 * it.cpu_wait_fraction);
+    if (it.tcp_timeouts > 0) line += fmt::format("  RTO {}", it.tcp_timeouts);
     out << line << "\n";
   }
   out << fmt::format("# {} of {} iterations slower than expected\n", c.flagged,
@@ -138,6 +142,15 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
         "# CPU = a rank waited for a core that share of the step ({} iterations): their time is "
         "this machine's CPU as well as the network's, not evidence against the network\n",
         cpu_bound);
+  }
+  int with_timeouts = 0;
+  for (const auto& it : c.iterations) with_timeouts += it.tcp_timeouts > 0 ? 1 : 0;
+  if (with_timeouts > 0) {
+    out << fmt::format(
+        "# RTO = TCP retransmission timeouts the hosts counted in the iteration ({} "
+        "iterations): each stalls a connection for 200 ms or more, which the model (no losses) "
+        "does not predict; the links' queues dropped (deeper queues avoid it)\n",
+        with_timeouts);
   }
   // The what-if: the same iterations predicted under the run's --faults compute faults.
   std::string what_if;
@@ -198,6 +211,7 @@ nlohmann::json ToJson(const Comparison& c) {
     }
     if (it.what_if_ns > 0) row["what_if_step_ns"] = it.what_if_ns;
     if (it.cpu_wait_fraction > 0) row["cpu_wait_fraction"] = it.cpu_wait_fraction;
+    if (it.tcp_timeouts > 0) row["tcp_timeouts"] = it.tcp_timeouts;
     iters.push_back(std::move(row));
     if (it.slow) flagged.push_back(it.iteration);
   }
@@ -234,6 +248,7 @@ Comparison ComparisonFromJson(const nlohmann::json& j) {
     ic.what_if_ns = it.value("what_if_step_ns", TimeNs{0});
     ic.ratio = it.value("ratio", 0.0);
     ic.cpu_wait_fraction = it.value("cpu_wait_fraction", 0.0);
+    ic.tcp_timeouts = it.value("tcp_timeouts", int64_t{0});
     ic.slow = it.value("slow", false);
     if (it.contains("ops") && it["ops"].is_array()) {
       for (const auto& op : it["ops"]) {

@@ -66,6 +66,9 @@ struct IterationComparison {
   // machine's as much as the network's, so the table marks it and the attribution keeps the
   // network out of it.
   double cpu_wait_fraction = 0;
+  // TCP retransmission timeouts the hosts counted in this iteration (iteration_timeouts.h):
+  // each a stall of 200 ms or more that the model, without losses, does not predict.
+  int64_t tcp_timeouts = 0;
 };
 
 struct Comparison {

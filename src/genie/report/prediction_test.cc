@@ -114,6 +114,36 @@ TEST(PredictionTest, AnIterationPredictedOnItsOwnIsJudgedByIt) {
   EXPECT_EQ(c.flagged, 1);
 }
 
+// An iteration whose hosts counted TCP retransmission timeouts is marked RTO with their count,
+// each host once however many of its ranks read its counter.
+TEST(PredictionTest, AnIterationWithRetransmissionTimeoutsIsMarkedRto) {
+  Expectation expected =
+      ExpectationFromSimulation("model", 1'000'000, {AllReduce(0, 0, 0, 1'000'000)});
+  std::vector<RankSummary> ranks = {
+      {0, 0, 0, 1'000'000, 0, 0, 0},
+      {1, 0, 0, 1'000'000, 0, 0, 0},
+      {0, 1, 2'000'000, 3'400'000, 0, 0, 0},
+      {1, 1, 2'000'000, 3'400'000, 0, 0, 0},
+  };
+  // Iteration 1: ranks 0 and 1 share a host (netns 7), which counted 2; rank 1 read it later.
+  ranks[2].tcp_timeouts = 1;
+  ranks[2].netns = 7;
+  ranks[3].tcp_timeouts = 2;
+  ranks[3].netns = 7;
+  Comparison c = Compare({}, ranks, expected, 0.25);
+  ASSERT_EQ(c.iterations.size(), 2u);
+  EXPECT_EQ(c.iterations[0].tcp_timeouts, 0);
+  EXPECT_EQ(c.iterations[1].tcp_timeouts, 2);
+  std::ostringstream out;
+  PrintComparison(out, c);
+  EXPECT_NE(out.str().find("SLOW  RTO 2"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("which the model (no losses) does not predict"), std::string::npos);
+  nlohmann::json j = ToJson(c);
+  EXPECT_FALSE(j["iterations"][0].contains("tcp_timeouts"));
+  EXPECT_EQ(j["iterations"][1].value("tcp_timeouts", 0), 2);
+  EXPECT_EQ(ToJson(ComparisonFromJson(j)), j);
+}
+
 // An iteration in which a rank waited for a core a notable share of its step is marked CPU in
 // the table and results.json: its time is genie's machine's as well as the network's.
 TEST(PredictionTest, AnIterationWhoseRankWaitedForACoreIsMarkedCpu) {

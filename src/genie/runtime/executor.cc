@@ -59,6 +59,11 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   summary_ = {};
   summary_.rank = rank_;
   summary_.iteration = iteration;
+  // Once, before the clock: later iterations start from the reading the one before ended
+  // with (/proc/net/netstat costs ~0.1 ms to read).
+  if (config_.tcp_timeouts_counter && tcp_timeouts_at_start_ < 0) {
+    tcp_timeouts_at_start_ = config_.tcp_timeouts_counter();
+  }
   summary_.start = backend_.Now();
   if (config_.cpu_wait_clock) cpu_wait_at_start_ = config_.cpu_wait_clock();
   last_progress_ = summary_.start;
@@ -171,6 +176,12 @@ void Executor::Pump() {
     summary_.compute_excess_ns = compute_excess_ns_;
     if (config_.cpu_wait_clock) {
       summary_.cpu_wait_ns = std::max<TimeNs>(0, config_.cpu_wait_clock() - cpu_wait_at_start_);
+    }
+    if (config_.tcp_timeouts_counter) {
+      const int64_t now = config_.tcp_timeouts_counter();
+      summary_.tcp_timeouts = std::max<int64_t>(0, now - tcp_timeouts_at_start_);
+      if (summary_.tcp_timeouts > 0) summary_.netns = config_.netns;
+      tcp_timeouts_at_start_ = now;
     }
     if (recorder_ != nullptr) recorder_->OnRankDone(summary_);
     if (done_) done_(status_);

@@ -141,6 +141,8 @@ class Executor {
   std::vector<compute::ComputeFaultEvent> fault_events_;
   TimeNs compute_excess_ns_ = 0;
   TimeNs cpu_wait_at_start_ = 0;  // config_.cpu_wait_clock when the iteration started
+  // config_.tcp_timeouts_counter when the iteration started (-1: not read yet).
+  int64_t tcp_timeouts_at_start_ = -1;
   bool stalled_ = false;     // in a stall at the iteration's start: nothing issues
   TimeNs stall_until_ = 0;
 

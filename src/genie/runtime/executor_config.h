@@ -63,6 +63,12 @@ struct ExecutorConfig {
   // Real runs: the rank's thread's time spent waiting for a core so far (record/cpu_wait.h),
   // read when an iteration starts and ends (RankSummary::cpu_wait_ns). Null in simulation.
   std::function<TimeNs()> cpu_wait_clock;
+  // Real runs: the retransmission timeouts this rank's host counted so far
+  // (record/tcp_timeouts.h), read before the first iteration and when each ends
+  // (RankSummary::tcp_timeouts: those since the one before ended), and its network namespace
+  // (RankSummary::netns). Null in simulation.
+  std::function<int64_t()> tcp_timeouts_counter;
+  int64_t netns = 0;
 };
 
 }  // namespace genie::runtime

@@ -287,6 +287,27 @@ std::vector<record::RankSummary> RunIterations(FakeWorld& world, Executor& ex,
   return out;
 }
 
+// The host's retransmission timeouts are read once before the first iteration and once as each
+// ends: each iteration gets those since the one before ended, and its namespace when it has some.
+TEST_F(ExecutorTest, EachIterationCountsTheRetransmissionTimeoutsSinceTheOneBefore) {
+  std::vector<int64_t> counter = {10, 10, 13, 14};  // the readings, in order
+  size_t reads = 0;
+  config_.tcp_timeouts_counter = [&] { return counter.at(reads++); };
+  config_.netns = 77;
+  config_.world_size = 1;
+  graphs_.push_back(Graph(0, {Comp(1, 10)}));
+  backends_.push_back(std::make_unique<FakeBackend>(world_, 0, 1));
+  executors_.push_back(std::make_unique<Executor>(*graphs_[0], config_, *backends_[0], nullptr));
+  const auto s = RunIterations(world_, *executors_[0], *graphs_[0], 0, 3);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(reads, 4u);
+  EXPECT_EQ(s[0].tcp_timeouts, 0);
+  EXPECT_EQ(s[0].netns, 0);
+  EXPECT_EQ(s[1].tcp_timeouts, 3);
+  EXPECT_EQ(s[1].netns, 77);
+  EXPECT_EQ(s[2].tcp_timeouts, 1);
+}
+
 // A compute fault scales the GPU ops of its iterations (not CPU ops, not warm-ups) and a stall
 // holds the rank at its iteration's start; the summary says by how much, the events when.
 TEST_F(ExecutorTest, ComputeFaultsSlowTheGpuOpsOfTheirIterationsAndStallTheirStart) {

@@ -64,6 +64,9 @@ struct Calibration {
   // A leaf-spine with a known hash: [[src host, dst host, spine], ...] as its leaves answered
   // when calibrated (a record; network-yml asks them again, ecmp.h). Null: none.
   nlohmann::json ecmp_routes;
+  // TCP retransmission timeouts the hosts counted during the scan (TcpExtTCPTimeouts; its
+  // incast and all-to-all share every link); -1: not read (an older genie).
+  int64_t scan_timeouts = -1;
   // How contended this machine's CPUs were during the scan (record/cpu_pressure.h's JSON);
   // null: not recorded (an older genie).
   nlohmann::json cpu_pressure;
@@ -84,6 +87,10 @@ struct Calibration {
 // machine's cores its goodput and per-message cost follow how many send. "" when they agree,
 // or the calibration is one-pair or does not record it.
 std::string HostCountNote(const Calibration& c, int used_hosts, const std::string& name);
+
+// What calibrate says when its scan saw retransmission timeouts: the testbed's queues drop
+// when connections share a link. "" when it saw none or did not count them.
+std::string TimeoutNote(const Calibration& c, const std::string& name);
 
 // From `genie doctor --json`'s document for testbed `layout`. Fails when the scan found
 // anomalies (named in the message) unless `accept_findings`. `basis`: kBasisAllHosts (falls

@@ -342,6 +342,30 @@ TEST(CalibrationTest, SavedAndLoadedThroughTheEnvAndAReadOnlyStateDirIsAClearErr
             "cannot write /state/cal.calibration.json.tmp: check that the folder is writable");
 }
 
+// The retransmission timeouts the hosts counted during the scan are kept (-1: not counted, an
+// older genie) and, when there were some, said: the testbed's queues drop.
+TEST(CalibrationTest, TheScansRetransmissionTimeoutsAreKeptAndSaid) {
+  env::ManualEnv env;
+  env.SetEnv("GENIE_TESTBED_DIR", "/state");
+  ASSERT_TRUE(env.CreateDir("/state").ok());
+  auto c = CalibrationFromDoctor(Star4("cal"), Scan(0.048, 41.0));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->scan_timeouts, -1);
+  EXPECT_FALSE(c->ToJson().contains("scan_timeouts"));
+  EXPECT_EQ(TimeoutNote(*c, "cal"), "");
+  c->scan_timeouts = 0;
+  EXPECT_EQ(TimeoutNote(*c, "cal"), "");
+  c->scan_timeouts = 45;
+  const std::string note = TimeoutNote(*c, "cal");
+  EXPECT_NE(note.find("testbed cal: its queues drop: 45 TCP retransmission timeout(s)"),
+            std::string::npos)
+      << note;
+  ASSERT_TRUE(SaveCalibration("cal", *c, &env).ok());
+  auto loaded = LoadCalibration("cal", &env);
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_EQ((*loaded)->scan_timeouts, 45);
+}
+
 // Calibrations under different network settings are kept side by side (the latest on top);
 // a run is predicted with the one measured under its own settings, and told when there is none.
 TEST(CalibrationTest, OneCalibrationPerSettingsAndTheRunsOwnIsChosen) {
