@@ -450,8 +450,21 @@ TEST_F(Testbed, ALinkDownForTwoSecondsStallsTheRunThenItCompletes) {
   EXPECT_NEAR(static_cast<double>(down_for) / 1e9, 2.0, 0.3);
   // Some iteration took the stall.
   int64_t longest = 0;
-  for (const auto& it : res["iterations"]) longest = std::max<int64_t>(longest, it["step_time_ns"]);
+  int stalled = -1;
+  for (const auto& it : res["iterations"]) {
+    if (it["step_time_ns"].get<int64_t>() <= longest) continue;
+    longest = it["step_time_ns"];
+    stalled = it["iteration"];
+  }
   EXPECT_GE(longest, 1'500'000'000) << res["iterations"].dump();
+  // Its hosts' TCP waited the outage out in retransmission timeouts, counted in that iteration.
+  int64_t timeouts = 0;
+  for (const auto& rank : res["ranks"]) {
+    for (const auto& it : rank["iterations"]) {
+      if (it["iteration"] == stalled) timeouts += it.value("tcp_timeouts", int64_t{0});
+    }
+  }
+  EXPECT_GT(timeouts, 0) << res["ranks"].dump();
 }
 
 TEST_F(Testbed, ALinkDownForGoodEndsEveryRankWithinThePeerTimeoutNamingThePeer) {
