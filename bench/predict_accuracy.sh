@@ -138,8 +138,8 @@ testbed_down() { "$G" testbed down "$UP" >/dev/null 2>&1 || true; UP=""; }
 # step_median DIR: the median step (ns) of a simulate or run results.json.
 step_median() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['step_time_ns']['median'])" "$1/results.json"; }
 
-printf '%-36s %10s %10s %6s %11s %11s %6s %7s %6s\n' workload measured flow ratio "(range)" \
-  iterations aware unaware steal%
+printf '%-36s %10s %10s %6s %11s %11s %6s %7s %6s  %s\n' workload measured flow ratio "(range)" \
+  iterations aware unaware steal% "runs say"
 # one LABEL WORKLOAD_DIR RANKS [ITERATIONS]: REPS tries, each a fresh calibration then the real run
 # with --predict (a run with more than STEAL_MAX % steal is measured again, up to TRIES times,
 # keeping the least stolen). The try with the median flow ratio is shown, beside ASTRA-sim's
@@ -176,19 +176,25 @@ one() {
 import json, statistics, sys
 d, reps = sys.argv[1], int(sys.argv[2])
 tries, its = [], []
+rto = cpu = 0
 for r in range(1, reps + 1):
     p = json.load(open(f"{d}/rep{r}/results.json"))["prediction"]
     m = statistics.median(i["measured_step_ns"] for i in p["iterations"])
     f = statistics.median(i["expected_step_ns"] for i in p["iterations"])
     tries.append((m / f, r, m, f))
     its += [i["measured_step_ns"] / i["expected_step_ns"] for i in p["iterations"] if i["expected_step_ns"] > 0]
+    # What the runs themselves say of their iterations: retransmission timeouts (the links'
+    # queues dropped) and ranks waiting for a core (this machine's CPU set the time).
+    rto += sum(1 for i in p["iterations"] if i.get("tcp_timeouts", 0) > 0)
+    cpu += sum(1 for i in p["iterations"] if i.get("cpu_wait_fraction", 0) > 0)
 tries.sort()
 _, r, m, f = tries[len(tries) // 2]
+why = ",".join(f"{k}{v}/{len(its)}" for k, v in (("RTO", rto), ("CPU", cpu)) if v) or "-"
 print(r, int(m), int(f), f"({tries[0][0]:.2f}-{tries[-1][0]:.2f})" if reps > 1 else "-",
-      f"{min(its):.2f}-{max(its):.2f}")
+      f"{min(its):.2f}-{max(its):.2f}", why)
 EOF
 )
-  read -r rep measured flow range iters_range <<<"$pick"
+  read -r rep measured flow range iters_range why <<<"$pick"
   for model in aware unaware; do
     "$G" simulate "$w" --network "$d/rep$rep.network.yml" --network-model "$model" \
       --comm-streams concurrent -q -o "$d/$model" >"$d/$model.log" 2>&1 ||
@@ -196,16 +202,17 @@ EOF
   done
   aware=$(step_median "$d/aware"); unaware=$(step_median "$d/unaware")
   python3 - "$label" "$measured" "$flow" "$aware" "$unaware" "$(cat "$d/rep$rep.steal")" "$range" \
-    "$iters_range" "${ROWS_FILE:-}" <<'EOF'
+    "$iters_range" "${ROWS_FILE:-}" "$why" <<'EOF'
 import sys
 label, m, f, a, u, steal = sys.argv[1], *map(float, sys.argv[2:7])
+why = sys.argv[10]
 s = lambda ns: f"{ns / 1e9:.3f} s" if ns >= 1e8 else f"{ns / 1e6:.2f} ms"
-print(f"{label:<36} {s(m):>10} {s(f):>10} {m / f:6.2f} {sys.argv[7]:>11} {sys.argv[8]:>11} {m / a:6.2f} {m / u:7.2f} {steal:6.1f}")
+print(f"{label:<36} {s(m):>10} {s(f):>10} {m / f:6.2f} {sys.argv[7]:>11} {sys.argv[8]:>11} {m / a:6.2f} {m / u:7.2f} {steal:6.1f}  {why}")
 if sys.argv[9]:  # one tab-separated row per workload, for bench/predict_grid.sh
     lo, hi = sys.argv[7].strip("()").split("-") if sys.argv[7] != "-" else (f"{m / f:.2f}",) * 2
     ilo, ihi = sys.argv[8].split("-")
     with open(sys.argv[9], "a") as out:
-        out.write("\t".join([label, str(int(m)), str(int(f)), f"{m / f:.4f}", lo, hi, ilo, ihi, f"{steal:.1f}"]) + "\n")
+        out.write("\t".join([label, str(int(m)), str(int(f)), f"{m / f:.4f}", lo, hi, ilo, ihi, f"{steal:.1f}", why]) + "\n")
 EOF
 }
 

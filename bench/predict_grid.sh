@@ -129,13 +129,16 @@ echo "# every iteration's range (goal 0.90-1.10)"
 python3 - "$ROWS" <<'EOF'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"{'rate':>8} {'topology':<24} {'cc':<6} {'queue':>7}  {'workload':<44} {'ratio':>6} {'tries':>11} {'iterations':>11}  ok")
+print(f"{'rate':>8} {'topology':<24} {'cc':<6} {'queue':>7}  {'workload':<44} {'ratio':>6} {'tries':>11} {'iterations':>11}  ok   runs say")
 good = 0
-for cell, label, m, f, ratio, lo, hi, ilo, ihi, steal in rows:
+for cell, label, m, f, ratio, lo, hi, ilo, ihi, steal, *why in rows:
     rate, topo, cc, queue = cell.split(" ")
     ok = 0.95 <= float(ratio) <= 1.05 and float(ilo) >= 0.90 and float(ihi) <= 1.10
     good += ok
-    print(f"{rate:>8} {topo:<24} {cc:<6} {queue:>7}  {label:<44} {float(ratio):6.2f} {lo + '-' + hi:>11} {ilo + '-' + ihi:>11}  {'yes' if ok else 'NO'}")
+    print(f"{rate:>8} {topo:<24} {cc:<6} {queue:>7}  {label:<44} {float(ratio):6.2f} {lo + '-' + hi:>11} {ilo + '-' + ihi:>11}  {'yes' if ok else 'NO ':<4} {why[0] if why else '-'}")
 print(f"# {good} of {len(rows)} rows meet the goal")
+print("# runs say: iterations (of all tries') with TCP retransmission timeouts (RTO: the queues")
+print("# dropped, stalls the model has no losses to predict) and with a rank waiting for a core")
+print("# (CPU: this machine set the time)")
 EOF
 [ ${#skipped[@]} -eq 0 ] || printf "# not measured: %s\n" "${skipped[@]}" | sort -u

@@ -121,6 +121,7 @@ json ExpectationJson(const Comparison& c) {
             {"flagged", c.flagged},
             {"iterations", json::array()}};
   json flagged = json::array();
+  json timeouts = json::array();
   for (const auto& it : c.iterations) {
     json busbw = json::object();
     for (const auto& op : it.ops) busbw[op.type] = op.expected_busbw_gbps;
@@ -135,8 +136,13 @@ json ExpectationJson(const Comparison& c) {
                                {"slow_ops", slow_ops},
                                {"expected_busbw_gbps", busbw}});
     if (it.slow) flagged.push_back(it.iteration);
+    if (it.tcp_timeouts > 0) {
+      timeouts.push_back({{"iteration", it.iteration}, {"tcp_timeouts", it.tcp_timeouts}});
+    }
   }
   e["flagged_iterations"] = flagged;
+  // Iterations whose hosts waited out retransmission timeouts: stalls the model cannot predict.
+  e["timeouts"] = timeouts;
   std::vector<std::vector<OpBehind>> behind;
   for (const auto& it : c.iterations) behind.push_back(it.behind);
   json ops = json::array();

@@ -83,6 +83,7 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   behind.measured_end_ns = 80000;
   behind.expected_end_ns = 40000;
   c.iterations.at(1).behind = {behind};
+  c.iterations.at(1).tcp_timeouts = 3;  // its hosts waited out 3 retransmission timeouts
   results["prediction"] = ToJson(c);
   // Faults on rank 0's clock: during iteration 0, between 0 and 1 (hits 1), after the run.
   results["provenance"]["testbed"] = {
@@ -117,6 +118,7 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   EXPECT_EQ(x["iterations"][0]["expected_step_ns"], 40000);
   EXPECT_NEAR(x["iterations"][0]["ratio"].get<double>(), 2.0, 1e-9);
   EXPECT_NEAR(x["iterations"][1]["expected_busbw_gbps"]["all_reduce"].get<double>(), 40.0, 1e-9);
+  EXPECT_EQ(x["timeouts"], json::parse(R"([{"iteration": 1, "tcp_timeouts": 3}])"));
   ASSERT_EQ(x["ops_behind"].size(), 1u);
   EXPECT_EQ(x["ops_behind"][0]["node"], 5);
   EXPECT_NEAR(x["ops_behind"][0]["ratio"].get<double>(), 2.0, 1e-9);
