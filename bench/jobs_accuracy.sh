@@ -64,7 +64,8 @@ workload() {
 }
 
 # One try's figures for one job: "ratio predicted_together predicted_alone" (medians over its
-# iterations), or "- - -" without results.
+# iterations) and what its iterations say of themselves, "with_rto with_cpu iterations" (TCP
+# retransmission timeouts; a rank waiting for a core), or "- - - 0 0 0" without results.
 figures() {
   python3 - "$1" <<'EOF'
 import json, statistics, sys
@@ -73,9 +74,11 @@ try:
     r = statistics.median(i['measured_step_ns'] / i['expected_step_ns'] for i in its)
     t = statistics.median(i['expected_step_ns'] for i in its)
     a = statistics.median(i.get('expected_alone_step_ns', i['expected_step_ns']) for i in its)
-    print(f"{r:.4f} {t} {a}")
+    rto = sum(1 for i in its if i.get('tcp_timeouts', 0) > 0)
+    cpu = sum(1 for i in its if i.get('cpu_wait_fraction', 0) > 0)
+    print(f"{r:.4f} {t} {a} {rto} {cpu} {len(its)}")
 except Exception:
-    print("- - -")
+    print("- - - 0 0 0")
 EOF
 }
 
@@ -93,7 +96,7 @@ EOF
 
 ms() { python3 -c "import sys; print(f'{float(sys.argv[1])/1e6:.2f}')" "$1"; }
 
-declare -A RATIOS TOGETHER ALONE_P ALONE_R LOADS
+declare -A RATIOS TOGETHER ALONE_P ALONE_R LOADS RTO CPU ITS
 CELLS=()
 for topo in $TOPOLOGIES; do
   "$G" testbed down "$NAME" >/dev/null 2>&1 || true
@@ -129,7 +132,10 @@ EOF
         echo "$(date -u +%H:%M:%S) $cell try $rep: $(uptime)" >>"$OUT/uptime.txt"
         LOADS[$cell]="${LOADS[$cell]:-}${LOADS[$cell]:+,}$load"
         for j in a b; do
-          read -r r t a < <(figures "$dir/$j/results.json")
+          read -r r t a rto cpu its < <(figures "$dir/$j/results.json")
+          RTO[$cell|$j]=$((${RTO[$cell|$j]:-0} + rto))
+          CPU[$cell|$j]=$((${CPU[$cell|$j]:-0} + cpu))
+          ITS[$cell|$j]=$((${ITS[$cell|$j]:-0} + its))
           RATIOS[$cell|$j]="${RATIOS[$cell|$j]:-} $r"
           TOGETHER[$cell|$j]="${TOGETHER[$cell|$j]:-} $t"
           ALONE_P[$cell|$j]="${ALONE_P[$cell|$j]:-} $a"
@@ -146,8 +152,8 @@ EOF
 done
 
 echo
-printf '%-18s %-16s %-12s %-3s %7s %11s %-4s %12s %12s %-16s%s\n' testbed workload placement job \
-  "meas/pred" range "" "pred tog ms" "alone ms" "load (1 min)" "${ALONE:+  alone meas/pred}"
+printf '%-18s %-16s %-12s %-3s %7s %11s %-4s %12s %12s %-16s %-16s%s\n' testbed workload placement job \
+  "meas/pred" range "" "pred tog ms" "alone ms" "load (1 min)" "runs say" "${ALONE:+  alone meas/pred}"
 for cell in "${CELLS[@]}"; do
   IFS='|' read -r topo w p <<<"$cell"
   for j in a b; do
@@ -163,9 +169,14 @@ for cell in "${CELLS[@]}"; do
       read -r am ar _ < <(summary ${ALONE_R[$cell]})
       extra="  $am ($ar)"
     fi
-    printf '%-18s %-16s %-12s %-3s %7s %11s %-4s %12s %12s %-16s%s\n' "$topo" "$w" "$p" "$j" \
-      "$m" "$range" "$verdict" "$(ms "$t")" "$(ms "$a")" "${LOADS[$cell]}" "$extra"
+    said=""
+    [ "${RTO[$cell|$j]:-0}" -eq 0 ] || said="RTO${RTO[$cell|$j]}/${ITS[$cell|$j]}"
+    [ "${CPU[$cell|$j]:-0}" -eq 0 ] || said="$said${said:+,}CPU${CPU[$cell|$j]}/${ITS[$cell|$j]}"
+    printf '%-18s %-16s %-12s %-3s %7s %11s %-4s %12s %12s %-16s %-16s%s\n' "$topo" "$w" "$p" "$j" \
+      "$m" "$range" "$verdict" "$(ms "$t")" "$(ms "$a")" "${LOADS[$cell]}" "${said:--}" "$extra"
   done
 done
 echo "# per try: the median over a job's iterations of measured / predicted step; the row: the"
-echo "# median of the $REPS tries and their range; in: within 0.95-1.05. uptime per run: $OUT/uptime.txt"
+echo "# median of the $REPS tries and their range; in: within 0.95-1.05. runs say: iterations of"
+echo "# all tries with TCP retransmission timeouts (RTO) or a rank waiting for a core (CPU)."
+echo "# uptime per run: $OUT/uptime.txt"
