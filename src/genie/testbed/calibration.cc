@@ -167,6 +167,7 @@ MeasuredCosts Calibration::Costs() const {
 }
 
 int Calibration::ScannedHosts() const {
+  if (scanned_hosts > 0) return scanned_hosts;
   if (!ring_steps.is_object() || !ring_steps.contains("ring") ||
       !ring_steps["ring"].is_number_integer()) {
     return 0;
@@ -214,6 +215,7 @@ nlohmann::json Calibration::ToJson() const {
   if (!ecmp_routes.is_null()) j["ecmp_routes"] = ecmp_routes;
   if (!cpu_pressure.is_null()) j["cpu_pressure"] = cpu_pressure;
   if (scan_timeouts >= 0) j["scan_timeouts"] = scan_timeouts;
+  if (scanned_hosts > 0) j["scanned_hosts"] = scanned_hosts;
   if (!settings.empty()) j["settings"] = settings;
   return j;
 }
@@ -262,6 +264,9 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
     c.all_hosts_goodput = c.all_hosts_gbps * 1e9 / (static_cast<double>(rate) / 8);
     c.all_hosts_overhead_ns = std::max(0.0, steps["alpha_ns"].get<double>());
     c.ring_steps = steps;
+    if (doctor.contains("hosts") && doctor["hosts"].is_array()) {
+      c.scanned_hosts = static_cast<int>(doctor["hosts"].size());
+    }
   }
   // The model's goodput is at most 1; a fit above it (noise, tbf's burst) is clipped there.
   c.all_hosts_goodput = std::min(c.all_hosts_goodput, 1.0);
@@ -327,6 +332,7 @@ Result<Calibration> ParseCalibration(const nlohmann::json& j, const std::string&
   if (j.contains("cpu_pressure")) c.cpu_pressure = j["cpu_pressure"];
   if (j.contains("ecmp_routes")) c.ecmp_routes = j["ecmp_routes"];
   c.scan_timeouts = j.value("scan_timeouts", int64_t{-1});
+  c.scanned_hosts = j.value("scanned_hosts", 0);
   if (j.contains("settings") && j["settings"].is_object()) {
     for (const auto& [k, v] : j["settings"].items()) {
       if (v.is_string()) c.settings[k] = v.get<std::string>();

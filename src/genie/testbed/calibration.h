@@ -76,8 +76,11 @@ struct Calibration {
   std::map<std::string, std::string> settings;
   // The figures the network description carries (basis).
   MeasuredCosts Costs() const;
-  // How many hosts sent at once in the all-hosts ring (`genie testbed calibrate --hosts`, else
-  // every host of the testbed); 0 when not recorded.
+  // How many hosts the scan ran on, all sending at once in the ring steps (`genie testbed
+  // calibrate --hosts`, else every host of the testbed; a leaf-spine's rings are a leaf each,
+  // all leaves at once); 0 when not recorded.
+  int scanned_hosts = 0;
+  // scanned_hosts, or for an older calibration its ring's size (a star's hosts); 0: unknown.
   int ScannedHosts() const;
   nlohmann::json ToJson() const;
 };

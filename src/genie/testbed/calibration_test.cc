@@ -60,10 +60,15 @@ TEST(Calibration, OnALeafSpineGoodputComesFromPairsWithinALeaf) {
                               {0.048, x, 0.024, 0.023},
                               {0.024, 0.024, x, 0.046},
                               {0.024, 0.024, 0.049, x}};
+  // Its ring steps run in a ring per leaf, both leaves at once: every host sent.
+  scan["ring_steps"] = {{"alpha_ns", 60'000.0}, {"gbps", 0.045}, {"ring", 2}};
   auto c = CalibrationFromDoctor(*layout, scan);
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_NEAR(c->median_gbps, 0.0475, 1e-9);  // median of 0.046, 0.047, 0.048, 0.049
   EXPECT_NEAR(c->goodput, 0.0475e9 / 50e6, 1e-9);
+  EXPECT_EQ(c->ScannedHosts(), 4);
+  EXPECT_EQ(HostCountNote(*c, 4, "ls"), "");
+  EXPECT_EQ(c->ToJson()["scanned_hosts"], 4);
   // Without the matrix, the scan's median pair.
   auto plain = CalibrationFromDoctor(*layout, Scan(0.0475, 40.0));
   ASSERT_TRUE(plain.ok());
