@@ -25,7 +25,8 @@
 #   WORKLOADS="gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2" ("" skips; an
 #   entry with a '/' is a workload folder's path, e.g. one `genie synth` wrote)
 #   ROWS_FILE=FILE: also append each row there, tab-separated (label, measured and flow step ns,
-#   ratio, the tries' range, every iteration's range, steal %): what bench/predict_grid.sh reads
+#   ratio, the tries' range, every iteration's range, steal %, what the runs say: iterations
+#   with retransmission timeouts and with a rank waiting for a core): what predict_grid.sh reads
 #   SIZES="64KiB 256KiB 1MiB 4MiB 16MiB 64MiB" ("" skips)
 #   STAR=1 ("" skips the star testbed) LEAFSPINE=2x1x4 SPINE_RATE=500mbit ("" skips)
 #   SPINE_QUEUE="" (`--spine-queue` of the leaf-spine links; "": the testbed's default, 2 MB at

@@ -135,7 +135,7 @@ for cell, label, m, f, ratio, lo, hi, ilo, ihi, steal, *why in rows:
     rate, topo, cc, queue = cell.split(" ")
     ok = 0.95 <= float(ratio) <= 1.05 and float(ilo) >= 0.90 and float(ihi) <= 1.10
     good += ok
-    print(f"{rate:>8} {topo:<24} {cc:<6} {queue:>7}  {label:<44} {float(ratio):6.2f} {lo + '-' + hi:>11} {ilo + '-' + ihi:>11}  {'yes' if ok else 'NO ':<4} {why[0] if why else '-'}")
+    print(f"{rate:>8} {topo:<24} {cc:<6} {queue:>7}  {label:<44} {float(ratio):6.2f} {lo + '-' + hi:>11} {ilo + '-' + ihi:>11}  {('yes' if ok else 'NO'):<4} {why[0] if why else '-'}")
 print(f"# {good} of {len(rows)} rows meet the goal")
 print("# runs say: iterations (of all tries') with TCP retransmission timeouts (RTO: the queues")
 print("# dropped, stalls the model has no losses to predict) and with a rank waiting for a core")

@@ -29,11 +29,11 @@
 #include "genie/real_backend/real_backend.h"
 #include "genie/record/cpu_steal.h"
 #include "genie/record/cpu_wait.h"
-#include "genie/record/tcp_timeouts.h"
 #include "genie/record/host_settings.h"
 #include "genie/record/output_guard.h"
 #include "genie/record/recorder.h"
 #include "genie/record/run_folder.h"
+#include "genie/record/tcp_timeouts.h"
 #include "genie/report/provenance.h"
 #include "genie/runtime/peer_set.h"
 #include "genie/runtime/remote_memory.h"
@@ -377,10 +377,14 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
       return t ? t->wait_ns : TimeNs{0};
     };
   }
-  // And its host's TCP retransmission timeouts (a /proc read at each iteration's start and end).
-  if (record::ReadTcpTimeouts().has_value()) {
-    exec.tcp_timeouts_counter = [] { return record::ReadTcpTimeouts().value_or(0); };
-    exec.netns = record::NetworkNamespaceId();
+  // And its host's TCP retransmission timeouts (a /proc read before the first iteration and as
+  // each ends); a read that fails keeps the last one.
+  if (const auto first = record::ReadTcpTimeouts()) {
+    exec.tcp_timeouts_counter = [last = *first]() mutable {
+      if (const auto t = record::ReadTcpTimeouts()) last = *t;
+      return last;
+    };
+    exec.host_id = record::HostId();
   }
   IterationDriver driver(iterations, exec, **backend, **graph, recorder->get());
   const auto cpu_before = record::ReadCpuTicks();

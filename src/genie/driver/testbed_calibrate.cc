@@ -199,7 +199,7 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   if (!calibrated.ok()) return calibrated.status();
   tb::Calibration cal = std::move(*calibrated);
   cal.cpu_pressure = cpu.ToJson();
-  if (timeouts_before && timeouts_after) {
+  if (timeouts_before && timeouts_after && *timeouts_after >= *timeouts_before) {
     cal.scan_timeouts = static_cast<int64_t>(*timeouts_after - *timeouts_before);
   }
   if (settings.ok()) cal.settings = std::move(*settings);

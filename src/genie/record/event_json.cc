@@ -111,7 +111,7 @@ void AppendRankRecord(const RankSummary& s, std::string* out) {
   if (s.stall_ns != 0) fmt::format_to(it, ",\"stall_ns\":{}", s.stall_ns);
   if (s.cpu_wait_ns != 0) fmt::format_to(it, ",\"cpu_wait_ns\":{}", s.cpu_wait_ns);
   if (s.tcp_timeouts != 0) {
-    fmt::format_to(it, ",\"tcp_timeouts\":{},\"netns\":{}", s.tcp_timeouts, s.netns);
+    fmt::format_to(it, ",\"tcp_timeouts\":{},\"host_id\":{}", s.tcp_timeouts, s.host_id);
   }
   out->push_back('}');
 }
@@ -129,7 +129,7 @@ json ToJson(const RankSummary& s) {
   if (s.cpu_wait_ns != 0) j["cpu_wait_ns"] = s.cpu_wait_ns;
   if (s.tcp_timeouts != 0) {
     j["tcp_timeouts"] = s.tcp_timeouts;
-    j["netns"] = s.netns;
+    j["host_id"] = s.host_id;
   }
   return j;
 }
@@ -221,7 +221,7 @@ Result<RankSummary> RankSummaryFromJson(const json& j, const std::string& where,
       .Optional("stall_ns", &s.stall_ns)
       .Optional("cpu_wait_ns", &s.cpu_wait_ns)
       .Optional("tcp_timeouts", &s.tcp_timeouts)
-      .Optional("netns", &s.netns);
+      .Optional("host_id", &s.host_id);
   if (!r.ok()) return r.status();
   if (s.tcp_timeouts < 0) r.FailField("tcp_timeouts", "is negative");
   if (s.stall_ns < 0) r.FailField("stall_ns", "is negative");

@@ -29,7 +29,7 @@ struct RankSummary {
   // (record/tcp_timeouts.h), and the network namespace that counter is of (ranks on one host
   // read the same one); both 0 when none (or not read).
   int64_t tcp_timeouts = 0;
-  int64_t netns = 0;
+  int64_t host_id = 0;
 };
 
 }  // namespace genie::record

@@ -130,7 +130,7 @@ TEST(RecordStream, RetransmissionTimeoutsReadBack) {
   s.iteration = 4;
   s.finish = 100;
   s.tcp_timeouts = 3;
-  s.netns = 4026532000;
+  s.host_id = 4026532000;
   std::string text = "{\"record\":\"header\",\"format\":\"genie-record\",\"version\":1}\n";
   AppendRankRecord(s, &text);
   EXPECT_EQ(nlohmann::json::parse(text.substr(text.find('\n') + 1))["tcp_timeouts"], 3);
@@ -138,7 +138,7 @@ TEST(RecordStream, RetransmissionTimeoutsReadBack) {
   ASSERT_TRUE(stream.ok()) << stream.status().message();
   ASSERT_EQ(stream->ranks.size(), 1u);
   EXPECT_EQ(stream->ranks[0].tcp_timeouts, 3);
-  EXPECT_EQ(stream->ranks[0].netns, 4026532000);
+  EXPECT_EQ(stream->ranks[0].host_id, 4026532000);
   auto bad = ParseRecordStream(
       "{\"record\":\"rank\",\"rank\":0,\"iteration\":0,\"tcp_timeouts\":-1}\n", "s.jsonl");
   ASSERT_FALSE(bad.ok());

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -40,10 +41,14 @@ std::optional<int64_t> ReadTcpTimeouts() {
   return ParseTcpTimeouts(text.str());
 }
 
-int64_t NetworkNamespaceId() {
+int64_t HostId() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
   struct stat st = {};
-  if (stat("/proc/self/ns/net", &st) != 0) return 0;
-  return static_cast<int64_t>(st.st_ino);
+  const bool ns = stat("/proc/self/ns/net", &st) == 0;
+  if (boot.empty() && !ns) return 0;
+  const std::string key = boot + "/" + (ns ? std::to_string(st.st_ino) : "");
+  return static_cast<int64_t>(std::hash<std::string>{}(key) & 0x7fffffffffffffffULL) | 1;
 }
 
 }  // namespace genie::record

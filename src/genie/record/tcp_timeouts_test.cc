@@ -26,7 +26,8 @@ TEST(TcpTimeouts, ThisNamespacesCounterAndId) {
   const auto t = ReadTcpTimeouts();
   if (!t) GTEST_SKIP() << "no /proc/net/netstat with TCPTimeouts here";
   EXPECT_GE(*t, 0);
-  EXPECT_GT(NetworkNamespaceId(), 0);
+  EXPECT_GT(HostId(), 0);
+  EXPECT_EQ(HostId(), HostId());
 }
 
 }  // namespace

@@ -71,7 +71,8 @@ struct AttributionInput {
   bool probed = false;                   // the localisation ran (places empty: all healthy)
   std::vector<std::string> retransmits;  // "h2: 1204 of 80000 segments sent again"
   // This iteration's TCP retransmission timeouts (DescribeTimeouts, iteration_timeouts.h); ""
-  // none. Each a stall of 200 ms or more: the network's, whatever the CPU did.
+  // none. Each a stall of 200 ms or more that only loss causes: evidence of the network as
+  // retransmissions are, whatever the probe or the CPU showed.
   std::string timeouts;
 };
 

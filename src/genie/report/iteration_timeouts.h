@@ -1,6 +1,6 @@
 // Retransmission timeouts per iteration: how many TCP RTOs the run's hosts counted during each
 // measured iteration (RankSummary::tcp_timeouts, record/tcp_timeouts.h), each host counted once
-// however many of its ranks read its counter (they share a network namespace, netns). Each RTO
+// however many of its ranks read its counter (they share its host_id). Each RTO
 // stalls a connection for tcp_rto_min (200 ms) or more, and the flow model has no losses, so an
 // iteration with timeouts is one its prediction cannot hold: the comparison marks it and the
 // attribution gives them as the network's evidence. Pure; any thread.

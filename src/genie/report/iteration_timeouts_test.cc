@@ -5,12 +5,12 @@
 namespace genie::report {
 namespace {
 
-record::RankSummary Rank(int rank, int iteration, int64_t timeouts, int64_t netns) {
+record::RankSummary Rank(int rank, int iteration, int64_t timeouts, int64_t host_id) {
   record::RankSummary s;
   s.rank = rank;
   s.iteration = iteration;
   s.tcp_timeouts = timeouts;
-  s.netns = netns;
+  s.host_id = host_id;
   return s;
 }
 
@@ -33,6 +33,14 @@ TEST(IterationTimeouts, EachHostCountedOnceAndWarmUpsSkipped) {
   EXPECT_EQ(DescribeTimeouts(one),
             "4 TCP retransmission timeout(s) in this iteration (3 on rank 0's host, 1 on rank "
             "6's), each a stall of 200 ms or more");
+}
+
+// Ranks that could not tell their host (host_id 0) are each a host of their own: summed.
+TEST(IterationTimeouts, RanksWithoutAHostIdAreHostsOfTheirOwn) {
+  const auto t = TimeoutsPerIteration({Rank(2, 0, 1, 0), Rank(3, 0, 2, 0)});
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.at(0).total, 3);
+  EXPECT_EQ(t.at(0).by_host.size(), 2u);
 }
 
 }  // namespace

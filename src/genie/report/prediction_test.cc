@@ -125,11 +125,11 @@ TEST(PredictionTest, AnIterationWithRetransmissionTimeoutsIsMarkedRto) {
       {0, 1, 2'000'000, 3'400'000, 0, 0, 0},
       {1, 1, 2'000'000, 3'400'000, 0, 0, 0},
   };
-  // Iteration 1: ranks 0 and 1 share a host (netns 7), which counted 2; rank 1 read it later.
+  // Iteration 1: ranks 0 and 1 share a host (host_id 7), which counted 2; rank 1 read it later.
   ranks[2].tcp_timeouts = 1;
-  ranks[2].netns = 7;
+  ranks[2].host_id = 7;
   ranks[3].tcp_timeouts = 2;
-  ranks[3].netns = 7;
+  ranks[3].host_id = 7;
   Comparison c = Compare({}, ranks, expected, 0.25);
   ASSERT_EQ(c.iterations.size(), 2u);
   EXPECT_EQ(c.iterations[0].tcp_timeouts, 0);

@@ -25,7 +25,7 @@ const std::vector<std::string>& TimingKeys() {
       "hostname",    "command_line",  "merged_files",  "job_id",       "launcher",
       "clock_offsets_ns", "startup",  "peak_rss_bytes", "cpu_steal",  // per-rank figures (traffic)
       "cpu_wait_ns", "cpu_bound", "cpu_wait_max_fraction",  // waits for a core (cpu_bound.h)
-      "tcp_timeouts", "netns",  // the hosts' TCP (record/tcp_timeouts.h)
+      "tcp_timeouts", "host_id",  // the hosts' TCP (record/tcp_timeouts.h)
   };
   return kKeys;
 }

@@ -180,7 +180,7 @@ void Executor::Pump() {
     if (config_.tcp_timeouts_counter) {
       const int64_t now = config_.tcp_timeouts_counter();
       summary_.tcp_timeouts = std::max<int64_t>(0, now - tcp_timeouts_at_start_);
-      if (summary_.tcp_timeouts > 0) summary_.netns = config_.netns;
+      if (summary_.tcp_timeouts > 0) summary_.host_id = config_.host_id;
       tcp_timeouts_at_start_ = now;
     }
     if (recorder_ != nullptr) recorder_->OnRankDone(summary_);

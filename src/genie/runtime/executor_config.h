@@ -66,9 +66,9 @@ struct ExecutorConfig {
   // Real runs: the retransmission timeouts this rank's host counted so far
   // (record/tcp_timeouts.h), read before the first iteration and when each ends
   // (RankSummary::tcp_timeouts: those since the one before ended), and its network namespace
-  // (RankSummary::netns). Null in simulation.
+  // (RankSummary::host_id). Null in simulation.
   std::function<int64_t()> tcp_timeouts_counter;
-  int64_t netns = 0;
+  int64_t host_id = 0;
 };
 
 }  // namespace genie::runtime

@@ -293,7 +293,7 @@ TEST_F(ExecutorTest, EachIterationCountsTheRetransmissionTimeoutsSinceTheOneBefo
   std::vector<int64_t> counter = {10, 10, 13, 14};  // the readings, in order
   size_t reads = 0;
   config_.tcp_timeouts_counter = [&] { return counter.at(reads++); };
-  config_.netns = 77;
+  config_.host_id = 77;
   config_.world_size = 1;
   graphs_.push_back(Graph(0, {Comp(1, 10)}));
   backends_.push_back(std::make_unique<FakeBackend>(world_, 0, 1));
@@ -302,9 +302,9 @@ TEST_F(ExecutorTest, EachIterationCountsTheRetransmissionTimeoutsSinceTheOneBefo
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(reads, 4u);
   EXPECT_EQ(s[0].tcp_timeouts, 0);
-  EXPECT_EQ(s[0].netns, 0);
+  EXPECT_EQ(s[0].host_id, 0);
   EXPECT_EQ(s[1].tcp_timeouts, 3);
-  EXPECT_EQ(s[1].netns, 77);
+  EXPECT_EQ(s[1].host_id, 77);
   EXPECT_EQ(s[2].tcp_timeouts, 1);
 }
 
