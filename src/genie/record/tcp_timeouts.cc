@@ -5,7 +5,6 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
-#include <vector>
 
 namespace genie::record {
 
