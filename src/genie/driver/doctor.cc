@@ -42,7 +42,10 @@ uint64_t DoctorTag(int phase, int round, int purpose) {
   return (static_cast<uint64_t>(phase) << 40) | (static_cast<uint64_t>(round) << 20) |
          static_cast<uint64_t>(purpose);
 }
-enum Phase { kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm, kSteps, kPaths };
+enum Phase {
+  kPairwise = 1, kBarrier, kRing, kIncast, kAllToAll, kGather, kConfirm, kSteps, kPaths,
+  kIncastSend
+};
 // At most this many slow directions are measured again alone (more: the fault is broad).
 constexpr int kMaxConfirm = 64;
 constexpr int kDirectionRepeats = 2;  // measurements of each direction
@@ -172,6 +175,7 @@ class Scan {
       row.insert(row.end(), v->begin(), v->end());
     row.push_back(ring_gbps_);
     row.push_back(alltoall_gbps_);
+    row.push_back(incast_send_gbps_);
     std::string label = o_.host.substr(0, kLabelBytes - 1);
     label.resize(kLabelBytes, '\0');
     const Bytes row_bytes = row.size() * sizeof(double);
@@ -221,6 +225,7 @@ class Scan {
       }
     }
     scan->incast_gbps = std::isnan(incast_gbps_) ? 0 : incast_gbps_;
+    if (n > 2 && !std::isnan(rows[1][4 * n + 2])) scan->incast_send_gbps = rows[1][4 * n + 2];
     scan->bytes_per_direction = static_cast<double>(k_ * o_.message);
     return true;
   }
@@ -374,6 +379,11 @@ class Scan {
   // The better of the repeats is kept.
   bool Pattern(int phase, int rep, const std::vector<int>& to, const std::vector<int>& from,
                Bytes count, double* rate) {
+    return Pattern(phase, rep, to, count, from, count, rate);
+  }
+  // The same with `sends` messages to each of `to` and `receives` from each of `from`.
+  bool Pattern(int phase, int rep, const std::vector<int>& to, Bytes sends,
+               const std::vector<int>& from, Bytes receives, double* rate) {
     Batch batch(b_);
     const uint64_t data = DoctorTag(phase, rep, 0), go = data + 1;
     std::vector<TimeNs> at;
@@ -382,12 +392,12 @@ class Scan {
       batch.Recv(p, go, 0, nullptr, [&] {
         if (start == 0 || b_.Now() < start) start = b_.Now();
       });
-      for (Bytes k = 0; k < count; ++k) {
+      for (Bytes k = 0; k < receives; ++k) {
         batch.Recv(p, data, o_.message, nullptr, [&] { at.push_back(b_.Now()); });
       }
     }
     for (int p : to) batch.Send(p, go, 0);
-    for (Bytes k = 0; k < count; ++k)
+    for (Bytes k = 0; k < sends; ++k)
       for (int p : to) batch.Send(p, data, o_.message);
     if (!batch.Wait()) return false;
     const double r = from.empty() ? std::nan("") : RateGbps(start, at, o_.message);
@@ -413,6 +423,37 @@ class Scan {
                       Pattern(kAllToAll, rep, others, others, a2a, &alltoall_gbps_);
       if (!ok) return false;
     }
+    return n_ < 3 || IncastSend();
+  }
+
+  // Rank 0 sends rank 1 one direction's bytes while ranks 2.. send it their incast shares: its
+  // connection's ACKs come back through the switch's queue toward it, which a transport with
+  // a bounded window (bbr) feels as a longer round trip, and its link idles
+  // (bench/incast_outbound.sh). Rank 1 measures the rate; every sender has twice the time
+  // rank 0 needs at a link's rate.
+  bool IncastSend() {
+    std::vector<int> to, from, none;
+    Bytes sends = 0, receives = 0;
+    if (me_ == 0) {
+      to = {1};
+      sends = k_;
+      for (int p = 2; p < n_; ++p) from.push_back(p);
+      receives = std::max<Bytes>(1, (2 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
+    } else if (me_ == 1) {
+      from = {0};
+      receives = k_;
+    } else {
+      to = {0};
+      sends = std::max<Bytes>(1, (2 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
+    }
+    double unused = std::nan("");
+    for (int rep = 0; rep < kDirectionRepeats; ++rep) {
+      if (!Barrier(3 * kDirectionRepeats + rep) ||
+          !Pattern(kIncastSend, rep, to, sends, from, receives,
+                   me_ == 1 ? &incast_send_gbps_ : &unused)) {
+        return false;
+      }
+    }
     return true;
   }
 
@@ -427,6 +468,7 @@ class Scan {
   bool alone_ = false;              // Direction() measures for Confirm()
   bool steps_measured_ = false;     // Steps() ran the ring steps
   double ring_gbps_ = std::nan(""), alltoall_gbps_ = std::nan(""), incast_gbps_ = std::nan("");
+  double incast_send_gbps_ = std::nan("");  // rank 1: what rank 0 sent it under incast
 };
 
 }  // namespace

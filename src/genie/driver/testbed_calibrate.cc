@@ -14,6 +14,7 @@
 #include "genie/driver/testbed_placement.h"
 #include "genie/record/cpu_pressure.h"
 #include "genie/record/host_settings.h"
+#include "genie/report/doctor_findings.h"
 #include "genie/report/network_settings.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/counters.h"
@@ -137,6 +138,8 @@ std::string FormatCalibration(const std::string& name, const tb::Layout& layout,
   }
   const std::string timeouts = tb::TimeoutNote(cal, name);
   if (!timeouts.empty()) out += timeouts + "\n";
+  const std::string incast = tb::IncastSendNote(cal, name, report::kIncastSendShare);
+  if (!incast.empty()) out += incast + "\n";
   return out;
 }
 

@@ -43,6 +43,9 @@ struct DoctorScan {
   std::vector<std::vector<double>> retrans;       // fraction of segments sent again, from -> to
   std::vector<double> ring_gbps;                  // [rank] receive rate, every rank sending on
   double incast_gbps = 0;                         // rank 0's receive rate, all others sending
+  // Rank 0's send rate to rank 1 while ranks 2.. send into it (0: fewer than 3 ranks). Below a
+  // pair's it is the transport's windows, not a fault: IncastSendNote says so.
+  double incast_send_gbps = 0;
   std::vector<double> alltoall_gbps;              // [rank] receive rate, everyone to everyone
   double expected_gbps = 0;                       // one link's goodput when known, else 0
   std::string expected_source;                    // "--expect 400mbit", "testbed t1 (...)"
@@ -112,6 +115,13 @@ struct DoctorVerdict {
 
 DoctorVerdict Diagnose(const DoctorScan& scan, const DoctorThresholds& t = {});
 // The per-host table, then the findings (or "healthy"), for a terminal.
+// A line on rank 0's sending under incast when it kept less than kIncastSendShare of the
+// median pair's rate ("" otherwise): its connections' windows are bounded (bbr) and their ACKs
+// waited in the switch's queue toward it. Not a finding: the fabric carries it as it should,
+// and a prediction of max-min shares does not have it.
+inline constexpr double kIncastSendShare = 0.6;
+std::string IncastSendNote(const DoctorScan& scan, double reference_gbps);
+
 std::string FormatDoctorReport(const DoctorScan& scan, const DoctorVerdict& verdict);
 // The expected rate, the per-host table (with the ring and all-to-all columns when
 // `patterns`) and the findings: FormatDoctorReport's body, shared with a run's localisation.

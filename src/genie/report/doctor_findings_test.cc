@@ -157,5 +157,39 @@ TEST(DoctorFindings, ReportAndJsonNameWhatWasFound) {
             std::string::npos);
 }
 
+// h0's sending while the others send into it: a figure beside the incast's, and below 0.6 of
+// the median pair a note (bounded windows through the queue toward h0), never a finding.
+TEST(DoctorFindings, SendingUnderIncastIsReportedAndANoteBelowItsShare) {
+  auto s = Healthy(8);
+  const double ref = Diagnose(s).reference_gbps;
+  s.incast_send_gbps = 0.4 * ref;
+  auto v = Diagnose(s);
+  EXPECT_TRUE(v.healthy()) << Kinds(v);
+  const std::string note = IncastSendNote(s, v.reference_gbps);
+  EXPECT_NE(note.find("h0 sent"), std::string::npos) << note;
+  EXPECT_NE(note.find("to h1 while 6 host(s) sent into it, 0.40 of the median pair"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("queue toward h0"), std::string::npos) << note;
+  const std::string text = FormatDoctorReport(s, v);
+  EXPECT_NE(text.find("h0 sending meanwhile: "), std::string::npos) << text;
+  EXPECT_NE(text.find("# note: h0 sent"), std::string::npos) << text;
+  EXPECT_NE(text.find("# healthy"), std::string::npos) << text;
+  EXPECT_NEAR(DoctorJson(s, v)["incast_send_gbps"].get<double>(), 0.4 * ref, 1e-12);
+  // At or above the share, not measured (two hosts), or on loopback: no note.
+  s.incast_send_gbps = kIncastSendShare * ref;
+  EXPECT_EQ(IncastSendNote(s, ref), "");
+  EXPECT_EQ(FormatDoctorReport(s, v).find("# note"), std::string::npos);
+  s.incast_send_gbps = 0;
+  EXPECT_FALSE(DoctorJson(s, v).contains("incast_send_gbps"));
+  EXPECT_EQ(FormatDoctorReport(s, v).find("sending meanwhile"), std::string::npos);
+  auto two = Healthy(2);
+  two.incast_send_gbps = 0.001;
+  EXPECT_EQ(IncastSendNote(two, 0.05), "");
+  s.incast_send_gbps = 0.1 * ref;
+  s.loopback = true;
+  EXPECT_EQ(IncastSendNote(s, ref), "");
+}
+
 }  // namespace
 }  // namespace genie::report

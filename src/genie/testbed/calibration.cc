@@ -199,6 +199,17 @@ std::string TimeoutNote(const Calibration& c, const std::string& name) {
       name, c.scan_timeouts);
 }
 
+std::string IncastSendNote(const Calibration& c, const std::string& name, double share) {
+  if (c.incast_send < 0 || c.incast_send >= share) return "";
+  return fmt::format(
+      "testbed {}: a host receiving from the others kept {:.2f} of its link for its own "
+      "sending: its connections' windows are bounded (bbr) and their ACKs wait in the "
+      "switch's queue toward it. A run whose hosts receive from several peers while they send "
+      "runs slower than predicted there (the flow model shares links max-min); a shallower "
+      "queue or cubic keeps the link (bench/incast_outbound.sh)",
+      name, c.incast_send);
+}
+
 nlohmann::json Calibration::ToJson() const {
   nlohmann::json j = {{"goodput", goodput},
                       {"message_overhead_ns", message_overhead_ns},
@@ -215,6 +226,7 @@ nlohmann::json Calibration::ToJson() const {
   if (!ecmp_routes.is_null()) j["ecmp_routes"] = ecmp_routes;
   if (!cpu_pressure.is_null()) j["cpu_pressure"] = cpu_pressure;
   if (scan_timeouts >= 0) j["scan_timeouts"] = scan_timeouts;
+  if (incast_send >= 0) j["incast_send"] = incast_send;
   if (scanned_hosts > 0) j["scanned_hosts"] = scanned_hosts;
   if (!settings.empty()) j["settings"] = settings;
   return j;
@@ -267,6 +279,9 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
     if (doctor.contains("hosts") && doctor["hosts"].is_array()) {
       c.scanned_hosts = static_cast<int>(doctor["hosts"].size());
     }
+  }
+  if (doctor.contains("incast_send_gbps") && doctor["incast_send_gbps"].is_number()) {
+    c.incast_send = doctor["incast_send_gbps"].get<double>() / c.median_gbps;
   }
   // The model's goodput is at most 1; a fit above it (noise, tbf's burst) is clipped there.
   c.all_hosts_goodput = std::min(c.all_hosts_goodput, 1.0);
@@ -332,6 +347,7 @@ Result<Calibration> ParseCalibration(const nlohmann::json& j, const std::string&
   if (j.contains("cpu_pressure")) c.cpu_pressure = j["cpu_pressure"];
   if (j.contains("ecmp_routes")) c.ecmp_routes = j["ecmp_routes"];
   c.scan_timeouts = j.value("scan_timeouts", int64_t{-1});
+  c.incast_send = j.value("incast_send", -1.0);
   c.scanned_hosts = j.value("scanned_hosts", 0);
   if (j.contains("settings") && j["settings"].is_object()) {
     for (const auto& [k, v] : j["settings"].items()) {

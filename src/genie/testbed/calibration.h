@@ -67,6 +67,10 @@ struct Calibration {
   // TCP retransmission timeouts the hosts counted during the scan (TcpExtTCPTimeouts; its
   // incast and all-to-all share every link); -1: not read (an older genie).
   int64_t scan_timeouts = -1;
+  // A host's sending while the others send into it (the doctor's incast_send_gbps) over the
+  // median pair's rate: below 0.6 its connections' windows are bounded (bbr) through the
+  // switch's queue toward it; -1: not measured (an older genie, or fewer than 3 hosts).
+  double incast_send = -1;
   // How contended this machine's CPUs were during the scan (record/cpu_pressure.h's JSON);
   // null: not recorded (an older genie).
   nlohmann::json cpu_pressure;
@@ -94,6 +98,11 @@ std::string HostCountNote(const Calibration& c, int used_hosts, const std::strin
 // What calibrate says when its scan saw retransmission timeouts: the testbed's queues drop
 // when connections share a link. "" when it saw none or did not count them.
 std::string TimeoutNote(const Calibration& c, const std::string& name);
+
+// What calibrate says when a host receiving from the others kept less than `share` (the
+// doctor's report::kIncastSendShare) of its link for its own sending: runs with such hosts
+// will be slower than predicted. "" otherwise, or when not measured.
+std::string IncastSendNote(const Calibration& c, const std::string& name, double share);
 
 // From `genie doctor --json`'s document for testbed `layout`. Fails when the scan found
 // anomalies (named in the message) unless `accept_findings`. `basis`: kBasisAllHosts (falls

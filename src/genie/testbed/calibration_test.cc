@@ -371,6 +371,33 @@ TEST(CalibrationTest, TheScansRetransmissionTimeoutsAreKeptAndSaid) {
   EXPECT_EQ((*loaded)->scan_timeouts, 45);
 }
 
+// The doctor's sending under incast, over the median pair: kept, saved, and said below the
+// share the doctor names (bounded windows: runs with such hosts are slower than predicted).
+TEST(CalibrationTest, SendingUnderIncastIsKeptAndSaidBelowTheShare) {
+  env::ManualEnv env;
+  env.SetEnv("GENIE_TESTBED_DIR", "/state");
+  ASSERT_TRUE(env.CreateDir("/state").ok());
+  auto none = CalibrationFromDoctor(Star4("cal"), Scan(0.048, 41.0));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->incast_send, -1);
+  EXPECT_FALSE(none->ToJson().contains("incast_send"));
+  EXPECT_EQ(IncastSendNote(*none, "cal", 0.6), "");
+  nlohmann::json scan = Scan(0.048, 41.0);
+  scan["incast_send_gbps"] = 0.0192;
+  auto c = CalibrationFromDoctor(Star4("cal"), scan);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NEAR(c->incast_send, 0.4, 1e-9);
+  const std::string note = IncastSendNote(*c, "cal", 0.6);
+  EXPECT_NE(note.find("testbed cal: a host receiving from the others kept 0.40 of its link"),
+            std::string::npos)
+      << note;
+  EXPECT_EQ(IncastSendNote(*c, "cal", 0.35), "");
+  ASSERT_TRUE(SaveCalibration("cal", *c, &env).ok());
+  auto loaded = LoadCalibration("cal", &env);
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_NEAR((*loaded)->incast_send, 0.4, 1e-9);
+}
+
 // Calibrations under different network settings are kept side by side (the latest on top);
 // a run is predicted with the one measured under its own settings, and told when there is none.
 TEST(CalibrationTest, OneCalibrationPerSettingsAndTheRunsOwnIsChosen) {
