@@ -436,6 +436,9 @@ nlohmann::json DoctorJson(const DoctorScan& s, const DoctorVerdict& v) {
   }
   j["incast_gbps"] = s.incast_gbps;
   if (s.incast_send_gbps > 0) j["incast_send_gbps"] = s.incast_send_gbps;
+  if (const std::string note = IncastSendNote(s, v.reference_gbps); !note.empty()) {
+    j["incast_send_note"] = note;
+  }
   j["remeasured_alone"] = s.remeasured;
   j["slow_only_concurrently"] = s.contended;
   j["findings"] = nlohmann::json::array();

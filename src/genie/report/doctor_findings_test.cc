@@ -176,9 +176,11 @@ TEST(DoctorFindings, SendingUnderIncastIsReportedAndANoteBelowItsShare) {
   EXPECT_NE(text.find("# note: h0 sent"), std::string::npos) << text;
   EXPECT_NE(text.find("# healthy"), std::string::npos) << text;
   EXPECT_NEAR(DoctorJson(s, v)["incast_send_gbps"].get<double>(), 0.4 * ref, 1e-12);
+  EXPECT_EQ(DoctorJson(s, v)["incast_send_note"], note);
   // At or above the share, not measured (two hosts), or on loopback: no note.
   s.incast_send_gbps = kIncastSendShare * ref;
   EXPECT_EQ(IncastSendNote(s, ref), "");
+  EXPECT_FALSE(DoctorJson(s, v).contains("incast_send_note"));
   EXPECT_EQ(FormatDoctorReport(s, v).find("# note"), std::string::npos);
   s.incast_send_gbps = 0;
   EXPECT_FALSE(DoctorJson(s, v).contains("incast_send_gbps"));

@@ -469,6 +469,8 @@ json DoctorPanel(const json& doctor, const std::string& name) {
   p["provenance"] = rows;
   p["heatmap"] = HeatMap(doctor);
   p["incast_gbps"] = doctor.value("incast_gbps", json());
+  p["incast_send_gbps"] = doctor.value("incast_send_gbps", json());
+  p["incast_send_note"] = doctor.value("incast_send_note", json());
   p["reference_rtt_us"] = doctor.value("reference_rtt_us", json());
   return p;
 }

@@ -293,6 +293,15 @@ TEST(PageModel, BenchAndDoctorPanels) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ((*d)["kind"], "doctor");
   EXPECT_EQ((*d)["heatmap"]["findings"].size(), 1u);
+  EXPECT_TRUE((*d)["incast_send_gbps"].is_null());
+  // Sending under incast, and the note the scan gave it, reach the doctor panel.
+  json with = Doctor(0.05);
+  with["incast_send_gbps"] = 0.019;
+  with["incast_send_note"] = "h0 sent 0.019 GB/s to h1 while 6 host(s) sent into it";
+  auto n = PanelFromDocument(with, "d.json");
+  ASSERT_TRUE(n.ok());
+  EXPECT_NEAR((*n)["incast_send_gbps"].get<double>(), 0.019, 1e-12);
+  EXPECT_EQ((*n)["incast_send_note"], "h0 sent 0.019 GB/s to h1 while 6 host(s) sent into it");
 }
 
 TEST(PageModel, LoadPanelFindsTheTraceBesideTheResults) {
