@@ -64,20 +64,35 @@ for cc in $CCS; do
     sleep 0.5
     ip netns exec "$NAME-h0" iperf3 -c "$(addr 1)" -p 5201 -t 3 -J >"$T/alone.json"
     total=$(python3 -c "print($WARM + $INCAST + 2)")
-    ip netns exec "$NAME-h0" iperf3 -c "$(addr 1)" -p 5202 -t "$total" -i 0.5 -J >"$T/out.json" &
+    timeout $((total + 30)) ip netns exec "$NAME-h0" iperf3 -c "$(addr 1)" -p 5202 -t "$total" \
+      -i 0.5 -J >"$T/out.json" &
     out=$!
     sleep "$WARM"
-    ip netns exec "$NAME-h2" iperf3 -c "$(addr 0)" -p 5201 -P "$FLOWS" -t "$INCAST" >/dev/null &
+    timeout $((INCAST + 30)) ip netns exec "$NAME-h2" iperf3 -c "$(addr 0)" -p 5201 -P "$FLOWS" \
+      -t "$INCAST" >"$T/in2.txt" 2>&1 &
     in2=$!
-    ip netns exec "$NAME-h3" iperf3 -c "$(addr 0)" -p 5203 -P "$FLOWS" -t "$INCAST" >/dev/null &
+    timeout $((INCAST + 30)) ip netns exec "$NAME-h3" iperf3 -c "$(addr 0)" -p 5203 -P "$FLOWS" \
+      -t "$INCAST" >"$T/in3.txt" 2>&1 &
     in3=$!
     sleep "$(python3 -c "print($INCAST / 2)")"
     backlog=$(ip netns exec "$NAME-sw" tc -s qdisc show dev h0n0 | grep -o 'backlog [0-9]*b' |
-      head -1 | cut -d' ' -f2)
-    sock=$(ip netns exec "$NAME-h0" ss -tinH dst "$(addr 1)" dport = 5202 | tr -s ' \n\t' ' ')
-    rtt=$(grep -o ' rtt:[0-9.]*' <<<"$sock" | tail -1 | cut -d: -f2)
-    cwnd=$(grep -o 'cwnd:[0-9]*' <<<"$sock" | tail -1 | cut -d: -f2)
-    wait "$in2" "$in3" "$out"
+      head -1 | cut -d' ' -f2 || true)
+    # h0's data connection to h1 (iperf3's control connection shares the port): the one that
+    # has sent the most.
+    read -r rtt cwnd < <(ip netns exec "$NAME-h0" ss -tinH dst "$(addr 1)" dport = 5202 |
+      python3 -c "
+import re, sys
+best = None
+for line in sys.stdin.read().split('\n'):
+    m = re.search(r'bytes_acked:(\d+)', line)
+    if m and (best is None or int(m.group(1)) > best[0]):
+        rtt = re.search(r' rtt:([0-9.]+)', line); cwnd = re.search(r'cwnd:(\d+)', line)
+        best = (int(m.group(1)), rtt.group(1) if rtt else '-', cwnd.group(1) if cwnd else '-')
+print(best[1] if best else '-', best[2] if best else '-')" || echo "- -")
+    for job in "$in2" "$in3"; do
+      wait "$job" || { echo "incast_outbound: an incast sender failed:" >&2; cat "$T"/in?.txt >&2; exit 1; }
+    done
+    wait "$out" || { echo "incast_outbound: h0's flow to h1 failed" >&2; exit 1; }
     alone=$(rate "$T/alone.json")
     during=$(rate "$T/out.json" "$(python3 -c "print($WARM + 1)")" "$(python3 -c "print($WARM + $INCAST)")")
     ratio=$(python3 -c "print(f'{$during / $alone:.2f}')" 2>/dev/null || echo -)

@@ -426,11 +426,12 @@ class Scan {
     return n_ < 3 || IncastSend();
   }
 
-  // Rank 0 sends rank 1 one direction's bytes while ranks 2.. send it their incast shares: its
-  // connection's ACKs come back through the switch's queue toward it, which a transport with
-  // a bounded window (bbr) feels as a longer round trip, and its link idles
-  // (bench/incast_outbound.sh). Rank 1 measures the rate; every sender has twice the time
-  // rank 0 needs at a link's rate.
+  // Rank 0 sends rank 1 one direction's bytes while ranks 2.. send it their shares of four
+  // times that: its connection's ACKs come back through the switch's queue toward it, which a
+  // transport with a bounded window (bbr) feels as a longer round trip, and its link idles
+  // (bench/incast_outbound.sh). Rank 1 measures the rate. The incast lasts four times what
+  // rank 0 needs at a link's rate, so a share down to 1/5 reads as it is (a rank 0 still
+  // sending after the incast ends gets the link back).
   bool IncastSend() {
     std::vector<int> to, from, none;
     Bytes sends = 0, receives = 0;
@@ -438,13 +439,13 @@ class Scan {
       to = {1};
       sends = k_;
       for (int p = 2; p < n_; ++p) from.push_back(p);
-      receives = std::max<Bytes>(1, (2 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
+      receives = std::max<Bytes>(1, (4 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
     } else if (me_ == 1) {
       from = {0};
       receives = k_;
     } else {
       to = {0};
-      sends = std::max<Bytes>(1, (2 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
+      sends = std::max<Bytes>(1, (4 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
     }
     double unused = std::nan("");
     for (int rep = 0; rep < kDirectionRepeats; ++rep) {

@@ -296,30 +296,38 @@ DoctorVerdict Diagnose(const DoctorScan& s, const DoctorThresholds& t) {
   return v;
 }
 
-std::string IncastSendNote(const DoctorScan& s, double reference_gbps) {
-  if (s.loopback || s.hosts.size() < 3 || s.incast_send_gbps <= 0 || reference_gbps <= 0 ||
-      s.incast_send_gbps >= kIncastSendShare * reference_gbps) {
-    return "";
-  }
+double IncastSendShare(const DoctorScan& s, double median_gbps) {
+  if (s.hosts.size() < 3 || s.incast_send_gbps <= 0) return -1;
+  double alone = s.gbps.size() > 1 && s.gbps[0].size() > 1 ? s.gbps[0][1] : std::nan("");
+  if (!(alone > 0)) alone = median_gbps;
+  return alone > 0 ? s.incast_send_gbps / alone : -1;
+}
+
+std::string IncastSendNote(const DoctorScan& s, const DoctorVerdict& v) {
+  const double share = IncastSendShare(s, v.reference_gbps);
+  // On a fabric with findings a slow side of h0 or h1 reads the same: nothing to add there.
+  if (s.loopback || !v.findings.empty() || share < 0 || share >= kIncastSendShare) return "";
   return fmt::format(
-      "{} sent {} to {} while {} host(s) sent into it, {:.2f} of the median pair: its "
-      "connections' windows are bounded (bbr's) and their ACKs waited in the switch's queue "
-      "toward {}; a shallower queue or a loss-based congestion control (cubic) keeps the link "
-      "(bench/incast_outbound.sh). Not a fault; genie's prediction does not have it: a host "
-      "receiving from several peers while it sends runs slower than predicted",
-      s.hosts[0], Gb(s.incast_send_gbps), s.hosts[1], s.hosts.size() - 2,
-      s.incast_send_gbps / reference_gbps, s.hosts[0]);
+      "{} sent {} to {} while {} host(s) sent into it, {:.2f} of what it sends {} alone: where "
+      "the connections' windows are bounded (bbr's, about its ACK-aggregation allowance on a "
+      "LAN) their ACKs wait in the switch's queue toward {} and its link idles; a shallower "
+      "queue, or a window that grows until a loss (cubic), keeps more of it "
+      "(bench/incast_outbound.sh). Not a fault, but genie's prediction (max-min shares) does "
+      "not have it: a host receiving from several peers while it sends can send slower than "
+      "predicted",
+      s.hosts[0], Gb(s.incast_send_gbps), s.hosts[1], s.hosts.size() - 2, share, s.hosts[1],
+      s.hosts[0]);
 }
 
 std::string FormatDoctorReport(const DoctorScan& s, const DoctorVerdict& v) {
   const int n = static_cast<int>(s.hosts.size());
   std::string out = fmt::format(
       "# genie doctor: {} hosts, {} per direction, pairwise in {} rounds, then ring, incast, "
-      "all-to-all; {:.1f} s\n",
+      "all-to-all{}; {:.1f} s\n",
       n, s.bytes_per_direction >= (1 << 20)
              ? fmt::format("{:.0f} MiB", s.bytes_per_direction / (1 << 20))
              : fmt::format("{:.0f} KiB", s.bytes_per_direction / 1024),
-      n % 2 ? n : n - 1, s.seconds);
+      n % 2 ? n : n - 1, s.incast_send_gbps > 0 ? ", sending under incast" : "", s.seconds);
   if (s.loopback) {
     out += "# LOOPBACK SCAN (--allow-shared-host): the ranks share a host, so every figure below "
            "is that machine's CPUs and loopback, not a fabric\n";
@@ -367,7 +375,7 @@ std::string FormatHostFindings(const DoctorScan& s, const DoctorVerdict& v, bool
     out += fmt::format(", {} sending meanwhile: {}", s.hosts[0], Gb(s.incast_send_gbps));
   }
   out += "\n";
-  if (const std::string note = IncastSendNote(s, v.reference_gbps); !note.empty()) {
+  if (const std::string note = IncastSendNote(s, v); !note.empty()) {
     out += "# note: " + note + "\n";
   }
   if (s.remeasured > 0) {
@@ -436,9 +444,10 @@ nlohmann::json DoctorJson(const DoctorScan& s, const DoctorVerdict& v) {
   }
   j["incast_gbps"] = s.incast_gbps;
   if (s.incast_send_gbps > 0) j["incast_send_gbps"] = s.incast_send_gbps;
-  if (const std::string note = IncastSendNote(s, v.reference_gbps); !note.empty()) {
-    j["incast_send_note"] = note;
+  if (const double share = IncastSendShare(s, v.reference_gbps); share >= 0) {
+    j["incast_send_share"] = share;
   }
+  if (const std::string note = IncastSendNote(s, v); !note.empty()) j["incast_send_note"] = note;
   j["remeasured_alone"] = s.remeasured;
   j["slow_only_concurrently"] = s.contended;
   j["findings"] = nlohmann::json::array();

@@ -43,8 +43,8 @@ struct DoctorScan {
   std::vector<std::vector<double>> retrans;       // fraction of segments sent again, from -> to
   std::vector<double> ring_gbps;                  // [rank] receive rate, every rank sending on
   double incast_gbps = 0;                         // rank 0's receive rate, all others sending
-  // Rank 0's send rate to rank 1 while ranks 2.. send into it (0: fewer than 3 ranks). Below a
-  // pair's it is the transport's windows, not a fault: IncastSendNote says so.
+  // Rank 0's send rate to rank 1 while ranks 2.. send into it (0: fewer than 3 ranks). Well
+  // below the pair's alone it is the transport's windows, not a fault: IncastSendNote.
   double incast_send_gbps = 0;
   std::vector<double> alltoall_gbps;              // [rank] receive rate, everyone to everyone
   double expected_gbps = 0;                       // one link's goodput when known, else 0
@@ -115,12 +115,15 @@ struct DoctorVerdict {
 
 DoctorVerdict Diagnose(const DoctorScan& scan, const DoctorThresholds& t = {});
 // The per-host table, then the findings (or "healthy"), for a terminal.
-// A line on rank 0's sending under incast when it kept less than kIncastSendShare of the
-// median pair's rate ("" otherwise): its connections' windows are bounded (bbr) and their ACKs
-// waited in the switch's queue toward it. Not a finding: the fabric carries it as it should,
-// and a prediction of max-min shares does not have it.
-inline constexpr double kIncastSendShare = 0.6;
-std::string IncastSendNote(const DoctorScan& scan, double reference_gbps);
+// Rank 0's sending under incast over what it sends rank 1 alone (the pairwise figure; the
+// median pair when that is missing); -1 when not measured (fewer than 3 hosts).
+double IncastSendShare(const DoctorScan& scan, double median_gbps);
+// A line on it when below kIncastSendShare on a fabric without findings ("" otherwise): where
+// the connections' windows are bounded (bbr) their ACKs wait in the switch's queue toward rank
+// 0's host. Not a finding: the fabric carries what it is given, and a prediction of max-min
+// shares does not have it.
+inline constexpr double kIncastSendShare = 0.45;
+std::string IncastSendNote(const DoctorScan& scan, const DoctorVerdict& verdict);
 
 std::string FormatDoctorReport(const DoctorScan& scan, const DoctorVerdict& verdict);
 // The expected rate, the per-host table (with the ring and all-to-all columns when

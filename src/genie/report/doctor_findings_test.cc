@@ -157,40 +157,58 @@ TEST(DoctorFindings, ReportAndJsonNameWhatWasFound) {
             std::string::npos);
 }
 
-// h0's sending while the others send into it: a figure beside the incast's, and below 0.6 of
-// the median pair a note (bounded windows through the queue toward h0), never a finding.
+// h0's sending while the others send into it, over what it sends h1 alone: a figure beside
+// the incast's, and below 0.6 on a fabric without findings a note (bounded windows through the
+// queue toward h0), never a finding.
 TEST(DoctorFindings, SendingUnderIncastIsReportedAndANoteBelowItsShare) {
   auto s = Healthy(8);
-  const double ref = Diagnose(s).reference_gbps;
-  s.incast_send_gbps = 0.4 * ref;
+  const double alone = s.gbps[0][1];
+  s.incast_send_gbps = 0.4 * alone;
   auto v = Diagnose(s);
   EXPECT_TRUE(v.healthy()) << Kinds(v);
-  const std::string note = IncastSendNote(s, v.reference_gbps);
+  EXPECT_NEAR(IncastSendShare(s, v.reference_gbps), 0.4, 1e-12);
+  const std::string note = IncastSendNote(s, v);
   EXPECT_NE(note.find("h0 sent"), std::string::npos) << note;
-  EXPECT_NE(note.find("to h1 while 6 host(s) sent into it, 0.40 of the median pair"),
+  EXPECT_NE(note.find("to h1 while 6 host(s) sent into it, 0.40 of what it sends h1 alone"),
             std::string::npos)
       << note;
   EXPECT_NE(note.find("queue toward h0"), std::string::npos) << note;
   const std::string text = FormatDoctorReport(s, v);
   EXPECT_NE(text.find("h0 sending meanwhile: "), std::string::npos) << text;
+  EXPECT_NE(text.find("all-to-all, sending under incast;"), std::string::npos) << text;
   EXPECT_NE(text.find("# note: h0 sent"), std::string::npos) << text;
   EXPECT_NE(text.find("# healthy"), std::string::npos) << text;
-  EXPECT_NEAR(DoctorJson(s, v)["incast_send_gbps"].get<double>(), 0.4 * ref, 1e-12);
-  EXPECT_EQ(DoctorJson(s, v)["incast_send_note"], note);
-  // At or above the share, not measured (two hosts), or on loopback: no note.
-  s.incast_send_gbps = kIncastSendShare * ref;
-  EXPECT_EQ(IncastSendNote(s, ref), "");
-  EXPECT_FALSE(DoctorJson(s, v).contains("incast_send_note"));
-  EXPECT_EQ(FormatDoctorReport(s, v).find("# note"), std::string::npos);
+  const auto j = DoctorJson(s, v);
+  EXPECT_NEAR(j["incast_send_gbps"].get<double>(), 0.4 * alone, 1e-12);
+  EXPECT_NEAR(j["incast_send_share"].get<double>(), 0.4, 1e-12);
+  EXPECT_EQ(j["incast_send_note"], note);
+  // Without the pair's own figure, the median pair is the yardstick.
+  auto no_pair = s;
+  no_pair.gbps[0][1] = std::nan("");
+  EXPECT_NEAR(IncastSendShare(no_pair, 0.05), 0.4 * alone / 0.05, 1e-12);
+  // At or above the share: no note.
+  s.incast_send_gbps = kIncastSendShare * alone;
+  EXPECT_EQ(IncastSendNote(s, Diagnose(s)), "");
+  EXPECT_FALSE(DoctorJson(s, Diagnose(s)).contains("incast_send_note"));
+  // A slow transmit side of h0 reads the same: its finding, and no note beside it.
+  auto slow = Healthy(8);
+  for (size_t p = 1; p < 8; ++p) slow.gbps[0][p] /= 3;
+  slow.incast_send_gbps = 0.1 * alone;
+  auto sv = Diagnose(slow);
+  EXPECT_FALSE(sv.healthy());
+  EXPECT_EQ(IncastSendNote(slow, sv), "");
+  // Not measured (two hosts, or 0), or on loopback: nothing.
   s.incast_send_gbps = 0;
+  EXPECT_EQ(IncastSendShare(s, 0.05), -1);
   EXPECT_FALSE(DoctorJson(s, v).contains("incast_send_gbps"));
+  EXPECT_FALSE(DoctorJson(s, v).contains("incast_send_share"));
   EXPECT_EQ(FormatDoctorReport(s, v).find("sending meanwhile"), std::string::npos);
   auto two = Healthy(2);
   two.incast_send_gbps = 0.001;
-  EXPECT_EQ(IncastSendNote(two, 0.05), "");
-  s.incast_send_gbps = 0.1 * ref;
+  EXPECT_EQ(IncastSendShare(two, 0.05), -1);
+  s.incast_send_gbps = 0.1 * alone;
   s.loopback = true;
-  EXPECT_EQ(IncastSendNote(s, ref), "");
+  EXPECT_EQ(IncastSendNote(s, v), "");
 }
 
 }  // namespace

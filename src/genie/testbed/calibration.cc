@@ -202,11 +202,11 @@ std::string TimeoutNote(const Calibration& c, const std::string& name) {
 std::string IncastSendNote(const Calibration& c, const std::string& name, double share) {
   if (c.incast_send < 0 || c.incast_send >= share) return "";
   return fmt::format(
-      "testbed {}: a host receiving from the others kept {:.2f} of its link for its own "
-      "sending: its connections' windows are bounded (bbr) and their ACKs wait in the "
-      "switch's queue toward it. A run whose hosts receive from several peers while they send "
-      "runs slower than predicted there (the flow model shares links max-min); a shallower "
-      "queue or cubic keeps the link (bench/incast_outbound.sh)",
+      "testbed {}: a host receiving from the others sent {:.2f} of what it sends alone: where "
+      "the connections' windows are bounded (bbr) their ACKs wait in the switch's queue toward "
+      "it. A host of a run receiving from several peers while it sends can send slower than "
+      "predicted (the flow model shares links max-min); a shallower queue or cubic keeps more "
+      "(bench/incast_outbound.sh)",
       name, c.incast_send);
 }
 
@@ -280,8 +280,8 @@ Result<Calibration> CalibrationFromDoctor(const Layout& layout, const nlohmann::
       c.scanned_hosts = static_cast<int>(doctor["hosts"].size());
     }
   }
-  if (doctor.contains("incast_send_gbps") && doctor["incast_send_gbps"].is_number()) {
-    c.incast_send = doctor["incast_send_gbps"].get<double>() / c.median_gbps;
+  if (doctor.contains("incast_send_share") && doctor["incast_send_share"].is_number()) {
+    c.incast_send = doctor["incast_send_share"].get<double>();
   }
   // The model's goodput is at most 1; a fit above it (noise, tbf's burst) is clipped there.
   c.all_hosts_goodput = std::min(c.all_hosts_goodput, 1.0);

@@ -67,8 +67,8 @@ struct Calibration {
   // TCP retransmission timeouts the hosts counted during the scan (TcpExtTCPTimeouts; its
   // incast and all-to-all share every link); -1: not read (an older genie).
   int64_t scan_timeouts = -1;
-  // A host's sending while the others send into it (the doctor's incast_send_gbps) over the
-  // median pair's rate: below 0.6 its connections' windows are bounded (bbr) through the
+  // A host's sending while the others send into it over its sending alone (the doctor's
+  // incast_send_share): below 0.45 its connections' windows are bounded (bbr) through the
   // switch's queue toward it; -1: not measured (an older genie, or fewer than 3 hosts).
   double incast_send = -1;
   // How contended this machine's CPUs were during the scan (record/cpu_pressure.h's JSON);

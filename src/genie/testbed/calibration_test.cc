@@ -371,7 +371,7 @@ TEST(CalibrationTest, TheScansRetransmissionTimeoutsAreKeptAndSaid) {
   EXPECT_EQ((*loaded)->scan_timeouts, 45);
 }
 
-// The doctor's sending under incast, over the median pair: kept, saved, and said below the
+// The doctor's sending under incast, over its sending alone: kept, saved, and said below the
 // share the doctor names (bounded windows: runs with such hosts are slower than predicted).
 TEST(CalibrationTest, SendingUnderIncastIsKeptAndSaidBelowTheShare) {
   env::ManualEnv env;
@@ -383,12 +383,13 @@ TEST(CalibrationTest, SendingUnderIncastIsKeptAndSaidBelowTheShare) {
   EXPECT_FALSE(none->ToJson().contains("incast_send"));
   EXPECT_EQ(IncastSendNote(*none, "cal", 0.6), "");
   nlohmann::json scan = Scan(0.048, 41.0);
-  scan["incast_send_gbps"] = 0.0192;
+  scan["incast_send_share"] = 0.4;
   auto c = CalibrationFromDoctor(Star4("cal"), scan);
   ASSERT_TRUE(c.ok());
   EXPECT_NEAR(c->incast_send, 0.4, 1e-9);
   const std::string note = IncastSendNote(*c, "cal", 0.6);
-  EXPECT_NE(note.find("testbed cal: a host receiving from the others kept 0.40 of its link"),
+  EXPECT_NE(note.find("testbed cal: a host receiving from the others sent 0.40 of what it sends "
+                      "alone"),
             std::string::npos)
       << note;
   EXPECT_EQ(IncastSendNote(*c, "cal", 0.35), "");
