@@ -433,19 +433,20 @@ class Scan {
   // rank 0 needs at a link's rate, so a share down to 1/5 reads as it is (a rank 0 still
   // sending after the incast ends gets the link back).
   bool IncastSend() {
-    std::vector<int> to, from, none;
+    const Bytes share = std::max<Bytes>(1, (4 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
+    std::vector<int> to, from;
     Bytes sends = 0, receives = 0;
     if (me_ == 0) {
       to = {1};
       sends = k_;
       for (int p = 2; p < n_; ++p) from.push_back(p);
-      receives = std::max<Bytes>(1, (4 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
+      receives = share;
     } else if (me_ == 1) {
       from = {0};
       receives = k_;
     } else {
       to = {0};
-      sends = std::max<Bytes>(1, (4 * k_ + n_ - 3) / static_cast<Bytes>(n_ - 2));
+      sends = share;
     }
     double unused = std::nan("");
     for (int rep = 0; rep < kDirectionRepeats; ++rep) {
