@@ -2,9 +2,10 @@
 # Issue 43's interference benchmark: is a job's step, measured among its neighbours, what its
 # `--predict` (the job alone with its measured conditions, plus what the jobs simulation says
 # the neighbours add; docs/jobs.md, "Predicted with the neighbours") expected?
-# On each testbed of TOPOLOGIES (at RATE, created and calibrated once), for each workload of
+# On each testbed of TOPOLOGIES (at RATE, created once), for each workload of
 # WORKLOADS and each placement of PLACEMENTS, two 8-rank jobs a and b of that workload run
-# together (`genie launch --jobs`, both with `--predict`), REPS times. The tries alternate
+# together (`genie launch --jobs`, both with `--predict`), REPS paired tries (each calibrated
+# afresh). The tries alternate
 # over the cells (try 1 of every cell, then try 2, ...) so the machine's load, which drifts,
 # falls on every cell alike; `uptime` is recorded with each run.
 # Per try and job: the median over its iterations of measured / predicted step. Printed per cell
@@ -20,8 +21,8 @@
 # the neighbours'.
 # Needs root (network namespaces). Everything it builds is removed on exit, also on failure.
 # Usage: bench/jobs_accuracy.sh BUILD_DIR [DATA_DIR]
-#   TOPOLOGIES="star:8 leafspine:2x2x4" RATE=400mbit REPS=3 PLACEMENTS="packed interleaved"
-#   WORKLOADS="allreduce_1MiB moe_dp2_ep4" AR_ITER=40 STG_ITER=3 NAME=jobsacc ALONE=""
+#   TOPOLOGIES="star:8 leafspine:2x2x4" RATE=1gbit REPS=3 PLACEMENTS="packed interleaved"
+#   WORKLOADS="allreduce_1MiB gpt_dp2_tp2_pp2" AR_ITER=40 STG_ITER=3 NAME=jobsacc ALONE=""
 #   CALIBRATE="--accept-findings" (a loaded 2-core machine's scan finds the CPU uneven, and a
 #   leaf-spine's pairs across the fabric slower than within a leaf) OUT=DIR (keep the runs)
 #   TESTBED_ARGS="" (more `genie testbed up` flags, e.g. "--tcp-congestion cubic")
@@ -31,10 +32,10 @@ BUILD="$(cd "${1:?usage: bench/jobs_accuracy.sh BUILD_DIR [DATA_DIR]}" && pwd)"
 DATA="$(cd "${2:-$HERE/tests/data}" && pwd)"
 G="$BUILD/tools/genie/genie"
 TOPOLOGIES=${TOPOLOGIES:-"star:8 leafspine:2x2x4"}
-RATE=${RATE:-400mbit}
+RATE=${RATE:-1gbit}
 REPS=${REPS:-3}
 PLACEMENTS=${PLACEMENTS:-"packed interleaved"}
-WORKLOADS=${WORKLOADS:-"allreduce_1MiB moe_dp2_ep4"}
+WORKLOADS=${WORKLOADS:-"allreduce_1MiB gpt_dp2_tp2_pp2"}
 AR_ITER=${AR_ITER:-40}
 STG_ITER=${STG_ITER:-3}
 NAME=${NAME:-jobsacc}
@@ -102,9 +103,12 @@ for topo in $TOPOLOGIES; do
   "$G" testbed down "$NAME" >/dev/null 2>&1 || true
   # shellcheck disable=SC2086 # TESTBED_ARGS is a list of flags
   "$G" testbed up --name "$NAME" --topology "$topo" --rate "$RATE" ${TESTBED_ARGS:-} >/dev/null
-  # shellcheck disable=SC2086  # CALIBRATE is a list of flags
-  "$G" testbed calibrate "$NAME" $CALIBRATE | grep -E 'one pair:|all hosts at once' | sed "s/^/# $topo: /"
   for rep in $(seq 1 "$REPS"); do
+    # A paired try: calibrated afresh, so one calibration's drift (the machine's CPU) moves one
+    # try, not the cell's median.
+    # shellcheck disable=SC2086  # CALIBRATE is a list of flags
+    "$G" testbed calibrate "$NAME" $CALIBRATE | grep -E 'one pair:|all hosts at once' |
+      sed "s/^/# $topo try $rep: /"
     for w in $WORKLOADS; do
       read -r path iters < <(workload "$w")
       for p in $PLACEMENTS; do

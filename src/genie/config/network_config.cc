@@ -404,6 +404,8 @@ nlohmann::json NetworkConfig::ToJson() const {
     for (const auto& [bytes, ns] : burst_message_times) t.push_back({bytes, ns});
     j["burst_message_times"] = t;
   }
+  if (loopback_dimension >= 0) j["loopback_dimension"] = loopback_dimension;
+  if (machine_gbps > 0) j["machine_bandwidth"] = machine_gbps;
   if (leaf_spine.present()) {
     j["spines"] = leaf_spine.spines;
     j["spine_bandwidth"] = leaf_spine.bandwidth_gbps;
@@ -497,6 +499,21 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
   };
   GENIE_RETURN_IF_ERROR(check_times(c.message_times, "message_times"));
   GENIE_RETURN_IF_ERROR(check_times(c.burst_message_times, "burst_message_times"));
+  if (c.loopback_dimension != -1 &&
+      !(c.loopback_dimension >= 1 && c.loopback_dimension < static_cast<int>(c.topology.size()))) {
+    return Status::InvalidArgument(
+        Where(o, "loopback_dimension") + ": " + std::to_string(c.loopback_dimension) +
+        " is not a dimension above 0 of the " + std::to_string(c.topology.size()) +
+        " given; name the per-host dimension (the ranks of one host), or leave it out");
+  }
+  if (c.machine_gbps != 0 &&
+      !(c.machine_gbps >= kMinBandwidthGbps && c.machine_gbps <= kMaxBandwidthGbps)) {
+    return Status::InvalidArgument(Where(o, "machine_bandwidth") + ": " +
+                                   Number(c.machine_gbps) +
+                                   " is out of range; give GB/s between " +
+                                   Number(kMinBandwidthGbps) + " and " +
+                                   Number(kMaxBandwidthGbps) + ", or leave it out");
+  }
   int64_t total = 1;
   for (size_t d = 0; d < c.topology.size(); ++d) {
     std::string dim = " (dimension " + std::to_string(d) + ")";
@@ -677,6 +694,13 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
   if (root["burst"]) GENIE_RETURN_IF_ERROR(ReadList(root, "burst", origin, &c.burst_bytes));
   GENIE_RETURN_IF_ERROR(ReadTimes(root, "burst_message_times", origin, &c.burst_message_times));
   GENIE_RETURN_IF_ERROR(ParseLeafSpine(root, origin, c, &c.leaf_spine));
+  if (root["loopback_dimension"]) {
+    GENIE_RETURN_IF_ERROR(ReadScalar(root, "loopback_dimension", origin, &c.loopback_dimension));
+  }
+  if (root["machine_bandwidth"]) {
+    GENIE_RETURN_IF_ERROR(
+        ReadScalar(root, "machine_bandwidth", origin, &c.machine_gbps));
+  }
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   for (const auto& item : root) {
     const std::string k = item.first.as<std::string>("");
@@ -686,14 +710,16 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
         k != "message_times" &&
         k != "burst" && k != "burst_message_times" && k != "oversubscription" &&
         k != "leaf_dimension" && k != "super_spines" && k != "super_spine_bandwidth" &&
-        k != "super_spine_latency" && k != "spine_oversubscription") {
+        k != "super_spine_latency" && k != "spine_oversubscription" &&
+        k != "loopback_dimension" && k != "machine_bandwidth") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
           "spine_latency, ecmp, ecmp_routes, ecmp_connections, oversubscription, leaf_dimension, "
           "super_spines, super_spine_bandwidth, super_spine_latency, spine_oversubscription, "
-          "message_times, burst and burst_message_times)",
+          "message_times, burst, burst_message_times, loopback_dimension and "
+          "machine_bandwidth)",
           origin, k);
     }
   }

@@ -54,6 +54,13 @@ const char* TopologyKindName(TopologyKind kind);  // "Ring", "FullyConnected", "
 inline constexpr double kDefaultGoodput = 0.94;
 inline constexpr double kDefaultMessageOverheadNs = 5000;
 
+// A host's loopback between its ranks (TCP over `lo`, one stream: measured 2.0 GB/s of payload
+// on a 2-core VM, 2026-12-07), its latency and goodput: the per-host dimension genie appends for
+// ranks sharing hosts.
+inline constexpr double kHostLoopbackGbps = 2.0;
+inline constexpr double kHostLoopbackLatencyNs = 1000.0;
+inline constexpr double kHostLoopbackGoodput = 1.0;  // that rate is payload: no Ethernet framing
+
 // How the flow model spreads a message between leaves over the spines.
 enum class EcmpMode { kSplit };  // hash unknown: S equal sub-flows, one per spine
 
@@ -130,6 +137,12 @@ struct NetworkConfig {
   std::vector<std::pair<double, double>> burst_message_times = {};
   // Flow model only: dimension 1's Switch as leaves joined by spines.
   LeafSpineConfig leaf_spine = {};
+  // Flow model only: network.yml `loopback_dimension` (-1: none), each host's loopback between
+  // its ranks (no shaper: a path across hosts is shaped by the hosts' links alone), and
+  // `machine_bandwidth` (GB/s of loopback TCP; 0: none), what one machine's cores move in all:
+  // a testbed's hosts are namespaces of one machine, which copies every byte any of them sends.
+  int loopback_dimension = -1;
+  double machine_gbps = 0;
   // Keys the file set that genie does not read (logged when parsed).
   std::vector<std::string> ignored_keys = {};
 

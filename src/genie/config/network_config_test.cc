@@ -83,6 +83,38 @@ TEST(NetworkConfigTest, FlowModelKeys) {
   }
 }
 
+// A testbed's loopbacks and machine (flow model only): the per-host dimension and what the
+// machine's cores move in all, read and recorded; a dimension that is not one above 0, or a
+// rate out of range, is refused naming the file and the key.
+TEST(NetworkConfigTest, LoopbackKeys) {
+  const std::string base =
+      "topology: [ Switch, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 1, 2 ]\n"
+      "latency: [ 1, 1 ]\n";
+  auto plain = ParseNetworkConfig(base, "p.yml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->loopback_dimension, -1);
+  EXPECT_EQ(plain->machine_gbps, 0);
+  EXPECT_FALSE(plain->ToJson().contains("loopback_dimension"));
+  auto set = ParseNetworkConfig(base + "loopback_dimension: 1\nmachine_bandwidth: 4\n",
+                                "s.yml");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_TRUE(set->ignored_keys.empty());
+  EXPECT_EQ(set->loopback_dimension, 1);
+  EXPECT_EQ(set->machine_gbps, 4);
+  EXPECT_EQ(set->ToJson()["loopback_dimension"], 1);
+  EXPECT_EQ(set->ToJson()["machine_bandwidth"], 4.0);
+  for (const char* bad : {"loopback_dimension: 0\n", "loopback_dimension: 2\n",
+                          "machine_bandwidth: -1\n", "machine_bandwidth: x\n"}) {
+    auto r = ParseNetworkConfig(base + bad, "b.yml");
+    ASSERT_FALSE(r.ok()) << bad;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("b.yml"), std::string::npos) << m;
+    EXPECT_TRUE(m.find("loopback_dimension") != std::string::npos ||
+                m.find("machine_bandwidth") != std::string::npos)
+        << m;
+  }
+}
+
 // The leaf-spine keys (flow model only): read, recorded, and checked with errors naming the
 // file and the key; without them the file reads as before.
 TEST(NetworkConfigTest, LeafSpineKeys) {

@@ -16,14 +16,6 @@ TimeNs MonotonicNow() {
 
 bool SetMinimalTimerSlack() { return prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0) == 0; }
 
-int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  int n = CPU_COUNT(&set);
-  return n > 0 ? n : 1;
-}
-
 SleepPolicy DefaultSleepPolicy(int local_ranks, int spin_us) {
   SleepPolicy p;
   p.spin = local_ranks <= UsableCores();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "genie/common/units.h"
+#include "genie/common/usable_cores.h"
 
 namespace genie::loop {
 
@@ -26,8 +27,8 @@ TimeNs MonotonicNow();
 // Returns false if the kernel refused (then sleeps are merely less precise).
 bool SetMinimalTimerSlack();
 
-// CPUs this process may run on (sched_getaffinity), at least 1.
-int UsableCores();
+// CPUs this process may run on (common/usable_cores.h).
+using genie::UsableCores;
 
 // The default policy: spin only when local_ranks <= UsableCores(); spin_us > 0 overrides the
 // margin, spin_us == 0 keeps the default, spin_us < 0 disables spinning.

@@ -116,6 +116,15 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
   last_started_ = f;
   Flow& flow = flows_[f];
   topology_->FlowRoute(src, dst, path, &flow.route, connections_[c].channel);
+  if (machine_loopback_ >= 0 && !flow.route.empty()) {
+    // Within a host (loopback links only) a byte costs the cores one loopback byte; between
+    // hosts it crosses veths, a bridge and shapers instead (its loopback link is the model's
+    // route to a slot, not a real hop).
+    const bool within = std::all_of(flow.route.begin(), flow.route.end(),
+                                    [&](int id) { return links_[id].loopback; });
+    flow.machine_weight = within ? 1.0 : kFabricByteCost;
+    flow.route.push_back(machine_loopback_);
+  }
   flow.connection = c;
   flow.bytes = bytes;
   flow.delivered = std::move(delivered);
@@ -156,7 +165,9 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
                                   [&](int id) { return links_[id].bucket > 0; });
   const bool measured =
       bytes > 0 && std::any_of(flow.route.begin(), flow.route.end(),
-                               [&](int id) { return topology_->MessageTimesApply(id); });
+                               [&](int id) {
+                                 return id != machine_loopback_ && topology_->MessageTimesApply(id);
+                               });
   if (shaped && measured && topology_->has_burst_message_times()) {
     flow.floor_at = at + topology_->BurstFloorNs(message);
   } else if (measured && topology_->has_message_times()) {
@@ -306,11 +317,18 @@ void FlowModel::Fill() {
     Link& link = links_[l];
     // A folded fabric link carries its flows once for each of the copies it stands for
     // (Topology::link_copies): each class gets capacity / copies, as each copy does unreduced.
-    const int copies = topology_->link_copies(l);
-    const double capacity = link.capacity * shared_ratio_;
+    // (The machine-wide loopback is no fabric link: one copy, and no connection fills its gaps.)
+    const bool machine = l == machine_loopback_;
+    const int copies = machine ? 1 : topology_->link_copies(l);
+    const double capacity = link.capacity * (machine ? 1.0 : shared_ratio_);
     link.left = copies == 1 ? capacity : capacity / copies;
     link.unfrozen = static_cast<uint32_t>(link.flows.size());
-    if (link.unfrozen > 0) heap_.push_back({link.left / link.unfrozen, l});
+    link.weight = static_cast<double>(link.unfrozen);
+    if (machine) {
+      link.weight = 0;
+      for (int f : link.flows) link.weight += flows_[f].machine_weight;
+    }
+    if (link.unfrozen > 0) heap_.push_back({link.left / link.weight, l});
   }
   // A capped flow (a sub-flow of a split message, a paced one) enters as a link of its own:
   // its cap, as link -1 - f.
@@ -328,10 +346,12 @@ void FlowModel::Fill() {
     flow.new_rate = share;
     for (int l2 : flow.route) {
       Link& other = links_[l2];
-      other.left = std::max(0.0, other.left - share);
+      const double w = l2 == machine_loopback_ ? flow.machine_weight : 1.0;
+      other.left = std::max(0.0, other.left - share * w);
+      other.weight -= w;
       --other.unfrozen;
       if (l2 != except && other.unfrozen > 0) {
-        heap_.push_back({other.left / other.unfrozen, l2});
+        heap_.push_back({other.left / other.weight, l2});
         std::push_heap(heap_.begin(), heap_.end(), Later{});
       }
     }
@@ -346,7 +366,7 @@ void FlowModel::Fill() {
       continue;
     }
     Link& link = links_[top.link];
-    if (link.unfrozen == 0 || top.share != link.left / link.unfrozen) continue;  // stale entry
+    if (link.unfrozen == 0 || top.share != link.left / link.weight) continue;  // stale entry
     for (int f : link.flows) {
       if (flows_[f].frozen != pass_) freeze(f, top.share, top.link);
     }
@@ -546,9 +566,17 @@ void FlowModel::set_loopback_dimension(int dim) {
   }
 }
 
+void FlowModel::set_machine_bandwidth(double gbps) {
+  if (!(gbps > 0) || machine_loopback_ >= 0) return;
+  machine_loopback_ = static_cast<int>(links_.size());
+  Link& machine = links_.emplace_back();
+  machine.capacity = gbps * (1 << 30) / 1e9;  // payload, GB/s of 2^30 B as the links
+  machine.loopback = true;                    // neither shapes nor unshapes a path
+}
+
 std::vector<LinkStats> FlowModel::link_stats() const {
   std::vector<LinkStats> out;
-  for (int i = 0; i < static_cast<int>(links_.size()); ++i) {
+  for (int i = 0; i < topology_->num_links(); ++i) {
     const Link& l = links_[i];
     if (l.messages == 0) continue;
     out.push_back(

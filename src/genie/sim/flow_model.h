@@ -43,6 +43,13 @@
 // another host's rank in another slot reaches it there (host slots route it through the
 // destination host's loopback), yet it is shaped as the hosts' links shape it, as on a testbed.
 //
+// One machine's cores (set_machine_bandwidth; network.yml `machine_bandwidth`): a testbed's
+// hosts are namespaces of one machine, whose cores copy every byte TCP moves, so every message
+// also crosses one machine-wide link of that rate (loopback bytes a second; its own index past
+// the topology's links, in no link_stats). A message within a host takes 1 of its bytes per
+// byte, one between hosts kFabricByteCost; its flows share it at equal rates. Idle cores leave
+// every flow as without it; eight hosts' loopbacks at once share two cores.
+//
 // Shared links (set_shared_link_goodput(r), r > 1): a testbed calibrated with every host
 // sending at once gets `goodput` below what its links give one pair alone — its hosts' software
 // shares the machine's cores and leaves a connection's link idle while it waits for one. Two
@@ -104,6 +111,12 @@ class FlowModel final : public NetworkModel {
   void set_idle_since(int npu, double since) override;
   void set_shared_link_goodput(double ratio) override { shared_ratio_ = std::max(1.0, ratio); }
   void set_loopback_dimension(int dim) override;
+  void set_machine_bandwidth(double gbps) override;
+
+  // What a byte between hosts (veths, a bridge, tbf) costs a testbed machine's cores, in bytes
+  // over a loopback: one TCP stream moved 1.4 GB/s between namespaces and 2.15 GB/s over a
+  // namespace's loopback, 2.7 and 4.3 GB/s in all with both cores busy (2026-12-07).
+  static constexpr double kFabricByteCost = 1.5;
 
   // Work counters (bench, tests): rate recomputations and the flows they covered in total.
   uint64_t recomputations() const { return recomputations_; }
@@ -120,6 +133,7 @@ class FlowModel final : public NetworkModel {
     // Scratch of one water-filling pass.
     double left = 0;        // capacity not yet given to frozen flows
     uint32_t unfrozen = 0;  // flows on it not yet given a rate
+    double weight = 0;      // their weights (the machine link's: machine_weight; else 1 each)
     // Statistics.
     uint64_t messages = 0;
     Bytes bytes = 0;
@@ -147,6 +161,7 @@ class FlowModel final : public NetworkModel {
     double tail_ns = 0;       // latency of the path + software overhead
     double floor_at = 0;      // no delivery before (a shaped path's burst_message_times)
     double cap = 0;           // most bytes/ns it may get (a split message's sub-flow); 0: none
+    double machine_weight = 1;  // bytes of the machine link's per byte (kFabricByteCost)
     double pace = 0;          // most bytes/ns to end with its chunk's slowest message; 0: none
     uint64_t chunk = 0;       // Transmit's flow id (0: none)
     uint32_t chunk_slot = 0;  // index of this flow in chunks_[chunk].flows
@@ -220,6 +235,7 @@ class FlowModel final : public NetworkModel {
   std::unordered_map<uint64_t, int> connection_index_;  // by (src, dst, channel)
   std::unordered_map<uint64_t, Chunk> chunks_;          // by Transmit's flow id, in flight
   double shared_ratio_ = 1;  // set_shared_link_goodput()
+  int machine_loopback_ = -1;  // the machine-wide loopback link's index (-1: none)
   uint32_t epoch_ = 0;
   uint32_t pass_ = 0;  // of Fill(), for Flow::frozen
   uint64_t next_generation_ = 0;

@@ -212,6 +212,36 @@ TEST(FlowModelTest, AHostsLoopbackNeitherShapesNorUnshapesAMessageBetweenHosts) 
   EXPECT_EQ(run(0, 4, true), run(0, 4, false));
 }
 
+// One machine's cores (machine_bandwidth, 2 B/ns of loopback bytes): messages within hosts,
+// each on its own host's loopback (1 B/ns), share it at equal rates. One or two at once go at
+// their loopback's rate, four at half of it; a message between hosts costs 1.5 loopback bytes
+// per byte (kFabricByteCost): alone it keeps its link, beside the four all five get 2 / 5.5 B/ns.
+// Without the machine's rate the four hosts' loopbacks are each their own.
+TEST(FlowModelTest, EveryMessageSharesTheMachinesCores) {
+  config::NetworkConfig c = WithHostSlots(Star(4), 2);  // NPU = host + 4 x slot
+  c.bandwidth_gbps[1] = kOneBytePerNs;
+  c.latency_ns[1] = 0;
+  c.goodput[1] = 1.0;
+  c.message_overhead_ns[1] = 0;
+  ASSERT_EQ(FlowModel::kFabricByteCost, 1.5);
+  auto run = [&](int within, double machine, bool between) {
+    Harness h(c);
+    h.Fold(HostSlotLinkFold(h.topology(), 4), /*copies=*/false);
+    h.model().set_loopback_dimension(1);
+    h.model().set_machine_bandwidth(machine);
+    for (int host = 0; host < within; ++host) h.Send(host, host + 4, 1000);
+    if (between) h.Send(0, 1, 1000);
+    return h.Run();
+  };
+  const double two = 2 * kOneBytePerNs;
+  EXPECT_EQ(run(1, two, false), (std::vector<TimeNs>{1000}));
+  EXPECT_EQ(run(2, two, false), (std::vector<TimeNs>{1000, 1000}));
+  EXPECT_EQ(run(4, two, false), (std::vector<TimeNs>{2000, 2000, 2000, 2000}));
+  EXPECT_EQ(run(0, two, true), (std::vector<TimeNs>{1000}));
+  EXPECT_EQ(run(4, two, true), (std::vector<TimeNs>{2750, 2750, 2750, 2750, 2750}));
+  EXPECT_EQ(run(4, 0, false), (std::vector<TimeNs>{1000, 1000, 1000, 1000}));
+}
+
 // Multi-dimensional: a message crossing both dimensions is one flow on the links of each; the
 // slowest (dim 1 at half the rate) is its bottleneck, the latencies add once, and the overhead
 // is the largest of the dimensions crossed.

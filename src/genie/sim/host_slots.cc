@@ -17,9 +17,10 @@ config::NetworkConfig WithHostSlots(const config::NetworkConfig& hosts, int slot
   }
   out.topology.push_back(config::TopologyKind::kSwitch);
   out.npus_count.push_back(slots);
-  out.bandwidth_gbps.push_back(kLoopbackGbps);
-  out.latency_ns.push_back(kLoopbackLatencyNs);
-  out.goodput.push_back(config::kDefaultGoodput);
+  out.bandwidth_gbps.push_back(config::kHostLoopbackGbps);
+  out.latency_ns.push_back(config::kHostLoopbackLatencyNs);
+  out.loopback_dimension = dims;
+  out.goodput.push_back(config::kHostLoopbackGoodput);
   out.message_overhead_ns.push_back(config::kDefaultMessageOverheadNs);
   out.burst_bytes.push_back(0);
   return out;

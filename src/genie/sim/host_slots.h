@@ -2,7 +2,7 @@
 // the ranks of several jobs (docs/simulation.md, "Several jobs on one network"). The network
 // gets a Switch dimension of `slots` appended, so NPU = host + hosts x slot (the hosts vary
 // fastest, as `genie launch --testbed` numbers them), and the ranks of one host talk through it
-// (a host's loopback: the testbed's 2 GB/s and 1 us, as testbed/layout.cc writes per_host); and
+// (a host's loopback: config::kHostLoopbackGbps, as testbed/layout.cc writes it); and
 // every slot of a host sends and receives on the host's own links: slot k's links of the hosts'
 // dimensions are folded onto slot 0's (Topology::set_link_fold), so the flow model shares a
 // host's links max-min among all the ranks on it, whatever job they belong to.
@@ -16,11 +16,9 @@
 
 namespace genie::sim {
 
-// A host's loopback between its ranks (testbed/layout.cc's per_host dimension).
-inline constexpr double kLoopbackGbps = 2.0;
-inline constexpr double kLoopbackLatencyNs = 1000.0;
-
-// `hosts` (one NPU per host) with `slots` ranks per host; slots <= 1: `hosts` unchanged.
+// `hosts` (one NPU per host) with `slots` ranks per host; slots <= 1: `hosts` unchanged. The
+// appended dimension is the network's `loopback_dimension` (config::kHostLoopbackGbps and
+// latency); `hosts`' machine_bandwidth, if any, is kept.
 config::NetworkConfig WithHostSlots(const config::NetworkConfig& hosts, int slots);
 
 // For `topology` built from WithHostSlots(h, slots) with `hosts` = h.total_npus(): every link

@@ -26,8 +26,14 @@ TEST(HostSlots, SlotsAreALoopbackDimensionAboveTheHosts) {
   const config::NetworkConfig c = WithHostSlots(Star(4), 3);
   ASSERT_TRUE(config::ValidateNetworkConfig(c).ok());
   EXPECT_EQ(c.npus_count, std::vector<int>({4, 3}));
-  EXPECT_EQ(c.bandwidth_gbps, std::vector<double>({1.0, kLoopbackGbps}));
-  EXPECT_EQ(c.goodput, std::vector<double>({0.9, config::kDefaultGoodput}));
+  EXPECT_EQ(c.bandwidth_gbps, std::vector<double>({1.0, config::kHostLoopbackGbps}));
+  EXPECT_EQ(c.goodput, std::vector<double>({0.9, config::kHostLoopbackGoodput}));
+  EXPECT_EQ(c.loopback_dimension, 1);
+  EXPECT_EQ(WithHostSlots(Star(4), 1).loopback_dimension, -1);
+  // The hosts' machine is kept for the slots.
+  config::NetworkConfig shared = Star(4);
+  shared.machine_gbps = 4.0;
+  EXPECT_EQ(WithHostSlots(shared, 2).machine_gbps, 4.0);
 }
 
 TEST(HostSlots, EverySlotOfAHostSendsOnTheHostsLinks) {

@@ -72,11 +72,15 @@ class NetworkModel {
   // model; its header says why). 1, the default: a link gives all its flows what one would get.
   // Call before the first Transmit; other models ignore it.
   virtual void set_shared_link_goodput(double /*ratio*/) {}
-  // Dimension `dim` is each host's loopback between its ranks (sim/host_slots.h): on the flow
-  // model its links neither shape a path nor leave it unshaped, so a message between ranks of
-  // two hosts is shaped by the hosts' links whichever slots it joins. Call before the first
-  // Transmit; other models ignore it.
+  // Dimension `dim` is each host's loopback between its ranks (network.yml loopback_dimension,
+  // sim/host_slots.h): on the flow model its links neither shape a path nor leave it unshaped,
+  // so a message between ranks of two hosts is shaped by the hosts' links whichever slots it
+  // joins. Call before the first Transmit; other models ignore it.
   virtual void set_loopback_dimension(int /*dim*/) {}
+  // The hosts are one machine's namespaces, whose cores move `gbps` of loopback TCP in all
+  // (network.yml machine_bandwidth): every message shares it (the flow model; its header says
+  // how). Call before the first Transmit; other models ignore it.
+  virtual void set_machine_bandwidth(double /*gbps*/) {}
 };
 
 std::unique_ptr<NetworkModel> MakeNetworkModel(NetworkModelKind kind, const Topology* topology,

@@ -79,7 +79,12 @@ Result<std::unique_ptr<SimBackend>> SimBackend::Create(const config::NetworkConf
         (network.path.empty() ? std::string("the network") : network.path) + " has only " +
         std::to_string(topology.npus()) + " NPUs (raise npus_count)");
   }
-  return std::unique_ptr<SimBackend>(new SimBackend(std::move(topology), model, world_size));
+  std::unique_ptr<SimBackend> backend(new SimBackend(std::move(topology), model, world_size));
+  if (network.loopback_dimension >= 0) {
+    backend->network_->set_loopback_dimension(network.loopback_dimension);
+  }
+  if (network.machine_gbps > 0) backend->network_->set_machine_bandwidth(network.machine_gbps);
+  return backend;
 }
 
 SimBackend::SimBackend(sim::Topology topology, sim::NetworkModelKind model, int world_size)
@@ -373,7 +378,6 @@ Status SimBackend::ShareHostLinks(int hosts) {
                                    std::to_string(hosts) + " hosts");
   }
   topology_.set_link_fold(sim::HostSlotLinkFold(topology_, hosts), /*copies=*/false);
-  network_->set_loopback_dimension(topology_.dims() - 1);  // WithHostSlots' last dimension
   return Status::Ok();
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "genie/common/usable_cores.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/ecmp.h"
 #include "genie/testbed/shell.h"
@@ -456,7 +457,8 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
           "uncalibrated (defaults; genie testbed calibrate " + name + " measures them)" + ecmp_note;
     }
     return ToNetworkYml(layout, ranks_per_host,
-                        one_way_latency_ns < 0 ? 30'000.0 : one_way_latency_ns, nullptr, &routes);
+                        one_way_latency_ns < 0 ? 30'000.0 : one_way_latency_ns, nullptr, &routes,
+                        UsableCores());
   }
   const MeasuredCosts costs = cal->Costs();
   if (note) {
@@ -470,7 +472,7 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
                         costs.goodput, costs.message_overhead_ns / 1e3, ecmp_note);
   }
   return ToNetworkYml(layout, ranks_per_host, one_way_latency_ns < 0 ? 1.0 : one_way_latency_ns,
-                      &costs, &routes);
+                      &costs, &routes, UsableCores());
 }
 
 }  // namespace genie::testbed

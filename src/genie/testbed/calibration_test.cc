@@ -253,7 +253,8 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   auto plain = TestbedNetworkYml("cal", 2, -1, &note);
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_NE(note.find("uncalibrated"), std::string::npos);
-  EXPECT_EQ(plain->find("goodput"), std::string::npos);
+  // Uncalibrated, the testbed's dimension at the default goodput; the loopback's is its own.
+  EXPECT_NE(plain->find("goodput: [ 0.94, 1 ]"), std::string::npos) << *plain;
   EXPECT_NE(plain->find("latency: [ 30000, 1000 ]"), std::string::npos) << *plain;
 
   auto c = CalibrationFromDoctor(layout, Scan(0.048, 41.0));
@@ -269,10 +270,12 @@ TEST(Calibration, KeptBesideTheTestbedAndCarriedIntoItsNetworkYml) {
   EXPECT_NE(note.find("calibrated"), std::string::npos);
   auto net = config::ParseNetworkConfig(*yml, "cal");
   ASSERT_TRUE(net.ok()) << net.status().message() << "\n" << *yml;
-  // The testbed's dimension measured; the ranks of one host (loopback) keep the defaults.
+  // The testbed's dimension measured; the ranks of one host (loopback) keep their own.
   EXPECT_NEAR(net->GoodputOf(0), 0.96, 1e-3);
   EXPECT_DOUBLE_EQ(net->MessageOverheadNsOf(0), 20'500);
-  EXPECT_DOUBLE_EQ(net->GoodputOf(1), config::kDefaultGoodput);
+  EXPECT_DOUBLE_EQ(net->GoodputOf(1), config::kHostLoopbackGoodput);
+  EXPECT_EQ(net->loopback_dimension, 1);
+  EXPECT_GT(net->machine_gbps, 0);  // this machine's cores
   EXPECT_DOUBLE_EQ(net->latency_ns[0], 1);
 
   // All hosts at once: the description carries those, and the note says so.

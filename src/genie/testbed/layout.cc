@@ -276,20 +276,21 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
 
 std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns,
                          const MeasuredCosts* measured,
-                         const std::vector<config::EcmpRoute>* ecmp_routes) {
+                         const std::vector<config::EcmpRoute>* ecmp_routes, int machine_cores) {
   const TestbedSpec& s = layout.spec;
   const int r = std::max(1, ranks_per_host);
   // Ranks of a host share its NIC (rail 0..nics-1): each rank's share of the host's links.
   const double host_gbps = static_cast<double>(s.rate_bps) / 8 / kGiB * s.nics / r;
   const double lat = std::max(1.0, std::round(one_way_latency_ns));
   std::vector<std::string> topo, npus, bw, latency, goodput, overhead;
-  auto dim = [&](const char* kind, int n, double gbps, double ns) {
+  auto dim = [&](const char* kind, int n, double gbps, double ns,
+                 double own_goodput = config::kDefaultGoodput) {
     topo.push_back(kind);
     npus.push_back(std::to_string(n));
     bw.push_back(fmt::format("{:.6g}", gbps));
     latency.push_back(fmt::format("{:.6g}", ns));
     const bool network = measured != nullptr && topo.size() <= (s.kind == TopologyKind::kStar ? 1u : 2u);
-    goodput.push_back(fmt::format("{:.4g}", network ? measured->goodput : config::kDefaultGoodput));
+    goodput.push_back(fmt::format("{:.4g}", network ? measured->goodput : own_goodput));
     overhead.push_back(fmt::format(
         "{:.6g}", network ? std::round(measured->message_overhead_ns)
                           : config::kDefaultMessageOverheadNs));
@@ -317,7 +318,10 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
   }
   // `genie launch --testbed` puts rank i on host i mod H, so the hosts are the fastest-varying
   // dimension and the ranks of one host the last; those talk over the namespace's loopback.
-  if (r > 1) dim("Switch", r, 2.0, 1000.0);
+  if (r > 1) {
+    dim("Switch", r, config::kHostLoopbackGbps, config::kHostLoopbackLatencyNs,
+        config::kHostLoopbackGoodput);
+  }
   auto list = [](const std::vector<std::string>& v) {
     std::string out = "[ ";
     for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
@@ -329,6 +333,21 @@ std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_wa
       "topology: {}\nnpus_count: {}\nbandwidth: {}\nlatency: {}\n",
       s.name, s.TopologyText(), s.nics, FormatBitRate(s.rate_bps), r, list(topo), list(npus),
       list(bw), list(latency));
+  if (r > 1) {
+    text += fmt::format(
+        "# The ranks of one host talk over its loopback (the flow model's keys).\n"
+        "loopback_dimension: {}\n",
+        topo.size() - 1);
+    if (measured == nullptr) text += fmt::format("goodput: {}\n", list(goodput));
+  }
+  if (machine_cores > 0) {
+    // A TCP stream keeps about one core busy copying: 2.0 GB/s over a namespace's loopback
+    // alone, 4.0-4.3 GB/s in all with 2 to 8 at once on a 2-core machine (2026-12-07).
+    text += fmt::format(
+        "# The hosts are namespaces of one machine of {} core(s), which copy every byte they "
+        "send: loopback GB/s in all (the flow model's key).\nmachine_bandwidth: {:.6g}\n",
+        machine_cores, config::kHostLoopbackGbps * machine_cores);
+  }
   if (measured != nullptr) {
     text += fmt::format(
         "# Measured by genie testbed calibrate (the flow model's keys; ASTRA-sim ignores them).\n"

@@ -131,8 +131,12 @@ struct MeasuredCosts {
 };
 // `ecmp_routes` (ecmp.h, a leaf-spine with a known hash): each pair's spine, written as the
 // flow model's `ecmp_routes`; without them every message is split over the spines.
+// `machine_cores` (> 0): the cores of the machine the testbed's namespaces run on, which copy
+// every byte the hosts send: written as `machine_bandwidth` (one loopback stream's rate per
+// core). Several ranks per host also write `loopback_dimension`.
 std::string ToNetworkYml(const Layout& layout, int ranks_per_host, double one_way_latency_ns,
                          const MeasuredCosts* measured = nullptr,
-                         const std::vector<config::EcmpRoute>* ecmp_routes = nullptr);
+                         const std::vector<config::EcmpRoute>* ecmp_routes = nullptr,
+                         int machine_cores = 0);
 
 }  // namespace genie::testbed

@@ -183,6 +183,21 @@ TEST(TestbedLayout, NetworkYmlIsWhatAstraSimReads) {
   // Two ranks per host share the NIC; the ranks of a host are the last dimension.
   const std::string two = ToNetworkYml(*l, 2, 30000);
   EXPECT_NE(two.find("npus_count: [ 8, 2 ]\nbandwidth: [ 0.0582077, 2 ]"), std::string::npos) << two;
+  // The flow model's keys: that last dimension is the hosts' loopback, and a machine of 2 cores
+  // moves 2 x one loopback stream's rate in all.
+  auto net = config::ParseNetworkConfig(ToNetworkYml(*l, 2, 30000, nullptr, nullptr, 2), "two");
+  ASSERT_TRUE(net.ok()) << net.status().ToString();
+  EXPECT_TRUE(net->ignored_keys.empty());
+  EXPECT_EQ(net->loopback_dimension, 1);
+  EXPECT_EQ(net->GoodputOf(0), config::kDefaultGoodput);  // uncalibrated
+  EXPECT_EQ(net->GoodputOf(1), config::kHostLoopbackGoodput);  // lo: payload, no framing
+  EXPECT_EQ(net->machine_gbps, 2 * config::kHostLoopbackGbps);
+  auto alone = config::ParseNetworkConfig(ToNetworkYml(*l, 1, 30000, nullptr, nullptr, 2), "one");
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_EQ(alone->loopback_dimension, -1);  // no ranks share a host here, jobs may append one
+  EXPECT_EQ(alone->machine_gbps, 2 * config::kHostLoopbackGbps);
+  EXPECT_EQ(one.find("loopback"), std::string::npos);  // no machine named: no keys
+  EXPECT_EQ(one.find("machine"), std::string::npos);
 }
 
 // A leaf-spine testbed as the models read it: ASTRA-sim's [Switch hosts of a leaf, Switch
@@ -219,6 +234,7 @@ TEST(TestbedLayout, LeafSpineNetworkYmlDescribesTheFabric) {
   ASSERT_TRUE(cal.ok()) << cal.status().ToString();
   EXPECT_EQ(cal->npus_count, (std::vector<int>{4, 2, 2}));
   EXPECT_EQ(cal->GoodputOf(1), 0.95);
+  EXPECT_EQ(cal->GoodputOf(2), config::kHostLoopbackGoodput);
   EXPECT_EQ(cal->MessageOverheadNsOf(1), 40000);
   EXPECT_EQ(cal->leaf_spine.latency_ns, 1);
   EXPECT_NEAR(cal->leaf_spine.bandwidth_gbps, spine, 1e-6);  // per link, not per rank
