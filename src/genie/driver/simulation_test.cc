@@ -95,12 +95,15 @@ TEST_F(SimulationTest, MeasuredConditionsMustGiveOneEntryPerRank) {
 
 // Ranks placed on hosts (SimulateInput::rank_host, a jobs file's placement): one rank per host
 // in rank order is the network itself, to the ns; both ranks on one host talk over its
-// loopback (2 GB/s) instead of the 1 GB/s links.
+// loopback (2 GB/s) instead of the 1 GB/s links. On one machine whose cores move 0.5 GB/s
+// (network.yml machine_bandwidth) both are slower.
 TEST_F(SimulationTest, RanksPlacedOnHostsUseTheHostsLinksOrItsLoopback) {
-  auto end_of = [&](std::vector<int> rank_host) {
+  auto end_of = [&](std::vector<int> rank_host, double machine_gbps = 0) {
     SimulateInput input;
     input.rank_host = std::move(rank_host);
-    auto stats = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kFlow, nullptr,
+    config::NetworkConfig network = *setup_.network;
+    network.machine_gbps = machine_gbps;
+    auto stats = Simulate(setup_, network, sim::NetworkModelKind::kFlow, nullptr,
                           SimulatedIterations(1), nullptr, input.rank_host.empty() ? nullptr
                                                                                    : &input);
     EXPECT_TRUE(stats.ok()) << stats.status().message();
@@ -110,6 +113,8 @@ TEST_F(SimulationTest, RanksPlacedOnHostsUseTheHostsLinksOrItsLoopback) {
   EXPECT_EQ(end_of({0, 1}), plain);
   const TimeNs one_host = end_of({0, 0});
   EXPECT_LT(one_host, plain * 3 / 4);
+  EXPECT_GT(end_of({0, 0}, 0.5), one_host * 2);
+  EXPECT_GT(end_of({0, 1}, 0.5), plain * 3 / 2);
   SimulateInput bad;
   bad.rank_host = {0, 2};
   auto refused = Simulate(setup_, *setup_.network, sim::NetworkModelKind::kFlow, nullptr,
