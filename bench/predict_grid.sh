@@ -13,8 +13,9 @@
 # user changing one setting); MODE=full: every combination (hours: 3 rates x 4 topologies x
 # 3 congestion controls x 4 queues is 144 cells).
 # Needs root (network namespaces). Usage: bench/predict_grid.sh BUILD_DIR [DATA_DIR]
-#   RATES="100mbit 400mbit 1gbit"   (1 Gbit/s is the highest rate tbf shapes steadily here:
-#                                     docs/testbed.md, "Shaping")
+#   RATES="100mbit 400mbit 1gbit"   (tbf shapes 100 Mbit/s-1 Gbit/s steadily here, docs/testbed.md
+#                                     "Shaping"; 2.5 Gbit/s is the highest rate predicted within
+#                                     the goal on 2 cores, docs/accuracy.md "Fourth grid")
 #   TOPOLOGIES="star:8 star:16 leafspine:2x2x4:per-host leafspine:2x2x4:fifo"
 #   CCS="bbr cubic dctcp"  QUEUES="default 256KB 1MB 4MB"  (default: the testbed's own,
 #                                     20 ms of the rate and at least 2 MB)
