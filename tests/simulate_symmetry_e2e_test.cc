@@ -155,7 +155,15 @@ TEST(SimulateSynth, SaysWhyTheReductionIsOffAndSimulatesEveryRank) {
   ASSERT_EQ(tree.exit_code, 0) << tree.output;
   EXPECT_NE(tree.output.find("symmetry reduction off, every rank simulated: the all_reduce"),
             std::string::npos)
-      << tree.output;
+      << tree.output;  // One machine's cores (a testbed's description) are shared by every rank.
+  const std::string machine = dir + "/machine.yml";
+  std::ofstream(machine) << std::ifstream(net).rdbuf() << "machine_bandwidth: 4\n";
+  CliResult one = RunGenie("simulate" + kJob + " --network " + machine + " -q");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("symmetry reduction off, every rank simulated: the network's "
+                            "machine_bandwidth"),
+            std::string::npos)
+      << one.output;
 }
 
 // -o with the reduction: every rank's summary (equal to the unreduced run's), the

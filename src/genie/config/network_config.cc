@@ -506,6 +506,17 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
         " is not a dimension above 0 of the " + std::to_string(c.topology.size()) +
         " given; name the per-host dimension (the ranks of one host), or leave it out");
   }
+  if (c.loopback_dimension >= 0 && c.leaf_spine.present()) {
+    // The fabric's dimensions (the leaves' hosts, the leaves, the pods) are switched links.
+    const int first = c.leaf_spine.leaf_dimension;
+    const int last = first + (c.leaf_spine.three_tier() ? 2 : 1);
+    if (c.loopback_dimension >= first && c.loopback_dimension <= last) {
+      return Status::InvalidArgument(
+          Where(o, "loopback_dimension") + ": " + std::to_string(c.loopback_dimension) +
+          " is a dimension of the leaf-spine fabric (" + std::to_string(first) + " to " +
+          std::to_string(last) + "); name the per-host dimension above them");
+    }
+  }
   if (c.machine_gbps != 0 &&
       !(c.machine_gbps >= kMinBandwidthGbps && c.machine_gbps <= kMaxBandwidthGbps)) {
     return Status::InvalidArgument(Where(o, "machine_bandwidth") + ": " +

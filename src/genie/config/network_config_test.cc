@@ -109,10 +109,18 @@ TEST(NetworkConfigTest, LoopbackKeys) {
     ASSERT_FALSE(r.ok()) << bad;
     const std::string& m = r.status().message();
     EXPECT_NE(m.find("b.yml"), std::string::npos) << m;
-    EXPECT_TRUE(m.find("loopback_dimension") != std::string::npos ||
-                m.find("machine_bandwidth") != std::string::npos)
+    EXPECT_NE(m.find(std::string(bad).substr(0, std::string(bad).find(':'))), std::string::npos)
         << m;
   }
+  // On a leaf-spine, the fabric's dimensions are no host's loopback.
+  const std::string fabric =
+      "topology: [ Switch, Switch, Switch ]\nnpus_count: [ 4, 2, 2 ]\nbandwidth: [ 1, 1, 2 ]\n"
+      "latency: [ 1, 1, 1 ]\nspines: 2\nspine_bandwidth: 1\nspine_latency: 1\n";
+  ASSERT_TRUE(ParseNetworkConfig(fabric + "loopback_dimension: 2\n", "ok.yml").ok());
+  auto leaves = ParseNetworkConfig(fabric + "loopback_dimension: 1\n", "l.yml");
+  ASSERT_FALSE(leaves.ok());
+  EXPECT_NE(leaves.status().message().find("leaf-spine fabric"), std::string::npos)
+      << leaves.status().message();
 }
 
 // The leaf-spine keys (flow model only): read, recorded, and checked with errors naming the

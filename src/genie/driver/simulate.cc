@@ -64,6 +64,10 @@ Result<sim::RankFold> FoldFor(const SimulateOptions& f, const runtime::RunSetup&
     // A fault on some ranks' compute makes them unlike their replicas.
     return Status::Unsupported("the --faults schedule has compute faults");
   }
+  if (setup.network && setup.network->machine_gbps > 0) {
+    // One machine-wide link that every rank's messages share: no replica leaves it alone.
+    return Status::Unsupported("the network's machine_bandwidth is shared by every rank");
+  }
   for (const auto& [type, choice] : setup.exec.implementations) {
     if (!foldable(choice)) {
       return Status::Unsupported(std::string("the ") + collective::CollectiveOpName(type) +

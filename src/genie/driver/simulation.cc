@@ -97,6 +97,10 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   }
   GENIE_ASSIGN_OR_RETURN(auto backend, sim_backend::SimBackend::Create(
                                            *world, model, npu_of.empty() ? n : 0));
+  if (fold != nullptr && network.machine_gbps > 0) {
+    // One machine-wide link every rank's messages share (flow_model.h): no replica leaves it.
+    return Status::InvalidArgument("symmetry reduction: not with machine_bandwidth");
+  }
   if (fold != nullptr) GENIE_RETURN_IF_ERROR(backend->SetFold(fold));
   if (slots > 1) GENIE_RETURN_IF_ERROR(backend->ShareHostLinks(network.total_npus()));
   std::vector<std::unique_ptr<JobRank>> views;

@@ -242,6 +242,25 @@ TEST(FlowModelTest, EveryMessageSharesTheMachinesCores) {
   EXPECT_EQ(run(4, 0, false), (std::vector<TimeNs>{1000, 1000, 1000, 1000}));
 }
 
+// A message between hosts held by its own link first (1 B/ns, under its share of the machine's
+// 6 B/ns) takes 1.5 of the machine's bytes per byte at that rate; the four loopbacks (4 B/ns
+// each) share what is left: (6 - 1.5) / 4 B/ns each. The machine-wide link is in no link_stats.
+TEST(FlowModelTest, AMessageHeldByItsOwnLinkLeavesTheMachineToTheOthers) {
+  config::NetworkConfig c = WithHostSlots(Star(4), 2);
+  c.bandwidth_gbps[1] = 4 * kOneBytePerNs;
+  c.latency_ns[1] = 0;
+  c.goodput[1] = 1.0;
+  c.message_overhead_ns[1] = 0;
+  Harness h(c);
+  h.Fold(HostSlotLinkFold(h.topology(), 4), /*copies=*/false);
+  h.model().set_loopback_dimension(1);
+  h.model().set_machine_bandwidth(6 * kOneBytePerNs);
+  for (int host = 0; host < 4; ++host) h.Send(host, host + 4, 1000);
+  h.Send(0, 1, 1000);
+  EXPECT_EQ(h.Run(), (std::vector<TimeNs>{889, 889, 889, 889, 1000}));
+  for (const LinkStats& s : h.model().link_stats()) EXPECT_LT(s.link, h.topology().num_links());
+}
+
 // Multi-dimensional: a message crossing both dimensions is one flow on the links of each; the
 // slowest (dim 1 at half the rate) is its bottleneck, the latencies add once, and the overhead
 // is the largest of the dimensions crossed.
