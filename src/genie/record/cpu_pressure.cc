@@ -1,13 +1,13 @@
 #include "genie/record/cpu_pressure.h"
 
 #include <fmt/format.h>
-#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include "genie/common/usable_cores.h"
 #include "genie/record/cpu_steal.h"
 
 namespace genie::record {
@@ -49,9 +49,7 @@ CpuPressureReading ReadCpuPressure() {
     r.busy_ticks = ticks->busy();
     r.all_ticks = ticks->total;
   }
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  r.cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  r.cores = UsableCores();
   return r;
 }
 
