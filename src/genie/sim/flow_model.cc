@@ -116,15 +116,6 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
   last_started_ = f;
   Flow& flow = flows_[f];
   topology_->FlowRoute(src, dst, path, &flow.route, connections_[c].channel);
-  if (machine_loopback_ >= 0 && !flow.route.empty()) {
-    // Within a host (loopback links only) a byte costs the cores one loopback byte; between
-    // hosts it crosses veths, a bridge and shapers instead (its loopback link is the model's
-    // route to a slot, not a real hop).
-    const bool within = std::all_of(flow.route.begin(), flow.route.end(),
-                                    [&](int id) { return links_[id].loopback; });
-    flow.machine_weight = within ? 1.0 : kFabricByteCost;
-    flow.route.push_back(machine_loopback_);
-  }
   flow.connection = c;
   flow.bytes = bytes;
   flow.delivered = std::move(delivered);
@@ -165,9 +156,7 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
                                   [&](int id) { return links_[id].bucket > 0; });
   const bool measured =
       bytes > 0 && std::any_of(flow.route.begin(), flow.route.end(),
-                               [&](int id) {
-                                 return id != machine_loopback_ && topology_->MessageTimesApply(id);
-                               });
+                               [&](int id) { return topology_->MessageTimesApply(id); });
   if (shaped && measured && topology_->has_burst_message_times()) {
     flow.floor_at = at + topology_->BurstFloorNs(message);
   } else if (measured && topology_->has_message_times()) {
@@ -211,6 +200,15 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
     std::vector<int>& members = chunks_[chunk].flows;
     flow.chunk_slot = static_cast<uint32_t>(members.size());
     members.push_back(f);
+  }
+  if (machine_loopback_ >= 0) {
+    // Last, as no link of the path's own (caps, shapers, measured times): within a host
+    // (loopback links only) a byte costs the cores one loopback byte; between hosts it crosses
+    // veths, a bridge and shapers instead (its loopback link is the model's route to a slot).
+    const bool within = std::all_of(flow.route.begin(), flow.route.end(),
+                                    [&](int id) { return links_[id].loopback; });
+    flow.machine_weight = within ? 1.0 : kFabricByteCost;
+    flow.route.push_back(machine_loopback_);
   }
   flow.slot.resize(flow.route.size());
   for (size_t i = 0; i < flow.route.size(); ++i) {
@@ -569,9 +567,7 @@ void FlowModel::set_loopback_dimension(int dim) {
 void FlowModel::set_machine_bandwidth(double gbps) {
   if (!(gbps > 0) || machine_loopback_ >= 0) return;
   machine_loopback_ = static_cast<int>(links_.size());
-  Link& machine = links_.emplace_back();
-  machine.capacity = gbps * (1 << 30) / 1e9;  // payload, GB/s of 2^30 B as the links
-  machine.loopback = true;                    // neither shapes nor unshapes a path
+  links_.emplace_back().capacity = gbps * (1 << 30) / 1e9;  // payload, GB/s of 2^30 B
 }
 
 std::vector<LinkStats> FlowModel::link_stats() const {
