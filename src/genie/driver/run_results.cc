@@ -75,15 +75,19 @@ Result<nlohmann::json> ReadJson(const std::string& path) {
   return j;
 }
 
-// The network to predict on: --network's, else the testbed's description with the job's ranks
-// per host (rank i on host i mod H, as genie launch --testbed places them), calibrated with the
-// calibration measured under the run's network settings when there is one (`notes`,
-// `calibration_settings`: what to say about the one used).
+// The network to predict on: --network's, else the testbed's description of its hosts,
+// calibrated with the calibration measured under the run's network settings when there is one
+// (`notes`, `calibration_settings`: what to say about the one used). With more ranks than hosts,
+// `rank_host` places rank i on host i mod H, as genie launch --testbed does, and the ranks of a
+// host share its links as they use them (host slots, sim/host_slots.h): a static share of the
+// link per rank, which the ASTRA-sim export writes, would halve a rank's rate while its
+// host-mate is idle.
 Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runtime::RunSetup& setup,
                                                 int world_size,
                                                 const report::SettingsSummary& run_settings,
                                                 std::vector<std::string>* notes,
-                                                report::SettingsSummary* calibration_settings) {
+                                                report::SettingsSummary* calibration_settings,
+                                                std::vector<int>* rank_host) {
   if (setup.network) return *setup.network;
   if (o.testbed.empty()) {
     return Status::InvalidArgument(
@@ -96,8 +100,16 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
   // As `genie testbed network-yml` writes it: calibrated when `genie testbed calibrate` ran.
   std::string note;
   std::optional<testbed::ChosenCalibration> chosen;
-  GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(o.testbed, per_host, -1, &note,
-                                                                     &run_settings, &chosen));
+  // Ranks on a host's several NICs use one rail each (rank i on NIC (i / H) mod NICs): those
+  // keep the static share, which is each rank's rail.
+  const bool slots = per_host > 1 && layout.spec.nics == 1;
+  GENIE_ASSIGN_OR_RETURN(std::string yml,
+                         testbed::TestbedNetworkYml(o.testbed, slots ? 1 : per_host, -1, &note,
+                                                    &run_settings, &chosen));
+  if (slots) {
+    std::vector<int> nic;
+    PlaceSingleJob(world_size, hosts, 1, rank_host, &nic);
+  }
   if (chosen) {
     const std::string note_text =
         report::CalibrationNote(o.testbed, chosen->calibration.settings, run_settings,
@@ -283,12 +295,13 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
   if (o.predict) {
     std::vector<std::string> notes;
     report::SettingsSummary calibration_settings;
-    auto net = PredictionNetwork(o, setup, world_size,
-                                 report::SummaryOf(report::NetworkSettingsFromProvenance(run_info)),
-                                 &notes, &calibration_settings);
-    // Launched by genie launch --jobs: its ranks where the launcher placed them.
     SimulateInput placed_input;
     const SimulateInput* placed = nullptr;
+    auto net = PredictionNetwork(o, setup, world_size,
+                                 report::SummaryOf(report::NetworkSettingsFromProvenance(run_info)),
+                                 &notes, &calibration_settings, &placed_input.rank_host);
+    if (!placed_input.rank_host.empty()) placed = &placed_input;
+    // Launched by genie launch --jobs: its ranks where the launcher placed them.
     if (auto p = PlaceThisJob(o, setup)) {
       net = std::move(p->hosts);
       placed_input.rank_host = std::move(p->rank_host);
