@@ -3,6 +3,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <mutex>
+#include <set>
+
 namespace genie {
 
 void SetupLogging(int verbosity, int rank) {
@@ -16,6 +19,16 @@ void SetupLogging(int verbosity, int rank) {
     default: logger->set_level(spdlog::level::trace); break;
   }
   spdlog::set_default_logger(logger);
+}
+
+void WarnOnce(const std::string& message) {
+  static std::mutex mu;
+  static std::set<std::string> said;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!said.insert(message).second) return;
+  }
+  spdlog::warn("{}", message);
 }
 
 }  // namespace genie

@@ -1,12 +1,13 @@
 #include "genie/driver/jobs_simulation.h"
 
-#include <spdlog/spdlog.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
 #include <sstream>
 #include <tuple>
 
+#include "genie/common/logging.h"
 #include "genie/driver/job_rank.h"
 #include "genie/report/statistics.h"
 #include "genie/runtime/remote_memory.h"
@@ -229,7 +230,7 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
       auto g = workload::RankGraph::Open(setup.files.rank_paths[r], r, setup.read);
       if (!g.ok()) return g.status().WithContext("job " + job.name);
       for (const auto& warning : (*g)->warnings()) {
-        spdlog::warn("job {} rank {}: {}", job.name, r, warning);
+        WarnOnce(fmt::format("job {} rank {}: {}", job.name, r, warning));
       }
       w->graphs.push_back(std::move(*g));
     }

@@ -1,5 +1,6 @@
 #include "genie/driver/simulation.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "genie/common/logging.h"
 #include "genie/driver/job_rank.h"
 #include "genie/runtime/remote_memory.h"
 #include "genie/sim/host_slots.h"
@@ -52,7 +54,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     } else {
       GENIE_ASSIGN_OR_RETURN(g, workload::RankGraph::Open(setup.files.rank_paths[r], r, setup.read));
     }
-    for (const auto& w : g->warnings()) spdlog::warn("rank {}: {}", r, w);
+    for (const auto& w : g->warnings()) WarnOnce(fmt::format("rank {}: {}", r, w));
     graphs[r] = std::move(g);
   }
   // Placed on hosts: rank r at NPU npu_of[r] of the hosts' network with slots, through a
