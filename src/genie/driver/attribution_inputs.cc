@@ -80,6 +80,47 @@ std::vector<std::string> Retransmits(const nlohmann::json& run_info) {
 
 }  // namespace
 
+std::set<int> StraggledIterations(int n, const std::vector<record::OpEvent>& ops,
+                                  const std::vector<record::RankSummary>& ranks,
+                                  const record::Recorder& healthy, TimeNs healthy_step_ns,
+                                  double floor) {
+  std::set<int> out;
+  if (healthy_step_ns <= 0) return out;
+  const auto healthy_ops = Pointers(healthy.ops());
+  std::vector<const record::RankSummary*> healthy_ranks;
+  for (const auto& s : healthy.ranks()) healthy_ranks.push_back(&s);
+  const auto trace_compute = report::ComputeUnion(healthy_ops);
+  const auto trace_delay = report::FirstOpDelays(healthy_ops, healthy_ranks);
+  std::map<int, std::vector<const record::OpEvent*>> ops_of;
+  for (const auto& e : ops) {
+    if (e.iteration >= 0 && e.rank >= 0 && e.rank < n) ops_of[e.iteration].push_back(&e);
+  }
+  std::map<int, std::vector<const record::RankSummary*>> ranks_of;
+  for (const auto& s : ranks) {
+    if (s.iteration >= 0 && s.rank >= 0 && s.rank < n) ranks_of[s.iteration].push_back(&s);
+  }
+  auto at = [](const std::map<int, TimeNs>& m, int r) {
+    auto i = m.find(r);
+    return i == m.end() ? TimeNs{0} : i->second;
+  };
+  for (const auto& [iteration, of_ranks] : ranks_of) {
+    const auto& iteration_ops = ops_of[iteration];
+    const auto compute = report::ComputeUnion(iteration_ops);
+    const auto delay = report::FirstOpDelays(iteration_ops, of_ranks);
+    for (int r = 0; r < n; ++r) {
+      report::RankCompute c;
+      c.measured_ns = compute.count(r) ? compute.at(r) : at(trace_compute, r);
+      c.trace_ns = at(trace_compute, r);
+      c.late_start_ns = std::max<TimeNs>(0, at(delay, r) - at(trace_delay, r));
+      if (static_cast<double>(c.excess_ns()) > floor * static_cast<double>(healthy_step_ns)) {
+        out.insert(iteration);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<report::IterationAttribution> AttributeSlowIterations(
     const AttributionRun& run, const report::Comparison& compared,
     const std::optional<report::Localization>& localized, const nlohmann::json& run_info,

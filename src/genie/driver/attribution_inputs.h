@@ -16,12 +16,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "genie/config/network_config.h"
 #include "genie/driver/simulation.h"
 #include "genie/record/op_event.h"
 #include "genie/record/rank_summary.h"
+#include "genie/record/recorder.h"
 #include "genie/report/attribution.h"
 #include "genie/report/localization.h"
 #include "genie/report/prediction.h"
@@ -46,6 +48,18 @@ struct AttributionRun {
   // the setup's trace files, the network's own placement).
   const SimulateInput* input = nullptr;
 };
+
+// The measured iterations (0-based) in which a rank straggled: its GPU compute beyond the
+// trace's plus how late its first op began, against `healthy` (one iteration of the healthy
+// prediction, recorded: the trace's compute), exceeds `floor` x `healthy_step_ns`. The order
+// the ranks issued their collectives in there is the straggler's, not the hosts' tie-breaking
+// (a rank that stalls issues everything at once after it, its partners as they got ready), so
+// its healthy expectation takes the issue rules alone: replayed, the order carries part of the
+// straggler's delay into the expectation it is judged against. From the measurement only.
+std::set<int> StraggledIterations(int n, const std::vector<record::OpEvent>& ops,
+                                  const std::vector<record::RankSummary>& ranks,
+                                  const record::Recorder& healthy, TimeNs healthy_step_ns,
+                                  double floor = report::kAttributionFloor);
 
 // Every iteration of `compared` slower than its healthy expectation by more than the
 // comparison's threshold, attributed. `localized` (may be empty): the run's --localize probe;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "genie/trace/attributes.h"
 #include "tests/support/switch_workload.h"
@@ -186,6 +187,32 @@ TEST_F(AttributionInputsTest, ANeighboursPredictedTrafficIsContentionAgainstTheJ
 TEST_F(AttributionInputsTest, AHealthyIterationIsNotAttributed) {
   Measure({1 * kMs, 1 * kMs}, e0_ + e0_ / 20);
   EXPECT_TRUE(Attribute().empty());
+}
+
+// An iteration with a straggler (compute beyond the trace, or a first op begun late, by more
+// than the floor of the healthy step) is found from the measurement; one within it is not.
+TEST_F(AttributionInputsTest, AStragglersIterationIsFoundByItsComputeOrItsLateStart) {
+  auto healthy = record::Recorder::Create("", nlohmann::json::object());
+  ASSERT_TRUE(healthy.ok());
+  ASSERT_TRUE(Simulate(setup_, *setup_.network, sim::NetworkModelKind::kFlow, healthy->get(),
+                       SimulatedIterations(1), &measured_[0])
+                  .ok());
+  auto straggled = [&] {
+    return StraggledIterations(2, ops_, ranks_, **healthy, e0_);
+  };
+  const TimeNs floor = static_cast<TimeNs>(report::kAttributionFloor * static_cast<double>(e0_));
+  Measure({1 * kMs, 1 * kMs}, e0_);
+  EXPECT_TRUE(straggled().empty());
+  Measure({1 * kMs, 1 * kMs + floor / 2}, e0_ + floor / 2);
+  EXPECT_TRUE(straggled().empty());
+  Measure({1 * kMs, 1 * kMs + 2 * floor}, e0_ + 2 * floor);
+  EXPECT_EQ(straggled(), std::set<int>{0});
+  // Rank 0's compute as the trace's, begun 2 x floor after its iteration began (a stall).
+  Measure({1 * kMs, 1 * kMs}, e0_ + 2 * floor);
+  ops_[0].start += 2 * floor;
+  ops_[0].end += 2 * floor;
+  ops_[1].start += 2 * floor;
+  EXPECT_EQ(straggled(), std::set<int>{0});
 }
 
 TEST_F(AttributionInputsTest, TheWhatIfAppliesTheScheduledComputeFaults) {

@@ -321,7 +321,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
           sim::ParseNetworkModelKind(o.network_model).value_or(sim::NetworkModelKind::kFlow);
       // The common expectation (per op, and every iteration's without a measured start) with
       // each rank's median idle time before an iteration.
-      const auto measured = MeasuredIterations(setup.world_size(), ranks, ops);
+      auto measured = MeasuredIterations(setup.world_size(), ranks, ops);
       MeasuredIteration common;
       common.idle_ns = MedianIdle(setup.world_size(), measured);
       auto rec = record::Recorder::Create("", nlohmann::json::object());
@@ -337,6 +337,10 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
             net->path;  // the --network file, or "testbed T, (un)calibrated ..."
         report::Expectation expected =
             report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops());
+        for (int straggled :
+             StraggledIterations(setup.world_size(), ops, ranks, **rec, sim->end_ns)) {
+          measured[straggled].issue_order.clear();
+        }
         std::map<int, std::vector<report::OpBehind>> behind;
         PredictEachIteration(setup, *net, kind, measured, common.idle_ns, ops, ranks, &expected,
                              &behind, placed);
