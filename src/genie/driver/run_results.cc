@@ -14,11 +14,13 @@
 #include <tuple>
 #include <vector>
 
+#include "genie/common/usable_cores.h"
 #include "genie/driver/attribution_inputs.h"
 #include "genie/driver/connection_spines.h"
 #include "genie/driver/jobs_prediction.h"
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
+#include "genie/driver/testbed_calibrate.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
@@ -120,6 +122,8 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
         chosen->calibration, std::min(hosts, (world_size + per_host - 1) / per_host), o.testbed);
     if (!hosts_note.empty()) notes->push_back(hosts_note);
   }
+  const std::string machine = MachineNote(layout, std::min(hosts, world_size), UsableCores());
+  if (!machine.empty()) notes->push_back("testbed " + o.testbed + ": " + machine);
   return config::ParseNetworkConfig(yml, "testbed " + o.testbed + ", " + note);
 }
 

@@ -11,11 +11,14 @@
 #include <optional>
 
 #include "genie/common/units.h"
+#include "genie/common/usable_cores.h"
+#include "genie/config/network_config.h"
 #include "genie/driver/testbed_placement.h"
 #include "genie/record/cpu_pressure.h"
 #include "genie/record/host_settings.h"
 #include "genie/report/doctor_findings.h"
 #include "genie/report/network_settings.h"
+#include "genie/sim/flow_model.h"
 #include "genie/testbed/control.h"
 #include "genie/testbed/counters.h"
 #include "genie/testbed/ecmp.h"
@@ -68,6 +71,24 @@ std::optional<uint64_t> HostTimeouts(const tb::Layout& layout) {
 }
 
 }  // namespace
+
+std::string MachineNote(const tb::Layout& layout, int hosts, int cores) {
+  // What the flow model gives the machine (testbed/layout.h, machine_bandwidth) against what
+  // every host sending at its link's rate asks of it, a byte between hosts at the model's cost.
+  const double machine = cores * config::kHostLoopbackGbps * (1 << 30) / 1e9;  // GiB/s to GB/s
+  const double ask = static_cast<double>(hosts) * static_cast<double>(layout.HostLinkRate()) /
+                     8e9 * sim::FlowModel::kFabricByteCost;
+  if (cores <= 0 || ask <= machine) return "";
+  return fmt::format(
+      "its {} hosts sending at {} at once ask {:.1f} GB/s of this machine's "
+      "TCP copying, which its {} core(s) give about {:.1f} (a byte between hosts costs {} "
+      "loopback bytes): where every host sends, the cores, not the links, set the pace. The "
+      "prediction shares them (machine_bandwidth) but not how evenly the kernel schedules them "
+      "(docs/accuracy.md: star:8 at 4 Gbit/s); a lower rate or fewer hosts keep the links the "
+      "bottleneck",
+      hosts, FormatBitRate(layout.HostLinkRate()), ask, cores, machine,
+      sim::FlowModel::kFabricByteCost);
+}
 
 testbed::Argv CalibrationScanArgv(const std::string& genie_exe, const std::string& name, int hosts,
                                   bool accept_findings, const std::string& json,
@@ -228,6 +249,8 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   }
   GENIE_RETURN_IF_ERROR(tb::SaveCalibration(a.name, cal));
   fmt::print("{}{}", FormatCalibration(a.name, layout, cal), ecmp);
+  const std::string machine = MachineNote(layout, hosts, UsableCores());
+  if (!machine.empty()) fmt::print("testbed {}: note: {}\n", a.name, machine);
   if (cpu.contended()) {
     fmt::print(
         "testbed {}: note: the CPU was contended during the scan ({}): the figures carry this "

@@ -68,5 +68,20 @@ TEST(TestbedCalibrate, SaysOnePairAllHostsAndWhatTheDescriptionUses) {
   unsetenv("GENIE_TESTBED_DIR");
 }
 
+// Eight hosts of 1 Gbit/s ask 1.5 GB/s of a 2-core machine's 4.3: nothing to say; at 4 Gbit/s
+// 6 GB/s, and the cores, not the links, set the pace (the fourth grid of docs/accuracy.md).
+TEST(TestbedCalibrate, SaysWhenTheHostsAskMoreCopyingThanTheCoresGive) {
+  testbed::Layout layout = Star(8);
+  EXPECT_EQ(MachineNote(layout, 8, 2), "");
+  layout.spec.rate_bps = 4'000'000'000;
+  for (auto& link : layout.links) link.rate_bps = 4'000'000'000;
+  const std::string busy = MachineNote(layout, 8, 2);
+  EXPECT_EQ(busy.find("its 8 hosts sending at 4gbit at once ask 6.0 GB/s"), 0u) << busy;
+  EXPECT_NE(busy.find("its 2 core(s) give about 4.3"), std::string::npos) << busy;
+  EXPECT_NE(busy.find("the cores, not the links, set the pace"), std::string::npos) << busy;
+  EXPECT_EQ(MachineNote(layout, 8, 4), "");  // twice the cores keep up
+  EXPECT_EQ(MachineNote(layout, 4, 2), "");  // half the hosts too
+}
+
 }  // namespace
 }  // namespace genie::driver
