@@ -218,7 +218,9 @@ TEST_F(PredictCalibration, IsMeasuredKeptAndUsedAndRefusesAFault) {
   ASSERT_EQ(two.exit_code, 0) << two.output;
   const json placed = json::parse(ReadFile(gpt + "/results.json"));
   std::vector<double> ratios;
-  for (const auto& it : placed["prediction"]["iterations"]) ratios.push_back(it["ratio"]);
+  for (const auto& it : placed.at("prediction").at("iterations")) {
+    ratios.push_back(it.at("ratio"));
+  }
   ASSERT_EQ(ratios.size(), 3u) << two.output;
   std::sort(ratios.begin(), ratios.end());
   EXPECT_GT(ratios[1], 0.88) << "median measured/predicted, 2 ranks per host\n" << two.output;

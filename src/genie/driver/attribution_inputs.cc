@@ -85,7 +85,7 @@ std::set<int> StraggledIterations(int n, const std::vector<record::OpEvent>& ops
                                   const record::Recorder& healthy, TimeNs healthy_step_ns,
                                   double floor) {
   std::set<int> out;
-  if (healthy_step_ns <= 0) return out;
+  if (healthy_step_ns <= 0 || n <= 0) return out;
   const auto healthy_ops = Pointers(healthy.ops());
   std::vector<const record::RankSummary*> healthy_ranks;
   for (const auto& s : healthy.ranks()) healthy_ranks.push_back(&s);
@@ -107,12 +107,24 @@ std::set<int> StraggledIterations(int n, const std::vector<record::OpEvent>& ops
     const auto& iteration_ops = ops_of[iteration];
     const auto compute = report::ComputeUnion(iteration_ops);
     const auto delay = report::FirstOpDelays(iteration_ops, of_ranks);
+    std::vector<TimeNs> excess;
     for (int r = 0; r < n; ++r) {
       report::RankCompute c;
+      // A rank without a compute op on one side is judged by its late start alone, as
+      // AttributeSlowIterations judges it.
       c.measured_ns = compute.count(r) ? compute.at(r) : at(trace_compute, r);
-      c.trace_ns = at(trace_compute, r);
+      c.trace_ns = trace_compute.count(r) ? trace_compute.at(r) : c.measured_ns;
       c.late_start_ns = std::max<TimeNs>(0, at(delay, r) - at(trace_delay, r));
-      if (static_cast<double>(c.excess_ns()) > floor * static_cast<double>(healthy_step_ns)) {
+      excess.push_back(c.excess_ns());
+    }
+    // Beyond the iteration's median rank: ranks all late alike (8 on 2 busy cores, each
+    // waking late from its sleeps) straggle behind none of the others.
+    std::vector<TimeNs> sorted = excess;  // the lower median: of two ranks, the other one
+    const size_t mid = static_cast<size_t>((n - 1) / 2);
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(mid), sorted.end());
+    const TimeNs median = sorted[mid];
+    for (TimeNs e : excess) {
+      if (static_cast<double>(e - median) > floor * static_cast<double>(healthy_step_ns)) {
         out.insert(iteration);
         break;
       }

@@ -51,7 +51,8 @@ struct AttributionRun {
 
 // The measured iterations (0-based) in which a rank straggled: its GPU compute beyond the
 // trace's plus how late its first op began, against `healthy` (one iteration of the healthy
-// prediction, recorded: the trace's compute), exceeds `floor` x `healthy_step_ns`. The order
+// prediction, recorded: the trace's compute), exceeds the iteration's median rank's by more
+// than `floor` x `healthy_step_ns` (ranks all late alike straggle behind none). The order
 // the ranks issued their collectives in there is the straggler's, not the hosts' tie-breaking
 // (a rank that stalls issues everything at once after it, its partners as they got ready), so
 // its healthy expectation takes the issue rules alone: replayed, the order carries part of the

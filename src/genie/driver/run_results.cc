@@ -103,8 +103,11 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
   std::string note;
   std::optional<testbed::ChosenCalibration> chosen;
   // Ranks on a host's several NICs use one rail each (rank i on NIC (i / H) mod NICs): those
-  // keep the static share, which is each rank's rail.
-  const bool slots = per_host > 1 && layout.spec.nics == 1;
+  // keep the static share, each rank's rail. So does the congestion-unaware model, in which no
+  // message delays another: a shared link would give each rank all of it.
+  const bool slots = per_host > 1 && layout.spec.nics == 1 &&
+                     sim::ParseNetworkModelKind(o.network_model) !=
+                         sim::NetworkModelKind::kCongestionUnaware;
   GENIE_ASSIGN_OR_RETURN(std::string yml,
                          testbed::TestbedNetworkYml(o.testbed, slots ? 1 : per_host, -1, &note,
                                                     &run_settings, &chosen));
@@ -118,11 +121,12 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
                                 chosen->calibration.measured, chosen->matched, chosen->kept);
     if (!note_text.empty()) notes->push_back(note_text);
     *calibration_settings = chosen->calibration.settings;
-    const std::string hosts_note = testbed::HostCountNote(
-        chosen->calibration, std::min(hosts, (world_size + per_host - 1) / per_host), o.testbed);
+    const std::string hosts_note =
+        testbed::HostCountNote(chosen->calibration, std::min(hosts, world_size), o.testbed);
     if (!hosts_note.empty()) notes->push_back(hosts_note);
   }
-  const std::string machine = MachineNote(layout, std::min(hosts, world_size), UsableCores());
+  const std::string machine = MachineNote(layout, std::min(hosts, world_size),
+                                          std::min(per_host, layout.spec.nics), UsableCores());
   if (!machine.empty()) notes->push_back("testbed " + o.testbed + ": " + machine);
   return config::ParseNetworkConfig(yml, "testbed " + o.testbed + ", " + note);
 }
@@ -343,7 +347,8 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
             report::ExpectationFromSimulation(source, sim->end_ns, (*rec)->ops());
         for (int straggled :
              StraggledIterations(setup.world_size(), ops, ranks, **rec, sim->end_ns)) {
-          measured[straggled].issue_order.clear();
+          auto it = measured.find(straggled);
+          if (it != measured.end()) it->second.issue_order.clear();
         }
         std::map<int, std::vector<report::OpBehind>> behind;
         PredictEachIteration(setup, *net, kind, measured, common.idle_ns, ops, ranks, &expected,

@@ -67,7 +67,8 @@ struct SimulateInput {
   // Called about every `progress_every` events (from the simulation's thread) with the
   // simulated time reached and the events run so far; empty: none.
   std::function<void(TimeNs now, uint64_t events)> progress;
-  // Ranks placed on hosts (a jobs file's placement, driver/jobs_prediction.h): the network is
+  // Ranks placed on hosts (a jobs file's placement, driver/jobs_prediction.h, or one job's on a
+  // testbed with more ranks than hosts, driver/run_results.cc): the network is
   // then the hosts' (one NPU per host), rank r runs on host rank_host[r], and a host's ranks
   // share its links (sim/host_slots.h). Empty: rank r is NPU r. Not with `fold`.
   std::vector<int> rank_host;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -72,12 +73,13 @@ std::optional<uint64_t> HostTimeouts(const tb::Layout& layout) {
 
 }  // namespace
 
-std::string MachineNote(const tb::Layout& layout, int hosts, int cores) {
+std::string MachineNote(const tb::Layout& layout, int hosts, int rails, int cores) {
   // What the flow model gives the machine (testbed/layout.h, machine_bandwidth) against what
-  // every host sending at its link's rate asks of it, a byte between hosts at the model's cost.
+  // every host sending at its links' rate asks of it, a byte between hosts at the model's cost.
   const double machine = cores * config::kHostLoopbackGbps * (1 << 30) / 1e9;  // GiB/s to GB/s
-  const double ask = static_cast<double>(hosts) * static_cast<double>(layout.HostLinkRate()) /
-                     8e9 * sim::FlowModel::kFabricByteCost;
+  const double ask = static_cast<double>(hosts) * std::max(1, rails) *
+                     static_cast<double>(layout.HostLinkRate()) / 8e9 *
+                     sim::FlowModel::kFabricByteCost;
   if (cores <= 0 || ask <= machine) return "";
   return fmt::format(
       "its {} hosts sending at {} at once ask {:.1f} GB/s of this machine's "
@@ -249,7 +251,7 @@ Status CalibrateTestbed(const CalibrateOptions& a) {
   }
   GENIE_RETURN_IF_ERROR(tb::SaveCalibration(a.name, cal));
   fmt::print("{}{}", FormatCalibration(a.name, layout, cal), ecmp);
-  const std::string machine = MachineNote(layout, hosts, UsableCores());
+  const std::string machine = MachineNote(layout, hosts, /*rails=*/1, UsableCores());
   if (!machine.empty()) fmt::print("testbed {}: note: {}\n", a.name, machine);
   if (cpu.contended()) {
     fmt::print(

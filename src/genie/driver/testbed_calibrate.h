@@ -55,11 +55,11 @@ Result<std::map<std::string, std::string>> ScanSettings(const testbed::Layout& l
 std::string FormatCalibration(const std::string& name, const testbed::Layout& layout,
                               const testbed::Calibration& calibration);
 
-// What calibrate says when `hosts` sending at the links' rate at once ask more TCP copying of
-// this machine's `cores` than the flow model gives them (machine_bandwidth: cores x
-// config::kHostLoopbackGbps; a byte between hosts at FlowModel::kFabricByteCost): its cores,
-// not the links, then set the pace (a sentence, "its 8 hosts ..."; calibrate and --predict say
-// it). "" otherwise.
-std::string MachineNote(const testbed::Layout& layout, int hosts, int cores);
+// What calibrate says when `hosts` sending at the links' rate on `rails` NICs each at once ask
+// more TCP copying of this machine's `cores` than the flow model gives them (machine_bandwidth:
+// cores x config::kHostLoopbackGbps; a byte between hosts at FlowModel::kFabricByteCost): its
+// cores, not the links, then set the pace (a sentence, "its 8 hosts ..."; calibrate and
+// --predict say it, the latter for its own job's hosts). "" otherwise.
+std::string MachineNote(const testbed::Layout& layout, int hosts, int rails, int cores);
 
 }  // namespace genie::driver

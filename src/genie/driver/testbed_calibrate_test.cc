@@ -72,15 +72,16 @@ TEST(TestbedCalibrate, SaysOnePairAllHostsAndWhatTheDescriptionUses) {
 // 6 GB/s, and the cores, not the links, set the pace (the fourth grid of docs/accuracy.md).
 TEST(TestbedCalibrate, SaysWhenTheHostsAskMoreCopyingThanTheCoresGive) {
   testbed::Layout layout = Star(8);
-  EXPECT_EQ(MachineNote(layout, 8, 2), "");
+  EXPECT_EQ(MachineNote(layout, 8, 1, 2), "");
   layout.spec.rate_bps = 4'000'000'000;
   for (auto& link : layout.links) link.rate_bps = 4'000'000'000;
-  const std::string busy = MachineNote(layout, 8, 2);
+  const std::string busy = MachineNote(layout, 8, 1, 2);
   EXPECT_EQ(busy.find("its 8 hosts sending at 4gbit at once ask 6.0 GB/s"), 0u) << busy;
   EXPECT_NE(busy.find("its 2 core(s) give about 4.3"), std::string::npos) << busy;
   EXPECT_NE(busy.find("the cores, not the links, set the pace"), std::string::npos) << busy;
-  EXPECT_EQ(MachineNote(layout, 8, 4), "");  // twice the cores keep up
-  EXPECT_EQ(MachineNote(layout, 4, 2), "");  // half the hosts too
+  EXPECT_EQ(MachineNote(layout, 8, 1, 4), "");  // twice the cores keep up
+  EXPECT_EQ(MachineNote(layout, 4, 1, 2), "");  // half the hosts too
+  EXPECT_NE(MachineNote(layout, 4, 2, 2), "");  // unless each sends on two rails
 }
 
 }  // namespace

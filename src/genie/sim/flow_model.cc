@@ -540,10 +540,14 @@ void FlowModel::set_idle_since(int npu, double since) {
   std::vector<int> out, in;
   topology_->FlowRoute(npu, other, 0, &out);
   topology_->FlowRoute(other, npu, 0, &in);
+  // A host's ranks in slots (sim/host_slots.h) share these links: idle since the last of them
+  // stopped, whatever order they are given in.
   for (int id : {out.empty() ? -1 : out.front(), in.empty() ? -1 : in.back()}) {
     if (id < 0 || links_[id].bucket == 0) continue;
-    links_[id].tokens = 0;
-    links_[id].idle_since = since;
+    Link& link = links_[id];
+    link.tokens = 0;
+    link.idle_since = link.idle_set ? std::max(link.idle_since, since) : since;
+    link.idle_set = true;
   }
   // Its leaf's links to and from the spines, shared with the leaf's other hosts: idle since
   // the last of them became idle (each carried until its hosts' last messages had passed).

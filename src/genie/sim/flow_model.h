@@ -145,7 +145,7 @@ class FlowModel final : public NetworkModel {
     double bucket = 0;
     double tokens = 0;
     double idle_since = 0;
-    bool idle_set = false;  // set_idle_since() has set idle_since (a spine link: by a host)
+    bool idle_set = false;  // set_idle_since() has set idle_since (by a rank sharing it)
     bool loopback = false;  // set_loopback_dimension(): neither shaped nor unshaped
   };
   struct Flow {

@@ -464,6 +464,23 @@ TEST(FlowModelTest, ShapedSpineLinksRefillFromTheLatestOfTheirLeafsHosts) {
   EXPECT_EQ(back.Run()[0], 1500 + 40);
 }
 
+// Two ranks on one host (host slots) share its shaped links: the bucket refilled from when the
+// later of them stopped, in whichever order their idle times are given.
+TEST(FlowModelTest, AHostsRanksInSlotsRefillItsBucketFromTheLaterOfThem) {
+  config::NetworkConfig net = Star(4, /*latency=*/10);
+  net.burst_bytes = {3000.0};
+  for (bool slot1_first : {false, true}) {
+    Harness h(WithHostSlots(net, 2));  // NPU = host + 4 x slot
+    h.Fold(HostSlotLinkFold(h.topology(), 4), /*copies=*/false);
+    h.model().set_loopback_dimension(1);
+    if (slot1_first) h.model().set_idle_since(4, -1000);
+    h.model().set_idle_since(0, -2500);  // host 0, slot 0: idle 2.5 us
+    if (!slot1_first) h.model().set_idle_since(4, -1000);  // slot 1: idle 1 us
+    h.Send(0, 1, 2000);  // 1,000 bytes refilled (as of slot 1), 1,000 at 1 B/ns
+    EXPECT_EQ(h.Run()[0], 1000 + 20) << (slot1_first ? "slot 1 given first" : "slot 0 first");
+  }
+}
+
 // With the buckets' table (burst_message_times) no message beats its size's time, however much
 // its buckets let out; and the table replaces message_times on shaped paths (a steady ring step
 // is the burst model's own: bytes at the rate, the software hidden while buckets refill).
