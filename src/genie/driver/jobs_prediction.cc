@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "genie/driver/connection_spines.h"
 #include "genie/driver/run.h"
+#include "genie/loop/precise_sleep.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/statistics.h"
 #include "genie/testbed/calibration.h"
@@ -179,6 +184,30 @@ std::optional<TimeNs> RecordedJobStart(const std::string& folder) {
   return first;
 }
 
+std::optional<TimeNs> RecordedTrafficStart(const std::string& folder) {
+  std::optional<TimeNs> first;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind("traffic-rank-", 0) != 0 || entry.path().extension() != ".jsonl") continue;
+    std::ifstream in(entry.path());
+    // Its header, then `on_ns` as its sender starts (driver/traffic.cc); a receiver has none.
+    std::string line;
+    for (int n = 0; n < 4 && std::getline(in, line); ++n) {
+      const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object() || !j.contains("on_ns") || !j["on_ns"].is_number_integer()) continue;
+      const auto on = j["on_ns"].get<TimeNs>();
+      if (!first || on < *first) first = on;
+      break;
+    }
+  }
+  if (!first) return std::nullopt;
+  timespec real{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  const TimeNs wall_now = static_cast<TimeNs>(real.tv_sec) * kNsPerSec + real.tv_nsec;
+  return *first + (loop::MonotonicNow() - wall_now);
+}
+
 int StartAsMeasured(const JobsSpec& spec, const std::string& own, JobsModel* model) {
   const JobSpec* own_spec = spec.Find(own);
   if (own_spec == nullptr) return 0;
@@ -189,7 +218,11 @@ int StartAsMeasured(const JobsSpec& spec, const std::string& own, JobsModel* mod
     const JobSpec* js = spec.Find(j.name);
     if (js == nullptr) continue;
     std::optional<TimeNs> start;
-    if (j.setup != nullptr) start = j.name == own ? own_start : RecordedJobStart(js->output);
+    if (j.setup != nullptr) {
+      start = j.name == own ? own_start : RecordedJobStart(js->output);
+    } else if (js->type == JobType::kTraffic) {
+      start = RecordedTrafficStart(js->output);
+    }
     if (start) {
       j.start_ns = own_spec->start_ns + (*start - *own_start);
       ++measured;

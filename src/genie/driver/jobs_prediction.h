@@ -74,9 +74,16 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
 // (rank-N.jsonl, written as the run goes), on this machine's monotonic clock: when a job
 // launched by genie launch --jobs really began. Nullopt when none is recorded (yet).
 std::optional<TimeNs> RecordedJobStart(const std::string& folder);
+// When a traffic job's senders first turned on (the earliest `on_ns` of `folder`'s
+// traffic-rank-N.jsonl, wall clock), on this machine's monotonic clock (moved by the offset
+// between the two clocks now: its ranks and this process share the machine). Nullopt when none
+// is recorded (yet).
+std::optional<TimeNs> RecordedTrafficStart(const std::string& folder);
 // Starts `model`'s jobs as they really began: every workload job whose folder (in `spec`)
-// records its start is moved to `own`'s start plus the measured difference from `own`'s;
-// jobs without a record (traffic jobs, a neighbour not yet begun) keep the file's offset from
+// records its start, and every traffic job whose senders recorded turning on, is moved to
+// `own`'s start plus the measured difference from `own`'s (a traffic job's on/off schedule then
+// runs from there, as its senders keep it); jobs without a record (a neighbour not yet begun)
+// keep the file's offset from
 // `own`'s; should one then start before 0, all are shifted so that the earliest starts at 0. The launcher starts jobs a few
 // hundred ms apart from the file's offsets on busy cores (their start-up), and two jobs of one
 // period started together stay in lockstep in a simulation, sharing every byte, where the real

@@ -4,10 +4,12 @@
 #include "genie/driver/jobs_prediction.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "genie/loop/precise_sleep.h"
 #include "genie/trace/attributes.h"
 #include "tests/support/switch_workload.h"
 #include "tests/support/temp_dir.h"
@@ -122,6 +124,34 @@ TEST_F(JobsPredictionTest, JobsStartWhenTheirStreamsSayTheyBegan) {
   // b has not recorded an iteration yet: the file's offset.
   std::filesystem::remove(dir_ / "out" / "b" / "rank-0.jsonl");
   EXPECT_EQ(starts("a", 1), (std::vector<TimeNs>{0, 1'000'000'000, 2'000'000'000}));
+}
+
+// A traffic job starts when its senders turned on (their streams' `on_ns`, wall clock), on the
+// workload jobs' monotonic clock: here 1.5 s after a began, where the file said 2 s.
+TEST_F(JobsPredictionTest, ATrafficJobStartsWhenItsSendersTurnedOn) {
+  const JobsSpec spec = Spec();
+  EXPECT_FALSE(RecordedTrafficStart((dir_ / "out" / "noise").string()).has_value());
+  timespec real{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  const TimeNs wall = static_cast<TimeNs>(real.tv_sec) * kNsPerSec + real.tv_nsec;
+  const TimeNs mono = loop::MonotonicNow();
+  Stream("a", 0, {mono - 3'000'000'000});  // a began 3 s ago
+  const auto noise = dir_ / "out" / "noise";
+  std::filesystem::create_directories(noise);
+  auto sender = [&](int rank, TimeNs on_ago) {
+    std::ofstream(noise / ("traffic-rank-" + std::to_string(rank) + ".jsonl"))
+        << R"({"pair":0,"rank":)" << rank << R"(,"role":"send"})" << "\n"
+        << R"({"on_ns":)" << wall - on_ago << "}\n";
+  };
+  sender(0, 1'500'000'000);  // turned on 1.5 s ago
+  sender(2, 1'000'000'000);  // a later sender: the earliest counts
+  std::ofstream(noise / "traffic-rank-1.jsonl") << R"({"pair":0,"rank":1,"role":"recv"})" << "\n";
+  auto model = ModelJobs(spec);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(StartAsMeasured(spec, "a", &*model), 2);
+  ASSERT_EQ(model->jobs.size(), 3u);
+  EXPECT_EQ(model->jobs[0].start_ns, 0);
+  EXPECT_NEAR(static_cast<double>(model->jobs[2].start_ns), 1.5e9, 5e6);  // the clocks' reads
 }
 
 }  // namespace
