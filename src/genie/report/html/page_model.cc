@@ -148,6 +148,9 @@ json ExpectationJson(const Comparison& c) {
   json ops = json::array();
   for (const auto& op : FurthestBehind(behind, kOpsBehindPrinted)) ops.push_back(ToJson(op));
   e["ops_behind"] = ops;
+  // What the expectation was made with and may not hold for (the calibration's settings, its
+  // hosts, the machine's cores), as --predict printed them.
+  e["notes"] = c.notes;
   return e;
 }
 
