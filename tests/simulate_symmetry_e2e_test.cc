@@ -140,30 +140,28 @@ TEST(SimulateSynth, InMemoryGraphsEqualTheWrittenTraces) {
 TEST(SimulateSynth, SaysWhyTheReductionIsOffAndSimulatesEveryRank) {
   const std::string dir = FreshDir("symmetry_off");
   const std::string net = Network(dir, "net", "8, 4, 4");
+  // `genie ARGS` runs and says why every rank is simulated; its output.
+  auto off = [](const std::string& args, const std::string& why) {
+    CliResult r = RunGenie(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("symmetry reduction off, every rank simulated: " + why),
+              std::string::npos)
+        << r.output;
+    return r.output;
+  };
   // A rank of interest that is not a representative: its ops would not be simulated.
-  CliResult roi = RunGenie("-v simulate" + kJob + " --network " + net + " --ranks-of-interest 100 -q");
-  ASSERT_EQ(roi.exit_code, 0) << roi.output;
-  EXPECT_NE(roi.output.find("symmetry reduction off, every rank simulated: --ranks-of-interest "
-                            "100 is not a representative rank"),
-            std::string::npos)
-      << roi.output;
-  EXPECT_NE(roi.output.find("128 ranks simulated"), std::string::npos) << roi.output;
+  const std::string roi =
+      off("-v simulate" + kJob + " --network " + net + " --ranks-of-interest 100 -q",
+          "--ranks-of-interest 100 is not a representative rank");
+  EXPECT_NE(roi.find("128 ranks simulated"), std::string::npos) << roi;
   // A tree is not rotation-symmetric.
   const std::string system = dir + "/tree.json";
   std::ofstream(system) << R"({"all-reduce-implementation": ["doubleBinaryTree"]})";
-  CliResult tree = RunGenie("simulate" + kJob + " --network " + net + " --system " + system + " -q");
-  ASSERT_EQ(tree.exit_code, 0) << tree.output;
-  EXPECT_NE(tree.output.find("symmetry reduction off, every rank simulated: the all_reduce"),
-            std::string::npos)
-      << tree.output;  // One machine's cores (a testbed's description) are shared by every rank.
+  off("simulate" + kJob + " --network " + net + " --system " + system + " -q", "the all_reduce");
+  // One machine's cores (a testbed's description) are shared by every rank.
   const std::string machine = dir + "/machine.yml";
   std::ofstream(machine) << std::ifstream(net).rdbuf() << "machine_bandwidth: 4\n";
-  CliResult one = RunGenie("simulate" + kJob + " --network " + machine + " -q");
-  ASSERT_EQ(one.exit_code, 0) << one.output;
-  EXPECT_NE(one.output.find("symmetry reduction off, every rank simulated: the network's "
-                            "machine_bandwidth"),
-            std::string::npos)
-      << one.output;
+  off("simulate" + kJob + " --network " + machine + " -q", "the network's machine_bandwidth");
 }
 
 // -o with the reduction: every rank's summary (equal to the unreduced run's), the

@@ -78,6 +78,61 @@ std::vector<std::string> Retransmits(const nlohmann::json& run_info) {
   return out;
 }
 
+// A run's ops and rank summaries of its measured iterations, by iteration (ranks 0..n-1).
+struct ByIteration {
+  std::map<int, std::vector<const record::OpEvent*>> ops;
+  std::map<int, std::vector<const record::RankSummary*>> ranks;
+};
+ByIteration GroupByIteration(int n, const std::vector<record::OpEvent>& ops,
+                             const std::vector<record::RankSummary>& ranks) {
+  ByIteration out;
+  for (const auto& e : ops) {
+    if (e.iteration >= 0 && e.rank >= 0 && e.rank < n) out.ops[e.iteration].push_back(&e);
+  }
+  for (const auto& s : ranks) {
+    if (s.iteration >= 0 && s.rank >= 0 && s.rank < n) out.ranks[s.iteration].push_back(&s);
+  }
+  return out;
+}
+
+// A recorded prediction's compute per rank and how late each rank's first op began: the
+// trace's, against which the measured ones are judged.
+struct TraceTiming {
+  std::map<int, TimeNs> compute, first_op_delay;
+};
+TraceTiming TimingOf(const record::Recorder& rec) {
+  const auto ops = Pointers(rec.ops());
+  std::vector<const record::RankSummary*> ranks;
+  for (const auto& s : rec.ranks()) ranks.push_back(&s);
+  return {report::ComputeUnion(ops), report::FirstOpDelays(ops, ranks)};
+}
+
+// Each rank's measured compute and late start in one iteration (`ops`, `summaries`) against
+// `trace`; a rank without a compute op in the trace is judged by its late start alone.
+std::vector<report::RankCompute> RankComputes(
+    int n, const std::vector<const record::OpEvent*>& ops,
+    const std::vector<const record::RankSummary*>& summaries, const TraceTiming& trace) {
+  auto at = [](const std::map<int, TimeNs>& m, int r) {
+    auto i = m.find(r);
+    return i == m.end() ? TimeNs{0} : i->second;
+  };
+  const auto measured = report::ComputeUnion(ops);
+  const auto delay = report::FirstOpDelays(ops, summaries);
+  std::vector<report::RankCompute> out;
+  for (int r = 0; r < n; ++r) {
+    report::RankCompute c;
+    c.rank = r;
+    c.measured_ns = at(measured, r);
+    c.trace_ns = trace.compute.count(r) ? trace.compute.at(r) : c.measured_ns;
+    c.late_start_ns = std::max<TimeNs>(0, at(delay, r) - at(trace.first_op_delay, r));
+    for (const record::RankSummary* s : summaries) {
+      if (s->rank == r) c.cpu_wait_ns = s->cpu_wait_ns;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::set<int> StraggledIterations(int n, const std::vector<record::OpEvent>& ops,
@@ -86,35 +141,11 @@ std::set<int> StraggledIterations(int n, const std::vector<record::OpEvent>& ops
                                   double floor) {
   std::set<int> out;
   if (healthy_step_ns <= 0 || n <= 0) return out;
-  const auto healthy_ops = Pointers(healthy.ops());
-  std::vector<const record::RankSummary*> healthy_ranks;
-  for (const auto& s : healthy.ranks()) healthy_ranks.push_back(&s);
-  const auto trace_compute = report::ComputeUnion(healthy_ops);
-  const auto trace_delay = report::FirstOpDelays(healthy_ops, healthy_ranks);
-  std::map<int, std::vector<const record::OpEvent*>> ops_of;
-  for (const auto& e : ops) {
-    if (e.iteration >= 0 && e.rank >= 0 && e.rank < n) ops_of[e.iteration].push_back(&e);
-  }
-  std::map<int, std::vector<const record::RankSummary*>> ranks_of;
-  for (const auto& s : ranks) {
-    if (s.iteration >= 0 && s.rank >= 0 && s.rank < n) ranks_of[s.iteration].push_back(&s);
-  }
-  auto at = [](const std::map<int, TimeNs>& m, int r) {
-    auto i = m.find(r);
-    return i == m.end() ? TimeNs{0} : i->second;
-  };
-  for (const auto& [iteration, of_ranks] : ranks_of) {
-    const auto& iteration_ops = ops_of[iteration];
-    const auto compute = report::ComputeUnion(iteration_ops);
-    const auto delay = report::FirstOpDelays(iteration_ops, of_ranks);
+  const TraceTiming trace = TimingOf(healthy);
+  ByIteration by = GroupByIteration(n, ops, ranks);
+  for (const auto& [iteration, of_ranks] : by.ranks) {
     std::vector<TimeNs> excess;
-    for (int r = 0; r < n; ++r) {
-      report::RankCompute c;
-      // A rank without a compute op on one side is judged by its late start alone, as
-      // AttributeSlowIterations judges it.
-      c.measured_ns = compute.count(r) ? compute.at(r) : at(trace_compute, r);
-      c.trace_ns = trace_compute.count(r) ? trace_compute.at(r) : c.measured_ns;
-      c.late_start_ns = std::max<TimeNs>(0, at(delay, r) - at(trace_delay, r));
+    for (const report::RankCompute& c : RankComputes(n, by.ops[iteration], of_ranks, trace)) {
       excess.push_back(c.excess_ns());
     }
     // Beyond the iteration's median rank: ranks all late alike (8 on 2 busy cores, each
@@ -138,17 +169,12 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
     const std::optional<report::Localization>& localized, const nlohmann::json& run_info,
     const std::map<int, report::Contention>& contention) {
   const int n = run.setup.world_size();
-  std::map<int, std::vector<const record::OpEvent*>> ops_of;
-  for (const auto& e : run.ops) {
-    if (e.iteration >= 0 && e.rank >= 0 && e.rank < n) ops_of[e.iteration].push_back(&e);
-  }
-  std::map<int, std::vector<const record::RankSummary*>> ranks_of;
+  ByIteration by = GroupByIteration(n, run.ops, run.ranks);
   std::map<int, TimeNs> first_start;
-  for (const auto& s : run.ranks) {
-    if (s.iteration < 0 || s.rank < 0 || s.rank >= n) continue;
-    ranks_of[s.iteration].push_back(&s);
-    auto [it, added] = first_start.try_emplace(s.iteration, s.start);
-    if (!added) it->second = std::min(it->second, s.start);
+  for (const auto& [iteration, summaries] : by.ranks) {
+    TimeNs first = summaries.front()->start;
+    for (const record::RankSummary* s : summaries) first = std::min(first, s->start);
+    first_start[iteration] = first;
   }
   const std::vector<report::NetworkPlace> places = Places(localized);
   const std::vector<std::string> retransmits = Retransmits(run_info);
@@ -165,7 +191,7 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
     }
     auto m = run.measured.find(ic.iteration);
     if (m == run.measured.end()) continue;
-    const std::vector<const record::OpEvent*>& ops = ops_of[ic.iteration];
+    const std::vector<const record::OpEvent*>& ops = by.ops[ic.iteration];
 
     report::AttributionInput in;
     in.iteration = ic.iteration;
@@ -185,29 +211,8 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
     conditions.iteration = 0;  // no compute fault: the healthy expectation
     std::unique_ptr<record::Recorder> rec;
     auto e0 = SimulateIteration(run, &conditions, &rec);
-    const auto measured_compute = report::ComputeUnion(ops);
-    const auto measured_delay = report::FirstOpDelays(ops, ranks_of[ic.iteration]);
-    std::map<int, TimeNs> trace_compute, predicted_delay;
-    if (e0.ok()) {
-      const auto sim_ops = Pointers(rec->ops());
-      trace_compute = report::ComputeUnion(sim_ops);
-      std::vector<const record::RankSummary*> sim_ranks;
-      for (const auto& s : rec->ranks()) sim_ranks.push_back(&s);
-      predicted_delay = report::FirstOpDelays(sim_ops, sim_ranks);
-    }
-    for (int r = 0; r < n; ++r) {
-      report::RankCompute c;
-      c.rank = r;
-      c.measured_ns = measured_compute.count(r) ? measured_compute.at(r) : 0;
-      c.trace_ns = trace_compute.count(r) ? trace_compute.at(r) : c.measured_ns;
-      const TimeNs delay = measured_delay.count(r) ? measured_delay.at(r) : 0;
-      c.late_start_ns =
-          std::max<TimeNs>(0, delay - (predicted_delay.count(r) ? predicted_delay.at(r) : 0));
-      for (const record::RankSummary* s : ranks_of[ic.iteration]) {
-        if (s->rank == r) c.cpu_wait_ns = s->cpu_wait_ns;
-      }
-      in.compute.push_back(c);
-    }
+    in.compute =
+        RankComputes(n, ops, by.ranks[ic.iteration], e0.ok() ? TimingOf(*rec) : TraceTiming{});
 
     // Ec: the same conditions with each rank's measured compute and first-op delay.
     if (e0.ok()) {

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <time.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +9,7 @@
 
 #include "genie/driver/connection_spines.h"
 #include "genie/driver/run.h"
-#include "genie/loop/precise_sleep.h"
+#include "genie/env/env.h"
 #include "genie/record/run_folder.h"
 #include "genie/report/statistics.h"
 #include "genie/testbed/calibration.h"
@@ -202,10 +200,8 @@ std::optional<TimeNs> RecordedTrafficStart(const std::string& folder) {
     }
   }
   if (!first) return std::nullopt;
-  timespec real{};
-  clock_gettime(CLOCK_REALTIME, &real);
-  const TimeNs wall_now = static_cast<TimeNs>(real.tv_sec) * kNsPerSec + real.tv_nsec;
-  return *first + (loop::MonotonicNow() - wall_now);
+  const env::Env* env = env::Env::Default();
+  return *first + (env->Now() - env->NowWall());
 }
 
 int StartAsMeasured(const JobsSpec& spec, const std::string& own, JobsModel* model) {

@@ -4,12 +4,11 @@
 #include "genie/driver/jobs_prediction.h"
 
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "genie/loop/precise_sleep.h"
+#include "genie/env/env.h"
 #include "genie/trace/attributes.h"
 #include "tests/support/switch_workload.h"
 #include "tests/support/temp_dir.h"
@@ -131,10 +130,8 @@ TEST_F(JobsPredictionTest, JobsStartWhenTheirStreamsSayTheyBegan) {
 TEST_F(JobsPredictionTest, ATrafficJobStartsWhenItsSendersTurnedOn) {
   const JobsSpec spec = Spec();
   EXPECT_FALSE(RecordedTrafficStart((dir_ / "out" / "noise").string()).has_value());
-  timespec real{};
-  clock_gettime(CLOCK_REALTIME, &real);
-  const TimeNs wall = static_cast<TimeNs>(real.tv_sec) * kNsPerSec + real.tv_nsec;
-  const TimeNs mono = loop::MonotonicNow();
+  const TimeNs wall = env::Env::Default()->NowWall();
+  const TimeNs mono = env::Env::Default()->Now();
   Stream("a", 0, {mono - 3'000'000'000});  // a began 3 s ago
   const auto noise = dir_ / "out" / "noise";
   std::filesystem::create_directories(noise);
