@@ -9,6 +9,7 @@
 #include "genie/record/recorder.h"
 #include "genie/report/attribution_evidence.h"
 #include "genie/report/doctor_findings.h"
+#include "genie/report/iteration_probe_rtt.h"
 #include "genie/report/iteration_timeouts.h"
 #include "genie/report/ops_behind.h"
 #include "genie/report/testbed_counters.h"
@@ -179,6 +180,7 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
   const std::vector<report::NetworkPlace> places = Places(localized);
   const std::vector<std::string> retransmits = Retransmits(run_info);
   const std::map<int, report::IterationTimeouts> timeouts = report::TimeoutsPerIteration(run.ranks);
+  const std::map<int, report::IterationProbeRtt> probes = report::ProbeRttPerIteration(run.ranks);
 
   std::vector<report::IterationAttribution> out;
   for (const report::IterationComparison& ic : compared.iterations) {
@@ -204,6 +206,9 @@ std::vector<report::IterationAttribution> AttributeSlowIterations(
     in.retransmits = retransmits;
     if (auto t = timeouts.find(ic.iteration); t != timeouts.end()) {
       in.timeouts = report::DescribeTimeouts(t->second);
+    }
+    if (auto p = probes.find(ic.iteration); p != probes.end()) {
+      in.probe_rtt = report::DescribeProbeRtt(p->second);
     }
 
     // E0 again, recorded: the trace's compute per rank and when each rank's first op began.

@@ -386,6 +386,11 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
     };
     exec.host_id = record::HostId();
   }
+  // And bbr's PROBE_RTT on its connections (zeros on other congestion controls).
+  exec.probe_rtt_counter = [&transport = (*backend)->transport()] {
+    const net::ProbeRttTotals t = transport.probe_rtt();
+    return std::make_pair(t.episodes, t.ns);
+  };
   IterationDriver driver(iterations, exec, **backend, **graph, recorder->get());
   const auto cpu_before = record::ReadCpuTicks();
   Status st = DriveIterations(o, **backend, driver, bed.get());

@@ -63,6 +63,7 @@ class FaultyTransport final : public Transport, private TransportEvents {
   void Abort(const std::string& reason, TimeNs linger) override { inner_->Abort(reason, linger); }
   const PeerCounters& counters(int peer) const override { return inner_->counters(peer); }
   size_t unexpected_messages() const override { return inner_->unexpected_messages(); }
+  ProbeRttTotals probe_rtt() const override { return inner_->probe_rtt(); }
   std::vector<ConnectionEndpoints> connection_endpoints() const override {
     return inner_->connection_endpoints();
   }

@@ -83,6 +83,13 @@ struct PeerCounters {
   int connections = 0;  // established connections to this peer right now
 };
 
+// bbr's PROBE_RTT on a rank's connections (net/tcp/probe_rtt_watch.h): episodes begun and the
+// time spent in them, summed over its sockets.
+struct ProbeRttTotals {
+  int64_t episodes = 0;
+  TimeNs ns = 0;
+};
+
 // Every rank but `rank`: the full mesh (tests, bench, doctor).
 std::vector<int> AllPeers(int rank, int world_size);
 // `peers` sorted, without duplicates; InvalidArgument naming the rank when one is outside
@@ -183,6 +190,9 @@ class Transport {
   // came up (closed ones included). Empty where the transport cannot tell (libfabric: its
   // provider owns the sockets).
   virtual std::vector<ConnectionEndpoints> connection_endpoints() const { return {}; }
+  // Since Connect(): how long this rank's connections spent in bbr's PROBE_RTT (zeros where
+  // they do not run bbr, or the transport cannot tell: libfabric's provider owns its sockets).
+  virtual ProbeRttTotals probe_rtt() const { return {}; }
 };
 
 }  // namespace genie::net

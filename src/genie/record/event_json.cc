@@ -113,6 +113,10 @@ void AppendRankRecord(const RankSummary& s, std::string* out) {
   if (s.tcp_timeouts != 0) {
     fmt::format_to(it, ",\"tcp_timeouts\":{},\"host_id\":{}", s.tcp_timeouts, s.host_id);
   }
+  if (s.probe_rtt_episodes != 0 || s.probe_rtt_ns != 0) {
+    fmt::format_to(it, ",\"probe_rtt_episodes\":{},\"probe_rtt_ns\":{}", s.probe_rtt_episodes,
+                   s.probe_rtt_ns);
+  }
   out->push_back('}');
 }
 
@@ -130,6 +134,10 @@ json ToJson(const RankSummary& s) {
   if (s.tcp_timeouts != 0) {
     j["tcp_timeouts"] = s.tcp_timeouts;
     j["host_id"] = s.host_id;
+  }
+  if (s.probe_rtt_episodes != 0 || s.probe_rtt_ns != 0) {
+    j["probe_rtt_episodes"] = s.probe_rtt_episodes;
+    j["probe_rtt_ns"] = s.probe_rtt_ns;
   }
   return j;
 }
@@ -221,9 +229,13 @@ Result<RankSummary> RankSummaryFromJson(const json& j, const std::string& where,
       .Optional("stall_ns", &s.stall_ns)
       .Optional("cpu_wait_ns", &s.cpu_wait_ns)
       .Optional("tcp_timeouts", &s.tcp_timeouts)
-      .Optional("host_id", &s.host_id);
+      .Optional("host_id", &s.host_id)
+      .Optional("probe_rtt_episodes", &s.probe_rtt_episodes)
+      .Optional("probe_rtt_ns", &s.probe_rtt_ns);
   if (!r.ok()) return r.status();
   if (s.tcp_timeouts < 0) r.FailField("tcp_timeouts", "is negative");
+  if (s.probe_rtt_episodes < 0) r.FailField("probe_rtt_episodes", "is negative");
+  if (s.probe_rtt_ns < 0) r.FailField("probe_rtt_ns", "is negative");
   if (s.stall_ns < 0) r.FailField("stall_ns", "is negative");
   if (s.cpu_wait_ns < 0) r.FailField("cpu_wait_ns", "is negative");
   if (s.rank < 0) r.FailField("rank", fmt::format("is {}; ranks start at 0", s.rank));

@@ -96,6 +96,8 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
       c.culprit += (c.culprit.empty() ? "" : "; ") + p.text.substr(0, p.text.find(" — "));
       if (p.text.find(" — ") != std::string::npos) c.evidence.push_back(p.text);
     }
+  } else if (!in.probe_rtt.empty()) {
+    c.culprit = "bbr's PROBE_RTT (the transport)";
   } else if (!c.ops.empty()) {
     const OpBehind& op = c.ops.front();
     c.culprit = fmt::format("{} node {} on rank{} {} (not localised: run with --localize)", op.type,
@@ -116,6 +118,7 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
         op.ratio()));
   }
   if (!in.timeouts.empty()) c.evidence.push_back(in.timeouts);
+  if (!in.probe_rtt.empty()) c.evidence.push_back(in.probe_rtt);
   for (const std::string& r : in.retransmits) c.evidence.push_back(r);
   return c;
 }
@@ -189,8 +192,10 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
   TimeNs behind = -a.contention_ns;
   for (const OpBehind& op : in.behind) behind += std::max<TimeNs>(0, op.added_ns());
   const bool comm_behind = !in.behind.empty() && behind > 0 && 2 * behind >= rest;
-  const bool lossless = in.retransmits.empty() && in.timeouts.empty();
-  const bool links_healthy = in.probed && in.places.empty() && lossless;
+  // The transport's own evidence: losses, and bbr's periodic PROBE_RTT.
+  const bool transport_quiet =
+      in.retransmits.empty() && in.timeouts.empty() && in.probe_rtt.empty();
+  const bool links_healthy = in.probed && in.places.empty() && transport_quiet;
   // A rank that waited for a core read its sockets late: comm behind is then the host's,
   // unless the network is placed.
   const RankCompute* starved = nullptr;
@@ -209,7 +214,7 @@ IterationAttribution Attribute(const AttributionInput& in, double floor) {
         return p.kind == "slow_pair" || p.kind == "high_latency_pair";
       });
   const bool unplaced =
-      (in.places.empty() || (in.contention.has_value() && pairs_only)) && lossless;
+      (in.places.empty() || (in.contention.has_value() && pairs_only)) && transport_quiet;
   const bool evidence = in.behind.empty()
                             ? !unplaced
                             : comm_behind && !links_healthy && !(starved != nullptr && unplaced);

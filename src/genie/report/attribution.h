@@ -74,6 +74,10 @@ struct AttributionInput {
   // none. Each a stall of 200 ms or more that only loss causes: evidence of the network as
   // retransmissions are, whatever the probe or the CPU showed.
   std::string timeouts;
+  // This iteration's bbr PROBE_RTT episodes (DescribeProbeRtt, iteration_probe_rtt.h); ""
+  // none. The transport's own slowdown: evidence of the network as timeouts are, placed on no
+  // link.
+  std::string probe_rtt;
 };
 
 enum class Cause { kStraggler, kNetwork, kContention, kUnexplained };

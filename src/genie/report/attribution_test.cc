@@ -281,6 +281,30 @@ TEST(Attribution, RetransmissionTimeoutsInTheIterationAreTheNetworks) {
   ExpectSharesSum(a);
 }
 
+// An iteration in which the connections held bbr's PROBE_RTT is the network's (its transport),
+// named as such even where ops behind would otherwise be the culprit, and even when the probe
+// after the run found the links healthy.
+TEST(Attribution, BbrProbeRttInTheIterationIsTheTransports) {
+  AttributionInput in = Healthy(500 * kMs);
+  in.behind = {Behind(430 * kMs, 30 * kMs)};
+  in.probed = true;
+  IterationAttribution a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kUnexplained});
+  in.probe_rtt = "bbr's PROBE_RTT: 16 connection(s) of ranks 0-7 held 4 packets in flight";
+  a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kNetwork});
+  EXPECT_EQ(a.causes[0].culprit, "bbr's PROBE_RTT (the transport)");
+  const auto& ev = a.causes[0].evidence;
+  EXPECT_NE(std::find(ev.begin(), ev.end(), in.probe_rtt), ev.end());
+  ExpectSharesSum(a);
+  // A placed fault still names its place first.
+  in.places = {NetworkPlace{"slow_link", "h2", "h2: transmit side slow — 40 % of the median"}};
+  in.probed = true;
+  a = Attribute(in);
+  ASSERT_EQ(Causes(a), std::vector<Cause>{Cause::kNetwork});
+  EXPECT_EQ(a.causes[0].culprit, "h2: transmit side slow");
+}
+
 TEST(Attribution, SharesNeverExceedTheExcess) {
   // The model with measured compute overshoots the measurement: compute takes all of it.
   AttributionInput in = Healthy(150 * kMs);

@@ -7,6 +7,7 @@
 
 #include "genie/report/bandwidth.h"
 #include "genie/report/cpu_bound.h"
+#include "genie/report/iteration_probe_rtt.h"
 #include "genie/report/iteration_timeouts.h"
 
 namespace genie::report {
@@ -70,12 +71,17 @@ Comparison Compare(const std::vector<record::OpEvent>& ops,
   std::map<int, double> cpu_wait_of;
   for (const CpuBoundIteration& b : CpuBoundIterations(ranks)) cpu_wait_of[b.iteration] = b.fraction();
   const std::map<int, IterationTimeouts> timeouts = TimeoutsPerIteration(ranks);
+  const std::map<int, IterationProbeRtt> probes = ProbeRttPerIteration(ranks);
   for (const IterationStep& s : StepTimes(ranks)) {
     if (s.iteration < 0) continue;
     IterationComparison ic;
     ic.iteration = s.iteration;
     if (auto w = cpu_wait_of.find(s.iteration); w != cpu_wait_of.end()) ic.cpu_wait_fraction = w->second;
     if (auto t = timeouts.find(s.iteration); t != timeouts.end()) ic.tcp_timeouts = t->second.total;
+    if (auto p = probes.find(s.iteration); p != probes.end()) {
+      ic.probe_rtt_episodes = p->second.episodes;
+      ic.probe_rtt_ns = p->second.ns;
+    }
     ic.measured_ns = s.step_ns();
     auto own = expected.step_ns_of_iteration.find(s.iteration);
     ic.expected_ns = own != expected.step_ns_of_iteration.end() ? own->second : expected.step_ns;
@@ -131,6 +137,7 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
     }
     if (it.cpu_wait_fraction > 0) line += fmt::format("  CPU {:.0f} %", 100 * it.cpu_wait_fraction);
     if (it.tcp_timeouts > 0) line += fmt::format("  RTO {}", it.tcp_timeouts);
+    if (it.probe_rtt_episodes > 0) line += fmt::format("  PROBE_RTT {}", it.probe_rtt_episodes);
     out << line << "\n";
   }
   out << fmt::format("# {} of {} iterations slower than expected\n", c.flagged,
@@ -151,6 +158,15 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
         "iterations): each stalls a connection for 200 ms or more, which the model (no losses) "
         "does not predict; the links' queues dropped (deeper queues avoid it)\n",
         with_timeouts);
+  }
+  int with_probes = 0;
+  for (const auto& it : c.iterations) with_probes += it.probe_rtt_episodes > 0 ? 1 : 0;
+  if (with_probes > 0) {
+    out << fmt::format(
+        "# PROBE_RTT = connections in bbr's PROBE_RTT during the iteration ({} iterations): bbr "
+        "holds each to 4 packets in flight for ~200 ms every ~10 s, which the model does not "
+        "predict; the transport's own cost, not a fault\n",
+        with_probes);
   }
   // The what-if: the same iterations predicted under the run's --faults compute faults.
   std::string what_if;
@@ -212,6 +228,10 @@ nlohmann::json ToJson(const Comparison& c) {
     if (it.what_if_ns > 0) row["what_if_step_ns"] = it.what_if_ns;
     if (it.cpu_wait_fraction > 0) row["cpu_wait_fraction"] = it.cpu_wait_fraction;
     if (it.tcp_timeouts > 0) row["tcp_timeouts"] = it.tcp_timeouts;
+    if (it.probe_rtt_episodes > 0) {
+      row["probe_rtt_episodes"] = it.probe_rtt_episodes;
+      row["probe_rtt_ns"] = it.probe_rtt_ns;
+    }
     iters.push_back(std::move(row));
     if (it.slow) flagged.push_back(it.iteration);
   }
@@ -249,6 +269,8 @@ Comparison ComparisonFromJson(const nlohmann::json& j) {
     ic.ratio = it.value("ratio", 0.0);
     ic.cpu_wait_fraction = it.value("cpu_wait_fraction", 0.0);
     ic.tcp_timeouts = it.value("tcp_timeouts", int64_t{0});
+    ic.probe_rtt_episodes = it.value("probe_rtt_episodes", int64_t{0});
+    ic.probe_rtt_ns = it.value("probe_rtt_ns", TimeNs{0});
     ic.slow = it.value("slow", false);
     if (it.contains("ops") && it["ops"].is_array()) {
       for (const auto& op : it["ops"]) {

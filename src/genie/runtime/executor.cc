@@ -64,6 +64,9 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   if (config_.tcp_timeouts_counter && tcp_timeouts_at_start_ < 0) {
     tcp_timeouts_at_start_ = config_.tcp_timeouts_counter();
   }
+  if (config_.probe_rtt_counter && probe_rtt_at_start_.first < 0) {
+    probe_rtt_at_start_ = config_.probe_rtt_counter();
+  }
   summary_.start = backend_.Now();
   if (config_.cpu_wait_clock) cpu_wait_at_start_ = config_.cpu_wait_clock();
   last_progress_ = summary_.start;
@@ -182,6 +185,12 @@ void Executor::Pump() {
       summary_.tcp_timeouts = std::max<int64_t>(0, now - tcp_timeouts_at_start_);
       if (summary_.tcp_timeouts > 0) summary_.host_id = config_.host_id;
       tcp_timeouts_at_start_ = now;
+    }
+    if (config_.probe_rtt_counter) {
+      const std::pair<int64_t, TimeNs> now = config_.probe_rtt_counter();
+      summary_.probe_rtt_episodes = std::max<int64_t>(0, now.first - probe_rtt_at_start_.first);
+      summary_.probe_rtt_ns = std::max<TimeNs>(0, now.second - probe_rtt_at_start_.second);
+      probe_rtt_at_start_ = now;
     }
     if (recorder_ != nullptr) recorder_->OnRankDone(summary_);
     if (done_) done_(status_);

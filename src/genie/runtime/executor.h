@@ -143,6 +143,8 @@ class Executor {
   TimeNs cpu_wait_at_start_ = 0;  // config_.cpu_wait_clock when the iteration started
   // config_.tcp_timeouts_counter when the iteration started (-1: not read yet).
   int64_t tcp_timeouts_at_start_ = -1;
+  // config_.probe_rtt_counter when the iteration started (episodes -1: not read yet).
+  std::pair<int64_t, TimeNs> probe_rtt_at_start_{-1, 0};
   bool stalled_ = false;     // in a stall at the iteration's start: nothing issues
   TimeNs stall_until_ = 0;
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "genie/collective/collective_spec.h"
@@ -69,6 +70,10 @@ struct ExecutorConfig {
   // (RankSummary::host_id). Null in simulation.
   std::function<int64_t()> tcp_timeouts_counter;
   int64_t host_id = 0;
+  // Real runs over TCP with bbr: bbr's PROBE_RTT episodes this rank's connections began so
+  // far and the time they spent in them (net::Transport::probe_rtt), read like the counter
+  // above (RankSummary::probe_rtt_episodes and probe_rtt_ns). Null in simulation.
+  std::function<std::pair<int64_t, TimeNs>()> probe_rtt_counter;
 };
 
 }  // namespace genie::runtime

@@ -110,6 +110,7 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses,
   }
   spdlog::debug("rank {}: {} tcp connections up", options_.rank, established_);
   if (heartbeats_.ticking()) heartbeats_.liveness().StartChecking();
+  StartProbeRttWatch();
   return Status::Ok();
 }
 

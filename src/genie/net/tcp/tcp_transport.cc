@@ -49,6 +49,7 @@ TcpTransport::TcpTransport(loop::EventLoop* loop, const TransportOptions& option
 
 TcpTransport::~TcpTransport() {
   heartbeats_.Stop();
+  StopProbeRttWatch();
   for (auto& [fd, c] : conns_) {
     loop_->RemoveFd(fd);
     close(fd);
@@ -107,6 +108,31 @@ void TcpTransport::PostWrite(const WriteOp& op) {
   if (c == nullptr) return;
   Enqueue(c, FrameType::kWrite, op.data != nullptr ? kFlagHasData : 0, ch, op.remote_key, op.data,
           op.bytes, op.remote_offset, op.imm, tcp_internal::kWriteKind, op.cookie);
+}
+
+void TcpTransport::StartProbeRttWatch() {
+  if (probe_rtt_timer_ != 0) return;
+  bool bbr = false;
+  for (const auto& [fd, c] : conns_) {
+    bbr = bbr || (c->state == Conn::State::kOpen && ProbeRttWatch::InProbeRtt(fd).has_value());
+  }
+  if (!bbr) return;  // no other congestion control has the mode
+  ProbeRttTick();
+}
+
+void TcpTransport::StopProbeRttWatch() {
+  if (probe_rtt_timer_ == 0) return;
+  loop_->Cancel(probe_rtt_timer_);
+  probe_rtt_timer_ = 0;
+}
+
+void TcpTransport::ProbeRttTick() {
+  const TimeNs now = loop_->Now();
+  for (const auto& [fd, c] : conns_) {
+    if (c->state != Conn::State::kOpen) continue;
+    if (const auto in = ProbeRttWatch::InProbeRtt(fd)) probe_rtt_.Sample(fd, *in, now);
+  }
+  probe_rtt_timer_ = loop_->RunAtCoarse(now + ProbeRttWatch::kInterval, [this] { ProbeRttTick(); });
 }
 
 }  // namespace genie::net

@@ -40,6 +40,7 @@
 #include "genie/net/frame.h"
 #include "genie/net/heartbeats.h"
 #include "genie/net/matcher.h"
+#include "genie/net/tcp/probe_rtt_watch.h"
 #include "genie/net/transport.h"
 
 namespace genie::net {
@@ -63,6 +64,7 @@ class TcpTransport final : public Transport {
   const PeerCounters& counters(int peer) const override { return counters_.at(peer); }
   size_t unexpected_messages() const override { return matcher_.arrived_count(); }
   std::vector<ConnectionEndpoints> connection_endpoints() const override { return endpoints_; }
+  ProbeRttTotals probe_rtt() const override { return probe_rtt_.Totals(loop_->Now()); }
 
   // Connections refused because their handshake or first frame was wrong.
   uint64_t rejected_connections() const { return rejected_; }
@@ -115,6 +117,12 @@ class TcpTransport final : public Transport {
   bool AnyOpen() const;  // an established connection is still open
   void CloseAll();       // every connection and the listening socket, quietly
 
+  // bbr's PROBE_RTT (probe_rtt_watch.h): sampled on the loop's housekeeping timer from
+  // Connect() to Shutdown(), when the connections run bbr.
+  void StartProbeRttWatch();
+  void StopProbeRttWatch();
+  void ProbeRttTick();
+
   // Completions and errors, delivered from the loop (net/completion_queue.h).
   void Complete(const Completion& done) { completions_.Complete(done); }
   void ReportFatal(Status status) { completions_.ReportFatal(std::move(status)); }
@@ -146,6 +154,8 @@ class TcpTransport final : public Transport {
   Heartbeats heartbeats_;  // after completions_, which it reports to
   std::string abort_reason_;  // the payload of the abort frames in flight
   std::vector<ConnectionEndpoints> endpoints_;  // every connection established, in order
+  ProbeRttWatch probe_rtt_;
+  loop::EventLoop::TimerId probe_rtt_timer_ = 0;  // 0: not sampling
 };
 
 }  // namespace genie::net

@@ -48,6 +48,7 @@ void TcpTransport::CloseConn(Conn* c, const std::string& reason) {
   if (c->state == Conn::State::kClosed) return;
   bool was_open = c->state == Conn::State::kOpen;
   if (was_open) {
+    probe_rtt_.Forget(c->fd, loop_->Now());
     by_peer_[static_cast<size_t>(c->peer)][static_cast<size_t>(c->channel)] = nullptr;
     --counters_[static_cast<size_t>(c->peer)].connections;
   }
@@ -102,6 +103,7 @@ void TcpTransport::CloseAll() {
 void TcpTransport::Abort(const std::string& reason, TimeNs linger) {
   shutting_down_ = true;
   heartbeats_.Stop();
+  StopProbeRttWatch();
   abort_reason_ = reason.substr(0, kMaxAbortBytes);  // outlives the frames that point at it
   std::vector<Conn*> open;
   for (auto& [fd, c] : conns_) {
@@ -167,6 +169,7 @@ Status TcpTransport::Shutdown(TimeNs timeout) {
   shutting_down_ = true;
   // Peers stop checking us once our goodbye arrives; it is queued below, on every connection.
   heartbeats_.Stop();
+  StopProbeRttWatch();
   std::vector<Conn*> open;
   for (auto& [fd, c] : conns_) {
     if (c->state == Conn::State::kOpen) open.push_back(c.get());

@@ -1,0 +1,52 @@
+// ProbeRttWatch: how long a rank's TCP connections spend in bbr's PROBE_RTT.
+//
+// bbr (the kernel's tcp_bbr, v1) drains its queue to re-measure the path's round trip whenever
+// its min RTT estimate is 10 s old: for at least 200 ms (and a round trip) the connection keeps
+// 4 packets in flight, then restores its window, and the next probe is due 10 s later. The
+// connections of a run open together, so they probe together ~10 s after they opened and then
+// about every 10 s. What a connection moves meanwhile is a fraction of what it moved before:
+// measured on a 2-core testbed at 1 Gbit/s (2026-12-07, `ss -tin` every 25 ms), one connection
+// alone on its link ~40 MB/s of its ~120, two sharing a link 8-16 MB/s each. A training step
+// that spans a probe is that much slower, with no fault anywhere: the transport's own.
+//
+// Seen through TCP_CC_INFO: bbr's cwnd gain is 1 (BBR_UNIT) in PROBE_RTT and in no other mode
+// of a connection with a bandwidth estimate (2 in PROBE_BW, 2.89 in STARTUP and DRAIN; a new
+// connection, not yet measured, has unit gains and no estimate). The transport samples its sockets every kInterval
+// (Sample), so an episode's start and end are known to within it; sockets of other congestion
+// controls are never in one.
+//
+// Owned by its transport; loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+
+#include "genie/common/units.h"
+#include "genie/net/transport.h"
+
+namespace genie::net {
+
+class ProbeRttWatch {
+ public:
+  static constexpr TimeNs kInterval = 10 * kNsPerMs;
+
+  // Socket `fd`'s bbr mode: true in PROBE_RTT, false in another; nullopt when its congestion
+  // control is not bbr (or the kernel does not say).
+  static std::optional<bool> InProbeRtt(int fd);
+
+  // One sample of socket `key` at `now`: an episode begins when it enters PROBE_RTT and ends
+  // when a later sample finds it out (or Forget()).
+  void Sample(int key, bool in_probe_rtt, TimeNs now);
+  // Socket `key` closed at `now`: its episode, if any, ends.
+  void Forget(int key, TimeNs now);
+  // Since the first sample: episodes begun, and the time spent in them summed over sockets
+  // (an episode still open counts up to `now`).
+  ProbeRttTotals Totals(TimeNs now) const;
+
+ private:
+  std::unordered_map<int, TimeNs> since_;  // socket in an episode -> when it began
+  ProbeRttTotals closed_;                  // episodes begun; time of the ended ones
+};
+
+}  // namespace genie::net
