@@ -406,6 +406,11 @@ nlohmann::json NetworkConfig::ToJson() const {
   }
   if (loopback_dimension >= 0) j["loopback_dimension"] = loopback_dimension;
   if (machine_gbps > 0) j["machine_bandwidth"] = machine_gbps;
+  if (probe_rtt.interval_ns > 0) {
+    j["probe_rtt"] = {{"interval", probe_rtt.interval_ns},
+                      {"duration", probe_rtt.duration_ns},
+                      {"bandwidth", probe_rtt.gbps}};
+  }
   if (leaf_spine.present()) {
     j["spines"] = leaf_spine.spines;
     j["spine_bandwidth"] = leaf_spine.bandwidth_gbps;
@@ -524,6 +529,16 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
                                    " is out of range; give GB/s between " +
                                    Number(kMinBandwidthGbps) + " and " +
                                    Number(kMaxBandwidthGbps) + ", or leave it out");
+  }
+  if (c.probe_rtt.interval_ns != 0 &&
+      !(c.probe_rtt.interval_ns > 0 && c.probe_rtt.duration_ns > 0 &&
+        c.probe_rtt.duration_ns < c.probe_rtt.interval_ns &&
+        c.probe_rtt.gbps >= kMinBandwidthGbps && c.probe_rtt.gbps <= kMaxBandwidthGbps)) {
+    return Status::InvalidArgument(
+        Where(o, "probe_rtt") +
+        ": give interval and duration in ns (0 < duration < interval, bbr's are 10e9 and 200e6) "
+        "and bandwidth in GB/s between " + Number(kMinBandwidthGbps) + " and " +
+        Number(kMaxBandwidthGbps) + ", or leave it out");
   }
   int64_t total = 1;
   for (size_t d = 0; d < c.topology.size(); ++d) {
@@ -712,6 +727,27 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
     GENIE_RETURN_IF_ERROR(
         ReadScalar(root, "machine_bandwidth", origin, &c.machine_gbps));
   }
+  if (root["probe_rtt"]) {
+    const YAML::Node p = root["probe_rtt"];
+    const std::string where = Where(origin, "probe_rtt");
+    if (!p.IsMap()) {
+      return Status::InvalidArgument(
+          where + ": expected a map like {interval: 10e9, duration: 200e6, bandwidth: 0.015}");
+    }
+    for (const auto& item : p) {
+      const std::string k = item.first.as<std::string>("");
+      if (k != "interval" && k != "duration" && k != "bandwidth") {
+        return Status::InvalidArgument(where + ": unknown key \"" + k +
+                                       "\" (it has interval, duration and bandwidth)");
+      }
+    }
+    for (const char* k : {"interval", "duration", "bandwidth"}) {
+      if (!p[k]) return Status::InvalidArgument(where + ": " + k + " is missing");
+    }
+    GENIE_RETURN_IF_ERROR(ReadScalar(p, "interval", where, &c.probe_rtt.interval_ns));
+    GENIE_RETURN_IF_ERROR(ReadScalar(p, "duration", where, &c.probe_rtt.duration_ns));
+    GENIE_RETURN_IF_ERROR(ReadScalar(p, "bandwidth", where, &c.probe_rtt.gbps));
+  }
   GENIE_RETURN_IF_ERROR(ValidateNetworkConfig(c));
   for (const auto& item : root) {
     const std::string k = item.first.as<std::string>("");
@@ -722,15 +758,15 @@ Result<NetworkConfig> ParseNetworkConfig(const std::string& text, const std::str
         k != "burst" && k != "burst_message_times" && k != "oversubscription" &&
         k != "leaf_dimension" && k != "super_spines" && k != "super_spine_bandwidth" &&
         k != "super_spine_latency" && k != "spine_oversubscription" &&
-        k != "loopback_dimension" && k != "machine_bandwidth") {
+        k != "loopback_dimension" && k != "machine_bandwidth" && k != "probe_rtt") {
       c.ignored_keys.push_back(k);
       spdlog::warn(
           "{}: ignoring unknown network key \"{}\" (genie reads topology, npus_count, "
           "bandwidth, latency, goodput, message_overhead, spines, spine_bandwidth, "
           "spine_latency, ecmp, ecmp_routes, ecmp_connections, oversubscription, leaf_dimension, "
           "super_spines, super_spine_bandwidth, super_spine_latency, spine_oversubscription, "
-          "message_times, burst, burst_message_times, loopback_dimension and "
-          "machine_bandwidth)",
+          "message_times, burst, burst_message_times, loopback_dimension, machine_bandwidth and "
+          "probe_rtt)",
           origin, k);
     }
   }

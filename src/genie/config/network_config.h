@@ -143,6 +143,14 @@ struct NetworkConfig {
   // a testbed's hosts are namespaces of one machine, which copies every byte any of them sends.
   int loopback_dimension = -1;
   double machine_gbps = 0;
+  // Flow model only: network.yml `probe_rtt: {interval: ns, duration: ns, bandwidth: GB/s}`,
+  // the hosts' TCP is bbr, whose every connection moves at most `bandwidth` for `duration`
+  // each `interval` (its PROBE_RTT, sim/flow_model.h); interval 0: none.
+  struct ProbeRtt {
+    double interval_ns = 0;
+    double duration_ns = 0;
+    double gbps = 0;
+  } probe_rtt = {};
   // Keys the file set that genie does not read (logged when parsed).
   std::vector<std::string> ignored_keys = {};
 

@@ -83,6 +83,37 @@ TEST(NetworkConfigTest, FlowModelKeys) {
   }
 }
 
+// bbr's PROBE_RTT (flow model only): read and recorded; a duration not under the interval, a
+// missing or unknown key or a rate out of range is refused naming the file and the key.
+TEST(NetworkConfigTest, ProbeRttKey) {
+  const std::string base =
+      "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n";
+  auto plain = ParseNetworkConfig(base, "p.yml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->probe_rtt.interval_ns, 0);
+  EXPECT_FALSE(plain->ToJson().contains("probe_rtt"));
+  auto set = ParseNetworkConfig(
+      base + "probe_rtt: {interval: 10000000000, duration: 200000000, bandwidth: 0.015}\n",
+      "s.yml");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_TRUE(set->ignored_keys.empty());
+  EXPECT_EQ(set->probe_rtt.interval_ns, 1e10);
+  EXPECT_EQ(set->probe_rtt.duration_ns, 2e8);
+  EXPECT_EQ(set->probe_rtt.gbps, 0.015);
+  EXPECT_EQ(set->ToJson()["probe_rtt"]["duration"], 2e8);
+  for (const char* bad :
+       {"probe_rtt: {interval: 100, duration: 200, bandwidth: 1}\n",
+        "probe_rtt: {interval: 1e10, duration: 2e8}\n",
+        "probe_rtt: {interval: 1e10, duration: 2e8, bandwidth: 1, cwnd: 4}\n",
+        "probe_rtt: {interval: 1e10, duration: 2e8, bandwidth: -1}\n", "probe_rtt: 3\n"}) {
+    auto r = ParseNetworkConfig(base + bad, "b.yml");
+    ASSERT_FALSE(r.ok()) << bad;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("b.yml"), std::string::npos) << m;
+    EXPECT_NE(m.find("probe_rtt"), std::string::npos) << m;
+  }
+}
+
 // A testbed's loopbacks and machine (flow model only): the per-host dimension and what the
 // machine's cores move in all, read and recorded; a dimension that is not one above 0, or a
 // rate out of range, is refused naming the file and the key.

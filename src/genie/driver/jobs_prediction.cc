@@ -302,7 +302,11 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   };
   if (!loaded->ok()) return fail(loaded->status());
   const JobsSpec* spec = &(*loaded)->spec;
-  const config::NetworkConfig* hosts = &(*loaded)->hosts;
+  // bbr's probes are placed in the job's own per-iteration prediction, where the run had them
+  // (run_results.cc); the neighbours' share, on the model's own timeline, leaves them out.
+  config::NetworkConfig without_probes = (*loaded)->hosts;
+  without_probes.probe_rtt = {};
+  const config::NetworkConfig* hosts = &without_probes;
   const IterationPolicy own{o.warmup, o.iterations, false, false};
   auto model = ModelJobs(*spec, name, &setup, &own);
   if (!model.ok()) return fail(model.status());

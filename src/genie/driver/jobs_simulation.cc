@@ -215,6 +215,11 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
                                          ": traffic with neither a duration nor bytes ends with "
                                          "the workload jobs, and there are none; give it one");
         }
+        // Its ranks connect as the job starts (bbr's probes count from then, flow_model.h).
+        for (int h : {f.src_host, f.dst_host}) {
+          backend->network().set_opened_at(slot_of[j][static_cast<size_t>(h)],
+                                           static_cast<double>(job.start_ns));
+        }
         pumps.push_back(std::make_unique<TrafficPump>(
             *backend, slot_of[j][static_cast<size_t>(f.src_host)],
             slot_of[j][static_cast<size_t>(f.dst_host)], static_cast<uint16_t>(i), f,
@@ -244,6 +249,7 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
                            runtime::RemoteMemory::CreateSimulated(*w->exec.memory, n, &notes));
     w->exec.remote_memory = w->memory.get();
     for (int r = 0; r < n; ++r) {
+      backend->network().set_opened_at(w->npu_of[r], static_cast<double>(job.start_ns));
       w->views.push_back(std::make_unique<JobRank>(backend->ForRank(w->npu_of[r]), w->npu_of, r,
                                                    0x9e3779b97f4a7c15ULL * (j + 1)));
       w->drivers.push_back(std::make_unique<IterationDriver>(job.iterations, w->exec,

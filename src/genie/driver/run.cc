@@ -389,7 +389,7 @@ int RunRank(const RunOptions& o, const launch::RankEnv& env) {
   // And bbr's PROBE_RTT on its connections (zeros on other congestion controls).
   exec.probe_rtt_counter = [&transport = (*backend)->transport()] {
     const net::ProbeRttTotals t = transport.probe_rtt();
-    return std::make_pair(t.episodes, t.ns);
+    return record::ProbeRttReading{t.episodes, t.ns, t.last_begin};
   };
   IterationDriver driver(iterations, exec, **backend, **graph, recorder->get());
   const auto cpu_before = record::ReadCpuTicks();

@@ -144,14 +144,39 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
 // in one simulation.
 constexpr size_t kEachIterationMax = 64;
 
+// Per rank, how long its connections were up before its first op (its traffic record's
+// startup.ready_to_first_op_ns; 0 when not recorded).
+std::vector<TimeNs> ConnectedBeforeFirstOp(int n, const nlohmann::json& run_info) {
+  std::vector<TimeNs> out(n, 0);
+  if (!run_info.is_object() || !run_info.contains("traffic") || !run_info["traffic"].is_array()) {
+    return out;
+  }
+  for (const auto& t : run_info["traffic"]) {
+    if (!t.is_object() || !t.contains("startup") || !t["startup"].is_object()) continue;
+    const int r = t.value("rank", -1);
+    const auto& up = t["startup"];
+    if (r >= 0 && r < n && up.contains("ready_to_first_op_ns") &&
+        up["ready_to_first_op_ns"].is_number_integer()) {
+      out[r] = std::max<TimeNs>(0, up["ready_to_first_op_ns"].get<TimeNs>());
+    }
+  }
+  return out;
+}
+
 std::map<int, MeasuredIteration> MeasuredIterations(int n,
                                                     const std::vector<record::RankSummary>& ranks,
-                                                    const std::vector<record::OpEvent>& ops) {
+                                                    const std::vector<record::OpEvent>& ops,
+                                                    const std::vector<TimeNs>& connected) {
   std::map<int, std::vector<TimeNs>> start, finish;  // iteration -> per rank (-1: none)
+  std::map<int, std::vector<TimeNs>> probe_at;        // iteration -> per rank, its own start on
+  std::vector<TimeNs> opened(n, -1);  // per rank: its first iteration's start (warm-up included)
   for (const auto& s : ranks) {
     if (s.rank < 0 || s.rank >= n) continue;
+    if (opened[s.rank] < 0 || s.start < opened[s.rank]) opened[s.rank] = s.start;
     start.try_emplace(s.iteration, std::vector<TimeNs>(n, -1)).first->second[s.rank] = s.start;
     finish.try_emplace(s.iteration, std::vector<TimeNs>(n, -1)).first->second[s.rank] = s.finish;
+    probe_at.try_emplace(s.iteration, std::vector<TimeNs>(n, -1)).first->second[s.rank] =
+        s.probe_rtt_episodes > 0 ? s.probe_rtt_at_ns : -1;
   }
   std::map<int, MeasuredIteration> out;
   for (const auto& [iteration, st] : start) {
@@ -166,6 +191,18 @@ std::map<int, MeasuredIteration> MeasuredIterations(int n,
     }
     it.start_ns.assign(n, 0);
     for (int r = 0; r < n; ++r) it.start_ns[r] = st[r] >= 0 ? st[r] - first : 0;
+    it.probe_at_ns.assign(n, -1);
+    for (int r = 0; r < n; ++r) {
+      const TimeNs at = probe_at[iteration][r];
+      if (at >= 0 && st[r] >= 0) it.probe_at_ns[r] = st[r] - first + at;
+    }
+    // How long the connections had been open: since the rank's first op, and up before it.
+    it.since_open_ns.assign(n, 0);
+    for (int r = 0; r < n; ++r) {
+      it.since_open_ns[r] =
+          st[r] >= 0 ? st[r] - opened[r] + (r < static_cast<int>(connected.size()) ? connected[r] : 0)
+                     : 0;
+    }
     auto before = finish.find(iteration - 1);
     if (before == finish.end()) continue;
     it.idle_ns.assign(n, 0);
@@ -218,6 +255,56 @@ std::vector<TimeNs> MedianIdle(int n, const std::map<int, MeasuredIteration>& me
   return MedianPerRank(n, rows);
 }
 
+// Where in the predicted iteration (ns from its start) bbr's probe goes (network.yml
+// probe_rtt: every connection `interval` after it opened, then every interval + duration),
+// for measured iteration `m` of `measured_ns`: at the share of the predicted step
+// (`predicted_ns`) its due time is of the measured one, which may lie past the predicted end.
+// nullopt: neither the measured iteration nor the prediction on the grid has one (or no probes).
+std::optional<double> ProbeAt(const config::NetworkConfig& net, const MeasuredIteration& m,
+                              TimeNs measured_ns, TimeNs predicted_ns) {
+  const double interval = net.probe_rtt.interval_ns;
+  if (!(interval > 0) || measured_ns <= 0 || predicted_ns <= 0 || m.since_open_ns.empty()) {
+    return std::nullopt;
+  }
+  // The connections' age when the iteration's first rank started.
+  TimeNs age = m.since_open_ns.front();
+  for (size_t r = 0; r < m.since_open_ns.size(); ++r) {
+    if (m.start_ns.empty() || m.start_ns[r] == 0) {
+      age = m.since_open_ns[r];
+      break;
+    }
+  }
+  const double period = interval + net.probe_rtt.duration_ns;
+  double due = interval;
+  if (static_cast<double>(age) > due) {
+    due += std::ceil((static_cast<double>(age) - due) / period) * period;
+  }
+  const double offset = due - static_cast<double>(age);
+  if (offset >= static_cast<double>(std::max(measured_ns, predicted_ns))) return std::nullopt;
+  return offset * static_cast<double>(predicted_ns) / static_cast<double>(measured_ns);
+}
+
+// The conditions `m` with each rank's connections probing where the run recorded it
+// (MeasuredIteration::probe_at_ns), at the share of the predicted step (`predicted_ns`) it was
+// of the measured one (`measured_ns`; 0: none placed), and nowhere else.
+MeasuredIteration WithRecordedProbes(const config::NetworkConfig& net, const MeasuredIteration& m,
+                                     TimeNs measured_ns, TimeNs predicted_ns) {
+  MeasuredIteration out = m;
+  const int n = static_cast<int>(m.start_ns.size());
+  const double interval = net.probe_rtt.interval_ns;
+  out.since_open_ns.assign(n, 0);
+  for (int r = 0; r < n; ++r) {
+    const TimeNs at = r < static_cast<int>(m.probe_at_ns.size()) ? m.probe_at_ns[r] : -1;
+    // Due at `due` in the simulation: opened an interval before (far ahead: never).
+    const double due = at >= 0 && measured_ns > 0
+                           ? static_cast<double>(at) * static_cast<double>(predicted_ns) /
+                                 static_cast<double>(measured_ns)
+                           : 20 * interval;
+    out.since_open_ns[r] = static_cast<TimeNs>(static_cast<double>(m.start_ns[r]) - due + interval);
+  }
+  return out;
+}
+
 // Each measured iteration's own prediction (its step into `expected`) and, for those predicted
 // one by one, the ops furthest behind it (into `behind`).
 void PredictEachIteration(
@@ -231,9 +318,15 @@ void PredictEachIteration(
   for (const auto& e : ops) {
     if (e.iteration >= 0 && e.is_comm()) comm_of[e.iteration].push_back(&e);
   }
-  std::map<int, TimeNs> first_start;  // per iteration, on the run's clock
-  for (const report::IterationStep& s : report::StepTimes(ranks))
+  // Whether the run recorded its connections' bbr PROBE_RTT (net/tcp/probe_rtt_watch.h).
+  const bool recorded_probes = std::any_of(ranks.begin(), ranks.end(), [](const auto& s) {
+    return s.probe_rtt_episodes > 0;
+  });
+  std::map<int, TimeNs> first_start, measured_step;  // per iteration, on the run's clock
+  for (const report::IterationStep& s : report::StepTimes(ranks)) {
     first_start[s.iteration] = s.start;
+    measured_step[s.iteration] = s.step_ns();
+  }
   // `iteration` < 0: a median of several, whose ops are nobody's (nothing recorded).
   auto predict = [&](const MeasuredIteration& m, int iteration) -> std::optional<TimeNs> {
     std::unique_ptr<record::Recorder> rec;
@@ -245,7 +338,26 @@ void PredictEachIteration(
       }
       return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &conditions, placed);
     };
-    auto sim = simulate(m);
+    // Recorded probes are placed below: none on the grid meanwhile.
+    auto sim = simulate(recorded_probes && iteration >= 0 ? WithRecordedProbes(net, m, 0, 0) : m);
+    if (sim.ok() && iteration >= 0 && net.probe_rtt.interval_ns > 0) {
+      // bbr's probes where the run had them, at the same share of the predicted iteration (a
+      // step predicted faster than it ran, as alone beside a neighbour, would else end before
+      // them): each rank's recorded one when the run recorded them, else the grid's.
+      std::optional<MeasuredIteration> probed;
+      if (recorded_probes) {
+        probed = WithRecordedProbes(net, m, measured_step[iteration], sim->end_ns);
+      } else if (auto at = ProbeAt(net, m, measured_step[iteration], sim->end_ns)) {
+        probed = m;
+        for (TimeNs& age : probed->since_open_ns) {
+          age = static_cast<TimeNs>(net.probe_rtt.interval_ns - *at);
+        }
+      }
+      if (probed) {
+        auto again = simulate(*probed);
+        if (again.ok()) sim = std::move(again);
+      }
+    }
     if (!sim.ok() && !m.issue_order.empty()) {
       // The order a run had always admits a schedule, but a model is not a run: should the
       // simulation stall on it, the issue rules alone decide.
@@ -329,7 +441,8 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
           sim::ParseNetworkModelKind(o.network_model).value_or(sim::NetworkModelKind::kFlow);
       // The common expectation (per op, and every iteration's without a measured start) with
       // each rank's median idle time before an iteration.
-      auto measured = MeasuredIterations(setup.world_size(), ranks, ops);
+      auto measured = MeasuredIterations(setup.world_size(), ranks, ops,
+                                         ConnectedBeforeFirstOp(setup.world_size(), run_info));
       MeasuredIteration common;
       common.idle_ns = MedianIdle(setup.world_size(), measured);
       auto rec = record::Recorder::Create("", nlohmann::json::object());

@@ -46,6 +46,7 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
   GENIE_RETURN_IF_ERROR(per_rank(rank_idle_ns.size(), "idle times"));
   GENIE_RETURN_IF_ERROR(per_rank(m.issue_order.size(), "issue orders"));
   GENIE_RETURN_IF_ERROR(per_rank(m.compute_ns.size(), "compute durations"));
+  GENIE_RETURN_IF_ERROR(per_rank(m.since_open_ns.size(), "connection ages"));
   std::vector<std::unique_ptr<workload::RankGraph>> graphs(n);
   for (int r : run) {
     std::unique_ptr<workload::RankGraph> g;
@@ -121,6 +122,11 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     const TimeNs idle = std::max<TimeNs>(0, rank_idle_ns[r]);
     backend->network().set_idle_since(npu(r),
                                       static_cast<double>(at) - static_cast<double>(idle));
+  }
+  for (int r = 0; r < static_cast<int>(m.since_open_ns.size()); ++r) {
+    const TimeNs at = rank_start_ns.empty() ? 0 : rank_start_ns[r];
+    backend->network().set_opened_at(
+        npu(r), static_cast<double>(at) - static_cast<double>(m.since_open_ns[r]));
   }
 
   // Without --memory, ASTRA-sim's default applies: NO_MEMORY_EXPANSION, where a MEM_LOAD or

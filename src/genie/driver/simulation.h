@@ -50,6 +50,13 @@ struct MeasuredIteration {
   // Per rank (empty: none): the order it issued each group's collectives in
   // (Executor::SetIssueOrder).
   std::vector<runtime::IssueOrder> issue_order;
+  // Per rank (empty: 0): how long its connections had been open when it started (the hosts'
+  // bbr probes on a grid from then: network.yml probe_rtt, sim/flow_model.h); negative: they
+  // open that long after.
+  std::vector<TimeNs> since_open_ns;
+  // Per rank (empty: none recorded): when the latest of its connections' bbr PROBE_RTT
+  // episodes began in the measured iteration, from the iteration's first start (-1: none).
+  std::vector<TimeNs> probe_at_ns;
   // The measured iteration (from 1) it is, whose compute faults (--faults) the prediction
   // applies; 0: none, the healthy expectation.
   int iteration = 0;

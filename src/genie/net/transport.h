@@ -88,6 +88,7 @@ struct PeerCounters {
 struct ProbeRttTotals {
   int64_t episodes = 0;
   TimeNs ns = 0;
+  TimeNs last_begin = -1;  // when the latest episode began (the transport's clock; -1: none)
 };
 
 // Every rank but `rank`: the full mesh (tests, bench, doctor).

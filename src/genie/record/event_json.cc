@@ -117,6 +117,9 @@ void AppendRankRecord(const RankSummary& s, std::string* out) {
     fmt::format_to(it, ",\"probe_rtt_episodes\":{},\"probe_rtt_ns\":{}", s.probe_rtt_episodes,
                    s.probe_rtt_ns);
   }
+  if (s.probe_rtt_at_ns >= 0) {
+    fmt::format_to(it, ",\"probe_rtt_at_ns\":{}", s.probe_rtt_at_ns);
+  }
   out->push_back('}');
 }
 
@@ -139,6 +142,7 @@ json ToJson(const RankSummary& s) {
     j["probe_rtt_episodes"] = s.probe_rtt_episodes;
     j["probe_rtt_ns"] = s.probe_rtt_ns;
   }
+  if (s.probe_rtt_at_ns >= 0) j["probe_rtt_at_ns"] = s.probe_rtt_at_ns;
   return j;
 }
 
@@ -231,7 +235,8 @@ Result<RankSummary> RankSummaryFromJson(const json& j, const std::string& where,
       .Optional("tcp_timeouts", &s.tcp_timeouts)
       .Optional("host_id", &s.host_id)
       .Optional("probe_rtt_episodes", &s.probe_rtt_episodes)
-      .Optional("probe_rtt_ns", &s.probe_rtt_ns);
+      .Optional("probe_rtt_ns", &s.probe_rtt_ns)
+      .Optional("probe_rtt_at_ns", &s.probe_rtt_at_ns);
   if (!r.ok()) return r.status();
   if (s.tcp_timeouts < 0) r.FailField("tcp_timeouts", "is negative");
   if (s.probe_rtt_episodes < 0) r.FailField("probe_rtt_episodes", "is negative");

@@ -35,6 +35,16 @@ struct RankSummary {
   // (net/tcp/probe_rtt_watch.h: ~200 ms each, every ~10 s of a connection's life). 0: none.
   int64_t probe_rtt_episodes = 0;
   TimeNs probe_rtt_ns = 0;
+  // When the latest of those episodes began, from the iteration's start (-1: none began).
+  TimeNs probe_rtt_at_ns = -1;
+};
+
+// What the executor reads of its connections' PROBE_RTT (ExecutorConfig::probe_rtt_counter):
+// episodes begun and time spent in them so far, and when the latest began (its clock; -1: none).
+struct ProbeRttReading {
+  int64_t episodes = 0;
+  TimeNs ns = 0;
+  TimeNs last_begin = -1;
 };
 
 }  // namespace genie::record

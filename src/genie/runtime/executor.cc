@@ -64,7 +64,7 @@ void Executor::Start(int iteration, std::function<void(const Status&)> done) {
   if (config_.tcp_timeouts_counter && tcp_timeouts_at_start_ < 0) {
     tcp_timeouts_at_start_ = config_.tcp_timeouts_counter();
   }
-  if (config_.probe_rtt_counter && probe_rtt_at_start_.first < 0) {
+  if (config_.probe_rtt_counter && probe_rtt_at_start_.episodes < 0) {
     probe_rtt_at_start_ = config_.probe_rtt_counter();
   }
   summary_.start = backend_.Now();
@@ -187,9 +187,13 @@ void Executor::Pump() {
       tcp_timeouts_at_start_ = now;
     }
     if (config_.probe_rtt_counter) {
-      const std::pair<int64_t, TimeNs> now = config_.probe_rtt_counter();
-      summary_.probe_rtt_episodes = std::max<int64_t>(0, now.first - probe_rtt_at_start_.first);
-      summary_.probe_rtt_ns = std::max<TimeNs>(0, now.second - probe_rtt_at_start_.second);
+      const record::ProbeRttReading now = config_.probe_rtt_counter();
+      summary_.probe_rtt_episodes =
+          std::max<int64_t>(0, now.episodes - probe_rtt_at_start_.episodes);
+      summary_.probe_rtt_ns = std::max<TimeNs>(0, now.ns - probe_rtt_at_start_.ns);
+      if (summary_.probe_rtt_episodes > 0 && now.last_begin >= summary_.start) {
+        summary_.probe_rtt_at_ns = now.last_begin - summary_.start;
+      }
       probe_rtt_at_start_ = now;
     }
     if (recorder_ != nullptr) recorder_->OnRankDone(summary_);

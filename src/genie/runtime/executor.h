@@ -144,7 +144,7 @@ class Executor {
   // config_.tcp_timeouts_counter when the iteration started (-1: not read yet).
   int64_t tcp_timeouts_at_start_ = -1;
   // config_.probe_rtt_counter when the iteration started (episodes -1: not read yet).
-  std::pair<int64_t, TimeNs> probe_rtt_at_start_{-1, 0};
+  record::ProbeRttReading probe_rtt_at_start_{-1, 0, -1};
   bool stalled_ = false;     // in a stall at the iteration's start: nothing issues
   TimeNs stall_until_ = 0;
 

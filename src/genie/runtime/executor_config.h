@@ -8,12 +8,12 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "genie/collective/collective_spec.h"
 #include "genie/compute/compute_fault.h"
 #include "genie/compute/compute_model.h"
+#include "genie/record/rank_summary.h"
 #include "genie/config/memory_config.h"
 #include "genie/runtime/collective_runner.h"
 #include "genie/trace/comm_groups.h"
@@ -71,9 +71,10 @@ struct ExecutorConfig {
   std::function<int64_t()> tcp_timeouts_counter;
   int64_t host_id = 0;
   // Real runs over TCP with bbr: bbr's PROBE_RTT episodes this rank's connections began so
-  // far and the time they spent in them (net::Transport::probe_rtt), read like the counter
-  // above (RankSummary::probe_rtt_episodes and probe_rtt_ns). Null in simulation.
-  std::function<std::pair<int64_t, TimeNs>()> probe_rtt_counter;
+  // far, the time they spent in them and when the latest began (net::Transport::probe_rtt, on
+  // the backend's clock), read like the counter above (RankSummary::probe_rtt_*). Null in
+  // simulation.
+  std::function<record::ProbeRttReading()> probe_rtt_counter;
 };
 
 }  // namespace genie::runtime

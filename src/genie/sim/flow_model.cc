@@ -74,6 +74,7 @@ void FlowModel::Pump(int c, double at) {
 }
 
 void FlowModel::StartMessage(int c, double at, Connection::Queued message) {
+  if (probe_interval_ > 0) ProbeDue(c, at);
   const int src = connections_[c].src, dst = connections_[c].dst;
   const int paths = topology_->FlowPaths(src, dst, connections_[c].channel);
   const Bytes bytes = message.bytes;
@@ -131,6 +132,7 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
   }
   flow.tail_ns = latency + overhead;
   flow.floor_at = 0;
+  flow.paths = paths;
   // One of `paths` sub-flows of a message split over the spines: together at most what one
   // path's slowest link gives (a connection rides one spine; the split is where, not how fast).
   flow.cap = 0;
@@ -332,8 +334,9 @@ void FlowModel::Fill() {
   // its cap, as link -1 - f.
   for (int f : comp_flows_) {
     const Flow& flow = flows_[f];
-    const double cap = flow.cap > 0 && flow.pace > 0 ? std::min(flow.cap, flow.pace)
-                                                     : std::max(flow.cap, flow.pace);
+    const double own = CapOf(flow);
+    const double cap = own > 0 && flow.pace > 0 ? std::min(own, flow.pace)
+                                                : std::max(own, flow.pace);
     if (cap > 0) heap_.push_back({cap, -1 - f});
   }
   std::make_heap(heap_.begin(), heap_.end(), Later{});
@@ -572,6 +575,85 @@ void FlowModel::set_machine_bandwidth(double gbps) {
   if (!(gbps > 0) || machine_loopback_ >= 0) return;
   machine_loopback_ = static_cast<int>(links_.size());
   links_.emplace_back().capacity = gbps * (1 << 30) / 1e9;  // payload, GB/s of 2^30 B
+}
+
+void FlowModel::set_probe_rtt(double interval_ns, double duration_ns, double gbps) {
+  if (!(interval_ns > 0) || !(duration_ns > 0) || !(gbps > 0)) return;
+  probe_interval_ = interval_ns;
+  probe_duration_ = duration_ns;
+  probe_rate_ = gbps * (1 << 30) / 1e9;  // payload, GB/s of 2^30 B
+}
+
+void FlowModel::set_opened_at(int npu, double at) { opened_at_[npu] = at; }
+
+void FlowModel::ProbeDue(int c, double at) {
+  Connection& k = connections_[c];
+  if (k.probe_due < 0) {
+    // First seen at `at`: a simulation may start long after the connections opened (one
+    // iteration of a run), so their probes are placed on bbr's grid from then on, every
+    // interval + duration, as a connection that kept sending has them.
+    auto opened = [&](int npu) {
+      auto it = opened_at_.find(npu);
+      return it == opened_at_.end() ? 0.0 : it->second;
+    };
+    const double period = probe_interval_ + probe_duration_;
+    double due = opened(k.src) + probe_interval_;
+    if (at >= due) {
+      due += std::floor((at - due) / period) * period;  // the latest begun by `at`
+      if (at < due + probe_duration_) {
+        BeginProbe(c, due);  // in it now
+        return;
+      }
+      due += period;
+    }
+    k.probe_due = due;
+  }
+  if (at < k.probe_until) return;  // in one now
+  if (at >= k.probe_due) {
+    BeginProbe(c, at);  // due while it was idle: bbr probes when it next sends
+    return;
+  }
+  if (k.probe_check) return;
+  // Due while this message may still be on the wire: look again then.
+  k.probe_check = true;
+  const TimeNs delay = std::max<TimeNs>(0, CeilNs(k.probe_due) - queue_->Now());
+  if (!queue_->Fits(delay)) return;  // beyond the simulation's horizon
+  queue_->After(delay, [this, c] {
+    Connection& conn = connections_[c];
+    conn.probe_check = false;
+    const double now = static_cast<double>(queue_->Now());
+    if (conn.sending > 0 && now >= conn.probe_due && now >= conn.probe_until) {
+      BeginProbe(c, now);
+      TouchConnection(c);
+    }
+  });
+}
+
+void FlowModel::BeginProbe(int c, double at) {
+  Connection& k = connections_[c];
+  k.probe_until = at + probe_duration_;
+  k.probe_due = k.probe_until + probe_interval_;
+  const TimeNs delay = std::max<TimeNs>(0, CeilNs(k.probe_until) - queue_->Now());
+  queue_->After(delay, [this, c] {
+    TouchConnection(c);  // the cap lifts
+    // A message still on the wire may outlast the next interval too.
+    if (connections_[c].sending > 0) ProbeDue(c, static_cast<double>(queue_->Now()));
+  });
+}
+
+double FlowModel::CapOf(const Flow& f) const {
+  if (!(probe_interval_ > 0) ||
+      !(static_cast<double>(queue_->Now()) < connections_[f.connection].probe_until)) {
+    return f.cap;
+  }
+  const double probe = probe_rate_ / f.paths;
+  return f.cap > 0 ? std::min(f.cap, probe) : probe;
+}
+
+void FlowModel::TouchConnection(int c) {
+  for (const Flow& f : flows_) {
+    if (f.connection == c && f.delivered && !f.route.empty()) Touch(f.route);
+  }
 }
 
 std::vector<LinkStats> FlowModel::link_stats() const {

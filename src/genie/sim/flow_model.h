@@ -60,6 +60,15 @@
 // flows together capacity x r, and each flow is capped at the smallest capacity on its path
 // (what one connection gets): a flow alone on its links runs exactly as without it.
 //
+// bbr's PROBE_RTT (set_probe_rtt; network.yml `probe_rtt`): bbr re-measures a path's round trip
+// when its estimate is 10 s old, holding the connection to 4 packets in flight for at least
+// 200 ms. So every connection (src, dst, channel), `interval` after it opened (set_opened_at,
+// by its sender's npu, whose bbr it is; default 0) and then `interval` after each probe ended,
+// probes for `duration` from its first byte on the wire at or after that time (an idle one
+// probes when it next sends): its flows together move at most the probe's rate meanwhile
+// (split over its sub-flows), a cap like a split message's. The connections of a run open
+// together, so they probe together, as measured (net/tcp/probe_rtt_watch.h).
+//
 // Chunks: the messages of one collective chunk in flight together (Transmit's `flow` id, the
 // same on every rank) are paced to end with the slowest of them: a message that would end
 // sooner is capped at its remaining bytes over the time the slowest has left, and what it does
@@ -112,6 +121,8 @@ class FlowModel final : public NetworkModel {
   void set_shared_link_goodput(double ratio) override { shared_ratio_ = std::max(1.0, ratio); }
   void set_loopback_dimension(int dim) override;
   void set_machine_bandwidth(double gbps) override;
+  void set_probe_rtt(double interval_ns, double duration_ns, double gbps) override;
+  void set_opened_at(int npu, double at) override;
 
   // What a byte between hosts (veths, a bridge, tbf) costs a testbed machine's cores, in bytes
   // over a loopback: one TCP stream moved 1.4 GB/s between namespaces and 2.15 GB/s over a
@@ -161,6 +172,7 @@ class FlowModel final : public NetworkModel {
     double tail_ns = 0;       // latency of the path + software overhead
     double floor_at = 0;      // no delivery before (a shaped path's burst_message_times)
     double cap = 0;           // most bytes/ns it may get (a split message's sub-flow); 0: none
+    int paths = 1;            // sub-flows of its message (it gets 1/paths of a probe's rate)
     double machine_weight = 1;  // bytes of the machine link's per byte (kFabricByteCost)
     double pace = 0;          // most bytes/ns to end with its chunk's slowest message; 0: none
     uint64_t chunk = 0;       // Transmit's flow id (0: none)
@@ -191,12 +203,25 @@ class FlowModel final : public NetworkModel {
     int sending = 0;           // sub-flows of the current message not yet off the bottleneck
     TimeNs last_delivery = 0;  // of its latest message: none is delivered before
     std::deque<Queued> queued;
+    // bbr's PROBE_RTT: when the next probe is due (-1: not yet known), until when the current
+    // one lasts, and whether an event checks it at its due time.
+    double probe_due = -1;
+    double probe_until = -1;
+    bool probe_check = false;
   };
 
   int ConnectionFor(int src, int dst, uint16_t channel);
   // Starts the messages queued on connection `c` while it is free (one that ends at once, such
   // as a zero-byte one, frees it again), the first at exact time `at` (<= now).
   void Pump(int c, double at);
+  // bbr's PROBE_RTT of connection `c`, which puts a message on the wire at `at`: begins a
+  // probe when one is due, else checks again at the due time.
+  void ProbeDue(int c, double at);
+  void BeginProbe(int c, double at);
+  // The most bytes/ns flow `f` may get now: its own cap and its connection's probe (0: none).
+  double CapOf(const Flow& f) const;
+  // Recomputes the rates of connection `c`'s flows on the wire (its probe began or ended).
+  void TouchConnection(int c);
   // Starts one message of connection `c`: one flow, or one per spine when the path is split.
   void StartMessage(int c, double at, Connection::Queued message);
   // Starts one flow of `bytes` (of a message of `message` bytes) on path `path` of the
@@ -236,6 +261,9 @@ class FlowModel final : public NetworkModel {
   std::unordered_map<uint64_t, Chunk> chunks_;          // by Transmit's flow id, in flight
   double shared_ratio_ = 1;  // set_shared_link_goodput()
   int machine_loopback_ = -1;  // the machine-wide loopback link's index (-1: none)
+  // set_probe_rtt (interval 0: no probes); set_opened_at, by npu (absent: 0).
+  double probe_interval_ = 0, probe_duration_ = 0, probe_rate_ = 0;
+  std::unordered_map<int, double> opened_at_;
   uint32_t epoch_ = 0;
   uint32_t pass_ = 0;  // of Fill(), for Flow::frozen
   uint64_t next_generation_ = 0;

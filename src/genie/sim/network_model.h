@@ -81,6 +81,15 @@ class NetworkModel {
   // (network.yml machine_bandwidth): every message shares it (the flow model; its header says
   // how). Call before the first Transmit; other models ignore it.
   virtual void set_machine_bandwidth(double /*gbps*/) {}
+  // The hosts' TCP runs bbr (network.yml probe_rtt): every connection, `interval_ns` after it
+  // opened and then after each probe ended, spends `duration_ns` moving at most `gbps` (bbr's
+  // PROBE_RTT; the flow model's header says how). Call before the first Transmit; other models
+  // ignore it.
+  virtual void set_probe_rtt(double /*interval_ns*/, double /*duration_ns*/, double /*gbps*/) {}
+  // The connections npu `npu` sends on opened at virtual time `at` (negative: before the run;
+  // default 0), which sets when their first PROBE_RTT is due. Call before the first
+  // Transmit; models without set_probe_rtt ignore it.
+  virtual void set_opened_at(int /*npu*/, double /*at*/) {}
 };
 
 std::unique_ptr<NetworkModel> MakeNetworkModel(NetworkModelKind kind, const Topology* topology,

@@ -84,6 +84,10 @@ Result<std::unique_ptr<SimBackend>> SimBackend::Create(const config::NetworkConf
     backend->network_->set_loopback_dimension(network.loopback_dimension);
   }
   if (network.machine_gbps > 0) backend->network_->set_machine_bandwidth(network.machine_gbps);
+  if (network.probe_rtt.interval_ns > 0) {
+    backend->network_->set_probe_rtt(network.probe_rtt.interval_ns, network.probe_rtt.duration_ns,
+                                     network.probe_rtt.gbps);
+  }
   return backend;
 }
 

@@ -427,6 +427,21 @@ Result<std::optional<ChosenCalibration>> LoadCalibrationFor(
   return std::optional<ChosenCalibration>(std::move(chosen));
 }
 
+std::string ProbeRttYml(const std::map<std::string, std::string>* want,
+                        const std::optional<Calibration>& cal) {
+  std::string cc;
+  if (want != nullptr) {
+    if (auto it = want->find("tcp_congestion"); it != want->end()) cc = it->second;
+  } else if (cal) {
+    if (auto it = cal->settings.find("tcp_congestion"); it != cal->settings.end()) cc = it->second;
+  }
+  if (cc != "bbr") return "";
+  return fmt::format(
+      "# The hosts' TCP is bbr: each connection's PROBE_RTT (sim/flow_model.h), measured here.\n"
+      "probe_rtt: {{interval: {}, duration: {}, bandwidth: {}}}\n",
+      kProbeRttIntervalNs, kProbeRttDurationNs, kProbeRttGbps);
+}
+
 Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_host,
                                       double one_way_latency_ns, std::string* note,
                                       const std::map<std::string, std::string>* want,
@@ -458,7 +473,8 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
     }
     return ToNetworkYml(layout, ranks_per_host,
                         one_way_latency_ns < 0 ? 30'000.0 : one_way_latency_ns, nullptr, &routes,
-                        UsableCores());
+                        UsableCores()) +
+           ProbeRttYml(want, cal);
   }
   const MeasuredCosts costs = cal->Costs();
   if (note) {
@@ -472,7 +488,8 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
                         costs.goodput, costs.message_overhead_ns / 1e3, ecmp_note);
   }
   return ToNetworkYml(layout, ranks_per_host, one_way_latency_ns < 0 ? 1.0 : one_way_latency_ns,
-                      &costs, &routes, UsableCores());
+                      &costs, &routes, UsableCores()) +
+         ProbeRttYml(want, cal);
 }
 
 }  // namespace genie::testbed

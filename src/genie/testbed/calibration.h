@@ -134,6 +134,21 @@ Result<std::optional<ChosenCalibration>> LoadCalibrationFor(
     const std::string& name, const std::map<std::string, std::string>& want,
     env::Env* env = nullptr);
 
+// bbr's PROBE_RTT on a testbed's hosts (network.yml probe_rtt, sim/flow_model.h): every 10 s
+// for 200 ms each connection holds 4 packets in flight. What one moved meanwhile, measured on
+// this 2-core machine kind at 1 Gbit/s (2026-12-07, net/tcp/probe_rtt_watch.h): 8-16 MB/s
+// sharing its link with another connection, ~40 MB/s alone (~120 before); the cost a step
+// showed, 150-300 ms a probe, is nearer the lower figure (the probe's small segments also take
+// the cores).
+inline constexpr double kProbeRttIntervalNs = 10e9;
+inline constexpr double kProbeRttDurationNs = 200e6;
+inline constexpr double kProbeRttGbps = 0.015;  // GB/s of 2^30 B, per connection
+
+// The network.yml lines that model bbr's PROBE_RTT when the run's congestion control (`want`'s
+// tcp_congestion; without `want`, the calibration's) is bbr; "" otherwise.
+std::string ProbeRttYml(const std::map<std::string, std::string>* want,
+                        const std::optional<Calibration>& cal);
+
 // Testbed `name` as the network.yml the models read (ToNetworkYml), its calibration's
 // goodput and message overhead included when it has one. `one_way_latency_ns` < 0: the
 // default, 30 µs per link uncalibrated (the bridge's hops, order of magnitude), 1 ns calibrated

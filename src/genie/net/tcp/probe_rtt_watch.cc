@@ -2,9 +2,12 @@
 
 #include <linux/inet_diag.h>
 #include <netinet/in.h>
+#include <linux/sockios.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace genie::net {
@@ -29,22 +32,33 @@ std::optional<bool> ProbeRttWatch::InProbeRtt(int fd) {
   return measured && info.bbr_cwnd_gain == kBbrUnit && info.bbr_pacing_gain == kBbrUnit;
 }
 
-void ProbeRttWatch::Sample(int key, bool in_probe_rtt, TimeNs now) {
-  auto it = since_.find(key);
-  if (in_probe_rtt && it == since_.end()) {
-    since_.emplace(key, now);
-    ++closed_.episodes;
-  } else if (!in_probe_rtt && it != since_.end()) {
-    closed_.ns += now - it->second;
-    since_.erase(it);
+int64_t ProbeRttWatch::Backlog(int fd) {
+  int bytes = 0;
+  return ioctl(fd, SIOCOUTQ, &bytes) == 0 ? bytes : 0;
+}
+
+void ProbeRttWatch::Sample(int key, bool in_probe_rtt, int64_t backlog, TimeNs now) {
+  auto it = open_.find(key);
+  if (in_probe_rtt) {
+    if (it == open_.end()) it = open_.emplace(key, Episode{now, false}).first;
+    if (!it->second.busy && backlog > kBacklogBytes) {
+      it->second.busy = true;
+      ++closed_.episodes;
+      closed_.last_begin = std::max(closed_.last_begin, it->second.since);
+    }
+  } else if (it != open_.end()) {
+    if (it->second.busy) closed_.ns += now - it->second.since;
+    open_.erase(it);
   }
 }
 
-void ProbeRttWatch::Forget(int key, TimeNs now) { Sample(key, false, now); }
+void ProbeRttWatch::Forget(int key, TimeNs now) { Sample(key, false, 0, now); }
 
 ProbeRttTotals ProbeRttWatch::Totals(TimeNs now) const {
   ProbeRttTotals t = closed_;
-  for (const auto& [key, since] : since_) t.ns += now - since;
+  for (const auto& [key, e] : open_) {
+    if (e.busy) t.ns += now - e.since;
+  }
   return t;
 }
 

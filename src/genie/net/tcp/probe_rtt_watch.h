@@ -9,6 +9,10 @@
 // alone on its link ~40 MB/s of its ~120, two sharing a link 8-16 MB/s each. A training step
 // that spans a probe is that much slower, with no fault anywhere: the transport's own.
 //
+// Only episodes of a busy connection count: one that had data waiting (more than kBacklogBytes
+// in its send queue) at some sample of it. A connection that was idle when its probe came
+// due enters PROBE_RTT as it next sends, often a few bytes of control: that costs nothing.
+//
 // Seen through TCP_CC_INFO: bbr's cwnd gain is 1 (BBR_UNIT) in PROBE_RTT and in no other mode
 // of a connection with a bandwidth estimate (2 in PROBE_BW, 2.89 in STARTUP and DRAIN; a new
 // connection, not yet measured, has unit gains and no estimate). The transport samples its sockets every kInterval
@@ -30,23 +34,31 @@ namespace genie::net {
 class ProbeRttWatch {
  public:
   static constexpr TimeNs kInterval = 10 * kNsPerMs;
+  static constexpr int64_t kBacklogBytes = 16 << 10;
 
   // Socket `fd`'s bbr mode: true in PROBE_RTT, false in another; nullopt when its congestion
   // control is not bbr (or the kernel does not say).
   static std::optional<bool> InProbeRtt(int fd);
+  // Bytes in socket `fd`'s send queue, sent and not acknowledged or not yet sent (0: unknown).
+  static int64_t Backlog(int fd);
 
-  // One sample of socket `key` at `now`: an episode begins when it enters PROBE_RTT and ends
-  // when a later sample finds it out (or Forget()).
-  void Sample(int key, bool in_probe_rtt, TimeNs now);
+  // One sample of socket `key` at `now`, with `backlog` bytes in its send queue: an episode
+  // begins when it enters PROBE_RTT and ends when a later sample finds it out (or Forget());
+  // it counts from the first sample that finds the connection busy in it.
+  void Sample(int key, bool in_probe_rtt, int64_t backlog, TimeNs now);
   // Socket `key` closed at `now`: its episode, if any, ends.
   void Forget(int key, TimeNs now);
-  // Since the first sample: episodes begun, and the time spent in them summed over sockets
-  // (an episode still open counts up to `now`).
+  // Since the first sample, of the episodes that count: how many began, the time spent in
+  // them summed over sockets (one still open counts up to `now`), and when the latest began.
   ProbeRttTotals Totals(TimeNs now) const;
 
  private:
-  std::unordered_map<int, TimeNs> since_;  // socket in an episode -> when it began
-  ProbeRttTotals closed_;                  // episodes begun; time of the ended ones
+  struct Episode {
+    TimeNs since = 0;
+    bool busy = false;
+  };
+  std::unordered_map<int, Episode> open_;  // socket in an episode -> it
+  ProbeRttTotals closed_;                  // episodes counted; time of the ended ones
 };
 
 }  // namespace genie::net

@@ -17,22 +17,29 @@ namespace {
 constexpr TimeNs kMs = kNsPerMs;
 
 // Episodes begin on the first sample in PROBE_RTT and end on the first one out of it (or when
-// the socket closes); one still open counts up to now.
-TEST(ProbeRttWatch, EpisodesAreTimedBetweenSamples) {
+// the socket closes); one still open counts up to now. Only a busy connection's count: one with
+// data waiting at some sample of it.
+TEST(ProbeRttWatch, BusyEpisodesAreTimedBetweenSamples) {
+  constexpr int64_t kBusy = ProbeRttWatch::kBacklogBytes + 1;
   ProbeRttWatch w;
-  w.Sample(5, false, 0);
-  w.Sample(5, true, 100 * kMs);
-  w.Sample(5, true, 110 * kMs);  // still in the same one
-  w.Sample(7, true, 150 * kMs);
-  w.Sample(5, false, 300 * kMs);
+  w.Sample(5, false, kBusy, 0);
+  w.Sample(5, true, kBusy, 100 * kMs);
+  w.Sample(5, true, 0, 110 * kMs);  // still in the same one
+  w.Sample(7, true, 0, 150 * kMs);  // idle so far
+  w.Sample(7, true, kBusy, 160 * kMs);  // busy: counts from its start
+  w.Sample(9, true, 100, 170 * kMs);    // a few bytes of control: never counts
+  w.Sample(5, false, 0, 300 * kMs);
   ProbeRttTotals t = w.Totals(320 * kMs);
   EXPECT_EQ(t.episodes, 2);
   EXPECT_EQ(t.ns, 200 * kMs + 170 * kMs);
+  EXPECT_EQ(t.last_begin, 150 * kMs);
   w.Forget(7, 350 * kMs);
-  w.Sample(5, true, 10'300 * kMs);  // the next one, 10 s later
+  w.Sample(9, false, 0, 360 * kMs);
+  w.Sample(5, true, kBusy, 10'300 * kMs);  // the next one, 10 s later
   t = w.Totals(10'400 * kMs);
   EXPECT_EQ(t.episodes, 3);
   EXPECT_EQ(t.ns, 200 * kMs + 200 * kMs + 100 * kMs);
+  EXPECT_EQ(t.last_begin, 10'300 * kMs);
 }
 
 // A real socket: under bbr the kernel reports its mode (not PROBE_RTT on a fresh connection,

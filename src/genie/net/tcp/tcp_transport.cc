@@ -130,7 +130,9 @@ void TcpTransport::ProbeRttTick() {
   const TimeNs now = loop_->Now();
   for (const auto& [fd, c] : conns_) {
     if (c->state != Conn::State::kOpen) continue;
-    if (const auto in = ProbeRttWatch::InProbeRtt(fd)) probe_rtt_.Sample(fd, *in, now);
+    if (const auto in = ProbeRttWatch::InProbeRtt(fd)) {
+      probe_rtt_.Sample(fd, *in, *in ? ProbeRttWatch::Backlog(fd) : 0, now);
+    }
   }
   probe_rtt_timer_ = loop_->RunAtCoarse(now + ProbeRttWatch::kInterval, [this] { ProbeRttTick(); });
 }
