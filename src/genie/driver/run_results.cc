@@ -18,6 +18,7 @@
 #include "genie/driver/attribution_inputs.h"
 #include "genie/driver/connection_spines.h"
 #include "genie/driver/jobs_prediction.h"
+#include "genie/driver/probe_placement.h"
 #include "genie/driver/run.h"
 #include "genie/driver/simulation.h"
 #include "genie/driver/testbed_calibrate.h"
@@ -144,25 +145,6 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
 // in one simulation.
 constexpr size_t kEachIterationMax = 64;
 
-// Per rank, how long its connections were up before its first op (its traffic record's
-// startup.ready_to_first_op_ns; 0 when not recorded).
-std::vector<TimeNs> ConnectedBeforeFirstOp(int n, const nlohmann::json& run_info) {
-  std::vector<TimeNs> out(n, 0);
-  if (!run_info.is_object() || !run_info.contains("traffic") || !run_info["traffic"].is_array()) {
-    return out;
-  }
-  for (const auto& t : run_info["traffic"]) {
-    if (!t.is_object() || !t.contains("startup") || !t["startup"].is_object()) continue;
-    const int r = t.value("rank", -1);
-    const auto& up = t["startup"];
-    if (r >= 0 && r < n && up.contains("ready_to_first_op_ns") &&
-        up["ready_to_first_op_ns"].is_number_integer()) {
-      out[r] = std::max<TimeNs>(0, up["ready_to_first_op_ns"].get<TimeNs>());
-    }
-  }
-  return out;
-}
-
 std::map<int, MeasuredIteration> MeasuredIterations(int n,
                                                     const std::vector<record::RankSummary>& ranks,
                                                     const std::vector<record::OpEvent>& ops,
@@ -255,56 +237,6 @@ std::vector<TimeNs> MedianIdle(int n, const std::map<int, MeasuredIteration>& me
   return MedianPerRank(n, rows);
 }
 
-// Where in the predicted iteration (ns from its start) bbr's probe goes (network.yml
-// probe_rtt: every connection `interval` after it opened, then every interval + duration),
-// for measured iteration `m` of `measured_ns`: at the share of the predicted step
-// (`predicted_ns`) its due time is of the measured one, which may lie past the predicted end.
-// nullopt: neither the measured iteration nor the prediction on the grid has one (or no probes).
-std::optional<double> ProbeAt(const config::NetworkConfig& net, const MeasuredIteration& m,
-                              TimeNs measured_ns, TimeNs predicted_ns) {
-  const double interval = net.probe_rtt.interval_ns;
-  if (!(interval > 0) || measured_ns <= 0 || predicted_ns <= 0 || m.since_open_ns.empty()) {
-    return std::nullopt;
-  }
-  // The connections' age when the iteration's first rank started.
-  TimeNs age = m.since_open_ns.front();
-  for (size_t r = 0; r < m.since_open_ns.size(); ++r) {
-    if (m.start_ns.empty() || m.start_ns[r] == 0) {
-      age = m.since_open_ns[r];
-      break;
-    }
-  }
-  const double period = interval + net.probe_rtt.duration_ns;
-  double due = interval;
-  if (static_cast<double>(age) > due) {
-    due += std::ceil((static_cast<double>(age) - due) / period) * period;
-  }
-  const double offset = due - static_cast<double>(age);
-  if (offset >= static_cast<double>(std::max(measured_ns, predicted_ns))) return std::nullopt;
-  return offset * static_cast<double>(predicted_ns) / static_cast<double>(measured_ns);
-}
-
-// The conditions `m` with each rank's connections probing where the run recorded it
-// (MeasuredIteration::probe_at_ns), at the share of the predicted step (`predicted_ns`) it was
-// of the measured one (`measured_ns`; 0: none placed), and nowhere else.
-MeasuredIteration WithRecordedProbes(const config::NetworkConfig& net, const MeasuredIteration& m,
-                                     TimeNs measured_ns, TimeNs predicted_ns) {
-  MeasuredIteration out = m;
-  const int n = static_cast<int>(m.start_ns.size());
-  const double interval = net.probe_rtt.interval_ns;
-  out.since_open_ns.assign(n, 0);
-  for (int r = 0; r < n; ++r) {
-    const TimeNs at = r < static_cast<int>(m.probe_at_ns.size()) ? m.probe_at_ns[r] : -1;
-    // Due at `due` in the simulation: opened an interval before (far ahead: never).
-    const double due = at >= 0 && measured_ns > 0
-                           ? static_cast<double>(at) * static_cast<double>(predicted_ns) /
-                                 static_cast<double>(measured_ns)
-                           : 20 * interval;
-    out.since_open_ns[r] = static_cast<TimeNs>(static_cast<double>(m.start_ns[r]) - due + interval);
-  }
-  return out;
-}
-
 // Each measured iteration's own prediction (its step into `expected`) and, for those predicted
 // one by one, the ops furthest behind it (into `behind`).
 void PredictEachIteration(
@@ -330,23 +262,28 @@ void PredictEachIteration(
   // `iteration` < 0: a median of several, whose ops are nobody's (nothing recorded).
   auto predict = [&](const MeasuredIteration& m, int iteration) -> std::optional<TimeNs> {
     std::unique_ptr<record::Recorder> rec;
-    auto simulate = [&](const MeasuredIteration& conditions) {
+    auto simulate = [&](const MeasuredIteration& conditions,
+                        const config::NetworkConfig* network = nullptr) {
       rec.reset();  // a failed simulation's ops are not the prediction's
       if (iteration >= 0) {
         auto made = record::Recorder::Create("", nlohmann::json::object());
         if (made.ok()) rec = std::move(*made);
       }
-      return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &conditions, placed);
+      return Simulate(setup, network ? *network : net, kind, rec.get(), SimulatedIterations(1),
+                      &conditions, placed);
     };
     // Recorded probes are placed below: none on the grid meanwhile.
     auto sim = simulate(recorded_probes && iteration >= 0 ? WithRecordedProbes(net, m, 0, 0) : m);
     if (sim.ok() && iteration >= 0 && net.probe_rtt.interval_ns > 0) {
-      // bbr's probes where the run had them, at the same share of the predicted iteration (a
-      // step predicted faster than it ran, as alone beside a neighbour, would else end before
-      // them): each rank's recorded one when the run recorded them, else the grid's.
+      // bbr's probes where the run had them, at the same share of the predicted iteration and
+      // lasting the same share of it (a step predicted faster than it ran, as alone beside a
+      // neighbour, would else end before them, and pay for a probe of twice its share): each
+      // rank's recorded one when the run recorded them, else the grid's.
       std::optional<MeasuredIteration> probed;
       if (recorded_probes) {
-        probed = WithRecordedProbes(net, m, measured_step[iteration], sim->end_ns);
+        if (std::any_of(m.probe_at_ns.begin(), m.probe_at_ns.end(), [](TimeNs t) { return t >= 0; })) {
+          probed = WithRecordedProbes(net, m, measured_step[iteration], sim->end_ns);
+        }
       } else if (auto at = ProbeAt(net, m, measured_step[iteration], sim->end_ns)) {
         probed = m;
         for (TimeNs& age : probed->since_open_ns) {
@@ -354,7 +291,11 @@ void PredictEachIteration(
         }
       }
       if (probed) {
-        auto again = simulate(*probed);
+        config::NetworkConfig scaled = net;
+        scaled.probe_rtt.duration_ns *= std::min(
+            1.0, static_cast<double>(sim->end_ns) /
+                     static_cast<double>(std::max<TimeNs>(1, measured_step[iteration])));
+        auto again = simulate(*probed, &scaled);
         if (again.ok()) sim = std::move(again);
       }
     }

@@ -146,6 +146,37 @@ TEST(RecordStream, RetransmissionTimeoutsReadBack) {
       << bad.status().message();
 }
 
+// A rank record carries its connections' bbr PROBE_RTT when they had some, and reads back with
+// it; a record without keeps "none" (-1 for when); a negative count is refused.
+TEST(RecordStream, ProbeRttReadsBack) {
+  RankSummary s;
+  s.rank = 1;
+  s.iteration = 3;
+  s.finish = 100;
+  s.probe_rtt_episodes = 2;
+  s.probe_rtt_ns = 400'000'000;
+  s.probe_rtt_at_ns = 1'900'000'000;
+  std::string text = "{\"record\":\"header\",\"format\":\"genie-record\",\"version\":1}\n";
+  AppendRankRecord(s, &text);
+  text += "\n";
+  RankSummary quiet;
+  quiet.rank = 2;
+  AppendRankRecord(quiet, &text);
+  text += "\n";
+  EXPECT_EQ(text.find("probe_rtt", text.rfind("\"rank\":2")), std::string::npos);
+  auto stream = ParseRecordStream(text, "s.jsonl");
+  ASSERT_TRUE(stream.ok()) << stream.status().message();
+  ASSERT_EQ(stream->ranks.size(), 2u);
+  EXPECT_EQ(stream->ranks[0].probe_rtt_episodes, 2);
+  EXPECT_EQ(stream->ranks[0].probe_rtt_ns, 400'000'000);
+  EXPECT_EQ(stream->ranks[0].probe_rtt_at_ns, 1'900'000'000);
+  EXPECT_EQ(stream->ranks[1].probe_rtt_at_ns, -1);
+  auto bad = ParseRecordStream(
+      "{\"record\":\"rank\",\"rank\":0,\"iteration\":0,\"probe_rtt_episodes\":-1}\n", "s.jsonl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("probe_rtt_episodes"), std::string::npos);
+}
+
 // Under compute faults a rank record carries its excess and stall, and reads back with them.
 TEST(RecordStream, ComputeFaultFiguresAndEventsReadBack) {
   RankSummary s;

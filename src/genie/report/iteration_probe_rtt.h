@@ -1,11 +1,11 @@
-// bbr's PROBE_RTT per iteration: how many of the run's connections entered it during each
+// bbr's PROBE_RTT per iteration: how many of the run's busy connections entered it during each
 // measured iteration and how long they spent in it (RankSummary::probe_rtt_episodes and
 // probe_rtt_ns, net/tcp/probe_rtt_watch.h; each rank reports the sockets it sends on, so a
 // connection's direction counts once). bbr holds a connection to 4 packets in flight for ~200 ms
-// every ~10 s of its life, together with the connections opened with it, and the flow model
-// has no such mode: an iteration that spans one is slower than predicted with no fault
-// anywhere. The comparison marks it and the attribution gives it as the network's evidence —
-// the transport's own, not a link's. Pure; any thread.
+// every ~10 s of its life, together with the connections opened with it, and the prediction
+// places them where they were (driver/run_results.cc): an iteration that spans one is slower
+// with no fault anywhere. The comparison marks it and the attribution gives it as the
+// network's evidence — the transport's own, not a link's. Pure; any thread.
 #pragma once
 
 #include <cstdint>

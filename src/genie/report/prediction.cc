@@ -163,9 +163,9 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
   for (const auto& it : c.iterations) with_probes += it.probe_rtt_episodes > 0 ? 1 : 0;
   if (with_probes > 0) {
     out << fmt::format(
-        "# PROBE_RTT = connections in bbr's PROBE_RTT during the iteration ({} iterations): bbr "
-        "holds each to 4 packets in flight for ~200 ms every ~10 s, which the model does not "
-        "predict; the transport's own cost, not a fault\n",
+        "# PROBE_RTT = connections with data waiting in bbr's PROBE_RTT during the iteration ({} "
+        "iterations): bbr holds each to 4 packets in flight for ~200 ms every ~10 s, the "
+        "transport's own pause, not a fault; the expectation places it where it was\n",
         with_probes);
   }
   // The what-if: the same iterations predicted under the run's --faults compute faults.

@@ -69,8 +69,9 @@ struct IterationComparison {
   // TCP retransmission timeouts the hosts counted in this iteration (iteration_timeouts.h):
   // each a stall of 200 ms or more that the model, without losses, does not predict.
   int64_t tcp_timeouts = 0;
-  // bbr's PROBE_RTT in this iteration (iteration_probe_rtt.h): connections that entered it and
-  // their time in it, summed; a cost of the transport the model does not predict.
+  // bbr's PROBE_RTT in this iteration (iteration_probe_rtt.h): busy connections that entered
+  // it and their time in it, summed; the transport's own pause, which the expectation places
+  // where it was (driver/run_results.cc).
   int64_t probe_rtt_episodes = 0;
   TimeNs probe_rtt_ns = 0;
 };

@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <cstring>
 
 namespace genie::net {
 namespace {
@@ -16,14 +15,9 @@ constexpr uint32_t kBbrUnit = 256;  // tcp_bbr's gains are fixed point, shifted 
 }  // namespace
 
 std::optional<bool> ProbeRttWatch::InProbeRtt(int fd) {
-  char name[16] = {};
-  socklen_t len = sizeof(name);
-  if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0 ||
-      std::strncmp(name, "bbr", sizeof(name)) != 0) {
-    return std::nullopt;
-  }
+  // Another congestion control answers less: vegas and dctcp 16 bytes, the others none.
   tcp_bbr_info info{};
-  len = sizeof(info);
+  socklen_t len = sizeof(info);
   if (getsockopt(fd, IPPROTO_TCP, TCP_CC_INFO, &info, &len) != 0 || len < sizeof(info)) {
     return std::nullopt;
   }

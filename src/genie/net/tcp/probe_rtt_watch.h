@@ -15,9 +15,9 @@
 //
 // Seen through TCP_CC_INFO: bbr's cwnd gain is 1 (BBR_UNIT) in PROBE_RTT and in no other mode
 // of a connection with a bandwidth estimate (2 in PROBE_BW, 2.89 in STARTUP and DRAIN; a new
-// connection, not yet measured, has unit gains and no estimate). The transport samples its sockets every kInterval
-// (Sample), so an episode's start and end are known to within it; sockets of other congestion
-// controls are never in one.
+// connection, not yet measured, has unit gains and no estimate). The transport samples its
+// bbr sockets every kInterval (Sample): an episode's start and end are known to within it, and
+// a 200 ms episode is seen four times. Sockets of other congestion controls are never sampled.
 //
 // Owned by its transport; loop thread only.
 #pragma once
@@ -33,11 +33,11 @@ namespace genie::net {
 
 class ProbeRttWatch {
  public:
-  static constexpr TimeNs kInterval = 10 * kNsPerMs;
+  static constexpr TimeNs kInterval = 50 * kNsPerMs;
   static constexpr int64_t kBacklogBytes = 16 << 10;
 
   // Socket `fd`'s bbr mode: true in PROBE_RTT, false in another; nullopt when its congestion
-  // control is not bbr (or the kernel does not say).
+  // control is not bbr (one call: TCP_CC_INFO answers bbr's 20 bytes for bbr only).
   static std::optional<bool> InProbeRtt(int fd);
   // Bytes in socket `fd`'s send queue, sent and not acknowledged or not yet sent (0: unknown).
   static int64_t Backlog(int fd);

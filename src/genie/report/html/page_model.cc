@@ -122,6 +122,7 @@ json ExpectationJson(const Comparison& c) {
             {"iterations", json::array()}};
   json flagged = json::array();
   json timeouts = json::array();
+  json probes = json::array();
   for (const auto& it : c.iterations) {
     json busbw = json::object();
     for (const auto& op : it.ops) busbw[op.type] = op.expected_busbw_gbps;
@@ -139,10 +140,18 @@ json ExpectationJson(const Comparison& c) {
     if (it.tcp_timeouts > 0) {
       timeouts.push_back({{"iteration", it.iteration}, {"tcp_timeouts", it.tcp_timeouts}});
     }
+    if (it.probe_rtt_episodes > 0) {
+      probes.push_back({{"iteration", it.iteration},
+                        {"probe_rtt_episodes", it.probe_rtt_episodes},
+                        {"probe_rtt_ns", it.probe_rtt_ns}});
+    }
   }
   e["flagged_iterations"] = flagged;
   // Iterations whose hosts waited out retransmission timeouts: stalls the model cannot predict.
   e["timeouts"] = timeouts;
+  // Iterations in which busy connections held bbr's PROBE_RTT: the transport's own pause,
+  // placed in the prediction where it was.
+  e["probe_rtt"] = probes;
   std::vector<std::vector<OpBehind>> behind;
   for (const auto& it : c.iterations) behind.push_back(it.behind);
   json ops = json::array();

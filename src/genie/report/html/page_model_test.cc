@@ -84,6 +84,8 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   behind.expected_end_ns = 40000;
   c.iterations.at(1).behind = {behind};
   c.iterations.at(1).tcp_timeouts = 3;  // its hosts waited out 3 retransmission timeouts
+  c.iterations.at(1).probe_rtt_episodes = 7;  // and 7 connections held bbr's PROBE_RTT
+  c.iterations.at(1).probe_rtt_ns = 1400 * kNsPerMs;
   c.notes = {"testbed t: its 8 hosts ... the cores, not the links, set the pace"};
   results["prediction"] = ToJson(c);
   // Faults on rank 0's clock: during iteration 0, between 0 and 1 (hits 1), after the run.
@@ -120,6 +122,8 @@ TEST(PageModel, PredictionFlagsAndFaultsArePlacedOnIterations) {
   EXPECT_NEAR(x["iterations"][0]["ratio"].get<double>(), 2.0, 1e-9);
   EXPECT_NEAR(x["iterations"][1]["expected_busbw_gbps"]["all_reduce"].get<double>(), 40.0, 1e-9);
   EXPECT_EQ(x["timeouts"], json::parse(R"([{"iteration": 1, "tcp_timeouts": 3}])"));
+  EXPECT_EQ(x["probe_rtt"], json::parse(R"([{"iteration": 1, "probe_rtt_episodes": 7,
+                                             "probe_rtt_ns": 1400000000}])"));
   // What --predict said of its expectation, on the page too.
   EXPECT_EQ(x["notes"], json({"testbed t: its 8 hosts ... the cores, not the links, set the pace"}));
   ASSERT_EQ(x["ops_behind"].size(), 1u);
