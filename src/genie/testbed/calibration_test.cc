@@ -35,6 +35,26 @@ nlohmann::json Scan(double gbps, double rtt_us, nlohmann::json findings = nlohma
   return {{"reference_gbps", gbps}, {"reference_rtt_us", rtt_us}, {"findings", findings}};
 }
 
+// bbr's PROBE_RTT goes into the description when the run's congestion control is bbr (without
+// a run, the calibration's), and parses as the flow model's key; under cubic, nothing.
+TEST(Calibration, ProbeRttLinesFollowTheRunsCongestionControl) {
+  const std::map<std::string, std::string> bbr = {{"tcp_congestion", "bbr"}};
+  const std::map<std::string, std::string> cubic = {{"tcp_congestion", "cubic"}};
+  Calibration measured_under_bbr;
+  measured_under_bbr.settings = bbr;
+  EXPECT_EQ(ProbeRttYml(&cubic, measured_under_bbr), "");
+  EXPECT_EQ(ProbeRttYml(nullptr, std::nullopt), "");
+  const std::string lines = ProbeRttYml(nullptr, measured_under_bbr);
+  EXPECT_EQ(ProbeRttYml(&bbr, std::nullopt), lines);
+  auto net = config::ParseNetworkConfig(
+      "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n" + lines,
+      "t.yml");
+  ASSERT_TRUE(net.ok()) << net.status().ToString() << "\n" << lines;
+  EXPECT_EQ(net->probe_rtt.interval_ns, kProbeRttIntervalNs);
+  EXPECT_EQ(net->probe_rtt.duration_ns, kProbeRttDurationNs);
+  EXPECT_EQ(net->probe_rtt.gbps, kProbeRttGbps);
+}
+
 TEST(Calibration, GoodputIsTheMedianPairOverTheLinkRateAndOverheadHalfTheRoundTrip) {
   auto c = CalibrationFromDoctor(Star4("tb"), Scan(0.0475, 40.0));
   ASSERT_TRUE(c.ok()) << c.status().message();
