@@ -12,6 +12,9 @@
 namespace genie::config {
 namespace {
 
+// The longest probe_rtt interval: a day, far past any simulated step (and finite).
+constexpr double kMaxProbeIntervalNs = 86400e9;
+
 std::string Where(const std::string& origin, const char* key) {
   return (origin.empty() ? std::string("network configuration") : origin) + ": key \"" + key +
          "\"";
@@ -531,13 +534,15 @@ Status ValidateNetworkConfig(const NetworkConfig& c) {
                                    Number(kMaxBandwidthGbps) + ", or leave it out");
   }
   if (c.probe_rtt.interval_ns != 0 &&
-      !(c.probe_rtt.interval_ns > 0 && c.probe_rtt.duration_ns > 0 &&
+      !(c.probe_rtt.interval_ns > 0 && c.probe_rtt.interval_ns <= kMaxProbeIntervalNs &&
+        c.probe_rtt.duration_ns > 0 &&
         c.probe_rtt.duration_ns < c.probe_rtt.interval_ns &&
         c.probe_rtt.gbps >= kMinBandwidthGbps && c.probe_rtt.gbps <= kMaxBandwidthGbps)) {
     return Status::InvalidArgument(
         Where(o, "probe_rtt") +
-        ": give interval and duration in ns (0 < duration < interval, bbr's are 10e9 and 200e6) "
-        "and bandwidth in GB/s between " + Number(kMinBandwidthGbps) + " and " +
+        ": give interval and duration in ns (0 < duration < interval <= " +
+        Number(kMaxProbeIntervalNs) + "; bbr's are 10e9 and 200e6) and bandwidth in GB/s between " +
+        Number(kMinBandwidthGbps) + " and " +
         Number(kMaxBandwidthGbps) + ", or leave it out");
   }
   int64_t total = 1;

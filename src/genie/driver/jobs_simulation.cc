@@ -304,6 +304,11 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
       result.step_ns.push_back(s.step_ns());
     }
   }
+  // When the last job ended: the queue may run on past it (a bbr probe's check due later,
+  // sim/flow_model.h), which is no job's time.
+  TimeNs last = 0;
+  for (const SimJobResult& r : out.jobs) last = std::max(last, r.end_ns);
+  if (last > 0) out.end_ns = std::min(out.end_ns, last);
   return out;
 }
 

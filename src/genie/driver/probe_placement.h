@@ -25,17 +25,16 @@ namespace genie::driver {
 // recorded.
 std::vector<TimeNs> ConnectedBeforeFirstOp(int n, const nlohmann::json& run_info);
 
-// On the grid: where in the predicted iteration (ns from its start) the probe due in measured
-// iteration `m` (`measured_ns` long) goes, at the share of the predicted step (`predicted_ns`)
-// its due time is of the measured one, which may lie past the predicted end. nullopt: no
-// probes, or none due in the measured iteration nor in the prediction.
-std::optional<double> ProbeAt(const config::NetworkConfig& net, const MeasuredIteration& m,
-                              TimeNs measured_ns, TimeNs predicted_ns);
+// `m` with no probe in its simulation: every rank's connections open long after it ends.
+MeasuredIteration WithoutProbes(const config::NetworkConfig& net, const MeasuredIteration& m);
 
-// Recorded: `m` with each rank's connections probing where the run recorded it
-// (MeasuredIteration::probe_at_ns), at the share of the predicted step it was of the measured
-// one, and nowhere else (`measured_ns` 0: nowhere at all).
-MeasuredIteration WithRecordedProbes(const config::NetworkConfig& net, const MeasuredIteration& m,
-                                     TimeNs measured_ns, TimeNs predicted_ns);
+// `m` with bbr's probes where the run had them, for measured iteration `m` (`measured_ns`
+// long) predicted `predicted_ns` without them: each rank's recorded one when the run recorded
+// its probes (`recorded`), else the grid's from its connections' age, at the same share of the
+// predicted step as of the measured one and lasting the same share of it (at most the
+// probe's own duration). nullopt: none falls in the measured iteration nor the predicted one.
+std::optional<MeasuredIteration> WithProbesPlaced(const config::NetworkConfig& net,
+                                                  const MeasuredIteration& m, TimeNs measured_ns,
+                                                  TimeNs predicted_ns, bool recorded);
 
 }  // namespace genie::driver

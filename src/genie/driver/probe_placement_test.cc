@@ -22,33 +22,43 @@ MeasuredIteration Iteration(TimeNs age) {
   return m;
 }
 
-// On the grid: due 10 s after the connections opened, then every 10.2 s; the offset in the
-// measured iteration scaled to the predicted one (here half as long).
+// On the grid: due 10 s after the connections opened, then every 10.2 s; placed at the share
+// of the predicted step its offset is of the measured one (here half), for both ranks at
+// once whatever their start skew, and lasting that share of its 200 ms.
 TEST(ProbePlacement, OnTheGridAtTheSameShareOfTheStep) {
-  const auto at = ProbeAt(Bbr(), Iteration(8200 * kMs), 2 * kS, 1 * kS);
-  ASSERT_TRUE(at.has_value());
-  EXPECT_DOUBLE_EQ(*at, 0.9e9);  // 1.8 s into the 2 s measured: 0.9 s into the 1 s predicted
-  const auto second = ProbeAt(Bbr(), Iteration(19 * kS), 2 * kS, 2 * kS);
+  const auto placed = WithProbesPlaced(Bbr(), Iteration(8200 * kMs), 2 * kS, 1 * kS, false);
+  ASSERT_TRUE(placed.has_value());
+  // Due at 0.9 s of the simulation: opened 10 s before, each from its own start.
+  EXPECT_EQ(placed->since_open_ns, (std::vector<TimeNs>{9100 * kMs, 9101 * kMs}));
+  EXPECT_DOUBLE_EQ(placed->probe_duration_scale, 0.5);
+  // The second probe, 20.2 s after they opened.
+  const auto second = WithProbesPlaced(Bbr(), Iteration(19 * kS), 2 * kS, 2 * kS, false);
   ASSERT_TRUE(second.has_value());
-  EXPECT_DOUBLE_EQ(*second, 1.2e9);  // 20.2 s
+  EXPECT_EQ(second->since_open_ns[0], 8800 * kMs);
+  EXPECT_DOUBLE_EQ(second->probe_duration_scale, 1.0);
+  // One under way as the iteration starts (10.0-10.2 s) stays where it is.
+  const auto ongoing = WithProbesPlaced(Bbr(), Iteration(10100 * kMs), 2 * kS, 2 * kS, false);
+  ASSERT_TRUE(ongoing.has_value());
+  EXPECT_EQ(ongoing->since_open_ns[0], 10100 * kMs);
   // Between probes, or none configured: nothing.
-  EXPECT_FALSE(ProbeAt(Bbr(), Iteration(12 * kS), 2 * kS, 2 * kS).has_value());
-  EXPECT_FALSE(ProbeAt(config::NetworkConfig{}, Iteration(9 * kS), 2 * kS, 2 * kS).has_value());
+  EXPECT_FALSE(WithProbesPlaced(Bbr(), Iteration(12 * kS), 2 * kS, 2 * kS, false).has_value());
+  EXPECT_FALSE(
+      WithProbesPlaced(config::NetworkConfig{}, Iteration(9 * kS), 2 * kS, 2 * kS, false));
 }
 
-// Recorded: each rank's probe where it was, scaled; a rank without one never probes.
+// Recorded: each rank's probe where it was, scaled; a rank without one never probes; without
+// probes at all, every rank's connections open 20 intervals after its start.
 TEST(ProbePlacement, RecordedProbesGoWhereTheyWere) {
   MeasuredIteration m = Iteration(8 * kS);
   m.probe_at_ns = {1800 * kMs, -1};
-  const MeasuredIteration placed = WithRecordedProbes(Bbr(), m, 2 * kS, 1 * kS);
-  ASSERT_EQ(placed.since_open_ns.size(), 2u);
-  // Rank 0's connections opened 10 s before its probe, at 0.9 s of the prediction.
-  EXPECT_EQ(placed.since_open_ns[0], 10 * kS - 900 * kMs);
-  // Rank 1's open 20 intervals after its start: never within a step.
-  EXPECT_EQ(placed.since_open_ns[1], kMs - 200 * kS + 10 * kS);
-  // Nothing placed at all.
-  const MeasuredIteration none = WithRecordedProbes(Bbr(), m, 0, 0);
-  EXPECT_EQ(none.since_open_ns[0], -190 * kS);
+  const auto placed = WithProbesPlaced(Bbr(), m, 2 * kS, 1 * kS, true);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(placed->since_open_ns[0], 10 * kS - 900 * kMs);
+  EXPECT_EQ(placed->since_open_ns[1], kMs - 200 * kS);
+  m.probe_at_ns = {-1, -1};
+  EXPECT_FALSE(WithProbesPlaced(Bbr(), m, 2 * kS, 1 * kS, true).has_value());
+  EXPECT_EQ(WithoutProbes(Bbr(), m).since_open_ns,
+            (std::vector<TimeNs>{-200 * kS, kMs - 200 * kS}));
 }
 
 TEST(ProbePlacement, ConnectedBeforeFirstOpFromTheTrafficRecords) {

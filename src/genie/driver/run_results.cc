@@ -181,9 +181,8 @@ std::map<int, MeasuredIteration> MeasuredIterations(int n,
     // How long the connections had been open: since the rank's first op, and up before it.
     it.since_open_ns.assign(n, 0);
     for (int r = 0; r < n; ++r) {
-      it.since_open_ns[r] =
-          st[r] >= 0 ? st[r] - opened[r] + (r < static_cast<int>(connected.size()) ? connected[r] : 0)
-                     : 0;
+      const TimeNs up = r < static_cast<int>(connected.size()) ? connected[r] : 0;
+      it.since_open_ns[r] = st[r] >= 0 ? st[r] - opened[r] + up : 0;
     }
     auto before = finish.find(iteration - 1);
     if (before == finish.end()) continue;
@@ -238,10 +237,12 @@ std::vector<TimeNs> MedianIdle(int n, const std::map<int, MeasuredIteration>& me
 }
 
 // Each measured iteration's own prediction (its step into `expected`) and, for those predicted
-// one by one, the ops furthest behind it (into `behind`).
+// one by one, the ops furthest behind it (into `behind`); their conditions become those the
+// prediction ran under (bbr's probes placed, an issue order it stalled on dropped), which the
+// attribution simulates again.
 void PredictEachIteration(
     const runtime::RunSetup& setup, const config::NetworkConfig& net, sim::NetworkModelKind kind,
-    const std::map<int, MeasuredIteration>& measured, const std::vector<TimeNs>& common_idle,
+    std::map<int, MeasuredIteration>* measured, const std::vector<TimeNs>& common_idle,
     const std::vector<record::OpEvent>& ops, const std::vector<record::RankSummary>& ranks,
     report::Expectation* expected, std::map<int, std::vector<report::OpBehind>>* behind,
     const SimulateInput* placed) {
@@ -260,51 +261,41 @@ void PredictEachIteration(
     measured_step[s.iteration] = s.step_ns();
   }
   // `iteration` < 0: a median of several, whose ops are nobody's (nothing recorded).
-  auto predict = [&](const MeasuredIteration& m, int iteration) -> std::optional<TimeNs> {
+  // `conditions`: `m` as predicted, probes placed (what the attribution simulates again).
+  auto predict = [&](const MeasuredIteration& m, int iteration,
+                     MeasuredIteration* conditions) -> std::optional<TimeNs> {
+    *conditions = m;
     std::unique_ptr<record::Recorder> rec;
-    auto simulate = [&](const MeasuredIteration& conditions,
-                        const config::NetworkConfig* network = nullptr) {
+    auto simulate = [&](const MeasuredIteration& conditions) {
       rec.reset();  // a failed simulation's ops are not the prediction's
       if (iteration >= 0) {
         auto made = record::Recorder::Create("", nlohmann::json::object());
         if (made.ok()) rec = std::move(*made);
       }
-      return Simulate(setup, network ? *network : net, kind, rec.get(), SimulatedIterations(1),
-                      &conditions, placed);
+      return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &conditions, placed);
     };
-    // Recorded probes are placed below: none on the grid meanwhile.
-    auto sim = simulate(recorded_probes && iteration >= 0 ? WithRecordedProbes(net, m, 0, 0) : m);
-    if (sim.ok() && iteration >= 0 && net.probe_rtt.interval_ns > 0) {
-      // bbr's probes where the run had them, at the same share of the predicted iteration and
-      // lasting the same share of it (a step predicted faster than it ran, as alone beside a
-      // neighbour, would else end before them, and pay for a probe of twice its share): each
-      // rank's recorded one when the run recorded them, else the grid's.
-      std::optional<MeasuredIteration> probed;
-      if (recorded_probes) {
-        if (std::any_of(m.probe_at_ns.begin(), m.probe_at_ns.end(), [](TimeNs t) { return t >= 0; })) {
-          probed = WithRecordedProbes(net, m, measured_step[iteration], sim->end_ns);
+    // bbr's probes where the run had them, at the same share of the predicted iteration and
+    // lasting the same share of it (a step predicted faster than it ran, as alone beside a
+    // neighbour, would else end before them, and pay for a probe of twice its share): first
+    // without any, then with them where they fall (driver/probe_placement.h).
+    const bool probes = iteration >= 0 && net.probe_rtt.interval_ns > 0;
+    if (probes) *conditions = WithoutProbes(net, m);
+    auto sim = simulate(*conditions);
+    if (sim.ok() && probes) {
+      if (auto with = WithProbesPlaced(net, m, measured_step[iteration], sim->end_ns,
+                                       recorded_probes)) {
+        auto again = simulate(*with);
+        if (again.ok()) {
+          sim = std::move(again);
+          *conditions = std::move(*with);
         }
-      } else if (auto at = ProbeAt(net, m, measured_step[iteration], sim->end_ns)) {
-        probed = m;
-        for (TimeNs& age : probed->since_open_ns) {
-          age = static_cast<TimeNs>(net.probe_rtt.interval_ns - *at);
-        }
-      }
-      if (probed) {
-        config::NetworkConfig scaled = net;
-        scaled.probe_rtt.duration_ns *= std::min(
-            1.0, static_cast<double>(sim->end_ns) /
-                     static_cast<double>(std::max<TimeNs>(1, measured_step[iteration])));
-        auto again = simulate(*probed, &scaled);
-        if (again.ok()) sim = std::move(again);
       }
     }
-    if (!sim.ok() && !m.issue_order.empty()) {
+    if (!sim.ok() && !conditions->issue_order.empty()) {
       // The order a run had always admits a schedule, but a model is not a run: should the
       // simulation stall on it, the issue rules alone decide.
-      MeasuredIteration unordered = m;
-      unordered.issue_order.clear();
-      sim = simulate(unordered);
+      conditions->issue_order.clear();
+      sim = simulate(*conditions);
     }
     if (!sim.ok()) {
       std::cerr << "genie run: --predict: the iterations' start skew could not be simulated ("
@@ -319,16 +310,18 @@ void PredictEachIteration(
   };
   std::vector<std::vector<TimeNs>> rest, rest_idle;  // the iterations past the cap
   std::vector<int> rest_iterations;
-  for (const auto& [iteration, it] : measured) {
+  for (auto& [iteration, it] : *measured) {
     if (expected->step_ns_of_iteration.size() >= kEachIterationMax) {
       rest.push_back(it.start_ns);
       if (!it.idle_ns.empty()) rest_idle.push_back(it.idle_ns);
       rest_iterations.push_back(iteration);
       continue;
     }
-    const std::optional<TimeNs> step = predict(it, iteration);
+    MeasuredIteration as_predicted;
+    const std::optional<TimeNs> step = predict(it, iteration, &as_predicted);
     if (!step) return;
     expected->step_ns_of_iteration[iteration] = *step;
+    it = std::move(as_predicted);
   }
   if (rest.empty()) return;
   MeasuredIteration median;
@@ -337,7 +330,9 @@ void PredictEachIteration(
   const bool common = std::all_of(median.start_ns.begin(), median.start_ns.end(),
                                   [](TimeNs t) { return t == 0; }) &&
                       median.idle_ns == common_idle;
-  const std::optional<TimeNs> step = common ? expected->step_ns : predict(median, -1);
+  MeasuredIteration as_predicted;
+  const std::optional<TimeNs> step =
+      common ? expected->step_ns : predict(median, -1, &as_predicted);
   if (!step) return;
   for (int iteration : rest_iterations) expected->step_ns_of_iteration[iteration] = *step;
 }
@@ -364,7 +359,11 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
     if (!placed_input.rank_host.empty()) placed = &placed_input;
     // Launched by genie launch --jobs: its ranks where the launcher placed them.
     if (auto p = PlaceThisJob(o, setup)) {
+      // bbr's probes as the run's own settings say (the jobs file's network takes the
+      // calibration's).
+      const auto probe_rtt = net.ok() ? net->probe_rtt : config::NetworkConfig::ProbeRtt{};
       net = std::move(p->hosts);
+      if (net.ok()) net->probe_rtt = probe_rtt;
       placed_input.rank_host = std::move(p->rank_host);
       placed = &placed_input;
     }
@@ -405,7 +404,7 @@ std::vector<report::Comparison> Compare(const RunOptions& o, const runtime::RunS
           if (it != measured.end()) it->second.issue_order.clear();
         }
         std::map<int, std::vector<report::OpBehind>> behind;
-        PredictEachIteration(setup, *net, kind, measured, common.idle_ns, ops, ranks, &expected,
+        PredictEachIteration(setup, *net, kind, &measured, common.idle_ns, ops, ranks, &expected,
                              &behind, placed);
         // Launched by genie launch --jobs: the other jobs' traffic on top (jobs_prediction.h).
         *neighbours = AddNeighbours(o, setup, kind, ranks, &expected);

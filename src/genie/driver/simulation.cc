@@ -123,6 +123,11 @@ Result<SimulationStats> Simulate(const runtime::RunSetup& setup,
     backend->network().set_idle_since(npu(r),
                                       static_cast<double>(at) - static_cast<double>(idle));
   }
+  if (m.probe_duration_scale != 1 && network.probe_rtt.interval_ns > 0) {
+    backend->network().set_probe_rtt(network.probe_rtt.interval_ns,
+                                     network.probe_rtt.duration_ns * m.probe_duration_scale,
+                                     network.probe_rtt.gbps);
+  }
   for (int r = 0; r < static_cast<int>(m.since_open_ns.size()); ++r) {
     const TimeNs at = rank_start_ns.empty() ? 0 : rank_start_ns[r];
     backend->network().set_opened_at(

@@ -57,6 +57,9 @@ struct MeasuredIteration {
   // Per rank (empty: none recorded): when the latest of its connections' bbr PROBE_RTT
   // episodes began in the measured iteration, from the iteration's first start (-1: none).
   std::vector<TimeNs> probe_at_ns;
+  // The share of network.yml probe_rtt's duration a probe lasts here (driver/probe_placement.h:
+  // a step predicted faster than it ran has its probe shortened alike).
+  double probe_duration_scale = 1;
   // The measured iteration (from 1) it is, whose compute faults (--faults) the prediction
   // applies; 0: none, the healthy expectation.
   int iteration = 0;

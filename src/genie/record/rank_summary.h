@@ -30,12 +30,13 @@ struct RankSummary {
   // read the same one); both 0 when none (or not read).
   int64_t tcp_timeouts = 0;
   int64_t host_id = 0;
-  // Real runs over TCP with bbr: PROBE_RTT episodes the rank's connections began during the
-  // iteration, and the time its connections spent in PROBE_RTT, summed over them
-  // (net/tcp/probe_rtt_watch.h: ~200 ms each, every ~10 s of a connection's life). 0: none.
+  // Real runs over TCP with bbr: PROBE_RTT episodes of the rank's busy connections counted
+  // during the iteration (first seen busy in it), and the time its connections spent in them,
+  // summed (net/tcp/probe_rtt_watch.h: ~200 ms each, every ~10 s of a connection's life).
   int64_t probe_rtt_episodes = 0;
   TimeNs probe_rtt_ns = 0;
-  // When the latest of those episodes began, from the iteration's start (-1: none began).
+  // When the latest of those episodes began, from the iteration's start (0 if before it; -1:
+  // none).
   TimeNs probe_rtt_at_ns = -1;
 };
 

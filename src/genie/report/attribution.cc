@@ -96,14 +96,16 @@ CauseShare Network(const AttributionInput& in, TimeNs share) {
       c.culprit += (c.culprit.empty() ? "" : "; ") + p.text.substr(0, p.text.find(" — "));
       if (p.text.find(" — ") != std::string::npos) c.evidence.push_back(p.text);
     }
-  } else if (!in.probe_rtt.empty()) {
-    c.culprit = "bbr's PROBE_RTT (the transport)";
   } else if (!c.ops.empty()) {
     const OpBehind& op = c.ops.front();
     c.culprit = fmt::format("{} node {} on rank{} {} (not localised: run with --localize)", op.type,
                             op.node, op.ranks.size() == 1 ? "" : "s", RankList(op.ranks));
   } else if (!in.timeouts.empty()) {
     c.culprit = "retransmission timeouts";
+  } else if (!in.probe_rtt.empty()) {
+    // The prediction has the probe where it was: an iteration still flagged was slowed by more
+    // than it, so it names the cause only when nothing else does.
+    c.culprit = "bbr's PROBE_RTT (the transport)";
   } else {
     c.culprit = in.retransmits.empty()
                     ? "the network"

@@ -26,7 +26,7 @@ const std::vector<std::string>& TimingKeys() {
       "clock_offsets_ns", "startup",  "peak_rss_bytes", "cpu_steal",  // per-rank figures (traffic)
       "cpu_wait_ns", "cpu_bound", "cpu_wait_max_fraction",  // waits for a core (cpu_bound.h)
       "tcp_timeouts", "host_id",  // the hosts' TCP (record/tcp_timeouts.h)
-      "probe_rtt_episodes", "probe_rtt_ns", "probe_rtt_at_ns",  // bbr's PROBE_RTT (net/tcp/probe_rtt_watch.h)
+      "probe_rtt_episodes", "probe_rtt_ns", "probe_rtt_at_ns",  // bbr's PROBE_RTT
   };
   return kKeys;
 }

@@ -191,8 +191,9 @@ void Executor::Pump() {
       summary_.probe_rtt_episodes =
           std::max<int64_t>(0, now.episodes - probe_rtt_at_start_.episodes);
       summary_.probe_rtt_ns = std::max<TimeNs>(0, now.ns - probe_rtt_at_start_.ns);
-      if (summary_.probe_rtt_episodes > 0 && now.last_begin >= summary_.start) {
-        summary_.probe_rtt_at_ns = now.last_begin - summary_.start;
+      // An episode counted here may have begun before (it turned busy since): at the start.
+      if (summary_.probe_rtt_episodes > 0 && now.last_begin >= 0) {
+        summary_.probe_rtt_at_ns = std::max<TimeNs>(0, now.last_begin - summary_.start);
       }
       probe_rtt_at_start_ = now;
     }

@@ -13,11 +13,11 @@
 #include "genie/collective/collective_spec.h"
 #include "genie/compute/compute_fault.h"
 #include "genie/compute/compute_model.h"
-#include "genie/record/rank_summary.h"
 #include "genie/config/memory_config.h"
+#include "genie/record/rank_summary.h"
 #include "genie/runtime/collective_runner.h"
-#include "genie/trace/comm_groups.h"
 #include "genie/spec/custom_algorithm.h"
+#include "genie/trace/comm_groups.h"
 
 namespace genie::runtime {
 

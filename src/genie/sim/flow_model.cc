@@ -133,6 +133,9 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
   flow.tail_ns = latency + overhead;
   flow.floor_at = 0;
   flow.paths = paths;
+  flow.within_host = !flow.route.empty() &&
+                     std::all_of(flow.route.begin(), flow.route.end(),
+                                 [&](int id) { return links_[id].loopback; });
   // One of `paths` sub-flows of a message split over the spines: together at most what one
   // path's slowest link gives (a connection rides one spine; the split is where, not how fast).
   flow.cap = 0;
@@ -615,9 +618,9 @@ void FlowModel::ProbeDue(int c, double at) {
   }
   if (k.probe_check) return;
   // Due while this message may still be on the wire: look again then.
-  k.probe_check = true;
   const TimeNs delay = std::max<TimeNs>(0, CeilNs(k.probe_due) - queue_->Now());
   if (!queue_->Fits(delay)) return;  // beyond the simulation's horizon
+  k.probe_check = true;
   queue_->After(delay, [this, c] {
     Connection& conn = connections_[c];
     conn.probe_check = false;
@@ -634,6 +637,7 @@ void FlowModel::BeginProbe(int c, double at) {
   k.probe_until = at + probe_duration_;
   k.probe_due = k.probe_until + probe_interval_;
   const TimeNs delay = std::max<TimeNs>(0, CeilNs(k.probe_until) - queue_->Now());
+  if (!queue_->Fits(delay)) return;  // lasts past the simulation's horizon
   queue_->After(delay, [this, c] {
     TouchConnection(c);  // the cap lifts
     // A message still on the wire may outlast the next interval too.
@@ -642,7 +646,7 @@ void FlowModel::BeginProbe(int c, double at) {
 }
 
 double FlowModel::CapOf(const Flow& f) const {
-  if (!(probe_interval_ > 0) ||
+  if (!(probe_interval_ > 0) || f.within_host ||
       !(static_cast<double>(queue_->Now()) < connections_[f.connection].probe_until)) {
     return f.cap;
   }

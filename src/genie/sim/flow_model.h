@@ -66,7 +66,8 @@
 // by its sender's npu, whose bbr it is; default 0) and then `interval` after each probe ended,
 // probes for `duration` from its first byte on the wire at or after that time (an idle one
 // probes when it next sends): its flows together move at most the probe's rate meanwhile
-// (split over its sub-flows), a cap like a split message's. The connections of a run open
+// (split over its sub-flows), a cap like a split message's; within a host (loopback links only)
+// 4 packets of 64 KB per round trip hold no one back. The connections of a run open
 // together, so they probe together, as measured (net/tcp/probe_rtt_watch.h).
 //
 // Chunks: the messages of one collective chunk in flight together (Transmit's `flow` id, the
@@ -173,6 +174,7 @@ class FlowModel final : public NetworkModel {
     double floor_at = 0;      // no delivery before (a shaped path's burst_message_times)
     double cap = 0;           // most bytes/ns it may get (a split message's sub-flow); 0: none
     int paths = 1;            // sub-flows of its message (it gets 1/paths of a probe's rate)
+    bool within_host = false;  // every link a host's loopback (no probe caps it: lo's MSS is 64 KB)
     double machine_weight = 1;  // bytes of the machine link's per byte (kFabricByteCost)
     double pace = 0;          // most bytes/ns to end with its chunk's slowest message; 0: none
     uint64_t chunk = 0;       // Transmit's flow id (0: none)

@@ -432,7 +432,8 @@ std::string ProbeRttYml(const std::map<std::string, std::string>* want,
   std::string cc;
   if (want != nullptr) {
     if (auto it = want->find("tcp_congestion"); it != want->end()) cc = it->second;
-  } else if (cal) {
+  }
+  if (cc.empty() && cal) {
     if (auto it = cal->settings.find("tcp_congestion"); it != cal->settings.end()) cc = it->second;
   }
   if (cc != "bbr") return "";

@@ -145,7 +145,7 @@ inline constexpr double kProbeRttDurationNs = 200e6;
 inline constexpr double kProbeRttGbps = 0.015;  // GB/s of 2^30 B, per connection
 
 // The network.yml lines that model bbr's PROBE_RTT when the run's congestion control (`want`'s
-// tcp_congestion; without `want`, the calibration's) is bbr; "" otherwise.
+// tcp_congestion; without one, the calibration's) is bbr; "" otherwise.
 std::string ProbeRttYml(const std::map<std::string, std::string>* want,
                         const std::optional<Calibration>& cal);
 

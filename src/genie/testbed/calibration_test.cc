@@ -46,6 +46,8 @@ TEST(Calibration, ProbeRttLinesFollowTheRunsCongestionControl) {
   EXPECT_EQ(ProbeRttYml(nullptr, std::nullopt), "");
   const std::string lines = ProbeRttYml(nullptr, measured_under_bbr);
   EXPECT_EQ(ProbeRttYml(&bbr, std::nullopt), lines);
+  const std::map<std::string, std::string> silent = {{"tcp_ecn", "2"}};
+  EXPECT_EQ(ProbeRttYml(&silent, measured_under_bbr), lines);
   auto net = config::ParseNetworkConfig(
       "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n" + lines,
       "t.yml");

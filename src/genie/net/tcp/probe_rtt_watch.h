@@ -16,8 +16,9 @@
 // Seen through TCP_CC_INFO: bbr's cwnd gain is 1 (BBR_UNIT) in PROBE_RTT and in no other mode
 // of a connection with a bandwidth estimate (2 in PROBE_BW, 2.89 in STARTUP and DRAIN; a new
 // connection, not yet measured, has unit gains and no estimate). The transport samples its
-// bbr sockets every kInterval (Sample): an episode's start and end are known to within it, and
-// a 200 ms episode is seen four times. Sockets of other congestion controls are never sampled.
+// sockets every kInterval (Sample) once one of them runs bbr: an episode's start and end are
+// known to within it, and a 200 ms episode is seen four times. A socket of another congestion
+// control answers nothing and is never in one.
 //
 // Owned by its transport; loop thread only.
 #pragma once
@@ -44,7 +45,7 @@ class ProbeRttWatch {
 
   // One sample of socket `key` at `now`, with `backlog` bytes in its send queue: an episode
   // begins when it enters PROBE_RTT and ends when a later sample finds it out (or Forget());
-  // it counts from the first sample that finds the connection busy in it.
+  // it counts, from its beginning, once a sample finds the connection busy in it.
   void Sample(int key, bool in_probe_rtt, int64_t backlog, TimeNs now);
   // Socket `key` closed at `now`: its episode, if any, ends.
   void Forget(int key, TimeNs now);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -67,7 +68,8 @@ TEST(ProbeRttWatch, ReadsAConnectedSocketsBbrMode) {
     EXPECT_FALSE(*in);
     std::vector<char> data(256 << 10);
     size_t sent = 0, got = 0;
-    while (got < data.size()) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (got < data.size() && std::chrono::steady_clock::now() < deadline) {
       if (sent < data.size()) {
         const ssize_t n = send(client, data.data() + sent, data.size() - sent, MSG_DONTWAIT);
         if (n > 0) sent += static_cast<size_t>(n);
@@ -75,9 +77,11 @@ TEST(ProbeRttWatch, ReadsAConnectedSocketsBbrMode) {
       const ssize_t m = recv(server, data.data(), data.size(), MSG_DONTWAIT);
       if (m > 0) got += static_cast<size_t>(m);
     }
+    ASSERT_EQ(got, data.size()) << "loopback moved " << got << " bytes in 10 s";
     in = ProbeRttWatch::InProbeRtt(client);
     ASSERT_TRUE(in.has_value());
     EXPECT_FALSE(*in);
+    EXPECT_GT(ProbeRttWatch::Backlog(client), -1);
   } else {
     GTEST_LOG_(INFO) << "no bbr in this kernel (modprobe tcp_bbr): its mode is not read";
   }
