@@ -142,32 +142,22 @@ void PrintComparison(std::ostream& out, const Comparison& c) {
   }
   out << fmt::format("# {} of {} iterations slower than expected\n", c.flagged,
                      c.iterations.size());
-  int cpu_bound = 0;
-  for (const auto& it : c.iterations) cpu_bound += it.cpu_wait_fraction > 0 ? 1 : 0;
-  if (cpu_bound > 0) {
-    out << fmt::format(
-        "# CPU = a rank waited for a core that share of the step ({} iterations): their time is "
-        "this machine's CPU as well as the network's, not evidence against the network\n",
-        cpu_bound);
-  }
-  int with_timeouts = 0;
-  for (const auto& it : c.iterations) with_timeouts += it.tcp_timeouts > 0 ? 1 : 0;
-  if (with_timeouts > 0) {
-    out << fmt::format(
-        "# RTO = TCP retransmission timeouts the hosts counted in the iteration ({} "
-        "iterations): each stalls a connection for 200 ms or more, which the model (no losses) "
-        "does not predict; the links' queues dropped (deeper queues avoid it)\n",
-        with_timeouts);
-  }
-  int with_probes = 0;
-  for (const auto& it : c.iterations) with_probes += it.probe_rtt_episodes > 0 ? 1 : 0;
-  if (with_probes > 0) {
-    out << fmt::format(
-        "# PROBE_RTT = connections with data waiting in bbr's PROBE_RTT during the iteration ({} "
-        "iterations): bbr holds each to 4 packets in flight for ~200 ms every ~10 s, the "
-        "transport's own pause, not a fault; the expectation places it where it was\n",
-        with_probes);
-  }
+  // A legend line for each mark some iteration carries, with how many carry it.
+  auto legend = [&](auto marked, const char* text) {
+    const auto n = std::count_if(c.iterations.begin(), c.iterations.end(), marked);
+    if (n > 0) out << fmt::format(fmt::runtime(text), n);
+  };
+  legend([](const auto& it) { return it.cpu_wait_fraction > 0; },
+         "# CPU = a rank waited for a core that share of the step ({} iterations): their time is "
+         "this machine's CPU as well as the network's, not evidence against the network\n");
+  legend([](const auto& it) { return it.tcp_timeouts > 0; },
+         "# RTO = TCP retransmission timeouts the hosts counted in the iteration ({} "
+         "iterations): each stalls a connection for 200 ms or more, which the model (no losses) "
+         "does not predict; the links' queues dropped (deeper queues avoid it)\n");
+  legend([](const auto& it) { return it.probe_rtt_episodes > 0; },
+         "# PROBE_RTT = connections with data waiting in bbr's PROBE_RTT during the iteration ({} "
+         "iterations): bbr holds each to 4 packets in flight for ~200 ms every ~10 s, the "
+         "transport's own pause, not a fault; the expectation places it where it was\n");
   // The what-if: the same iterations predicted under the run's --faults compute faults.
   std::string what_if;
   for (const auto& it : c.iterations) {
