@@ -16,6 +16,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/support/cli.h"
 #include "tests/support/file.h"
@@ -383,6 +384,54 @@ jobs:
             std::string::npos)
       << refused.output;
   EXPECT_FALSE(fs::exists(dir / "big"));
+}
+
+// Two 8-rank all-reduce jobs sharing every host link, both --predict: each job's prediction
+// includes its neighbour (each iteration expects more than alone), records how much of each
+// measured iteration the neighbour's steps covered and what of its own idle time they filled,
+// and lands near the measured step (the testbed is not calibrated here: a wide band).
+TEST_F(JobsOnTestbed, TwoInterleavedJobsArePredictedWithTheirNeighbour) {
+  TempDir dir("jobs-neighbours");
+  CliResult gen = RunCli(Genie("gen collective --type all_reduce --size 4MiB -n 8 -o " +
+                               dir / "ar" + "/ar"));
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  const std::string out = dir / "out";
+  const std::string file = Write(dir / "two.yml", "testbed: " + name_ + R"(
+jobs:
+  - name: a
+    run: {workload: ar/ar, iterations: 6, warmup: 1, predict: true}
+  - name: b
+    run: {workload: ar/ar, iterations: 6, warmup: 1, predict: true}
+)");
+  CliResult r = RunGenie("launch --jobs " + file + " --output " + out, Stderr::kApart);
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.errors;
+  for (const std::string job : {"a", "b"}) {
+    const json res = ReadJson(out + "/" + job + "/results.json");
+    const json& p = res.at("prediction");
+    const json& n = p.at("neighbours");
+    EXPECT_EQ(n.at("jobs"), json({job == "a" ? "b" : "a"}));
+    const json& overlap = n.at("overlap_measured");
+    ASSERT_EQ(overlap.size(), 6u) << n.dump();
+    int covered = 0;
+    for (const json& share : overlap) {
+      EXPECT_GE(share.get<double>(), 0.0);
+      EXPECT_LE(share.get<double>(), 1.0);
+      covered += share.get<double>() > 0.5;
+    }
+    EXPECT_GE(covered, 4) << "jobs started together overlap in most iterations: " << overlap;
+    EXPECT_EQ(n.at("overlap_simulated").size(), 6u);
+    std::vector<double> ratios;
+    for (const json& it : p.at("iterations")) {
+      EXPECT_GT(it.at("expected_step_ns").get<int64_t>(),
+                it.at("expected_alone_step_ns").get<int64_t>()) << it.dump();
+      ratios.push_back(it.at("measured_step_ns").get<double>() /
+                       it.at("expected_step_ns").get<double>());
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const double median = ratios[ratios.size() / 2];
+    EXPECT_GT(median, 0.75) << job;
+    EXPECT_LT(median, 1.35) << job;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "genie/driver/connection_spines.h"
+#include "genie/driver/neighbour_overlap.h"
 #include "genie/driver/run.h"
 #include "genie/env/env.h"
 #include "genie/record/run_folder.h"
@@ -28,17 +29,6 @@ Result<config::NetworkConfig> JobsHostsNetwork(const JobsSpec& spec,
   std::string note;
   GENIE_ASSIGN_OR_RETURN(std::string yml, testbed::TestbedNetworkYml(spec.testbed, 1, -1, &note));
   return config::ParseNetworkConfig(yml, "testbed " + spec.testbed + ", " + note);
-}
-
-double SharedLinkGoodput(const JobsSpec& spec, const std::string& network_path) {
-  if (!network_path.empty() || spec.testbed.empty()) return 1;
-  auto c = testbed::LoadCalibration(spec.testbed);
-  if (!c.ok() || !c->has_value()) return 1;
-  const testbed::Calibration& cal = **c;
-  if (cal.basis != testbed::kBasisAllHosts || cal.all_hosts_goodput <= 0 || cal.goodput <= 0) {
-    return 1;
-  }
-  return std::max(1.0, cal.goodput / cal.all_hosts_goodput);
 }
 
 Status PlaceOnHosts(const config::NetworkConfig& hosts, JobsSpec* spec) {
@@ -152,17 +142,26 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
                                                const config::NetworkConfig& hosts,
                                                sim::NetworkModelKind kind,
                                                const std::string& only) {
-  const double shared = model.shared_link_goodput;
-  GENIE_ASSIGN_OR_RETURN(JobsSimulation together, SimulateJobs(model.jobs, hosts, kind, shared));
+  GENIE_ASSIGN_OR_RETURN(JobsSimulation together, SimulateJobs(model.jobs, hosts, kind));
   std::vector<JobPrediction> out;
   for (size_t j = 0; j < model.jobs.size(); ++j) {
     const SimJob& job = model.jobs[j];
     if (job.setup == nullptr || (!only.empty() && job.name != only)) continue;
-    GENIE_ASSIGN_OR_RETURN(JobsSimulation alone, SimulateJobs({job}, hosts, kind, shared));
+    GENIE_ASSIGN_OR_RETURN(JobsSimulation alone, SimulateJobs({job}, hosts, kind));
     JobPrediction p;
     p.name = job.name;
     p.together_ns = together.jobs[j].step_ns;
     p.alone_ns = alone.jobs[0].step_ns;
+    std::vector<Interval> busy;
+    for (size_t k = 0; k < model.jobs.size(); ++k) {
+      if (k == j || model.jobs[k].setup == nullptr) continue;
+      const std::vector<Interval> steps = IterationIntervals(together.jobs[k].ranks);
+      busy.insert(busy.end(), steps.begin(), steps.end());
+    }
+    busy = MergeIntervals(std::move(busy));
+    for (const report::IterationStep& s : report::StepTimes(together.jobs[j].ranks)) {
+      if (s.iteration >= 0) p.overlap.push_back(OverlapShare({s.start, s.finish}, busy));
+    }
     p.together_median = report::SpreadOf(p.together_ns).median;
     p.alone_median = report::SpreadOf(p.alone_ns).median;
     out.push_back(std::move(p));
@@ -237,7 +236,6 @@ struct ThisJob {
   std::string file, name;
   JobsSpec spec;
   config::NetworkConfig hosts;
-  double shared_link_goodput = 1;
 };
 std::optional<Result<ThisJob>> LoadThisJob(const RunOptions& o, const runtime::RunSetup& setup) {
   const char* file = std::getenv(kJobsFileEnv);
@@ -257,7 +255,6 @@ std::optional<Result<ThisJob>> LoadThisJob(const RunOptions& o, const runtime::R
     const std::string network_path =
         t.spec.testbed.empty() && setup.network ? setup.network->path : std::string();
     GENIE_ASSIGN_OR_RETURN(t.hosts, JobsHostsNetwork(t.spec, network_path));
-    t.shared_link_goodput = SharedLinkGoodput(t.spec, network_path);
     GENIE_RETURN_IF_ERROR(PlaceOnHosts(t.hosts, &t.spec));
     const JobSpec* own = t.spec.Find(name);
     if (own == nullptr || own->type != JobType::kWorkload) {
@@ -271,6 +268,30 @@ std::optional<Result<ThisJob>> LoadThisJob(const RunOptions& o, const runtime::R
     return t;
   };
   return load();
+}
+
+// Per measured iteration of job `own` (`ranks`), the share of it during which a neighbour's
+// recorded steps ran. Empty when a neighbour of the model is a traffic job (its on/off
+// periods, not its steps, say when it loads the links) or has recorded no steps.
+std::map<int, double> MeasuredOverlap(const JobsSpec& spec, const JobsModel& model,
+                                      const std::string& own,
+                                      const std::vector<record::RankSummary>& ranks) {
+  std::vector<Interval> busy;
+  for (const SimJob& j : model.jobs) {
+    if (j.name == own) continue;
+    const JobSpec* js = spec.Find(j.name);
+    if (j.setup == nullptr || js == nullptr) return {};
+    std::optional<std::vector<Interval>> steps = RecordedActivity(js->output);
+    if (!steps) return {};
+    busy.insert(busy.end(), steps->begin(), steps->end());
+  }
+  if (busy.empty()) return {};
+  busy = MergeIntervals(std::move(busy));
+  std::map<int, double> out;
+  for (const report::IterationStep& s : report::StepTimes(ranks)) {
+    if (s.iteration >= 0) out[s.iteration] = OverlapShare({s.start, s.finish}, busy);
+  }
+  return out;
 }
 
 }  // namespace
@@ -310,7 +331,6 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   const IterationPolicy own{o.warmup, o.iterations, false, false};
   auto model = ModelJobs(*spec, name, &setup, &own);
   if (!model.ok()) return fail(model.status());
-  model->shared_link_goodput = (*loaded)->shared_link_goodput;
   if (const char* started = std::getenv(kJobsStartedEnv)) {
     const std::string list = "," + std::string(started) + ",";
     std::erase_if(model->jobs, [&](const SimJob& j) {
@@ -341,7 +361,6 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   n.network = hosts->path;
   n.gap_ns = gap;
   n.measured_starts = measured_starts;
-  n.shared_link_goodput = model->shared_link_goodput;
   for (const SimJob& j : model->jobs) n.starts[j.name] = j.start_ns;
   for (const SimJob& j : model->jobs) {
     if (!j.connection_spines.empty()) n.known_spines[j.name] = j.connection_spines.size();
@@ -360,19 +379,45 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   n.figures = figures->front();
   const JobPrediction& f = n.figures;
   // Each iteration's own interference where the jobs simulation has that iteration, else the
-  // medians'.
+  // medians'; scaled to how much of the measured iteration the neighbours' recorded steps
+  // covered, where the simulation's covered enough of one to say what a full overlap costs.
   const TimeNs common = f.interference_ns();
+  std::vector<TimeNs> simulated;
+  for (size_t i = 0; i < f.together_ns.size() && i < f.alone_ns.size(); ++i) {
+    simulated.push_back(f.together_ns[i] - f.alone_ns[i]);
+  }
+  n.overlap_simulated = f.overlap;
+  n.overlap_measured = MeasuredOverlap(*spec, *model, name, ranks);
+  const std::map<int, TimeNs> scaled =
+      ScaledInterference(simulated, f.overlap, n.overlap_measured);
   auto interference = [&](int iteration) {
+    if (auto it = scaled.find(iteration); it != scaled.end()) return it->second;
     const size_t i = static_cast<size_t>(iteration);
-    if (iteration >= 0 && i < f.together_ns.size() && i < f.alone_ns.size()) {
-      return f.together_ns[i] - f.alone_ns[i];
-    }
+    if (iteration >= 0 && i < simulated.size()) return simulated[i];
     return common;
+  };
+  // The time the job's ranks idle alone beyond the simulation's, which the neighbours' steps
+  // fill where they cover the iteration (FilledIdle).
+  auto absorbed = [&](int iteration, TimeNs own_step, TimeNs added) -> TimeNs {
+    const size_t i = static_cast<size_t>(iteration);
+    if (iteration < 0 || i >= f.alone_ns.size()) return 0;
+    const auto p = expected->probe_ns_of_iteration.find(iteration);
+    const TimeNs probe = p != expected->probe_ns_of_iteration.end() ? p->second : 0;
+    const auto m = n.overlap_measured.find(iteration);
+    const double share = m != n.overlap_measured.end() ? m->second
+                         : i < f.overlap.size()        ? f.overlap[i]
+                                                       : 0.0;
+    return FilledIdle(own_step, probe, f.alone_ns[i], share, added);
   };
   n.alone_step_ns = expected->step_ns;
   n.alone_of_iteration = expected->step_ns_of_iteration;
   expected->step_ns += common;
-  for (auto& [iteration, step] : expected->step_ns_of_iteration) step += interference(iteration);
+  for (auto& [iteration, step] : expected->step_ns_of_iteration) {
+    const TimeNs added = interference(iteration);
+    const TimeNs filled = absorbed(iteration, step, added);
+    if (filled > 0) n.filled_of_iteration[iteration] = filled;
+    step += added - filled;
+  }
   // Iterations without a prediction of their own expected the common step: now their own
   // interference on top of it.
   for (int i = 0; i < static_cast<int>(f.together_ns.size()); ++i) {
@@ -384,6 +429,25 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   expected->source += fmt::format(", with {} neighbour job(s) of {}", n.neighbours.size(), file);
   return n;
 }
+
+namespace {
+// The recorded overlaps in iteration order (the measured iterations are 0, 1, ...).
+std::vector<double> MeasuredShares(const std::map<int, double>& by_iteration) {
+  std::vector<double> out;
+  for (const auto& [iteration, share] : by_iteration) out.push_back(share);
+  return out;
+}
+// Per iteration in order, the time the neighbours filled (0 where none).
+std::vector<TimeNs> MeasuredFilled(const std::map<int, TimeNs>& by_iteration) {
+  std::vector<TimeNs> out;
+  for (const auto& [iteration, ns] : by_iteration) {
+    if (iteration < 0) continue;
+    out.resize(std::max(out.size(), static_cast<size_t>(iteration) + 1), 0);
+    out[static_cast<size_t>(iteration)] = ns;
+  }
+  return out;
+}
+}  // namespace
 
 void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction) {
   if (!prediction->is_object()) return;
@@ -408,7 +472,9 @@ void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction) 
       {"gap_between_iterations_ns", n.gap_ns},
       {"simulated_starts_ns", n.starts},
       {"measured_starts", n.measured_starts},
-      {"shared_link_goodput", n.shared_link_goodput},
+      {"overlap_simulated", n.overlap_simulated},
+      {"overlap_measured", MeasuredShares(n.overlap_measured)},
+      {"filled_ns", MeasuredFilled(n.filled_of_iteration)},
   };
   if (!n.known_spines.empty()) (*prediction)["neighbours"]["ecmp_connections"] = n.known_spines;
 }

@@ -40,14 +40,7 @@ struct JobsModel {
   std::vector<std::unique_ptr<runtime::RunSetup>> setups;
   std::vector<SimJob> jobs;         // workload (run:) and traffic jobs, in the file's order
   std::vector<std::string> skipped;  // "job 'b' (genie bench): not modelled ..."
-  // What a link shared by several connections gives them in all over what one gets
-  // (SharedLinkGoodput; 1: the same).
-  double shared_link_goodput = 1;
 };
-// On a testbed calibrated with every host at once (and no --network given): one pair's goodput
-// over every host's (the hosts' software leaves a lone connection's link idle at times, which
-// a second connection on it fills; sim/flow_model.h, "Shared links"). Else 1.
-double SharedLinkGoodput(const JobsSpec& spec, const std::string& network_path);
 // `own` (may be null): the setup and iteration policy of job `own_name`, used instead of its
 // file's flags (a running job's own).
 Result<JobsModel> ModelJobs(const JobsSpec& spec, const std::string& own_name = "",
@@ -60,6 +53,9 @@ struct JobPrediction {
   std::string name;
   std::vector<TimeNs> together_ns;
   std::vector<TimeNs> alone_ns;
+  // Per measured iteration, together: the share of it during which another workload job ran
+  // an iteration (driver/neighbour_overlap.h).
+  std::vector<double> overlap;
   TimeNs together_median = 0;
   TimeNs alone_median = 0;
   TimeNs interference_ns() const { return together_median - alone_median; }
@@ -112,8 +108,14 @@ struct NeighbourPrediction {
   TimeNs alone_step_ns = 0;
   TimeNs gap_ns = 0;  // between iterations, as measured
   int measured_starts = 0;  // jobs started at their recorded start (StartAsMeasured)
+  // Per iteration, the share of it a neighbour's steps covered: in the jobs simulation (by
+  // measured iteration number) and as recorded (by iteration; empty: not known).
+  std::vector<double> overlap_simulated;
+  std::map<int, double> overlap_measured;
+  // Per iteration, the time the job's ranks idled alone (beyond the simulation's) that its
+  // neighbours' steps filled, taken off its interference.
+  std::map<int, TimeNs> filled_of_iteration;
   std::map<std::string, TimeNs> starts;  // each simulated job's start
-  double shared_link_goodput = 1;        // JobsModel's
   // Per job, its connection directions on a known spine (a leaf-spine hashing ports).
   std::map<std::string, size_t> known_spines;
 };

@@ -124,7 +124,7 @@ TimeNs SimJobResult::MedianStep() const { return report::SpreadOf(step_ns).media
 
 Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
                                     const config::NetworkConfig& hosts,
-                                    sim::NetworkModelKind model, double shared_link_goodput) {
+                                    sim::NetworkModelKind model) {
   const int host_count = hosts.total_npus();
   // Slots: each rank, and each host a traffic job sends from or to, takes the next free slot of
   // its host, in the order the jobs are given.
@@ -190,7 +190,6 @@ Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
     }
   }
   backend->network().set_cut_messages(cut);
-  backend->network().set_shared_link_goodput(shared_link_goodput);
 
   out.jobs.resize(jobs.size());
   std::vector<std::unique_ptr<WorkloadJob>> workloads(jobs.size());

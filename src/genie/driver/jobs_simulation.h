@@ -80,11 +80,9 @@ struct JobsSimulation {
 };
 
 // Simulates `jobs` together on `hosts` (one NPU per host) with `model`. Errors name the job:
-// a rank on a host the network lacks, a workload that deadlocks. `shared_link_goodput`: what a
-// link several connections share gives them in all, over what one gets
-// (NetworkModel::set_shared_link_goodput; 1: the same).
+// a rank on a host the network lacks, a workload that deadlocks.
 Result<JobsSimulation> SimulateJobs(const std::vector<SimJob>& jobs,
                                     const config::NetworkConfig& hosts,
-                                    sim::NetworkModelKind model, double shared_link_goodput = 1);
+                                    sim::NetworkModelKind model);
 
 }  // namespace genie::driver

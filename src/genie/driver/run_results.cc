@@ -262,8 +262,8 @@ void PredictEachIteration(
   }
   // `iteration` < 0: a median of several, whose ops are nobody's (nothing recorded).
   // `conditions`: `m` as predicted, probes placed (what the attribution simulates again).
-  auto predict = [&](const MeasuredIteration& m, int iteration,
-                     MeasuredIteration* conditions) -> std::optional<TimeNs> {
+  auto predict = [&](const MeasuredIteration& m, int iteration, MeasuredIteration* conditions,
+                     TimeNs* probe_ns) -> std::optional<TimeNs> {
     *conditions = m;
     std::unique_ptr<record::Recorder> rec;
     auto simulate = [&](const MeasuredIteration& conditions) {
@@ -286,6 +286,7 @@ void PredictEachIteration(
                                        recorded_probes)) {
         auto again = simulate(*with);
         if (again.ok()) {
+          *probe_ns = again->end_ns - sim->end_ns;
           sim = std::move(again);
           *conditions = std::move(*with);
         }
@@ -318,9 +319,11 @@ void PredictEachIteration(
       continue;
     }
     MeasuredIteration as_predicted;
-    const std::optional<TimeNs> step = predict(it, iteration, &as_predicted);
+    TimeNs probe_ns = 0;
+    const std::optional<TimeNs> step = predict(it, iteration, &as_predicted, &probe_ns);
     if (!step) return;
     expected->step_ns_of_iteration[iteration] = *step;
+    if (probe_ns != 0) expected->probe_ns_of_iteration[iteration] = probe_ns;
     it = std::move(as_predicted);
   }
   if (rest.empty()) return;
@@ -331,8 +334,9 @@ void PredictEachIteration(
                                   [](TimeNs t) { return t == 0; }) &&
                       median.idle_ns == common_idle;
   MeasuredIteration as_predicted;
+  TimeNs probe_ns = 0;  // none placed in a median iteration
   const std::optional<TimeNs> step =
-      common ? expected->step_ns : predict(median, -1, &as_predicted);
+      common ? expected->step_ns : predict(median, -1, &as_predicted, &probe_ns);
   if (!step) return;
   for (int iteration : rest_iterations) expected->step_ns_of_iteration[iteration] = *step;
 }

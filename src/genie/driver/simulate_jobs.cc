@@ -47,7 +47,6 @@ int RunSimulateJobs(const SimulateOptions& f) {
   if (Status placed = PlaceOnHosts(*hosts, &*spec); !placed.ok()) return fail(placed, 2);
   auto model = ModelJobs(*spec);
   if (!model.ok()) return fail(model.status(), 2);
-  model->shared_link_goodput = SharedLinkGoodput(*spec, f.setup.network_path);
   for (const auto& s : model->skipped) std::cerr << "genie simulate: --jobs: " << s << "\n";
   auto predicted = PredictJobs(*model, *hosts, *kind);
   if (!predicted.ok()) return fail(predicted.status(), 1);

@@ -32,6 +32,9 @@ struct Expectation {
   // The step of one measured iteration, where it was predicted on its own (the model starting
   // each rank when the measured one started); other iterations expect step_ns.
   std::map<int, TimeNs> step_ns_of_iteration;
+  // What bbr's PROBE_RTT, placed where the run had it, adds to an iteration's own step (absent:
+  // none placed).
+  std::map<int, TimeNs> probe_ns_of_iteration;
 };
 
 // The flow model's (or any simulation's) one iteration: its step and its ops' busbw.

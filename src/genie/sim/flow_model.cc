@@ -144,13 +144,6 @@ void FlowModel::Start(int c, double at, int path, int paths, Bytes bytes, Bytes 
     for (int id : flow.route) slowest = std::min(slowest, links_[id].capacity);
     flow.cap = slowest / paths;
   }
-  // Links shared by several connections give them more in all, but no more to any one of them
-  // than one connection gets alone.
-  if (shared_ratio_ > 1 && !flow.route.empty()) {
-    double single = links_[flow.route.front()].capacity;
-    for (int id : flow.route) single = std::min(single, links_[id].capacity);
-    flow.cap = flow.cap > 0 ? std::min(flow.cap, single) : single;
-  }
   const TimeNs now = queue_->Now();
   const bool shaped = !flow.route.empty() && bytes > 0 &&
                       std::all_of(flow.route.begin(), flow.route.end(),
@@ -323,8 +316,7 @@ void FlowModel::Fill() {
     // (The machine-wide loopback is no fabric link: one copy, and no connection fills its gaps.)
     const bool machine = l == machine_loopback_;
     const int copies = machine ? 1 : topology_->link_copies(l);
-    const double capacity = link.capacity * (machine ? 1.0 : shared_ratio_);
-    link.left = copies == 1 ? capacity : capacity / copies;
+    link.left = copies == 1 ? link.capacity : link.capacity / copies;
     link.unfrozen = static_cast<uint32_t>(link.flows.size());
     link.weight = static_cast<double>(link.unfrozen);
     if (machine) {

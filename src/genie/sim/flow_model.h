@@ -50,16 +50,6 @@
 // byte, one between hosts kFabricByteCost; its flows share it at equal rates. Idle cores leave
 // every flow as without it; eight hosts' loopbacks at once share two cores.
 //
-// Shared links (set_shared_link_goodput(r), r > 1): a testbed calibrated with every host
-// sending at once gets `goodput` below what its links give one pair alone — its hosts' software
-// shares the machine's cores and leaves a connection's link idle while it waits for one. Two
-// connections sharing a link fill each other's idle time: measured on star:8 and leafspine:2x2x4
-// at 400 Mbit/s (all-hosts goodput 0.938 and 0.908, one pair 0.965 and 0.966), two interleaved
-// 8-rank 1 MiB all-reduces took 70.9 ms a step on both, where 2 x the step alone at the
-// all-hosts rate would be 73-77 ms. With r = one pair's goodput / all-hosts', a link gives its
-// flows together capacity x r, and each flow is capped at the smallest capacity on its path
-// (what one connection gets): a flow alone on its links runs exactly as without it.
-//
 // bbr's PROBE_RTT (set_probe_rtt; network.yml `probe_rtt`): bbr re-measures a path's round trip
 // when its estimate is 10 s old, holding the connection to 4 packets in flight for at least
 // 200 ms. So every connection (src, dst, channel), `interval` after it opened (set_opened_at,
@@ -119,7 +109,6 @@ class FlowModel final : public NetworkModel {
   // at once minus one (the others sharing it); queued_ns is not meaningful here (0).
   std::vector<LinkStats> link_stats() const override;
   void set_idle_since(int npu, double since) override;
-  void set_shared_link_goodput(double ratio) override { shared_ratio_ = std::max(1.0, ratio); }
   void set_loopback_dimension(int dim) override;
   void set_machine_bandwidth(double gbps) override;
   void set_probe_rtt(double interval_ns, double duration_ns, double gbps) override;
@@ -261,7 +250,6 @@ class FlowModel final : public NetworkModel {
   std::vector<Connection> connections_;
   std::unordered_map<uint64_t, int> connection_index_;  // by (src, dst, channel)
   std::unordered_map<uint64_t, Chunk> chunks_;          // by Transmit's flow id, in flight
-  double shared_ratio_ = 1;  // set_shared_link_goodput()
   int machine_loopback_ = -1;  // the machine-wide loopback link's index (-1: none)
   // set_probe_rtt (interval 0: no probes); set_opened_at, by npu (absent: 0).
   double probe_interval_ = 0, probe_duration_ = 0, probe_rate_ = 0;

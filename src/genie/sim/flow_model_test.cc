@@ -165,28 +165,6 @@ TEST(FlowModelTest, GoodputAndOverheadAreParameters) {
   EXPECT_EQ(dh.Run(), (std::vector<TimeNs>{1000 + 5000}));
 }
 
-// A link shared by several connections (set_shared_link_goodput(1.5)): together its flows get
-// 1.5 x what one gets, none of them more than one gets alone. At goodput 0.5 a flow alone takes
-// 1,000 B in 2,000 ns, with or without it; two into one port share 0.75 B/ns: 2,667 ns, not
-// 4,000; three, 0.25 B/ns each: 4,000 ns, not 6,000.
-TEST(FlowModelTest, ASharedLinkGivesItsFlowsMoreInAllButNoneMoreThanOneAlone) {
-  config::NetworkConfig c = Star(4);
-  c.goodput = {0.5};
-  auto run = [&](int senders, double ratio) {
-    Harness h(c);
-    h.model().set_shared_link_goodput(ratio);
-    for (int s = 0; s < senders; ++s) h.Send(s, 3, 1000);
-    return h.Run();
-  };
-  EXPECT_EQ(run(1, 1.0), (std::vector<TimeNs>{2000}));
-  EXPECT_EQ(run(1, 1.5), (std::vector<TimeNs>{2000}));
-  EXPECT_EQ(run(2, 1.0), (std::vector<TimeNs>{4000, 4000}));
-  EXPECT_EQ(run(2, 1.5), (std::vector<TimeNs>{2667, 2667}));
-  EXPECT_EQ(run(3, 1.5), (std::vector<TimeNs>{4000, 4000, 4000}));
-  // A ratio above the link's share for so few flows: each still at most what one gets.
-  EXPECT_EQ(run(2, 3.0), (std::vector<TimeNs>{2000, 2000}));
-}
-
 // Host slots (sim/host_slots.h) on shaped host links (a bucket of 50,000 B): a message of
 // 100,000 B from host 0 to host 1 lets half out at once and takes 50,000 ns, whichever slots it
 // joins; from slot 1 of host 0 to slot 0 of host 1 its route ends on host 1's loopback (2 GB/s,

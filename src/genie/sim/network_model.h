@@ -67,11 +67,6 @@ class NetworkModel {
   // the run), so their buckets hold what that time refilled, not more. Without a call a bucket
   // starts full (idle forever). Call before the first Transmit; other models ignore it.
   virtual void set_idle_since(int /*npu*/, double /*since*/) {}
-  // A link that several connections share at once carries `ratio` (>= 1) times the rate one
-  // connection gets on it, each connection still held to that one-connection rate (the flow
-  // model; its header says why). 1, the default: a link gives all its flows what one would get.
-  // Call before the first Transmit; other models ignore it.
-  virtual void set_shared_link_goodput(double /*ratio*/) {}
   // Dimension `dim` is each host's loopback between its ranks (network.yml loopback_dimension,
   // sim/host_slots.h): on the flow model its links neither shape a path nor leave it unshaped,
   // so a message between ranks of two hosts is shaped by the hosts' links whichever slots it
