@@ -387,9 +387,11 @@ jobs:
 }
 
 // Two 8-rank all-reduce jobs sharing every host link, both --predict: each job's prediction
-// includes its neighbour (each iteration expects more than alone), records how much of each
-// measured iteration the neighbour's steps covered and what of its own idle time they filled,
-// and lands near the measured step (the testbed is not calibrated here: a wide band).
+// includes its neighbour (an iteration the neighbour mostly covered expects more than alone),
+// records how much of each measured iteration the neighbour's steps covered and what of its
+// own idle time they filled, adds exactly the simulation's interference per unit of simulated
+// overlap times the measured overlap, less the filled time, and lands near the measured step
+// (the testbed is not calibrated here: a wide band; unmodelled, the neighbour reads ~2x).
 TEST_F(JobsOnTestbed, TwoInterleavedJobsArePredictedWithTheirNeighbour) {
   TempDir dir("jobs-neighbours");
   CliResult gen = RunCli(Genie("gen collective --type all_reduce --size 4MiB -n 8 -o " +
@@ -419,18 +421,38 @@ jobs:
       covered += share.get<double>() > 0.5;
     }
     EXPECT_GE(covered, 4) << "jobs started together overlap in most iterations: " << overlap;
-    EXPECT_EQ(n.at("overlap_simulated").size(), 6u);
+    const json& simulated = n.at("overlap_simulated");
+    const json& together = n.at("simulated_together_ns");
+    const json& alone = n.at("simulated_alone_ns");
+    ASSERT_EQ(simulated.size(), 6u);
+    ASSERT_EQ(together.size(), 6u);
+    // What a full overlap costs, per iteration: as simulated where it overlapped enough.
+    std::vector<double> full(6, -1), usable;
+    for (size_t i = 0; i < 6; ++i) {
+      const double d = together[i].get<double>() - alone[i].get<double>();
+      if (simulated[i].get<double>() >= 0.5) usable.push_back(full[i] = std::max(0.0, d) / simulated[i].get<double>());
+    }
+    ASSERT_FALSE(usable.empty()) << n.dump();
+    std::sort(usable.begin(), usable.end());
+    const json& filled = n.at("filled_ns");
     std::vector<double> ratios;
     for (const json& it : p.at("iterations")) {
-      EXPECT_GT(it.at("expected_step_ns").get<int64_t>(),
-                it.at("expected_alone_step_ns").get<int64_t>()) << it.dump();
+      const auto i = it.at("iteration").get<size_t>();
+      const double share = overlap[i].get<double>();
+      const int64_t added =
+          it.at("expected_step_ns").get<int64_t>() - it.at("expected_alone_step_ns").get<int64_t>();
+      const int64_t fill = i < filled.size() ? filled[i].get<int64_t>() : 0;
+      EXPECT_GE(fill, 0);
+      const double per = full[i] >= 0 ? full[i] : usable[(usable.size() - 1) / 2];
+      EXPECT_NEAR(static_cast<double>(added + fill), per * share, 0.01 * per + 2) << it.dump();
+      if (share > 0.5) EXPECT_GT(added, 0) << it.dump();
       ratios.push_back(it.at("measured_step_ns").get<double>() /
                        it.at("expected_step_ns").get<double>());
     }
     std::sort(ratios.begin(), ratios.end());
     const double median = ratios[ratios.size() / 2];
-    EXPECT_GT(median, 0.75) << job;
-    EXPECT_LT(median, 1.35) << job;
+    EXPECT_GT(median, 0.7) << job;
+    EXPECT_LT(median, 1.4) << job;
   }
 }
 

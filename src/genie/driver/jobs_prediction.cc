@@ -422,7 +422,10 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
   // interference on top of it.
   for (int i = 0; i < static_cast<int>(f.together_ns.size()); ++i) {
     if (!expected->step_ns_of_iteration.count(i)) {
-      expected->step_ns_of_iteration[i] = n.alone_step_ns + interference(i);
+      const TimeNs added = interference(i);
+      const TimeNs filled = absorbed(i, n.alone_step_ns, added);
+      if (filled > 0) n.filled_of_iteration[i] = filled;
+      expected->step_ns_of_iteration[i] = n.alone_step_ns + added - filled;
       n.alone_of_iteration[i] = n.alone_step_ns;
     }
   }
@@ -431,19 +434,15 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
 }
 
 namespace {
-// The recorded overlaps in iteration order (the measured iterations are 0, 1, ...).
-std::vector<double> MeasuredShares(const std::map<int, double>& by_iteration) {
-  std::vector<double> out;
-  for (const auto& [iteration, share] : by_iteration) out.push_back(share);
-  return out;
-}
-// Per iteration in order, the time the neighbours filled (0 where none).
-std::vector<TimeNs> MeasuredFilled(const std::map<int, TimeNs>& by_iteration) {
-  std::vector<TimeNs> out;
-  for (const auto& [iteration, ns] : by_iteration) {
+// Indexed by measured iteration (0, 1, ...): `by_iteration`'s values, `missing` where it has
+// none.
+template <typename T>
+nlohmann::json IterationArray(const std::map<int, T>& by_iteration, const nlohmann::json& missing) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [iteration, value] : by_iteration) {
     if (iteration < 0) continue;
-    out.resize(std::max(out.size(), static_cast<size_t>(iteration) + 1), 0);
-    out[static_cast<size_t>(iteration)] = ns;
+    while (static_cast<int>(out.size()) < iteration) out.push_back(missing);
+    out.push_back(value);
   }
   return out;
 }
@@ -473,8 +472,8 @@ void NeighboursToJson(const NeighbourPrediction& n, nlohmann::json* prediction) 
       {"simulated_starts_ns", n.starts},
       {"measured_starts", n.measured_starts},
       {"overlap_simulated", n.overlap_simulated},
-      {"overlap_measured", MeasuredShares(n.overlap_measured)},
-      {"filled_ns", MeasuredFilled(n.filled_of_iteration)},
+      {"overlap_measured", IterationArray(n.overlap_measured, nullptr)},
+      {"filled_ns", IterationArray(n.filled_of_iteration, 0)},
   };
   if (!n.known_spines.empty()) (*prediction)["neighbours"]["ecmp_connections"] = n.known_spines;
 }

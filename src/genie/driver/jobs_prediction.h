@@ -121,11 +121,14 @@ struct NeighbourPrediction {
 };
 // Nullopt when GENIE_JOBS / GENIE_JOB_NAME are not both set (the prediction is left as it is).
 // Otherwise simulates the job's jobs file together and alone, and adds to each iteration's
-// expected step (and the common one) what the neighbours add to that iteration in the jobs
-// simulation (its together minus alone; past the simulated iterations, the medians'): the
-// measured conditions (start skew, idle time, issue order) stay the job-alone prediction's,
-// and the neighbours' interference comes on top. A failure is said on stderr and leaves
-// `expected` unchanged.
+// expected step what the neighbours add to it (driver/neighbour_overlap.h): the jobs
+// simulation's together minus alone (past the simulated iterations, the medians'), scaled to
+// the share of the measured iteration the neighbours' recorded steps covered where every
+// neighbour recorded its steps (else as simulated), less the job's own idle time beyond the
+// simulation's that they covered (by the measured share, else the simulated one). The common
+// step gets the medians' difference. The measured conditions (start skew, idle time, issue
+// order, bbr's probes) stay the job-alone prediction's. A failure is said on stderr and
+// leaves `expected` unchanged.
 // Every workload job of the jobs simulation idles between its iterations what this job's
 // ranks did (`ranks`: the median over its iterations of the time from the last rank's finish
 // to the next iteration's first start): the harness's time, in which the neighbours have the

@@ -1,11 +1,13 @@
 #include "genie/driver/neighbour_overlap.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
-#include "genie/record/record_stream.h"
 #include "genie/report/statistics.h"
 
 namespace genie::driver {
@@ -48,32 +50,93 @@ std::vector<Interval> IterationIntervals(const std::vector<record::RankSummary>&
   return out;
 }
 
-std::optional<std::vector<Interval>> RecordedActivity(const std::string& folder) {
+namespace {
+
+// One rank stream as RecordedActivity needs it: read line by line, parsing only the header,
+// the clock record and the rank records (not the ops, which make most of a stream).
+struct StreamSteps {
+  std::string run_id;
+  bool complete = false;  // its last iteration (the header's) recorded
   std::vector<record::RankSummary> ranks;
-  bool complete = true;
-  int streams = 0;
+};
+std::optional<StreamSteps> ReadStreamSteps(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  StreamSteps s;
+  int iterations = -1;
+  TimeNs offset = 0;  // onto the job's rank 0's clock, as results.json's merge moves them
+  int last = std::numeric_limits<int>::min();
+  auto parse = [](const std::string& text) {
+    return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  };
+  while (std::getline(in, line)) {
+    if (line.find("\"record\":\"header\"") != std::string::npos) {
+      const auto j = parse(line);
+      if (j.is_object() && j.contains("run") && j["run"].is_object()) {
+        iterations = j["run"].value("iterations", -1);
+      }
+    } else if (line.find("\"record\":\"clock\"") != std::string::npos) {
+      const auto j = parse(line);
+      if (!j.is_object()) continue;
+      s.run_id = j.value("run_id", std::string());
+      if (j.contains("offset_ns") && j["offset_ns"].is_number_integer()) {
+        offset = j["offset_ns"].get<TimeNs>();
+      }
+    } else if (line.find("\"record\":\"rank\"") != std::string::npos) {
+      const auto j = parse(line);  // a line cut short by a rank still writing fails here
+      if (!j.is_object() || !j.contains("start") || !j.contains("finish") ||
+          !j["start"].is_number_integer() || !j["finish"].is_number_integer()) {
+        continue;
+      }
+      record::RankSummary r;
+      r.rank = j.value("rank", 0);
+      r.iteration = j.value("iteration", 0);
+      r.start = j["start"].get<TimeNs>() + offset;
+      r.finish = j["finish"].get<TimeNs>() + offset;
+      last = std::max(last, r.iteration);
+      s.ranks.push_back(r);
+    }
+  }
+  if (s.run_id.empty() && s.ranks.empty()) return std::nullopt;
+  s.complete = iterations > 0 && last >= iterations - 1;
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::vector<Interval>> RecordedActivity(const std::string& folder) {
+  std::map<std::string, std::vector<StreamSteps>> runs;  // by run id
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
     const std::string file = entry.path().filename().string();
     if (file.rfind("rank-", 0) != 0 || entry.path().extension() != ".jsonl") continue;
-    auto stream = record::ReadRecordStream(entry.path().string());
-    if (!stream.ok() || stream->ranks.empty()) continue;
-    ++streams;
-    // A stream whose last iteration is not its header's last is a rank still running.
-    int last = std::numeric_limits<int>::min();
-    for (const record::RankSummary& r : stream->ranks) last = std::max(last, r.iteration);
-    const nlohmann::json& h = stream->header;
-    if (!h.is_object() || !h.contains("iterations") || !h["iterations"].is_number_integer() ||
-        last < h["iterations"].get<int>() - 1) {
-      complete = false;
+    if (auto s = ReadStreamSteps(entry.path())) runs[s->run_id].push_back(std::move(*s));
+  }
+  // The folder's run: the one with the most streams, of those the latest to record a step (an
+  // earlier run's leftovers are fewer, or older).
+  const std::vector<StreamSteps>* run = nullptr;
+  TimeNs run_latest = std::numeric_limits<TimeNs>::min();
+  for (const auto& [id, streams] : runs) {
+    TimeNs latest = std::numeric_limits<TimeNs>::min();
+    for (const StreamSteps& s : streams) {
+      for (const record::RankSummary& r : s.ranks) latest = std::max(latest, r.start);
     }
-    ranks.insert(ranks.end(), stream->ranks.begin(), stream->ranks.end());
+    if (run == nullptr || streams.size() > run->size() ||
+        (streams.size() == run->size() && latest > run_latest)) {
+      run = &streams;
+      run_latest = latest;
+    }
   }
-  if (streams == 0) return std::nullopt;
+  if (run == nullptr) return std::nullopt;
+  std::vector<record::RankSummary> ranks;
+  bool complete = true;
+  for (const StreamSteps& s : *run) {
+    complete = complete && s.complete;  // a rank without its last iteration is still running
+    ranks.insert(ranks.end(), s.ranks.begin(), s.ranks.end());
+  }
   std::vector<Interval> steps = IterationIntervals(ranks);
-  if (!complete && !steps.empty()) {
-    steps.emplace_back(steps.back().second, std::numeric_limits<TimeNs>::max());
-  }
+  if (steps.empty()) return std::nullopt;
+  if (!complete) steps.emplace_back(steps.back().second, std::numeric_limits<TimeNs>::max());
   return MergeIntervals(std::move(steps));
 }
 
@@ -85,7 +148,8 @@ std::map<int, TimeNs> ScaledInterference(const std::vector<TimeNs>& simulated_ns
   std::vector<TimeNs> usable;
   for (size_t i = 0; i < n; ++i) {
     if (simulated_overlap[i] < kMinSimulatedOverlap) continue;
-    per_overlap[i] = static_cast<double>(simulated_ns[i]) / simulated_overlap[i];
+    // A neighbour that sped the job up in the simulation is not scaled into a larger gain.
+    per_overlap[i] = std::max(0.0, static_cast<double>(simulated_ns[i]) / simulated_overlap[i]);
     usable.push_back(static_cast<TimeNs>(std::llround(per_overlap[i])));
   }
   if (usable.empty()) return {};

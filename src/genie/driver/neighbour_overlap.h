@@ -34,10 +34,12 @@ double OverlapShare(const Interval& step, const std::vector<Interval>& busy);
 // Every iteration's [first start, last finish] (warm-ups included) from rank summaries.
 std::vector<Interval> IterationIntervals(const std::vector<record::RankSummary>& ranks);
 
-// A job's iterations as its folder's rank streams (rank-N.jsonl) recorded them so far; a job
-// that has not recorded every rank's last iteration (its header's warm-ups and iterations) is
-// still running: it is taken as busy from its last recorded finish on. Nullopt when the folder
-// has no stream with a rank record.
+// A job's iterations as its folder's rank streams (rank-N.jsonl) recorded them so far, each
+// moved by its stream's clock offset as results.json's merge moves it; of several runs' streams
+// in the folder, the run with the most (then the latest). A job not every rank of which has
+// recorded its last iteration (its header's `iterations`) is still running: busy from its last
+// recorded finish on. Reads only the header, clock and rank records of each stream. Nullopt
+// when the folder has no stream with a rank record.
 std::optional<std::vector<Interval>> RecordedActivity(const std::string& folder);
 
 // Below this simulated overlap an iteration's interference says too little of what a full one

@@ -55,12 +55,17 @@ TEST(NeighbourOverlapTest, FillsTheIdleTimeItCoversAndNotTheProbes) {
 
 class RecordedActivityTest : public ::testing::Test {
  protected:
-  // Rank `rank`'s stream: its header (`iterations` measured after one warm-up), then one rank
-  // record per [start, finish), from the warm-up on.
-  void Stream(int rank, int iterations, const std::vector<Interval>& steps) const {
+  // Rank `rank`'s stream of run `run` (its clock `offset` from rank 0's): its header
+  // (`iterations` measured after one warm-up), clock record, an op, then one rank record per
+  // [start, finish), from the warm-up on.
+  void Stream(int rank, int iterations, const std::vector<Interval>& steps,
+              const std::string& run = "r1", TimeNs offset = 0) const {
     std::ofstream out(std::filesystem::path(tmp_.path()) / ("rank-" + std::to_string(rank) + ".jsonl"));
     out << R"({"format":"genie-record","record":"header","run":{"rank":)" << rank
         << R"(,"iterations":)" << iterations << R"(,"warmup":1}})" << "\n";
+    out << R"({"record":"clock","rank":)" << rank << R"(,"offset_ns":)" << offset
+        << R"(,"run_id":")" << run << R"("})" << "\n";
+    out << R"({"record":"op","rank":)" << rank << R"(,"iteration":0,"start":1,"end":2})" << "\n";
     int iteration = -1;
     for (const auto& [start, finish] : steps) {
       out << R"({"record":"rank","rank":)" << rank << R"(,"iteration":)" << iteration++
@@ -79,6 +84,17 @@ TEST_F(RecordedActivityTest, EachIterationFromItsFirstStartToItsLastFinish) {
   EXPECT_EQ(*busy, (std::vector<Interval>{{100, 205}, {210, 300}, {305, 420}}));
 }
 
+// Each stream is moved onto rank 0's clock by its offset; an earlier run's leftover stream in
+// the folder (a rank the new run does not have) is not this run's.
+TEST_F(RecordedActivityTest, OnlyTheFoldersRunOnRankZerosClock) {
+  Stream(0, 2, {{100, 200}, {210, 300}, {305, 400}}, "new");
+  Stream(1, 2, {{90, 195}, {200, 290}, {296, 420}}, "new", 10);
+  Stream(7, 5, {{5'000, 6'000}}, "old");  // incomplete: would make the job run forever
+  const auto busy = RecordedActivity(tmp_.path());
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_EQ(*busy, (std::vector<Interval>{{100, 205}, {210, 300}, {305, 430}}));
+}
+
 // A job still running (a rank short of its last iteration) keeps the links busy past what it
 // recorded.
 TEST_F(RecordedActivityTest, AJobStillRunningIsBusyFromItsLastFinishOn) {
@@ -87,6 +103,10 @@ TEST_F(RecordedActivityTest, AJobStillRunningIsBusyFromItsLastFinishOn) {
   const auto busy = RecordedActivity(tmp_.path());
   ASSERT_TRUE(busy.has_value());
   EXPECT_EQ(busy->back(), (Interval{410, std::numeric_limits<TimeNs>::max()}));
+  // A rank that has recorded no iteration yet is running too (rank 0 alone is complete).
+  Stream(1, 3, {}, "r1");
+  EXPECT_EQ(RecordedActivity(tmp_.path())->back(),
+            (Interval{410, std::numeric_limits<TimeNs>::max()}));
 }
 
 }  // namespace
