@@ -158,9 +158,9 @@ Result<std::vector<JobPrediction>> PredictJobs(const JobsModel& model,
       const std::vector<Interval> steps = IterationIntervals(together.jobs[k].ranks);
       busy.insert(busy.end(), steps.begin(), steps.end());
     }
-    busy = MergeIntervals(std::move(busy));
-    for (const report::IterationStep& s : report::StepTimes(together.jobs[j].ranks)) {
-      if (s.iteration >= 0) p.overlap.push_back(OverlapShare({s.start, s.finish}, busy));
+    for (const auto& [iteration, share] :
+         IterationOverlaps(together.jobs[j].ranks, MergeIntervals(std::move(busy)))) {
+      p.overlap.push_back(share);
     }
     p.together_median = report::SpreadOf(p.together_ns).median;
     p.alone_median = report::SpreadOf(p.alone_ns).median;
@@ -286,12 +286,7 @@ std::map<int, double> MeasuredOverlap(const JobsSpec& spec, const JobsModel& mod
     busy.insert(busy.end(), steps->begin(), steps->end());
   }
   if (busy.empty()) return {};
-  busy = MergeIntervals(std::move(busy));
-  std::map<int, double> out;
-  for (const report::IterationStep& s : report::StepTimes(ranks)) {
-    if (s.iteration >= 0) out[s.iteration] = OverlapShare({s.start, s.finish}, busy);
-  }
-  return out;
+  return IterationOverlaps(ranks, MergeIntervals(std::move(busy)));
 }
 
 }  // namespace
@@ -409,23 +404,24 @@ std::optional<NeighbourPrediction> AddNeighbours(const RunOptions& o,
                                                        : 0.0;
     return FilledIdle(own_step, probe, f.alone_ns[i], share, added);
   };
+  // An iteration's step expected alone, with its neighbours.
+  auto with_neighbours = [&](int iteration, TimeNs own_step) {
+    const TimeNs added = interference(iteration);
+    const TimeNs filled = absorbed(iteration, own_step, added);
+    if (filled > 0) n.filled_of_iteration[iteration] = filled;
+    return own_step + added - filled;
+  };
   n.alone_step_ns = expected->step_ns;
   n.alone_of_iteration = expected->step_ns_of_iteration;
   expected->step_ns += common;
   for (auto& [iteration, step] : expected->step_ns_of_iteration) {
-    const TimeNs added = interference(iteration);
-    const TimeNs filled = absorbed(iteration, step, added);
-    if (filled > 0) n.filled_of_iteration[iteration] = filled;
-    step += added - filled;
+    step = with_neighbours(iteration, step);
   }
   // Iterations without a prediction of their own expected the common step: now their own
   // interference on top of it.
   for (int i = 0; i < static_cast<int>(f.together_ns.size()); ++i) {
     if (!expected->step_ns_of_iteration.count(i)) {
-      const TimeNs added = interference(i);
-      const TimeNs filled = absorbed(i, n.alone_step_ns, added);
-      if (filled > 0) n.filled_of_iteration[i] = filled;
-      expected->step_ns_of_iteration[i] = n.alone_step_ns + added - filled;
+      expected->step_ns_of_iteration[i] = with_neighbours(i, n.alone_step_ns);
       n.alone_of_iteration[i] = n.alone_step_ns;
     }
   }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include "genie/record/event_json.h"
 #include "genie/report/statistics.h"
 
 namespace genie::driver {
@@ -83,18 +84,13 @@ std::optional<StreamSteps> ReadStreamSteps(const std::filesystem::path& path) {
         offset = j["offset_ns"].get<TimeNs>();
       }
     } else if (line.find("\"record\":\"rank\"") != std::string::npos) {
-      const auto j = parse(line);  // a line cut short by a rank still writing fails here
-      if (!j.is_object() || !j.contains("start") || !j.contains("finish") ||
-          !j["start"].is_number_integer() || !j["finish"].is_number_integer()) {
-        continue;
-      }
-      record::RankSummary r;
-      r.rank = j.value("rank", 0);
-      r.iteration = j.value("iteration", 0);
-      r.start = j["start"].get<TimeNs>() + offset;
-      r.finish = j["finish"].get<TimeNs>() + offset;
-      last = std::max(last, r.iteration);
-      s.ranks.push_back(r);
+      // A line cut short by a rank still writing does not parse.
+      auto r = record::RankSummaryFromJson(parse(line));
+      if (!r.ok()) continue;
+      r->start += offset;
+      r->finish += offset;
+      last = std::max(last, r->iteration);
+      s.ranks.push_back(*r);
     }
   }
   if (s.run_id.empty() && s.ranks.empty()) return std::nullopt;
@@ -103,6 +99,15 @@ std::optional<StreamSteps> ReadStreamSteps(const std::filesystem::path& path) {
 }
 
 }  // namespace
+
+std::map<int, double> IterationOverlaps(const std::vector<record::RankSummary>& ranks,
+                                       const std::vector<Interval>& busy) {
+  std::map<int, double> out;
+  for (const report::IterationStep& s : report::StepTimes(ranks)) {
+    out[s.iteration] = OverlapShare({s.start, s.finish}, busy);
+  }
+  return out;
+}
 
 std::optional<std::vector<Interval>> RecordedActivity(const std::string& folder) {
   std::map<std::string, std::vector<StreamSteps>> runs;  // by run id

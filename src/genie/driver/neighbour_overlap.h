@@ -33,6 +33,9 @@ double OverlapShare(const Interval& step, const std::vector<Interval>& busy);
 
 // Every iteration's [first start, last finish] (warm-ups included) from rank summaries.
 std::vector<Interval> IterationIntervals(const std::vector<record::RankSummary>& ranks);
+// Per measured iteration of `ranks` (warm-ups left out), the share of it `busy` (merged) covers.
+std::map<int, double> IterationOverlaps(const std::vector<record::RankSummary>& ranks,
+                                       const std::vector<Interval>& busy);
 
 // A job's iterations as its folder's rank streams (rank-N.jsonl) recorded them so far, each
 // moved by its stream's clock offset as results.json's merge moves it; of several runs' streams
