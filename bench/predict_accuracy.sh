@@ -19,6 +19,8 @@
 # Needs root (network namespaces). Everything it builds is removed on exit, also on failure.
 # Usage: bench/predict_accuracy.sh BUILD_DIR [DATA_DIR]
 #   RATE=1gbit HOSTS=8 ITER=3 NAME=pacc OUT=DIR (keep the runs' files) REPS=3
+#   WARMUP=1 (iterations before the measured ones: cubic through the testbed's deep queue takes
+#   12-25 s of a run's start to even its connections' windows out, docs/accuracy.md)
 #   SMALL_ITER=50 (iterations of the all-reduces of at most 1 MiB: a few ms each, whose steps
 #   move ±10-20 % from one iteration to the next on shared cores, so a median of 3 is noise and
 #   one of 20 still moved ±5 %: the 64 KiB all-reduce's 20 read 0.91-1.31 of their predictions)
@@ -50,6 +52,7 @@ G="$BUILD/tools/genie/genie"
 RATE=${RATE:-1gbit}
 HOSTS=${HOSTS:-8}
 ITER=${ITER:-3}
+WARMUP=${WARMUP:-1}
 SMALL_ITER=${SMALL_ITER:-50}
 NAME=${NAME:-pacc}
 WORKLOADS=${WORKLOADS-"gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2"}
@@ -157,7 +160,7 @@ one() {
     best=""; best_steal=""
     for ((k = 1; k <= TRIES; k++)); do
       before=$(cpu_ticks)
-      if ! "$G" launch --testbed "$UP" -n "$n" -- run "$w" -n "$iters" --warmup 1 --predict \
+      if ! "$G" launch --testbed "$UP" -n "$n" -- run "$w" -n "$iters" --warmup "$WARMUP" --predict \
           -o "$d/rep$rep.try$k" >"$d/rep$rep.try$k.log" 2>&1; then
         echo "predict_accuracy: $label failed on $UP:" >&2; tail -20 "$d/rep$rep.try$k.log" >&2
         return 1

@@ -24,7 +24,7 @@
 #   SYNTH="stg-gpt --dp 4 --tp 2;stg-llama --dp 2 --tp 2 --pp 2 --microbatches 2"  (';' between
 #     `genie synth -m` argument lists; 8 ranks each, or HOSTS of a star:HOSTS cell when
 #     RANKS_FROM_TOPOLOGY=1)
-#   SIZES="1MiB 16MiB"  REPS=3  ITER=3  OUT=DIR (keep every cell's files)
+#   SIZES="1MiB 16MiB"  REPS=3  ITER=3  WARMUP=1  OUT=DIR (keep every cell's files)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$(cd "${1:?usage: bench/predict_grid.sh BUILD_DIR [DATA_DIR]}" && pwd)"
@@ -39,7 +39,7 @@ MODE=${MODE:-axes}
 WORKLOADS=${WORKLOADS-"gpt_dp2_tp2_pp2 moe_dp2_ep4 llama_fsdp_dp4_tp2 llama_dp2_tp2_sp2"}
 SYNTH=${SYNTH-"stg-gpt --dp 4 --tp 2;stg-llama --dp 2 --tp 2 --pp 2 --microbatches 2"}
 SIZES=${SIZES-"1MiB 16MiB"}
-export REPS=${REPS:-3} ITER=${ITER:-3}
+export REPS=${REPS:-3} ITER=${ITER:-3} WARMUP=${WARMUP:-1}
 
 if [ "$(id -u)" -ne 0 ]; then echo "predict_grid: needs root (network namespaces); skipped"; exit 0; fi
 [ -x "$G" ] || { echo "predict_grid: no genie at $G; build it first" >&2; exit 1; }
@@ -92,7 +92,7 @@ cells() {
 
 ROWS="$T/rows.tsv"
 : >"$ROWS"
-echo "# predict_grid $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, REPS=$REPS ITER=$ITER, MODE=$MODE"
+echo "# predict_grid $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, REPS=$REPS ITER=$ITER WARMUP=$WARMUP, MODE=$MODE"
 n=0
 while read -r rate topo cc queue; do
   cc_ok "$cc" || continue
