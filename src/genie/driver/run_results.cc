@@ -25,6 +25,7 @@
 #include "genie/record/run_folder.h"
 #include "genie/report/astra_sim_lines.h"
 #include "genie/report/chrome_trace.h"
+#include "genie/report/doctor_findings.h"
 #include "genie/report/html/html_page.h"
 #include "genie/report/html/page_model.h"
 #include "genie/report/localization.h"
@@ -122,9 +123,11 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
                                 chosen->calibration.measured, chosen->matched, chosen->kept);
     if (!note_text.empty()) notes->push_back(note_text);
     *calibration_settings = chosen->calibration.settings;
-    const std::string hosts_note =
-        testbed::HostCountNote(chosen->calibration, std::min(hosts, world_size), o.testbed);
-    if (!hosts_note.empty()) notes->push_back(hosts_note);
+    for (std::string& n : testbed::RunNotes(chosen->calibration, o.testbed,
+                                            std::min(hosts, world_size),
+                                            report::kIncastSendShare)) {
+      notes->push_back(std::move(n));
+    }
   }
   const std::string machine = MachineNote(layout, std::min(hosts, world_size),
                                           std::min(per_host, layout.spec.nics), UsableCores());

@@ -308,11 +308,11 @@ std::string IncastSendNote(const DoctorScan& s, const DoctorVerdict& v) {
   // On a fabric with findings a slow side of h0 or h1 reads the same: nothing to add there.
   if (s.loopback || !v.findings.empty() || share < 0 || share >= kIncastSendShare) return "";
   return fmt::format(
-      "{} sent {} to {} while {} host(s) sent into it, {:.2f} of what it sends {} alone: where "
-      "the connections' windows are bounded (bbr's, about its ACK-aggregation allowance on a "
-      "LAN) their ACKs wait in the switch's queue toward {} and its link idles; a shallower "
-      "queue, or a window that grows until a loss (cubic), keeps more of it "
-      "(bench/incast_outbound.sh). Not a fault, but genie's prediction (max-min shares) does "
+      "{} sent {} to {} while {} host(s) sent into it, {:.2f} of what it sends {} alone: its "
+      "connections' ACKs wait in the switch's queue toward {}, so a window that does not grow "
+      "to cover that round trip (bbr's, about its ACK-aggregation allowance on a LAN; cubic's, "
+      "small after slow start or a loss) leaves its link idle; a shallower queue keeps more of "
+      "it (bench/incast_outbound.sh). Not a fault, but genie's prediction (max-min shares) does "
       "not have it: a host receiving from several peers while it sends can send slower than "
       "predicted",
       s.hosts[0], Gb(s.incast_send_gbps), s.hosts[1], s.hosts.size() - 2, share, s.hosts[1],

@@ -200,14 +200,25 @@ std::string TimeoutNote(const Calibration& c, const std::string& name) {
       name, c.scan_timeouts);
 }
 
+std::vector<std::string> RunNotes(const Calibration& c, const std::string& name, int used_hosts,
+                                  double incast_share) {
+  std::vector<std::string> notes;
+  for (std::string note : {HostCountNote(c, used_hosts, name), TimeoutNote(c, name),
+                           IncastSendNote(c, name, incast_share)}) {
+    if (!note.empty()) notes.push_back(std::move(note));
+  }
+  return notes;
+}
+
 std::string IncastSendNote(const Calibration& c, const std::string& name, double share) {
   if (c.incast_send < 0 || c.incast_send >= share) return "";
   return fmt::format(
-      "testbed {}: a host receiving from the others sent {:.2f} of what it sends alone: where "
-      "the connections' windows are bounded (bbr) their ACKs wait in the switch's queue toward "
-      "it. A host of a run receiving from several peers while it sends can send slower than "
-      "predicted (the flow model shares links max-min); a shallower queue or cubic keeps more "
-      "(bench/incast_outbound.sh)",
+      "testbed {}: a host receiving from the others sent {:.2f} of what it sends alone: its "
+      "connections' ACKs wait in the switch's queue toward it, behind what it receives, so a "
+      "window that does not grow to cover that round trip (bbr's, bounded; cubic's, small after "
+      "slow start or a loss) leaves its link idle. A host of a run receiving from several peers "
+      "while it sends can send slower than predicted (the flow model shares links max-min); a "
+      "shallower queue keeps more (bench/incast_outbound.sh)",
       name, c.incast_send);
 }
 

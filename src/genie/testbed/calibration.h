@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "genie/common/status.h"
 #include "genie/env/env.h"
@@ -68,8 +69,8 @@ struct Calibration {
   // incast and all-to-all share every link); -1: not read (an older genie).
   int64_t scan_timeouts = -1;
   // A host's sending while the others send into it over its sending alone (the doctor's
-  // incast_send_share): below 0.45 its connections' windows are bounded (bbr) through the
-  // switch's queue toward it; -1: not measured (an older genie, or fewer than 3 hosts).
+  // incast_send_share): below 0.45 its connections' windows do not cover the round trip
+  // through the switch's queue toward it (bbr's bounded ones; cubic's while small); -1: not measured (an older genie, or fewer than 3 hosts).
   double incast_send = -1;
   // How contended this machine's CPUs were during the scan (record/cpu_pressure.h's JSON);
   // null: not recorded (an older genie).
@@ -103,6 +104,11 @@ std::string TimeoutNote(const Calibration& c, const std::string& name);
 // doctor's report::kIncastSendShare) of its link for its own sending: runs with such hosts
 // will be slower than predicted. "" otherwise, or when not measured.
 std::string IncastSendNote(const Calibration& c, const std::string& name, double share);
+
+// Every note above that a run predicted from `c` carries (`genie run --predict` prints them
+// beside its iterations, as calibrate did): the host count's, the timeouts', the incast's.
+std::vector<std::string> RunNotes(const Calibration& c, const std::string& name, int used_hosts,
+                                  double incast_share);
 
 // From `genie doctor --json`'s document for testbed `layout`. Fails when the scan found
 // anomalies (named in the message) unless `accept_findings`. `basis`: kBasisAllHosts (falls

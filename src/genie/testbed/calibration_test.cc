@@ -396,6 +396,26 @@ TEST(CalibrationTest, TheScansRetransmissionTimeoutsAreKeptAndSaid) {
   EXPECT_EQ((*loaded)->scan_timeouts, 45);
 }
 
+// A run predicted from a calibration carries what calibrate said of it (each note once, in
+// order: the host count's, the timeouts', the incast's), and nothing when it said nothing.
+TEST(Calibration, ARunPredictedFromItCarriesCalibratesNotes) {
+  Calibration c;
+  c.basis = kBasisAllHosts;
+  c.ring_steps = {{"ring", 8}, {"gbps", 0.11}};
+  EXPECT_TRUE(RunNotes(c, "tb", 8, 0.45).empty());
+  c.scan_timeouts = 3;
+  c.incast_send = 0.30;
+  std::vector<std::string> notes = RunNotes(c, "tb", 8, 0.45);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], TimeoutNote(c, "tb"));
+  EXPECT_EQ(notes[1], IncastSendNote(c, "tb", 0.45));
+  EXPECT_NE(notes[1].find("sent 0.30 of what it sends alone"), std::string::npos) << notes[1];
+  notes = RunNotes(c, "tb", 4, 0.25);  // another host count; the incast above the share
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], HostCountNote(c, 4, "tb"));
+  EXPECT_EQ(notes[1], TimeoutNote(c, "tb"));
+}
+
 // The doctor's sending under incast, over its sending alone: kept, saved, and said below the
 // share the doctor names (bounded windows: runs with such hosts are slower than predicted).
 TEST(CalibrationTest, SendingUnderIncastIsKeptAndSaidBelowTheShare) {
