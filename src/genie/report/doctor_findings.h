@@ -120,8 +120,8 @@ DoctorVerdict Diagnose(const DoctorScan& scan, const DoctorThresholds& t = {});
 double IncastSendShare(const DoctorScan& scan, double median_gbps);
 // A line on it when below kIncastSendShare on a fabric without findings ("" otherwise): rank
 // 0's ACKs wait in the switch's queue toward its host, and a window that does not cover that
-// round trip (bbr's bounded one; cubic's while small) leaves its link idle. Not a finding: the fabric carries what it is given, and a prediction of max-min
-// shares does not have it.
+// round trip (bbr's bounded one; cubic's while small) leaves its link idle. Not a finding: the
+// fabric carries what it is given, and a prediction of max-min shares does not have it.
 inline constexpr double kIncastSendShare = 0.45;
 std::string IncastSendNote(const DoctorScan& scan, const DoctorVerdict& verdict);
 

@@ -70,7 +70,8 @@ struct Calibration {
   int64_t scan_timeouts = -1;
   // A host's sending while the others send into it over its sending alone (the doctor's
   // incast_send_share): below 0.45 its connections' windows do not cover the round trip
-  // through the switch's queue toward it (bbr's bounded ones; cubic's while small); -1: not measured (an older genie, or fewer than 3 hosts).
+  // through the switch's queue toward it (bbr's bounded ones; cubic's while small); -1: not
+  // measured (an older genie, or fewer than 3 hosts).
   double incast_send = -1;
   // How contended this machine's CPUs were during the scan (record/cpu_pressure.h's JSON);
   // null: not recorded (an older genie).
