@@ -123,9 +123,9 @@ Result<config::NetworkConfig> PredictionNetwork(const RunOptions& o, const runti
                                 chosen->calibration.measured, chosen->matched, chosen->kept);
     if (!note_text.empty()) notes->push_back(note_text);
     *calibration_settings = chosen->calibration.settings;
-    for (std::string& n : testbed::RunNotes(chosen->calibration, o.testbed,
-                                            std::min(hosts, world_size),
-                                            report::kIncastSendShare)) {
+    for (std::string& n :
+         testbed::RunNotes(chosen->calibration, o.testbed, std::min(hosts, world_size),
+                           report::kIncastSendShare)) {
       notes->push_back(std::move(n));
     }
   }
