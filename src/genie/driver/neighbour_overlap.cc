@@ -38,16 +38,10 @@ double OverlapShare(const Interval& step, const std::vector<Interval>& busy) {
 }
 
 std::vector<Interval> IterationIntervals(const std::vector<record::RankSummary>& ranks) {
-  std::map<int, Interval> by_iteration;  // report::StepTimes leaves the warm-ups out
-  for (const record::RankSummary& s : ranks) {
-    auto [it, inserted] = by_iteration.try_emplace(s.iteration, s.start, s.finish);
-    if (!inserted) {
-      it->second.first = std::min(it->second.first, s.start);
-      it->second.second = std::max(it->second.second, s.finish);
-    }
-  }
   std::vector<Interval> out;
-  for (const auto& [iteration, step] : by_iteration) out.push_back(step);
+  for (const report::IterationStep& s : report::StepTimes(ranks, /*with_warmups=*/true)) {
+    out.emplace_back(s.start, s.finish);
+  }
   return out;
 }
 

@@ -36,10 +36,11 @@ std::vector<RankTotals> TotalsPerRank(const std::vector<record::RankSummary>& ra
   return out;
 }
 
-std::vector<IterationStep> StepTimes(const std::vector<record::RankSummary>& ranks) {
+std::vector<IterationStep> StepTimes(const std::vector<record::RankSummary>& ranks,
+                                     bool with_warmups) {
   std::map<int, IterationStep> by_iter;
   for (const auto& s : ranks) {
-    if (s.iteration < 0) continue;
+    if (s.iteration < 0 && !with_warmups) continue;
     auto [it, inserted] = by_iter.try_emplace(s.iteration, IterationStep{s.iteration, s.start,
                                                                          s.finish});
     if (!inserted) {

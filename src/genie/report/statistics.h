@@ -42,8 +42,9 @@ struct IterationStep {
   TimeNs finish = 0;
   TimeNs step_ns() const { return finish - start; }
 };
-// Sorted by iteration.
-std::vector<IterationStep> StepTimes(const std::vector<record::RankSummary>& ranks);
+// Sorted by iteration; the warm-ups (negative iterations) only when asked.
+std::vector<IterationStep> StepTimes(const std::vector<record::RankSummary>& ranks,
+                                     bool with_warmups = false);
 
 // min / median / max; the median of an even count is the mean of the middle two (rounded down).
 struct Spread {

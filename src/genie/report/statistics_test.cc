@@ -59,6 +59,15 @@ TEST(StatisticsTest, StepTimeIsLastFinishMinusFirstStart) {
   EXPECT_EQ(steps[1].step_ns(), 3500 - 2200);
 }
 
+// Asked for, the warm-ups come first, by iteration like the others.
+TEST(StatisticsTest, StepTimesWithWarmupsKeepsThem) {
+  auto steps = StepTimes(TwoRanksTwoIterationsAndAWarmup(), /*with_warmups=*/true);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].iteration, -1);
+  EXPECT_EQ(steps[0].step_ns(), 500);
+  EXPECT_EQ(steps[1].iteration, 0);
+}
+
 OpEvent Coll(int rank, CollectiveType type, Bytes size, int n, TimeNs start, TimeNs end,
              int iteration = 0) {
   OpEvent e;
