@@ -25,6 +25,7 @@
 #     `genie synth -m` argument lists; 8 ranks each, or HOSTS of a star:HOSTS cell when
 #     RANKS_FROM_TOPOLOGY=1)
 #   SIZES="1MiB 16MiB"  REPS=3  ITER=3  WARMUP=1  OUT=DIR (keep every cell's files)
+#   HOST_SCHED=""  (every cell's hosts' own egress: ack-first or fifo; "" = the testbed's default)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$(cd "${1:?usage: bench/predict_grid.sh BUILD_DIR [DATA_DIR]}" && pwd)"
@@ -92,7 +93,7 @@ cells() {
 
 ROWS="$T/rows.tsv"
 : >"$ROWS"
-echo "# predict_grid $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, REPS=$REPS ITER=$ITER WARMUP=$WARMUP, MODE=$MODE"
+echo "# predict_grid $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, REPS=$REPS ITER=$ITER WARMUP=$WARMUP, MODE=$MODE${HOST_SCHED:+, HOST_SCHED=$HOST_SCHED}"
 n=0
 while read -r rate topo cc queue; do
   cc_ok "$cc" || continue
@@ -100,6 +101,7 @@ while read -r rate topo cc queue; do
   cell="$rate $topo $cc $queue"
   args="--tcp-congestion $cc"
   [ "$queue" = default ] || args="$args --queue $queue"
+  [ -z "${HOST_SCHED:-}" ] || args="$args --host-sched $HOST_SCHED"
   env_cell=(RATE="$rate" NICDEG_HOSTS="" NAME="pg$n" OUT="$T/cell$n"
             WORKLOADS="$WORKLOADS$synth_dirs" SIZES="$SIZES")
   case $topo in

@@ -30,6 +30,7 @@ struct TestbedArgs {
   std::string spine_rate;
   std::string spine_queue;
   std::string spine_sched;
+  std::string host_sched;
   std::string queue;
   int mtu = 0;
   int nics = 0;
@@ -90,6 +91,7 @@ int Up(const TestbedArgs& a) {
   if (parsed.ok()) parsed = read(a.spine_rate, genie::ParseBitRate, &spec.spine_rate_bps);
   if (parsed.ok()) parsed = read(a.spine_queue, genie::ParseBytes, &spec.spine_queue_bytes);
   if (parsed.ok()) parsed = read(a.spine_sched, tb::ParseScheduling, &spec.spine_scheduling);
+  if (parsed.ok()) parsed = read(a.host_sched, tb::ParseScheduling, &spec.host_scheduling);
   if (parsed.ok()) parsed = read(a.queue, genie::ParseBytes, &spec.queue_bytes);
   if (!parsed.ok()) return Fail("up", parsed);
   if (a.mtu > 0) spec.mtu = a.mtu;
@@ -218,6 +220,10 @@ GENIE_COMMAND(testbed,
                  "leafspine: how a leaf-spine link end shares its rate: per-host (a queue per "
                  "sending host, served round-robin; default) or fifo (one queue)")
       ->check(CLI::IsMember({"per-host", "fifo"}));
+  up->add_option("--host-sched", a->host_sched,
+                 "How each host's NIC sends: ack-first (pure ACKs before its queued data, as a "
+                 "host with fq or fq_codel; default) or fifo (one queue)")
+      ->check(CLI::IsMember({"ack-first", "fifo"}));
   up->add_option("--queue", a->queue,
                  "tbf queue limit per link end (default: 20 ms of the rate, >= 2 MB)");
   up->add_option("--mtu", a->mtu, "MTU of every link")->check(genie::cli::IntIn(576, 65000));

@@ -269,13 +269,13 @@ void PredictEachIteration(
                      TimeNs* probe_ns) -> std::optional<TimeNs> {
     *conditions = m;
     std::unique_ptr<record::Recorder> rec;
-    auto simulate = [&](const MeasuredIteration& conditions) {
+    auto simulate = [&](const MeasuredIteration& under) {
       rec.reset();  // a failed simulation's ops are not the prediction's
       if (iteration >= 0) {
         auto made = record::Recorder::Create("", nlohmann::json::object());
         if (made.ok()) rec = std::move(*made);
       }
-      return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &conditions, placed);
+      return Simulate(setup, net, kind, rec.get(), SimulatedIterations(1), &under, placed);
     };
     // bbr's probes where the run had them, at the same share of the predicted iteration and
     // lasting the same share of it (a step predicted faster than it ran, as alone beside a

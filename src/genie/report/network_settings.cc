@@ -45,10 +45,16 @@ std::string Agreed(const std::vector<std::pair<std::string, std::string>>& who_v
 std::string QdiscText(const json& l) {
   const std::string kind = Str(l, "qdisc");
   if (kind.empty()) return "no qdisc";
-  std::string out = kind == "htb" ? "htb (a FIFO per sending host)" : kind;
+  const std::string scheduling = Str(l, "scheduling");
+  std::string out = kind;
+  if (scheduling == "ack-first") {
+    out += " (pure ACKs first, then one FIFO)";
+  } else if (kind == "htb") {
+    out += " (a FIFO per sending host)";
+  }
   if (U(l, "rate_bps") > 0) out += ", " + FormatBitRate(U(l, "rate_bps"));
   if (U(l, "limit_bytes") > 0) {
-    out += fmt::format(", queue {} B{}", U(l, "limit_bytes"), kind == "htb" ? " each" : "");
+    out += fmt::format(", queue {} B{}", U(l, "limit_bytes"), kind == "htb" || U(l, "queues") > 1 ? " each" : "");
   }
   return out;
 }

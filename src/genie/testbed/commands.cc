@@ -30,17 +30,49 @@ std::vector<Argv> ShapeCommands(const Layout& layout, const Link& link, const Li
     a.insert(a.end(), rest.begin(), rest.end());
     return a;
   };
-  if (link.scheduling == Scheduling::kFifo) {
-    return {tc({"qdisc", "replace", "dev", end.ifname, "root", "tbf", "rate", rate, "burst", burst,
-                "limit", queue})};
-  }
-  const std::vector<const Host*> senders = layout.HostsSendingThrough(link, end);
-  // Equal guarantees that add up to the rate; the last class (1:2) takes what no filter matches.
-  const std::string share = std::to_string(std::max<uint64_t>(rate_bps / (senders.size() + 1), 8)) + "bit";
+  const Scheduling scheduling = link.SchedulingOf(end);
+  const Argv tbf = tc({"qdisc", "replace", "dev", end.ifname, "root", "tbf", "rate", rate, "burst",
+                       burst, "limit", queue});
+  if (scheduling == Scheduling::kFifo) return {tbf};
   // A DRR quantum of a full GSO frame (veth hands htb up to 64 KiB at once) keeps the
   // round-robin fair per byte without htb's "quantum is big" warning.
   const std::string quantum = "65536";
   std::vector<Argv> cmds;
+  if (scheduling == Scheduling::kAckFirst) {
+    // tbf holds the rate, as for fifo (so status, faults and results read it the same way); the
+    // htb inside it only orders: its two classes may send far above any link rate (100 Gbit/s
+    // is the most a spec allows) with the link's burst (htb's own at that rate would be 0), so
+    // they are never throttled and htb serves the prio-0 class whenever it has a packet. It takes TCP packets under 128 bytes: a pure ACK, with
+    // timestamps and four SACK blocks, is at most 86. tbf's limit does not reach an inner htb,
+    // so each class's bfifo holds the queue.
+    const std::string unlimited = "100gbit";
+    if (step == ShapeStep::kBuild) {
+      cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "root", "handle", "1:", "tbf", "rate",
+                         rate, "burst", burst, "limit", queue}));
+      cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "parent", "1:1", "handle", "2:",
+                         "htb", "default", "20"}));
+    } else {
+      cmds.push_back(tbf);
+    }
+    for (const auto& [id, prio] : {std::pair<std::string, std::string>{"10", "0"}, {"20", "1"}}) {
+      if (step == ShapeStep::kBuild) {
+        cmds.push_back(tc({"class", "replace", "dev", end.ifname, "parent", "2:", "classid",
+                           "2:" + id, "htb", "prio", prio, "rate", unlimited, "ceil", unlimited,
+                           "burst", burst, "cburst", burst, "quantum", quantum}));
+      }
+      cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "parent", "2:" + id, "handle",
+                         id + ":", "bfifo", "limit", queue}));
+    }
+    if (step == ShapeStep::kBuild) {
+      cmds.push_back(tc({"filter", "add", "dev", end.ifname, "parent", "2:", "protocol", "ip",
+                         "prio", "1", "u32", "match", "ip", "protocol", "6", "0xff", "match", "u16",
+                         "0x0000", "0xff80", "at", "2", "flowid", "2:10"}));
+    }
+    return cmds;
+  }
+  const std::vector<const Host*> senders = layout.HostsSendingThrough(link, end);
+  // Equal guarantees that add up to the rate; the last class (1:2) takes what no filter matches.
+  const std::string share = std::to_string(std::max<uint64_t>(rate_bps / (senders.size() + 1), 8)) + "bit";
   if (step == ShapeStep::kBuild) {
     cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "root", "handle", "1:", "htb", "default", "2"}));
   }

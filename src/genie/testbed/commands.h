@@ -15,12 +15,15 @@ namespace genie::testbed {
 std::vector<Argv> UpCommands(const Layout& layout);
 
 // Shaping one end's egress to `rate_bps` with `burst_bytes` of bucket and `queue_bytes` of queue.
-// The link's scheduling picks the qdiscs:
+// The end's scheduling (Link::SchedulingOf) picks the qdiscs:
 //   fifo      one tbf;
 //   per-host  an htb whose root class holds the rate, with one child class per host that can
 //             send through the end (Layout::HostsSendingThrough), each guaranteed an equal part,
 //             allowed the whole and queueing in its own bfifo of `queue_bytes`; u32 filters on
-//             the source address pick the class, anything else (ARP) takes a last class.
+//             the source address pick the class, anything else (ARP) takes a last class;
+//   ack-first one tbf holding the rate, and inside it an htb that only orders: a first-served
+//             class (prio 0) for TCP packets under 128 bytes (pure ACKs, picked by a u32
+//             filter on the IP length) and one for the rest, each with a bfifo of `queue_bytes`.
 // `build` adds what only exists once (the htb root and its filters); without it, the commands
 // change rate and queue in place. Every command is a `replace`, so packets stay queued.
 enum class ShapeStep { kBuild, kChange };

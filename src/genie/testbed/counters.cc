@@ -91,10 +91,13 @@ Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) 
   for (const auto& s : layout.switches) nodes.push_back({s.name, s.netns});
   // Which link each (node, ifname) is an end of: only those interfaces are reported.
   std::map<std::pair<std::string, std::string>, std::string> link_of;
+  std::map<std::pair<std::string, std::string>, Scheduling> scheduling_of;
   std::map<std::string, uint64_t> rate_of;  // link id -> its described rate
   for (const auto& l : layout.links) {
-    link_of[{l.a.node, l.a.ifname}] = l.id;
-    link_of[{l.b.node, l.b.ifname}] = l.id;
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      link_of[{e->node, e->ifname}] = l.id;
+      scheduling_of[{e->node, e->ifname}] = l.SchedulingOf(*e);
+    }
     rate_of[l.id] = l.rate_bps;
   }
   for (const auto& n : nodes) {
@@ -126,6 +129,8 @@ Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) 
       }
       c.qdisc = QdiscFromTcJson(qdiscs, ifname);
       if (c.qdisc.kind == "htb" && c.qdisc.rate_bps == 0) c.qdisc.rate_bps = rate_of[c.link];
+      // What the qdiscs' kinds do not say: whether a tbf or htb orders its packets.
+      if (!c.qdisc.kind.empty()) c.qdisc.scheduling = SchedulingName(scheduling_of[{n.node, ifname}]);
       out.interfaces.push_back(c);
     }
   }

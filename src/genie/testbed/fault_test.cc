@@ -122,7 +122,8 @@ TEST(Injector, EachFaultTouchesTheRightEnd) {
   ASSERT_TRUE(inj.Apply(rate).ok());
   EXPECT_TRUE(Has(Texts(shell), "tc -n tb-h3 qdisc replace dev eth0 root tbf rate 100000000bit "
                                 "burst 131072 limit 2000000"));
-  EXPECT_EQ(shell.commands.size(), 1u);  // one direction only
+  // One direction only: the host's tbf and the two FIFOs of its ACK-first htb.
+  EXPECT_EQ(shell.commands.size(), 3u);
   shell.commands.clear();
   ASSERT_TRUE(inj.Undo(rate).ok());
   EXPECT_TRUE(Has(Texts(shell), "tc -n tb-h3 qdisc replace dev eth0 root tbf rate 400000000bit "

@@ -116,6 +116,7 @@ Result<Layout> LayOut(const TestbedSpec& spec) {
     l.rate_bps = spec.rate_bps;
     l.queue_bytes = spec.queue_bytes;
     l.mtu = spec.mtu;
+    if (l.IsHostLink()) l.host_scheduling = spec.host_scheduling.value_or(Scheduling::kAckFirst);
     out.links.push_back(std::move(l));
   };
   auto make_spine_link = [&](std::string id, LinkEnd a, LinkEnd b) {
@@ -212,14 +213,16 @@ nlohmann::json Layout::ToJson() const {
     j["switches"].push_back({{"name", s.name}, {"netns", s.netns}, {"role", s.role}});
   }
   for (const auto& l : links) {
-    j["links"].push_back({{"id", l.id},
-                          {"a", EndJson(l.a)},
-                          {"b", EndJson(l.b)},
-                          {"rate_bps", l.rate_bps},
-                          {"queue_bytes", l.queue_bytes},
-                          {"burst_bytes", l.burst_bytes},
-                          {"mtu", l.mtu},
-                          {"scheduling", SchedulingName(l.scheduling)}});
+    nlohmann::json& link = j["links"].emplace_back();
+    link = {{"id", l.id},
+            {"a", EndJson(l.a)},
+            {"b", EndJson(l.b)},
+            {"rate_bps", l.rate_bps},
+            {"queue_bytes", l.queue_bytes},
+            {"burst_bytes", l.burst_bytes},
+            {"mtu", l.mtu},
+            {"scheduling", SchedulingName(l.scheduling)}};
+    if (l.IsHostLink()) link["host_scheduling"] = SchedulingName(l.host_scheduling);
   }
   return j;
 }
@@ -262,6 +265,11 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
       auto sched = ParseScheduling(l.value("scheduling", "fifo"));
       if (!sched.ok()) return Status::InvalidArgument(origin + ": link " + link.id + ": " + sched.status().message());
       link.scheduling = *sched;
+      auto host_sched = ParseScheduling(l.value("host_scheduling", "fifo"));
+      if (!host_sched.ok()) {
+        return Status::InvalidArgument(origin + ": link " + link.id + ": " + host_sched.status().message());
+      }
+      link.host_scheduling = *host_sched;
       out.links.push_back(std::move(link));
     }
     if (out.hosts.empty() || out.hosts[0].nics.empty()) {

@@ -70,7 +70,15 @@ struct Link {
   Bytes queue_bytes = 0;  // tbf limit
   Bytes burst_bytes = 0;  // tbf burst
   int mtu = 1500;
-  Scheduling scheduling = Scheduling::kFifo;  // of both ends' egress (commands.h)
+  // Of both ends' egress (commands.h), except a host's own end: host_scheduling.
+  Scheduling scheduling = Scheduling::kFifo;
+  Scheduling host_scheduling = Scheduling::kFifo;  // host links: a's egress (the host's NIC)
+  // A host's NIC link (a is host h<i>), not a switch-to-switch one.
+  bool IsHostLink() const { return a.node.rfind('h', 0) == 0; }
+  // The scheduling of `end`'s egress, `end` being a or b of this link.
+  Scheduling SchedulingOf(const LinkEnd& end) const {
+    return &end == &a && IsHostLink() ? host_scheduling : scheduling;
+  }
 };
 
 struct Layout {

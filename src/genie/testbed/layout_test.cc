@@ -116,8 +116,8 @@ TEST(TestbedLayout, StarHasOneBridgePerRailAndAddressesPerNic) {
       Has(cmds_cubic, "ip netns exec tb-sw sysctl -q -w net.ipv4.tcp_congestion_control=cubic"));
   EXPECT_TRUE(Has(cmds, "ip -n tb-h2 addr add 10.101.0.3/16 dev eth1"));
   // Both directions shaped: the host's NIC and the switch port.
-  EXPECT_TRUE(Has(cmds, "tc -n tb-h2 qdisc replace dev eth1 root tbf rate 1000000000bit burst "
-                        "131072 limit 2500000"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h2 qdisc replace dev eth1 root handle 1: tbf rate 1000000000bit "
+                        "burst 131072 limit 2500000"));
   EXPECT_TRUE(Has(cmds, "tc -n tb-sw qdisc replace dev h2n1 root tbf rate 1000000000bit burst "
                         "131072 limit 2500000"));
   // Every command is unique and down removes every namespace up made.
@@ -318,8 +318,8 @@ TEST(TestbedLayout, SpineLinksQueuePerSendingHost) {
   EXPECT_TRUE(Has(cmds, "tc -n tb-s0 class replace dev l1 parent 1:1 classid 1:103 htb rate "
                         "120000000bit ceil 600000000bit burst 131072 cburst 131072 quantum 65536"));
   EXPECT_EQ(count("tc -n tb-s0 filter add dev l1 parent 1: protocol ip prio 1 u32 match ip src 10.100.1."), 0);
-  // Host links stay one tbf.
-  EXPECT_TRUE(Has(cmds, "tc -n tb-h0 qdisc replace dev eth0 root tbf rate 1000000000bit burst "
+  // Host links' switch ends stay one tbf.
+  EXPECT_TRUE(Has(cmds, "tc -n tb-l0 qdisc replace dev h0n0 root tbf rate 1000000000bit burst "
                         "131072 limit 2500000"));
   // The description keeps it.
   auto back = LayoutFromJson(l->ToJson(), "x.json");
@@ -338,11 +338,75 @@ TEST(TestbedLayout, SpineLinksQueuePerSendingHost) {
   Status st = ParseSpecYaml("topology: leafspine:2x1x2\nspine_sched: fair\n", "ls.yml", &bad);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("ls.yml"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("per-host or fifo"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("fifo, per-host or ack-first"), std::string::npos) << st.message();
 
   TestbedSpec star = Spec("star:4");
   star.spine_scheduling = Scheduling::kFifo;
   auto refused = LayOut(star);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("spine_sched"), std::string::npos);
+}
+
+// A host's own NIC sends its pure ACKs first by default (its tbf holds an htb with a prio-0
+// class the u32 filter fills with TCP packets under 128 bytes, and the bulk class behind it), as
+// a host with fq does; `host_sched: fifo` keeps one tbf. The switch's end is untouched either way, the
+// description keeps the setting, and a description from before it reads as fifo.
+TEST(TestbedLayout, HostsSendTheirAcksFirst) {
+  TestbedSpec s = Spec("star:2");
+  s.rate_bps = 400'000'000;
+  auto l = LayOut(s);
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  const Link& h1 = *l->FindLink("h1");
+  EXPECT_EQ(h1.SchedulingOf(h1.a), Scheduling::kAckFirst);
+  EXPECT_EQ(h1.SchedulingOf(h1.b), Scheduling::kFifo);
+  const auto cmds = UpCommands(*l);
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h1 qdisc replace dev eth0 root handle 1: tbf rate 400000000bit "
+                        "burst 131072 limit 2000000"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h1 qdisc replace dev eth0 parent 1:1 handle 2: htb default 20"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h1 class replace dev eth0 parent 2: classid 2:10 htb prio 0 "
+                        "rate 100gbit ceil 100gbit burst 131072 cburst 131072 quantum 65536"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h1 class replace dev eth0 parent 2: classid 2:20 htb prio 1 "
+                        "rate 100gbit ceil 100gbit burst 131072 cburst 131072 quantum 65536"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h1 qdisc replace dev eth0 parent 2:10 handle 10: bfifo limit 2000000"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h1 qdisc replace dev eth0 parent 2:20 handle 20: bfifo limit 2000000"));
+  EXPECT_TRUE(Has(cmds, "tc -n tb-h1 filter add dev eth0 parent 2: protocol ip prio 1 u32 match ip "
+                        "protocol 6 0xff match u16 0x0000 0xff80 at 2 flowid 2:10"));
+  // A fault changes the rate and the queues in place, keeping the classes and the filter.
+  const auto change = ShapeCommands(*l, h1, h1.a, 100'000'000, 131072, 500'000, ShapeStep::kChange);
+  ASSERT_EQ(change.size(), 3u);
+  EXPECT_EQ(ToString(change[0]), "tc -n tb-h1 qdisc replace dev eth0 root tbf rate 100000000bit "
+                                 "burst 131072 limit 500000");
+  EXPECT_EQ(ToString(change[2]), "tc -n tb-h1 qdisc replace dev eth0 parent 2:20 handle 20: bfifo "
+                                 "limit 500000");
+  EXPECT_TRUE(Has(cmds, "tc -n tb-sw qdisc replace dev h1n0 root tbf rate 400000000bit burst 131072 "
+                        "limit 2000000"));
+  auto back = LayoutFromJson(l->ToJson(), "x.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->FindLink("h0")->host_scheduling, Scheduling::kAckFirst);
+  nlohmann::json old = l->ToJson();
+  for (auto& link : old["links"]) link.erase("host_scheduling");
+  auto before = LayoutFromJson(old, "old.json");
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->FindLink("h0")->host_scheduling, Scheduling::kFifo);
+
+  TestbedSpec fifo;
+  ASSERT_TRUE(ParseSpecYaml("topology: leafspine:2x1x2\nhost_sched: fifo\n", "ls.yml", &fifo).ok());
+  auto f = LayOut(fifo);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->FindLink("h0")->host_scheduling, Scheduling::kFifo);
+  EXPECT_EQ(f->FindLink("l0-s0")->scheduling, Scheduling::kPerHost);  // the spines keep theirs
+  EXPECT_TRUE(Has(UpCommands(*f), "tc -n genie-h0 qdisc replace dev eth0 root tbf rate 1000000000bit "
+                                  "burst 131072 limit 2500000"));
+
+  // Each setting where it means something: a host's NIC has one sender, a spine many.
+  TestbedSpec per_host = Spec("star:2");
+  per_host.host_scheduling = Scheduling::kPerHost;
+  auto refused = LayOut(per_host);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("host_sched"), std::string::npos);
+  TestbedSpec spine_acks = Spec("leafspine:2x1x2");
+  spine_acks.spine_scheduling = Scheduling::kAckFirst;
+  refused = LayOut(spine_acks);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("spine_sched"), std::string::npos);
 }

@@ -21,7 +21,8 @@ nlohmann::json LinkQdisc::ToJson() const {
           {"rate_bps", rate_bps},
           {"burst_bytes", burst_bytes},
           {"limit_bytes", limit_bytes},
-          {"queues", queues}};
+          {"queues", queues},
+          {"scheduling", scheduling}};
 }
 
 LinkQdisc LinkQdisc::FromJson(const nlohmann::json& j) {
@@ -32,19 +33,18 @@ LinkQdisc LinkQdisc::FromJson(const nlohmann::json& j) {
   q.burst_bytes = U(j, "burst_bytes");
   q.limit_bytes = U(j, "limit_bytes");
   q.queues = static_cast<int>(U(j, "queues"));
+  q.scheduling = j.value("scheduling", std::string());
   return q;
 }
 
 LinkQdisc QdiscFromTcJson(const nlohmann::json& qdiscs, const std::string& ifname) {
   LinkQdisc q;
   if (!qdiscs.is_array()) return q;
-  std::string root_handle;
   for (const auto& e : qdiscs) {
     if (!e.is_object() || e.value("dev", std::string()) != ifname || !e.value("root", false)) {
       continue;
     }
     q.kind = e.value("kind", std::string());
-    root_handle = e.value("handle", std::string());
     const nlohmann::json o = e.value("options", nlohmann::json::object());
     if (q.kind == "tbf") {
       q.rate_bps = U(o, "rate") * 8;  // tc says bytes per second
@@ -60,18 +60,23 @@ LinkQdisc QdiscFromTcJson(const nlohmann::json& qdiscs, const std::string& ifnam
       q.queues = 1;
     }
   }
-  if (q.kind.empty() || q.kind == "tbf") return q;
-  // A classful root (htb): its leaves' FIFOs, whose parent is one of the root's classes.
-  const std::string major = root_handle.substr(0, root_handle.find(':'));
+  if (q.kind.empty()) return q;
+  // The FIFOs under the root (an htb's leaves; a tbf's when it holds an ordering htb): where
+  // packets actually wait, so theirs is the limit that counts.
+  int leaves = 0;
+  uint64_t leaf_limit = 0;
   for (const auto& e : qdiscs) {
     if (!e.is_object() || e.value("dev", std::string()) != ifname || e.value("root", false)) {
       continue;
     }
-    const std::string parent = e.value("parent", std::string());
-    if (major.empty() || parent.rfind(major + ":", 0) != 0) continue;
-    const nlohmann::json o = e.value("options", nlohmann::json::object());
-    q.limit_bytes = std::max(q.limit_bytes, U(o, "limit"));
-    ++q.queues;
+    const std::string kind = e.value("kind", std::string());
+    if (kind != "bfifo") continue;
+    leaf_limit = std::max(leaf_limit, U(e.value("options", nlohmann::json::object()), "limit"));
+    ++leaves;
+  }
+  if (leaves > 0) {
+    q.limit_bytes = leaf_limit;
+    q.queues = leaves;
   }
   return q;
 }

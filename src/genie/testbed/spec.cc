@@ -32,12 +32,20 @@ std::string TestbedSpec::TopologyText() const {
          std::to_string(hosts_per_leaf);
 }
 
-const char* SchedulingName(Scheduling s) { return s == Scheduling::kFifo ? "fifo" : "per-host"; }
+const char* SchedulingName(Scheduling s) {
+  switch (s) {
+    case Scheduling::kFifo: return "fifo";
+    case Scheduling::kPerHost: return "per-host";
+    case Scheduling::kAckFirst: return "ack-first";
+  }
+  return "?";
+}
 
 Result<Scheduling> ParseScheduling(const std::string& text) {
   if (text == "fifo") return Scheduling::kFifo;
   if (text == "per-host") return Scheduling::kPerHost;
-  return Status::InvalidArgument("'" + text + "' is not a scheduling (use per-host or fifo)");
+  if (text == "ack-first") return Scheduling::kAckFirst;
+  return Status::InvalidArgument("'" + text + "' is not a scheduling (use fifo, per-host or ack-first)");
 }
 
 Status ParseTopology(const std::string& text, TestbedSpec* spec) {
@@ -81,8 +89,8 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
   }
   if (!root.IsMap()) return Bad(origin, "expected a mapping of keys (topology, rate, links, ...)");
   static const char* kKeys[] = {"name",  "topology", "rate", "spine_rate",     "spine_queue",
-                                "spine_sched", "queue", "mtu",  "nics", "hash", "tcp_congestion",
-                                "links"};
+                                "spine_sched", "host_sched", "queue", "mtu",  "nics", "hash",
+                                "tcp_congestion", "links"};
   for (const auto& kv : root) {
     std::string key = Scalar(kv.first);
     bool known = false;
@@ -110,6 +118,7 @@ Status ParseSpecYaml(const std::string& text, const std::string& origin, Testbed
     GENIE_RETURN_IF_ERROR(read("spine_rate", ParseBitRate, &spec->spine_rate_bps));
     GENIE_RETURN_IF_ERROR(read("spine_queue", ParseBytes, &spec->spine_queue_bytes));
     GENIE_RETURN_IF_ERROR(read("spine_sched", ParseScheduling, &spec->spine_scheduling));
+    GENIE_RETURN_IF_ERROR(read("host_sched", ParseScheduling, &spec->host_scheduling));
     GENIE_RETURN_IF_ERROR(read("queue", ParseBytes, &spec->queue_bytes));
     if (root["mtu"]) spec->mtu = root["mtu"].as<int>();
     if (root["nics"]) spec->nics = root["nics"].as<int>();
@@ -215,6 +224,14 @@ Status ValidateSpec(const TestbedSpec& s) {
   if (s.spine_scheduling && s.kind != TopologyKind::kLeafSpine) {
     return Status::InvalidArgument("spine_sched: " + s.TopologyText() +
                                    " has no spines; use it with leafspine:LxSxH");
+  }
+  // A spine port serves many hosts' packets and a host's NIC only its own.
+  if (s.spine_scheduling == Scheduling::kAckFirst) {
+    return Status::InvalidArgument("spine_sched: use per-host or fifo (ack-first is for host_sched)");
+  }
+  if (s.host_scheduling == Scheduling::kPerHost) {
+    return Status::InvalidArgument(
+        "host_sched: a host's NIC sends only that host's packets; use ack-first or fifo");
   }
   if (s.queue_bytes != 0) GENIE_RETURN_IF_ERROR(CheckQueueLimit(s.queue_bytes, "queue"));
   if (s.spine_queue_bytes) {

@@ -20,11 +20,13 @@ enum class TopologyKind { kStar, kLeafSpine };
 // flow between two hosts takes one spine), l4 = addresses and ports (flows spread).
 enum class EcmpHash { kL3, kL4 };
 
-// How a link end's egress shares its rate among the packets waiting for it: one FIFO (tbf), or
-// one FIFO per sending host served round-robin (htb), as a switch with virtual output queues
-// arbitrates among its input ports. docs/testbed.md says what each does to TCP's shares.
-enum class Scheduling { kFifo, kPerHost };
-// "fifo", "per-host"; ParseScheduling's error lists both.
+// How a link end's egress shares its rate among the packets waiting for it: one FIFO (tbf); one
+// FIFO per sending host served round-robin (htb), as a switch with virtual output queues
+// arbitrates among its input ports; or, at a host's own NIC, small TCP packets (pure ACKs)
+// before the bulk FIFO (htb), as a host's fq or fq_codel serves a sparse flow before the bulk
+// ones. docs/testbed.md says what each does to TCP's shares.
+enum class Scheduling { kFifo, kPerHost, kAckFirst };
+// "fifo", "per-host", "ack-first"; ParseScheduling's error lists them.
 const char* SchedulingName(Scheduling s);
 Result<Scheduling> ParseScheduling(const std::string& text);
 
@@ -54,6 +56,10 @@ struct TestbedSpec {
   // flows crossing a spine get the equal shares a fabric is built to give, whatever their
   // congestion control makes of a deep FIFO).
   std::optional<Scheduling> spine_scheduling;
+  // How each host's own NIC sends (fifo or ack-first; default ack-first): behind one FIFO the
+  // ACKs a host owes its senders wait out its own outgoing data, which no host with fq does,
+  // and the senders' windows stall for it (docs/testbed.md, "The hosts' own queue").
+  std::optional<Scheduling> host_scheduling;
   Bytes queue_bytes = 0;  // 0: enough for TCP at the rate (layout.h)
   int mtu = 1500;
   EcmpHash hash = EcmpHash::kL4;
