@@ -339,6 +339,53 @@ TEST_F(Testbed, LeafSpineLinksShareTheSpineEquallyAmongSendingHosts) {
   EXPECT_LT(total, 101) << total;
 }
 
+// A host sending and receiving at once owes its peer ACKs. Behind one FIFO (--host-sched fifo)
+// they wait out the host's own queued data, and the peer's round trip carries that queue;
+// ack-first (the default) sends them before it, as a host with fq does. Here h0 sends a bulk
+// cubic flow to h1 (filling h0's queue) while h1 sends h0 10 Mbit/s (no queue of its own): that
+// flow's round trip is h0's queue with one FIFO and next to nothing with ACKs first. The run
+// records the setting.
+TEST_F(Testbed, HostsSendTheirAcksBeforeTheirOwnQueuedData) {
+  // Mean round trip (ms) of the light flow h1 -> h0, as its sender saw it.
+  auto light_flow_rtt_ms = [&]() {
+    RunCli("ip netns exec " + Ns("h1") + " iperf3 -s -1 -D -B 10.100.0.2 >/dev/null 2>&1; " +
+           "ip netns exec " + Ns("h0") + " iperf3 -s -1 -D -B 10.100.0.1 >/dev/null 2>&1; sleep 0.3");
+    EXPECT_EQ(RunCli("ip netns exec " + Ns("h0") + " iperf3 -c 10.100.0.2 -t 4 >/dev/null & " +
+                     "sleep 0.5; ip netns exec " + Ns("h1") + " iperf3 -c 10.100.0.1 -b 10M -t 3 -J > " +
+                     dir_ + "/light.json; wait")
+                  .exit_code,
+              0);
+    const json j = json::parse(ReadFile(dir_ + "/light.json"));
+    return j["end"]["streams"][0]["sender"]["mean_rtt"].get<double>() / 1e3;  // µs
+  };
+  Up("--topology star:2 --rate 100mbit --tcp-congestion cubic --host-sched fifo");
+  EXPECT_EQ(RunCli("tc -n " + Ns("h0") + " qdisc show dev eth0").output.find("htb"), std::string::npos)
+      << "fifo: one tbf";
+  const double fifo_ms = light_flow_rtt_ms();
+  RunCli(Genie("testbed down " + name_) + " >/dev/null");
+  Up("--topology star:2 --rate 100mbit --tcp-congestion cubic");
+  const double ack_first_ms = light_flow_rtt_ms();
+  // The ACKs went through the first-served class: its FIFO (10:) sent packets on both hosts.
+  for (const char* h : {"h0", "h1"}) {
+    const json qdiscs =
+        json::parse(RunCli("tc -n " + Ns(h) + " -s -j qdisc show dev eth0").output);
+    uint64_t ack_packets = 0;
+    for (const auto& q : qdiscs) {
+      if (q.value("handle", "") == "10:") ack_packets = q.value("packets", 0ull);
+    }
+    EXPECT_GT(ack_packets, 100u) << h << ": " << qdiscs.dump();
+  }
+  std::cout << "star:2, 100 Mbit/s, cubic: h1 -> h0 at 10 Mbit/s beside h0 -> h1 in bulk: mean "
+               "round trip "
+            << fifo_ms << " ms behind one FIFO, " << ack_first_ms << " ms with ACKs first\n";
+  EXPECT_LT(ack_first_ms, 0.5 * fifo_ms) << fifo_ms << " vs " << ack_first_ms;
+  // A run on it says so in its network settings.
+  ASSERT_EQ(Run("--type all_reduce --size 1MiB", 2, "").exit_code, 0);
+  const std::string host_links = Results()["network_settings"]["summary"].value("host_links", "");
+  EXPECT_NE(host_links.find("tbf (pure ACKs first, then one FIFO), 100mbit"), std::string::npos)
+      << host_links;
+}
+
 // The libfabric transport (tcp;ofi_rxm, both modes) on the testbed: each rank in its own
 // namespace binds its host's address, the fabric endpoint and the watch connections with it.
 TEST_F(Testbed, AVerifiedReplayOverTheFabricTransport) {
