@@ -137,12 +137,19 @@ TEST_F(Testbed, UpStatusListDownAndNothingIsLeft) {
   EXPECT_EQ(j["hosts"].size(), 3u);
   EXPECT_EQ(j["links"].size(), 6u);
   EXPECT_EQ(j["hosts"][2]["nics"][1]["address"], "10.101.0.3");
-  // Both ends of every link shaped at the rate.
+  // Both ends of every link shaped at the rate: the switch's port one tbf, the host's NIC a tbf
+  // holding the htb that sends its ACKs first, with the ACKs' and the bulk's FIFOs.
   CliResult tc = RunCli("tc -n " + Ns("h1") + " qdisc show dev eth1; tc -n " + Ns("sw") +
                         " qdisc show dev h1n1");
-  EXPECT_EQ(std::count(tc.output.begin(), tc.output.end(), '\n'), 2) << tc.output;
-  EXPECT_NE(tc.output.find("tbf"), std::string::npos);
-  EXPECT_NE(tc.output.find("200Mbit"), std::string::npos) << tc.output;
+  EXPECT_EQ(std::count(tc.output.begin(), tc.output.end(), '\n'), 5) << tc.output;
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (size_t at = tc.output.find(what); at != std::string::npos; at = tc.output.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("tbf"), 2) << tc.output;
+  EXPECT_EQ(count("rate 200Mbit"), 2) << tc.output;
+  EXPECT_EQ(count("qdisc htb 2: parent 1:1"), 1) << tc.output;
   // The same name twice is refused; nothing is changed.
   CliResult again = RunCli(Genie("testbed up --name " + name_ + " --topology star:2"));
   EXPECT_EQ(again.exit_code, 2);
