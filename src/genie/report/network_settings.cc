@@ -14,9 +14,12 @@ std::string Str(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
+// A count or size; `queues` is written signed.
 uint64_t U(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number_unsigned() ? j[key].get<uint64_t>()
-                                                                         : 0;
+  if (!j.is_object() || !j.contains(key)) return 0;
+  const json& v = j[key];
+  if (v.is_number_unsigned()) return v.get<uint64_t>();
+  return v.is_number_integer() && v.get<int64_t>() > 0 ? static_cast<uint64_t>(v.get<int64_t>()) : 0;
 }
 
 // One value per distinct setting over the entries ("a" when all agree, else "a (x, y); b (z)").

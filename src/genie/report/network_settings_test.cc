@@ -55,6 +55,19 @@ TEST(NetworkSettings, GathersHostsFromTheRankHeadersAndLinksFromTheTestbed) {
       << text;
 }
 
+// A host's NIC sending its ACKs first is said so; its two FIFOs each hold the queue.
+TEST(NetworkSettings, AHostSendingItsAcksFirstIsNamedSo) {
+  json p = Provenance("bbr", 2'000'000);
+  json& host_end = p["testbed"]["links"][0];
+  host_end["scheduling"] = "ack-first";
+  host_end["queues"] = 2;
+  p["testbed"]["links"][1]["scheduling"] = "fifo";
+  const SettingsSummary s = SummaryOf(NetworkSettingsFromProvenance(p));
+  EXPECT_EQ(s.at("host_links"),
+            "tbf (pure ACKs first, then one FIFO), 1gbit, queue 2000000 B each (h0 h0); tbf, 1gbit, "
+            "queue 2000000 B (h0 l0)");
+}
+
 TEST(NetworkSettings, HostsThatDisagreeAreNamedPerValue) {
   json p = Provenance("bbr", 2'000'000);
   p["headers"][1] = Header(1, "h1", "cubic", "host default");

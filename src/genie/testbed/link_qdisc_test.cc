@@ -51,6 +51,23 @@ TEST(LinkQdisc, AnHtbRootCountsItsLeafFifos) {
   EXPECT_EQ(QdiscFromTcJson(j, "eth0").rate_bps, 400'000'000u);
 }
 
+// A host's NIC that sends its ACKs first (`tc -raw -s -j qdisc show dev eth0` after `genie
+// testbed up --rate 200mbit`): the tbf holds the rate, its htb orders, the bfifos hold the queue.
+constexpr const char* kAckFirst =
+    R"([{"kind":"tbf","handle":"1:","dev":"eth0","root":true,"refcnt":3,
+         "options":{"rate":25000000,"burst":131050,"lat":74800,"limit":2000000}},
+        {"kind":"htb","handle":"2:","dev":"eth0","parent":"1:1","options":{"r2q":10,"default":"0x20"}},
+        {"kind":"bfifo","handle":"10:","dev":"eth0","parent":"2:10","options":{"limit":1000000}},
+        {"kind":"bfifo","handle":"20:","dev":"eth0","parent":"2:20","options":{"limit":1000000}}])";
+
+TEST(LinkQdisc, ATbfHoldingAnOrderingHtbCountsItsFifos) {
+  const LinkQdisc q = QdiscFromTcJson(nlohmann::json::parse(kAckFirst), "eth0");
+  EXPECT_EQ(q.kind, "tbf");
+  EXPECT_EQ(q.rate_bps, 200'000'000u);
+  EXPECT_EQ(q.limit_bytes, 1'000'000u);  // the FIFOs', where packets wait (after a queue fault)
+  EXPECT_EQ(q.queues, 2);
+}
+
 TEST(LinkQdisc, AnInterfaceWithoutAQdiscOrNotTcsJsonGivesNothing) {
   EXPECT_EQ(QdiscFromTcJson(nlohmann::json::parse(kTbf), "eth9").kind, "");
   EXPECT_EQ(QdiscFromTcJson(nlohmann::json("not tc"), "d0").kind, "");
