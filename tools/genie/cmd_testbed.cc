@@ -225,7 +225,7 @@ GENIE_COMMAND(testbed,
                  "host with fq or fq_codel; default) or fifo (one queue)")
       ->check(CLI::IsMember({"ack-first", "fifo"}));
   up->add_option("--queue", a->queue,
-                 "tbf queue limit per link end (default: 20 ms of the rate, >= 2 MB)");
+                 "Queue limit per link end, each FIFO's (default: 20 ms of the rate, >= 2 MB)");
   up->add_option("--mtu", a->mtu, "MTU of every link")->check(genie::cli::IntIn(576, 65000));
   up->add_option("--nics", a->nics, "NICs per host, NIC k on rail k")
       ->check(genie::cli::IntIn(1, 8));

@@ -19,7 +19,8 @@ uint64_t U(const json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) return 0;
   const json& v = j[key];
   if (v.is_number_unsigned()) return v.get<uint64_t>();
-  return v.is_number_integer() && v.get<int64_t>() > 0 ? static_cast<uint64_t>(v.get<int64_t>()) : 0;
+  const bool positive = v.is_number_integer() && v.get<int64_t>() > 0;
+  return positive ? static_cast<uint64_t>(v.get<int64_t>()) : 0;
 }
 
 // One value per distinct setting over the entries ("a" when all agree, else "a (x, y); b (z)").
@@ -51,13 +52,14 @@ std::string QdiscText(const json& l) {
   const std::string scheduling = Str(l, "scheduling");
   std::string out = kind;
   if (scheduling == "ack-first") {
-    out += " (pure ACKs first, then one FIFO)";
+    out += ", small TCP packets (ACKs) first";
   } else if (kind == "htb") {
     out += " (a FIFO per sending host)";
   }
   if (U(l, "rate_bps") > 0) out += ", " + FormatBitRate(U(l, "rate_bps"));
   if (U(l, "limit_bytes") > 0) {
-    out += fmt::format(", queue {} B{}", U(l, "limit_bytes"), kind == "htb" || U(l, "queues") > 1 ? " each" : "");
+    const bool several = kind == "htb" || U(l, "queues") > 1;
+    out += fmt::format(", queue {} B{}", U(l, "limit_bytes"), several ? " each" : "");
   }
   return out;
 }
@@ -68,7 +70,7 @@ json NetworkSettingsOf(json hosts, json links) {
   if (!hosts.is_array()) hosts = json::array();
   if (!links.is_array()) links = json::array();
   json summary = json::object();
-  std::vector<std::pair<std::string, std::string>> cc, ecn, host_links, switch_links;
+  std::vector<std::pair<std::string, std::string>> cc, ecn, host_nics, host_links, switch_links;
   for (const auto& h : hosts) {
     const std::string who = Str(h, "host");
     if (!Str(h, "tcp_congestion").empty()) cc.push_back({who, Str(h, "tcp_congestion")});
@@ -76,11 +78,16 @@ json NetworkSettingsOf(json hosts, json links) {
   }
   for (const auto& l : links) {
     const std::string who = Str(l, "link") + " " + Str(l, "node");
-    // A host's NIC link is named after the host (h3, h3:1); a switch-to-switch one l0-s1.
-    (Str(l, "link").rfind('h', 0) == 0 ? host_links : switch_links).push_back({who, QdiscText(l)});
+    // A host's NIC link is named after the host (h3, h3:1), and so is its host end's node; a
+    // switch-to-switch link l0-s1. A host's own egress and the switch port toward it are set
+    // apart (ack-first and fifo), so each gets its setting.
+    const bool host_link = Str(l, "link").rfind('h', 0) == 0;
+    const bool host_end = host_link && Str(l, "node").rfind('h', 0) == 0;
+    (host_end ? host_nics : host_link ? host_links : switch_links).push_back({who, QdiscText(l)});
   }
   if (!cc.empty()) summary["tcp_congestion"] = Agreed(cc);
   if (!ecn.empty()) summary["tcp_ecn"] = Agreed(ecn);
+  if (!host_nics.empty()) summary["host_nics"] = Agreed(host_nics);
   if (!host_links.empty()) summary["host_links"] = Agreed(host_links);
   if (!switch_links.empty()) summary["switch_links"] = Agreed(switch_links);
   return {

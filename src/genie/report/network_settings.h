@@ -3,7 +3,8 @@
 // stream header), and on a genie testbed each link end's qdisc, rate and queue limit as tc
 // reported them when the run began (testbed/link_qdisc.h, in the testbed record). results.json
 // keeps them as `network_settings` with a summary, one value per setting name ("tcp_congestion":
-// "bbr", "host_links": "tbf 1gbit, queue 2000000 B"), by which two runs — or a run and the
+// "bbr", "host_nics" (each host's own egress), "host_links" (the switch ports toward hosts),
+// "switch_links": "tbf, 1gbit, queue 2000000 B"), by which two runs — or a run and the
 // calibration its prediction used — are compared: the prediction says when its calibration was
 // measured under other settings, and the report puts runs that differ side by side
 // (docs/results.md). Pure; any thread.

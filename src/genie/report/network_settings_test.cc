@@ -47,6 +47,7 @@ TEST(NetworkSettings, GathersHostsFromTheRankHeadersAndLinksFromTheTestbed) {
   const SettingsSummary s = SummaryOf(ns);
   EXPECT_EQ(s.at("tcp_congestion"), "cubic");
   EXPECT_EQ(s.at("tcp_ecn"), "2");
+  EXPECT_EQ(s.at("host_nics"), "tbf, 1gbit, queue 2000000 B");
   EXPECT_EQ(s.at("host_links"), "tbf, 1gbit, queue 2000000 B");
   EXPECT_EQ(s.at("switch_links"), "htb (a FIFO per sending host), 500mbit, queue 2000000 B each");
   const std::string text = FormatNetworkSettings(ns);
@@ -63,9 +64,8 @@ TEST(NetworkSettings, AHostSendingItsAcksFirstIsNamedSo) {
   host_end["queues"] = 2;
   p["testbed"]["links"][1]["scheduling"] = "fifo";
   const SettingsSummary s = SummaryOf(NetworkSettingsFromProvenance(p));
-  EXPECT_EQ(s.at("host_links"),
-            "tbf (pure ACKs first, then one FIFO), 1gbit, queue 2000000 B each (h0 h0); tbf, 1gbit, "
-            "queue 2000000 B (h0 l0)");
+  EXPECT_EQ(s.at("host_nics"), "tbf, small TCP packets (ACKs) first, 1gbit, queue 2000000 B each");
+  EXPECT_EQ(s.at("host_links"), "tbf, 1gbit, queue 2000000 B");  // the switch's port toward h0
 }
 
 TEST(NetworkSettings, HostsThatDisagreeAreNamedPerValue) {

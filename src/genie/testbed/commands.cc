@@ -42,10 +42,11 @@ std::vector<Argv> ShapeCommands(const Layout& layout, const Link& link, const Li
     // tbf holds the rate, as for fifo (so status, faults and results read it the same way); the
     // htb inside it only orders: its two classes may send far above any link rate (100 Gbit/s
     // is the most a spec allows) with the link's burst (htb's own at that rate would be 0), so
-    // they are never throttled and htb serves the prio-0 class whenever it has a packet. That
-    // class takes TCP packets under 128 bytes: a pure ACK, with timestamps and four SACK
-    // blocks, is at most 86. tbf's limit does not reach an inner htb, so each class's bfifo
-    // holds the queue.
+    // they are never throttled and htb serves the prio-0 class whenever it has a packet (an ACK
+    // can still wait out the one bulk frame tbf holds until it has the tokens). That class takes
+    // TCP packets under 128 bytes: a pure ACK is at most 80 (40 bytes of options), and SYNs,
+    // FINs and data of a few dozen bytes go with them, as a sparse flow's would under fq.
+    // tbf's limit does not reach an inner htb, so each class's bfifo holds the queue.
     const std::string unlimited = "100gbit";
     if (step == ShapeStep::kBuild) {
       cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "root", "handle", "1:", "tbf", "rate",

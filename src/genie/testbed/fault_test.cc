@@ -71,6 +71,7 @@ TEST(FaultSchedule, MistakesNameTheFaultAndTheKey) {
   check("faults:\n  - {link: h3, rate: 1gbit}\n  - {link: h3, colour: red}\n",
         "fault 2: unknown key 'colour'");
   check("faults:\n  - {link: h3, loss: 150%}\n", "between 0% and 100%");
+  check("faults:\n  - {link: h3, rate: 200gbit}\n", "h3: rate above 100gbit");
   check("faults:\n  - {link: h3, delay: 5ms, jitter: 10ms}\n", "jitter");
   check("faults:\n  - {link: h3, direction: up, down: true}\n", "direction 'up'");
   check("links: []\n", "expected `faults:`");

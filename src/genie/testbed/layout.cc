@@ -270,6 +270,11 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
         return Status::InvalidArgument(origin + ": link " + link.id + ": " + host_sched.status().message());
       }
       link.host_scheduling = *host_sched;
+      // As ValidateSpec holds a spec: per-host needs several senders, ack-first a host's NIC.
+      if (link.host_scheduling == Scheduling::kPerHost || link.scheduling == Scheduling::kAckFirst) {
+        return Status::InvalidArgument(origin + ": link " + link.id +
+                                       ": per-host is for spine links, ack-first for a host's NIC");
+      }
       out.links.push_back(std::move(link));
     }
     if (out.hosts.empty() || out.hosts[0].nics.empty()) {

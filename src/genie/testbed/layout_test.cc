@@ -388,6 +388,12 @@ TEST(TestbedLayout, HostsSendTheirAcksFirst) {
   auto before = LayoutFromJson(old, "old.json");
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(before->FindLink("h0")->host_scheduling, Scheduling::kFifo);
+  nlohmann::json edited = l->ToJson();
+  edited["links"][0]["host_scheduling"] = "per-host";
+  auto refused_json = LayoutFromJson(edited, "edited.json");
+  ASSERT_FALSE(refused_json.ok());
+  EXPECT_NE(refused_json.status().message().find("edited.json: link h0"), std::string::npos)
+      << refused_json.status().message();
 
   TestbedSpec fifo;
   ASSERT_TRUE(ParseSpecYaml("topology: leafspine:2x1x2\nhost_sched: fifo\n", "ls.yml", &fifo).ok());

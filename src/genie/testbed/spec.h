@@ -58,7 +58,7 @@ struct TestbedSpec {
   std::optional<Scheduling> spine_scheduling;
   // How each host's own NIC sends (fifo or ack-first; default ack-first): behind one FIFO the
   // ACKs a host owes its senders wait out its own outgoing data, which no host with fq does,
-  // and the senders' windows stall for it (docs/testbed.md, "The hosts' own queue").
+  // and the senders' windows stall for it (docs/testbed.md, "Shaping").
   std::optional<Scheduling> host_scheduling;
   Bytes queue_bytes = 0;  // 0: enough for TCP at the rate (layout.h)
   int mtu = 1500;
