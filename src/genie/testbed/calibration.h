@@ -78,7 +78,8 @@ struct Calibration {
   nlohmann::json cpu_pressure;
   std::string measured;  // when (ISO 8601 UTC)
   // The network settings it was measured under, by name (report/network_settings.h's summary:
-  // tcp_congestion, tcp_ecn, host_nics, host_links, switch_links); empty: not recorded (an older genie).
+  // tcp_congestion, tcp_ecn, host_nics, host_links, switch_links); empty: not recorded (an
+  // older genie).
   std::map<std::string, std::string> settings;
   // The figures the network description carries (basis).
   MeasuredCosts Costs() const;

@@ -53,22 +53,20 @@ std::vector<Argv> ShapeCommands(const Layout& layout, const Link& link, const Li
                          rate, "burst", burst, "limit", queue}));
       cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "parent", "1:1", "handle", "2:",
                          "htb", "default", "20"}));
-    } else {
-      cmds.push_back(tbf);
-    }
-    for (const auto& [id, prio] : {std::pair<std::string, std::string>{"10", "0"}, {"20", "1"}}) {
-      if (step == ShapeStep::kBuild) {
+      for (const auto& [id, prio] : {std::pair<std::string, std::string>{"10", "0"}, {"20", "1"}}) {
         cmds.push_back(tc({"class", "replace", "dev", end.ifname, "parent", "2:", "classid",
                            "2:" + id, "htb", "prio", prio, "rate", unlimited, "ceil", unlimited,
                            "burst", burst, "cburst", burst, "quantum", quantum}));
       }
-      cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "parent", "2:" + id, "handle",
-                         id + ":", "bfifo", "limit", queue}));
-    }
-    if (step == ShapeStep::kBuild) {
       cmds.push_back(tc({"filter", "add", "dev", end.ifname, "parent", "2:", "protocol", "ip",
                          "prio", "1", "u32", "match", "ip", "protocol", "6", "0xff", "match", "u16",
                          "0x0000", "0xff80", "at", "2", "flowid", "2:10"}));
+    } else {
+      cmds.push_back(tbf);
+    }
+    for (const std::string id : {"10", "20"}) {
+      cmds.push_back(tc({"qdisc", "replace", "dev", end.ifname, "parent", "2:" + id, "handle",
+                         id + ":", "bfifo", "limit", queue}));
     }
     return cmds;
   }

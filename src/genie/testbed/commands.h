@@ -25,7 +25,8 @@ std::vector<Argv> UpCommands(const Layout& layout);
 //             class (prio 0) for TCP packets under 128 bytes (pure ACKs, picked by a u32
 //             filter on the IP length) and one for the rest, each with a bfifo of `queue_bytes`.
 // `build` adds what only exists once (the roots' handles, the htb classes that never change and
-// the filters); without it, the commands change rate and queue in place. Every command is a `replace`, so packets stay queued.
+// the filters); without it, the commands change rate and queue in place. Every command is a
+// `replace`, so packets stay queued.
 enum class ShapeStep { kBuild, kChange };
 std::vector<Argv> ShapeCommands(const Layout& layout, const Link& link, const LinkEnd& end,
                                 uint64_t rate_bps, Bytes burst_bytes, Bytes queue_bytes,

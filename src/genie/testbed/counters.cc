@@ -90,15 +90,9 @@ Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) 
   }
   for (const auto& s : layout.switches) nodes.push_back({s.name, s.netns});
   // Which link each (node, ifname) is an end of: only those interfaces are reported.
-  std::map<std::pair<std::string, std::string>, std::string> link_of;
-  std::map<std::pair<std::string, std::string>, Scheduling> scheduling_of;
-  std::map<std::string, uint64_t> rate_of;  // link id -> its described rate
+  std::map<std::pair<std::string, std::string>, std::pair<const Link*, const LinkEnd*>> link_of;
   for (const auto& l : layout.links) {
-    for (const LinkEnd* e : {&l.a, &l.b}) {
-      link_of[{e->node, e->ifname}] = l.id;
-      scheduling_of[{e->node, e->ifname}] = l.SchedulingOf(*e);
-    }
-    rate_of[l.id] = l.rate_bps;
+    for (const LinkEnd* e : {&l.a, &l.b}) link_of[{e->node, e->ifname}] = {&l, e};
   }
   for (const auto& n : nodes) {
     GENIE_ASSIGN_OR_RETURN(nlohmann::json links, JsonOf(shell, {"ip", "-n", n.netns, "-s", "-j", "link", "show"}));
@@ -107,10 +101,11 @@ Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) 
       const std::string ifname = l.value("ifname", "");
       auto it = link_of.find({n.node, ifname});
       if (it == link_of.end()) continue;
+      const auto [link, end] = it->second;
       InterfaceCounters c;
       c.node = n.node;
       c.ifname = ifname;
-      c.link = it->second;
+      c.link = link->id;
       const auto& s = l.value("stats64", nlohmann::json::object());
       const auto& rx = s.value("rx", nlohmann::json::object());
       const auto& tx = s.value("tx", nlohmann::json::object());
@@ -128,9 +123,9 @@ Result<Counters> ReadNodes(const Layout& layout, Shell& shell, bool with_hosts) 
         c.qdisc_backlog_bytes = U(q, "backlog");
       }
       c.qdisc = QdiscFromTcJson(qdiscs, ifname);
-      if (c.qdisc.kind == "htb" && c.qdisc.rate_bps == 0) c.qdisc.rate_bps = rate_of[c.link];
+      if (c.qdisc.kind == "htb" && c.qdisc.rate_bps == 0) c.qdisc.rate_bps = link->rate_bps;
       // What the qdiscs' kinds do not say: whether a tbf or htb orders its packets.
-      if (!c.qdisc.kind.empty()) c.qdisc.scheduling = SchedulingName(scheduling_of[{n.node, ifname}]);
+      if (!c.qdisc.kind.empty()) c.qdisc.scheduling = SchedulingName(link->SchedulingOf(*end));
       out.interfaces.push_back(c);
     }
   }

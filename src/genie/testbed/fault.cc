@@ -85,7 +85,9 @@ Status ValidateFault(const Fault& f) {
     case FaultKind::kRate:
       if (f.rate_bps < 100'000) return bad("rate under 100kbit stalls TCP; use a link down instead");
       // A testbed's links go to 100gbit (spec.h), and a host's ACK-first htb orders up to it.
-      if (f.rate_bps > 100'000'000'000ull) return bad("rate above 100gbit; a testbed link goes to 100gbit");
+      if (f.rate_bps > 100'000'000'000ull) {
+        return bad("rate above 100gbit; a testbed link goes to 100gbit");
+      }
       break;
     case FaultKind::kQueue:
       GENIE_RETURN_IF_ERROR(CheckQueueLimit(f.queue_bytes, f.link + ": queue"));

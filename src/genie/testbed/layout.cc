@@ -261,19 +261,19 @@ Result<Layout> LayoutFromJson(const nlohmann::json& j, const std::string& origin
       link.queue_bytes = l.at("queue_bytes");
       link.burst_bytes = l.at("burst_bytes");
       link.mtu = l.at("mtu");
-      // Absent: a testbed from before the key, whose links were all one FIFO.
-      auto sched = ParseScheduling(l.value("scheduling", "fifo"));
-      if (!sched.ok()) return Status::InvalidArgument(origin + ": link " + link.id + ": " + sched.status().message());
-      link.scheduling = *sched;
-      auto host_sched = ParseScheduling(l.value("host_scheduling", "fifo"));
-      if (!host_sched.ok()) {
-        return Status::InvalidArgument(origin + ": link " + link.id + ": " + host_sched.status().message());
+      auto bad = [&](const std::string& why) {
+        return Status::InvalidArgument(origin + ": link " + link.id + ": " + why);
+      };
+      // Absent: a testbed from before the key, whose links (host ends too) were all one FIFO.
+      for (auto [key, into] : {std::pair{"scheduling", &link.scheduling},
+                               std::pair{"host_scheduling", &link.host_scheduling}}) {
+        auto sched = ParseScheduling(l.value(key, "fifo"));
+        if (!sched.ok()) return bad(sched.status().message());
+        *into = *sched;
       }
-      link.host_scheduling = *host_sched;
       // As ValidateSpec holds a spec: per-host needs several senders, ack-first a host's NIC.
       if (link.host_scheduling == Scheduling::kPerHost || link.scheduling == Scheduling::kAckFirst) {
-        return Status::InvalidArgument(origin + ": link " + link.id +
-                                       ": per-host is for spine links, ack-first for a host's NIC");
+        return bad("per-host is for spine links, ack-first for a host's NIC");
       }
       out.links.push_back(std::move(link));
     }
