@@ -439,7 +439,7 @@ Result<std::optional<ChosenCalibration>> LoadCalibrationFor(
 }
 
 std::string ProbeRttYml(const std::map<std::string, std::string>* want,
-                        const std::optional<Calibration>& cal) {
+                        const std::optional<Calibration>& cal, uint64_t host_rate_bps) {
   std::string cc;
   if (want != nullptr) {
     if (auto it = want->find("tcp_congestion"); it != want->end()) cc = it->second;
@@ -448,10 +448,14 @@ std::string ProbeRttYml(const std::map<std::string, std::string>* want,
     if (auto it = cal->settings.find("tcp_congestion"); it != cal->settings.end()) cc = it->second;
   }
   if (cc != "bbr") return "";
+  const double gbps = host_rate_bps > 0
+                          ? kProbeRttLinkShare * static_cast<double>(host_rate_bps) / 8 / (1 << 30)
+                          : kProbeRttGbps;
   return fmt::format(
-      "# The hosts' TCP is bbr: each connection's PROBE_RTT (sim/flow_model.h), measured here.\n"
-      "probe_rtt: {{interval: {}, duration: {}, bandwidth: {}}}\n",
-      kProbeRttIntervalNs, kProbeRttDurationNs, kProbeRttGbps);
+      "# The hosts' TCP is bbr: each connection's PROBE_RTT (sim/flow_model.h), measured here; its "
+      "bandwidth a share of the host links' rate.\n"
+      "probe_rtt: {{interval: {}, duration: {}, bandwidth: {:.6g}}}\n",
+      kProbeRttIntervalNs, kProbeRttDurationNs, gbps);
 }
 
 Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_host,
@@ -486,7 +490,7 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
     return ToNetworkYml(layout, ranks_per_host,
                         one_way_latency_ns < 0 ? 30'000.0 : one_way_latency_ns, nullptr, &routes,
                         UsableCores()) +
-           ProbeRttYml(want, cal);
+           ProbeRttYml(want, cal, layout.HostLinkRate());
   }
   const MeasuredCosts costs = cal->Costs();
   if (note) {
@@ -501,7 +505,7 @@ Result<std::string> TestbedNetworkYml(const std::string& name, int ranks_per_hos
   }
   return ToNetworkYml(layout, ranks_per_host, one_way_latency_ns < 0 ? 1.0 : one_way_latency_ns,
                       &costs, &routes, UsableCores()) +
-         ProbeRttYml(want, cal);
+         ProbeRttYml(want, cal, layout.HostLinkRate());
 }
 
 }  // namespace genie::testbed

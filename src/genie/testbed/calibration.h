@@ -147,15 +147,19 @@ Result<std::optional<ChosenCalibration>> LoadCalibrationFor(
 // this 2-core machine kind at 1 Gbit/s (2026-12-07, net/tcp/probe_rtt_watch.h): 8-16 MB/s
 // sharing its link with another connection, ~40 MB/s alone (~120 before); the cost a step
 // showed, 150-300 ms a probe, is nearer the lower figure (the probe's small segments also take
-// the cores).
+// the cores). Its 4 packets go round through the queues the others keep, whose delay is their
+// bytes over the link's rate, so what it moves is a share of that rate: 0.015 GB/s of 1 Gbit/s
+// (at 100 Mbit/s 0.015 GB/s would be more than the link and the probe would cost nothing).
 inline constexpr double kProbeRttIntervalNs = 10e9;
 inline constexpr double kProbeRttDurationNs = 200e6;
-inline constexpr double kProbeRttGbps = 0.015;  // GB/s of 2^30 B, per connection
+inline constexpr double kProbeRttGbps = 0.015;  // GB/s of 2^30 B, per connection, at 1 Gbit/s
+inline constexpr double kProbeRttLinkShare = kProbeRttGbps * (1 << 30) / (1e9 / 8);
 
 // The network.yml lines that model bbr's PROBE_RTT when the run's congestion control (`want`'s
-// tcp_congestion; without one, the calibration's) is bbr; "" otherwise.
+// tcp_congestion; without one, the calibration's) is bbr; "" otherwise. The probe's bandwidth
+// is kProbeRttLinkShare of `host_rate_bps` (the hosts' links; 0: unknown, kProbeRttGbps).
 std::string ProbeRttYml(const std::map<std::string, std::string>* want,
-                        const std::optional<Calibration>& cal);
+                        const std::optional<Calibration>& cal, uint64_t host_rate_bps);
 
 // Testbed `name` as the network.yml the models read (ToNetworkYml), its calibration's
 // goodput and message overhead included when it has one. `one_way_latency_ns` < 0: the

@@ -36,25 +36,37 @@ nlohmann::json Scan(double gbps, double rtt_us, nlohmann::json findings = nlohma
 }
 
 // bbr's PROBE_RTT goes into the description when the run's congestion control is bbr (without
-// a run, the calibration's), and parses as the flow model's key; under cubic, nothing.
-TEST(Calibration, ProbeRttLinesFollowTheRunsCongestionControl) {
+// a run, the calibration's), and parses as the flow model's key; under cubic, nothing. What a
+// probing connection moves is a share of its link's rate: the measured 0.015 GB/s at 1 Gbit/s,
+// a tenth of it at 100 Mbit/s (where 0.015 GB/s is more than the link).
+TEST(Calibration, ProbeRttLinesFollowTheRunsCongestionControlAndTheLinkRate) {
   const std::map<std::string, std::string> bbr = {{"tcp_congestion", "bbr"}};
   const std::map<std::string, std::string> cubic = {{"tcp_congestion", "cubic"}};
   Calibration measured_under_bbr;
   measured_under_bbr.settings = bbr;
-  EXPECT_EQ(ProbeRttYml(&cubic, measured_under_bbr), "");
-  EXPECT_EQ(ProbeRttYml(nullptr, std::nullopt), "");
-  const std::string lines = ProbeRttYml(nullptr, measured_under_bbr);
-  EXPECT_EQ(ProbeRttYml(&bbr, std::nullopt), lines);
+  constexpr uint64_t kGbit = 1'000'000'000;
+  EXPECT_EQ(ProbeRttYml(&cubic, measured_under_bbr, kGbit), "");
+  EXPECT_EQ(ProbeRttYml(nullptr, std::nullopt, kGbit), "");
+  const std::string lines = ProbeRttYml(nullptr, measured_under_bbr, kGbit);
+  EXPECT_EQ(ProbeRttYml(&bbr, std::nullopt, kGbit), lines);
   const std::map<std::string, std::string> silent = {{"tcp_ecn", "2"}};
-  EXPECT_EQ(ProbeRttYml(&silent, measured_under_bbr), lines);
-  auto net = config::ParseNetworkConfig(
-      "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n" + lines,
-      "t.yml");
+  EXPECT_EQ(ProbeRttYml(&silent, measured_under_bbr, kGbit), lines);
+  auto parse = [](const std::string& probe) {
+    return config::ParseNetworkConfig(
+        "topology: [ Switch ]\nnpus_count: [ 4 ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n" + probe,
+        "t.yml");
+  };
+  auto net = parse(lines);
   ASSERT_TRUE(net.ok()) << net.status().ToString() << "\n" << lines;
   EXPECT_EQ(net->probe_rtt.interval_ns, kProbeRttIntervalNs);
   EXPECT_EQ(net->probe_rtt.duration_ns, kProbeRttDurationNs);
-  EXPECT_EQ(net->probe_rtt.gbps, kProbeRttGbps);
+  EXPECT_NEAR(net->probe_rtt.gbps, kProbeRttGbps, 1e-6);
+  auto slow = parse(ProbeRttYml(&bbr, std::nullopt, kGbit / 10));
+  ASSERT_TRUE(slow.ok());
+  EXPECT_NEAR(slow->probe_rtt.gbps, kProbeRttGbps / 10, 1e-7);
+  auto unknown = parse(ProbeRttYml(&bbr, std::nullopt, 0));
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->probe_rtt.gbps, kProbeRttGbps);
 }
 
 TEST(Calibration, GoodputIsTheMedianPairOverTheLinkRateAndOverheadHalfTheRoundTrip) {
