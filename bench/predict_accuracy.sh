@@ -180,7 +180,7 @@ one() {
 import json, statistics, sys
 d, reps = sys.argv[1], int(sys.argv[2])
 tries, its = [], []
-rto = cpu = 0
+rto = probe = cpu = 0
 for r in range(1, reps + 1):
     p = json.load(open(f"{d}/rep{r}/results.json"))["prediction"]
     m = statistics.median(i["measured_step_ns"] for i in p["iterations"])
@@ -188,12 +188,15 @@ for r in range(1, reps + 1):
     tries.append((m / f, r, m, f))
     its += [i["measured_step_ns"] / i["expected_step_ns"] for i in p["iterations"] if i["expected_step_ns"] > 0]
     # What the runs themselves say of their iterations: retransmission timeouts (the links'
-    # queues dropped) and ranks waiting for a core (this machine's CPU set the time).
+    # queues dropped), bbr's PROBE_RTT on busy connections (modelled where recorded) and ranks
+    # waiting for a core (this machine's CPU set the time).
     rto += sum(1 for i in p["iterations"] if i.get("tcp_timeouts", 0) > 0)
+    probe += sum(1 for i in p["iterations"] if i.get("probe_rtt_episodes", 0) > 0)
     cpu += sum(1 for i in p["iterations"] if i.get("cpu_wait_fraction", 0) > 0)
 tries.sort()
 _, r, m, f = tries[len(tries) // 2]
-why = ",".join(f"{k}{v}/{len(its)}" for k, v in (("RTO", rto), ("CPU", cpu)) if v) or "-"
+why = ",".join(f"{k}{v}/{len(its)}" for k, v in (("RTO", rto), ("PROBE", probe), ("CPU", cpu))
+               if v) or "-"
 print(r, int(m), int(f), f"({tries[0][0]:.2f}-{tries[-1][0]:.2f})" if reps > 1 else "-",
       f"{min(its):.2f}-{max(its):.2f}", why)
 EOF

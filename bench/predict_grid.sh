@@ -141,7 +141,8 @@ for cell, label, m, f, ratio, lo, hi, ilo, ihi, steal, *why in rows:
     print(f"{rate:>8} {topo:<24} {cc:<6} {queue:>7}  {label:<44} {float(ratio):6.2f} {lo + '-' + hi:>11} {ilo + '-' + ihi:>11}  {('yes' if ok else 'NO'):<4} {why[0] if why else '-'}")
 print(f"# {good} of {len(rows)} rows meet the goal")
 print("# runs say: iterations (of all tries') with TCP retransmission timeouts (RTO: the queues")
-print("# dropped, stalls the model has no losses to predict) and with a rank waiting for a core")
+print("# dropped, stalls the model has no losses to predict), with bbr's PROBE_RTT on a busy")
+print("# connection (PROBE: modelled where it was recorded) and with a rank waiting for a core")
 print("# (CPU: this machine set the time)")
 EOF
 [ ${#skipped[@]} -eq 0 ] || printf "# not measured: %s\n" "${skipped[@]}" | sort -u
