@@ -448,9 +448,8 @@ std::string ProbeRttYml(const std::map<std::string, std::string>* want,
     if (auto it = cal->settings.find("tcp_congestion"); it != cal->settings.end()) cc = it->second;
   }
   if (cc != "bbr") return "";
-  const double gbps = host_rate_bps > 0
-                          ? kProbeRttLinkShare * static_cast<double>(host_rate_bps) / 8 / (1 << 30)
-                          : kProbeRttGbps;
+  const double gbps =
+      host_rate_bps > 0 ? kProbeRttGbps * static_cast<double>(host_rate_bps) / 1e9 : kProbeRttGbps;
   return fmt::format(
       "# The hosts' TCP is bbr: each connection's PROBE_RTT (sim/flow_model.h), measured here; its "
       "bandwidth a share of the host links' rate.\n"

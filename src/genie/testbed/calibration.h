@@ -153,11 +153,11 @@ Result<std::optional<ChosenCalibration>> LoadCalibrationFor(
 inline constexpr double kProbeRttIntervalNs = 10e9;
 inline constexpr double kProbeRttDurationNs = 200e6;
 inline constexpr double kProbeRttGbps = 0.015;  // GB/s of 2^30 B, per connection, at 1 Gbit/s
-inline constexpr double kProbeRttLinkShare = kProbeRttGbps * (1 << 30) / (1e9 / 8);
 
 // The network.yml lines that model bbr's PROBE_RTT when the run's congestion control (`want`'s
 // tcp_congestion; without one, the calibration's) is bbr; "" otherwise. The probe's bandwidth
-// is kProbeRttLinkShare of `host_rate_bps` (the hosts' links; 0: unknown, kProbeRttGbps).
+// is kProbeRttGbps scaled from 1 Gbit/s to `host_rate_bps` (the hosts' links; 0: unknown,
+// kProbeRttGbps as it is).
 std::string ProbeRttYml(const std::map<std::string, std::string>* want,
                         const std::optional<Calibration>& cal, uint64_t host_rate_bps);
 
