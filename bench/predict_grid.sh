@@ -54,18 +54,41 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The synth workloads, written once (8 ranks: the layouts above multiply to 8).
-synth_dirs=""
+# The synth workloads: 8 ranks as given; with RANKS_FROM_TOPOLOGY=1 a star:HOSTS cell writes
+# them again at HOSTS ranks, their data-parallel degree scaled (--dp 4 --tp 2: --dp 8 on 16).
+# synth_for HOSTS: the folders, one per SYNTH entry, written once per rank count.
 IFS=';' read -r -a synth_args <<<"$SYNTH"
-for k in "${!synth_args[@]}"; do
-  args=${synth_args[$k]}
-  [ -n "${args// /}" ] || continue
-  dir="$T/synth/$(echo "$args" | tr -s ' -' '_' | sed 's/^_//;s/_$//')"
-  # shellcheck disable=SC2086 # a list of synth flags
-  "$G" synth -m $args -o "$dir" >/dev/null ||
-    { echo "predict_grid: genie synth -m $args failed" >&2; exit 1; }
-  synth_dirs="$synth_dirs $dir"
-done
+synth_for() {
+  local hosts=$1 k args dir dp ranks list=""
+  for k in "${!synth_args[@]}"; do
+    args=${synth_args[$k]}
+    [ -n "${args// /}" ] || continue
+    dir="$T/synth/$(echo "$args" | tr -s ' -' '_' | sed 's/^_//;s/_$//')"
+    if [ "${RANKS_FROM_TOPOLOGY:-0}" = 1 ] && [ "$hosts" != 8 ]; then
+      dp=$(grep -oE -- '--dp [0-9]+' <<<"$args" | grep -oE '[0-9]+' || echo 1)
+      # The ranks of the 8-rank form: the product of the parallel degrees given.
+      ranks=1
+      for d in $(grep -oE -- '--(dp|tp|pp|sp|cp|ep) [0-9]+' <<<"$args" | grep -oE '[0-9]+$'); do
+        ranks=$((ranks * d))
+      done
+      if [ $((hosts * dp % ranks)) -ne 0 ]; then
+        echo "predict_grid: cannot scale '$args' ($ranks ranks) to $hosts ranks" >&2; exit 2
+      fi
+      args="$(sed -E 's/--dp [0-9]+//' <<<"$args") --dp $((hosts * dp / ranks))"
+      dir="${dir}_n$hosts"
+    fi
+    if [ ! -d "$dir" ]; then
+      # shellcheck disable=SC2086 # a list of synth flags
+      "$G" synth -m $args -o "$dir" >/dev/null ||
+        { echo "predict_grid: genie synth -m $args failed" >&2; exit 1; }
+      ranks=$(find "$dir" -maxdepth 1 -name '*.et*' | wc -l)
+      [ "${RANKS_FROM_TOPOLOGY:-0}" != 1 ] || [ "$ranks" = "$hosts" ] ||
+        { echo "predict_grid: genie synth -m $args wrote $ranks ranks, not $hosts" >&2; exit 2; }
+    fi
+    list="$list $dir"
+  done
+  echo "$list"
+}
 
 available=$(sysctl -n net.ipv4.tcp_available_congestion_control 2>/dev/null || echo "")
 declare -a skipped=()
@@ -102,6 +125,9 @@ while read -r rate topo cc queue; do
   args="--tcp-congestion $cc"
   [ "$queue" = default ] || args="$args --queue $queue"
   [ -z "${HOST_SCHED:-}" ] || args="$args --host-sched $HOST_SCHED"
+  hosts=8
+  case $topo in star:*) hosts=${topo#star:} ;; esac
+  synth_dirs=$(synth_for "$hosts")
   env_cell=(RATE="$rate" NICDEG_HOSTS="" NAME="pg$n" OUT="$T/cell$n"
             WORKLOADS="$WORKLOADS$synth_dirs" SIZES="$SIZES")
   case $topo in
