@@ -133,8 +133,8 @@ int Fault(const TestbedArgs& a) {
     f.kind = tb::FaultKind::kQueue, f.queue_bytes = *q, ++kinds;
   }
   if (!a.f_loss.empty()) {
-    auto l = tb::ParseLoss(a.f_loss);
-    if (!l.ok()) return bad(l.status());
+    auto l = genie::ParseFraction(a.f_loss);
+    if (!l.ok()) return bad(genie::Status::InvalidArgument("--loss: " + l.status().message()));
     f.kind = tb::FaultKind::kLoss, f.loss = *l, ++kinds;
   }
   if (!a.f_delay.empty()) {

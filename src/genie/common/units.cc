@@ -56,6 +56,23 @@ Result<Bytes> ParseBytes(std::string_view text) {
   return static_cast<Bytes>(v);
 }
 
+Result<double> ParseFraction(std::string_view text) {
+  std::string_view t = text;
+  bool percent = false;
+  while (!t.empty() && (t.back() == ' ' || t.back() == '%')) {
+    percent = percent || t.back() == '%';
+    t.remove_suffix(1);
+  }
+  const std::string num(t);
+  char* end = nullptr;
+  const double v = std::strtod(num.c_str(), &end);
+  if (num.empty() || end != num.c_str() + num.size()) {
+    return Status::InvalidArgument("'" + std::string(text) +
+                                   "' is not a fraction (examples: 10%, 0.5%, 0.1)");
+  }
+  return percent ? v / 100 : v;
+}
+
 Result<uint64_t> ParseBitRate(std::string_view text) {
   double n = 0;
   std::string suffix;

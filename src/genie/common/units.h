@@ -23,6 +23,9 @@ Result<Bytes> ParseBytes(std::string_view text);
 // "30s", "3s", "500ms", "100us", "250ns", "1.5s"; a bare number is seconds.
 Result<TimeNs> ParseDuration(std::string_view text);
 
+// A share of something: "10%", "0.5 %", "0.1" (a bare number is the fraction itself).
+Result<double> ParseFraction(std::string_view text);
+
 // A link rate in bit/s, as tc and NICs write it: "1gbit", "400mbit", "100Mbit/s", "2.5Gbps",
 // "1000000" (bit/s); k/m/g/t are powers of 10.
 Result<uint64_t> ParseBitRate(std::string_view text);

@@ -25,6 +25,17 @@ TEST(Units, ParsesDurations) {
   EXPECT_FALSE(ParseDuration("3 fortnights").ok());
 }
 
+TEST(Units, ParsesFractions) {
+  EXPECT_DOUBLE_EQ(*ParseFraction("10%"), 0.1);
+  EXPECT_DOUBLE_EQ(*ParseFraction("0.5 %"), 0.005);
+  EXPECT_DOUBLE_EQ(*ParseFraction("0.25"), 0.25);
+  for (const char* bad : {"", "%", "ten%", "1/2", "0.1x"}) {
+    auto r = ParseFraction(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("is not a fraction"), std::string::npos) << bad;
+  }
+}
+
 TEST(Units, Formats) {
   EXPECT_EQ(FormatBytes(1048576), "1 MiB");
   EXPECT_EQ(FormatBytes(7), "7 B");

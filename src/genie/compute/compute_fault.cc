@@ -39,22 +39,6 @@ Result<double> ParseFactor(const std::string& text) {
   return v;
 }
 
-// "10%", "0.1" -> 0.1.
-Result<double> ParseFraction(const std::string& text) {
-  std::string t = text;
-  bool percent = false;
-  while (!t.empty() && (t.back() == ' ' || t.back() == '%')) {
-    percent = percent || t.back() == '%';
-    t.pop_back();
-  }
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size()) {
-    return Status::InvalidArgument("'" + text + "' is not a fraction; write e.g. 10% or 0.1");
-  }
-  return percent ? v / 100 : v;
-}
-
 Result<JitterDistribution> ParseDistribution(const std::string& text) {
   if (text == "normal") return JitterDistribution::kNormal;
   if (text == "uniform") return JitterDistribution::kUniform;

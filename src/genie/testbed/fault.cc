@@ -41,21 +41,6 @@ Result<Direction> ParseDirection(const std::string& t) {
                                  "leaf of l0-s1), in, or both");
 }
 
-Result<double> ParseLoss(const std::string& text) {
-  std::string t = text;
-  bool percent = false;
-  while (!t.empty() && (t.back() == ' ' || t.back() == '%')) {
-    percent = percent || t.back() == '%';
-    t.pop_back();
-  }
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size()) {
-    return Status::InvalidArgument("loss '" + text + "' is not a probability (1%, 0.5%, 0.01)");
-  }
-  return percent ? v / 100 : v;
-}
-
 std::string Fault::Describe() const {
   std::string what;
   switch (kind) {
@@ -180,8 +165,8 @@ Result<FaultSchedule> ParseFaultSchedule(const std::string& text, const std::str
           if (!q.ok()) return Status::InvalidArgument(where + ": queue: " + q.status().message());
           f.kind = FaultKind::kQueue, f.queue_bytes = *q, ++kinds;
         } else if (key == "loss") {
-          auto l = ParseLoss(value);
-          if (!l.ok()) return Status::InvalidArgument(where + ": " + l.status().message());
+          auto l = ParseFraction(value);
+          if (!l.ok()) return Status::InvalidArgument(where + ": loss: " + l.status().message());
           f.kind = FaultKind::kLoss, f.loss = *l, ++kinds;
         } else if (key == "delay") {
           GENIE_ASSIGN_OR_RETURN(f.delay, duration());

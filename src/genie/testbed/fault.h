@@ -44,8 +44,6 @@ struct Fault {
 const char* KindName(FaultKind kind);
 const char* DirectionName(Direction direction);
 Result<Direction> ParseDirection(const std::string& text);
-// "1%", "0.5 %", "0.01" -> probability.
-Result<double> ParseLoss(const std::string& text);
 // Checks ranges (loss in (0, 1), delay <= 10 s, flaps 1..1000, ...).
 Status ValidateFault(const Fault& fault);
 
