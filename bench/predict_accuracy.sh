@@ -11,7 +11,8 @@
 # model. Each row is REPS paired tries: a fresh calibration, then the run predicted from it. On
 # a shared 2-core VM a testbed's all-hosts goodput drifts (0.88-0.95 within minutes) as the CPU
 # it gets does, and a calibration made minutes before a run carries that drift into the ratio.
-# The row shows the try with the median flow ratio, and the range of the REPS ratios.
+# The row shows the try with the median flow ratio (even REPS: the higher of the middle two),
+# and the range of the REPS ratios.
 # Workloads: the shipped STG steps, a ring all-reduce sweep SIZES, then the same on a
 # leaf-spine testbed whose spine links run at SPINE_RATE (contention the model must see), then
 # the NIC-degradation example (Figure 1) at NICDEG_HOSTS hosts: its flagged iterations and the

@@ -14,8 +14,8 @@
 # 3 congestion controls x 4 queues is 144 cells).
 # Needs root (network namespaces). Usage: bench/predict_grid.sh BUILD_DIR [DATA_DIR]
 #   RATES="100mbit 400mbit 1gbit"   (tbf shapes 100 Mbit/s-1 Gbit/s steadily here, docs/testbed.md
-#                                     "Shaping"; 2.5 Gbit/s is the highest rate predicted within
-#                                     the goal on 2 cores, docs/accuracy.md "Fourth grid")
+#                                     "Shaping"; at 2.5 Gbit/s 8 hosts ask most of what 2 cores
+#                                     copy, and tries differ by up to 9 %: docs/prediction.md)
 #   TOPOLOGIES="star:8 star:16 leafspine:2x2x4:per-host leafspine:2x2x4:fifo"
 #   CCS="bbr cubic dctcp"  QUEUES="default 256KB 1MB 4MB"  (default: the testbed's own,
 #                                     20 ms of the rate and at least 2 MB)
