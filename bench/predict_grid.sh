@@ -59,7 +59,7 @@ trap 'exit 130' INT TERM
 # synth_for HOSTS: the folders, one per SYNTH entry, written once per rank count.
 IFS=';' read -r -a synth_args <<<"$SYNTH"
 synth_for() {
-  local hosts=$1 k args dir dp ranks list=""
+  local hosts=$1 k args dir dp ranks written list=""
   for k in "${!synth_args[@]}"; do
     args=${synth_args[$k]}
     [ -n "${args// /}" ] || continue
@@ -81,9 +81,9 @@ synth_for() {
       # shellcheck disable=SC2086 # a list of synth flags
       "$G" synth -m $args -o "$dir" >/dev/null ||
         { echo "predict_grid: genie synth -m $args failed" >&2; exit 1; }
-      ranks=$(find "$dir" -maxdepth 1 -name '*.et*' | wc -l)
-      [ "${RANKS_FROM_TOPOLOGY:-0}" != 1 ] || [ "$ranks" = "$hosts" ] ||
-        { echo "predict_grid: genie synth -m $args wrote $ranks ranks, not $hosts" >&2; exit 2; }
+      written=$(find "$dir" -maxdepth 1 -name '*.et*' | wc -l)
+      [ "${RANKS_FROM_TOPOLOGY:-0}" != 1 ] || [ "$written" = "$hosts" ] ||
+        { echo "predict_grid: genie synth -m $args wrote $written ranks, not $hosts" >&2; exit 2; }
     fi
     list="$list $dir"
   done
